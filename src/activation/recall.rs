@@ -1,0 +1,320 @@
+//! Seed 004 graph recall, fused: per-anchor BFS, composite score
+//! `match x 1/(1+hop) x confidence`, dedupe, top-k, in one pass with pruning.
+//!
+//! Closed form (WORKLOADS.md): with `g(x) = max over anchors a with d_a(x) < max_hops of
+//! s_a / (1 + d_a(x))`, an edge's composite is `max over its walkable endpoints x of g(x) *
+//! confidence`. Adjacency lists are sorted by confidence, so entities are visited in
+//! decreasing `g` and each list is cut as soon as `g * confidence` falls below the current
+//! k-th best: most edges of a 2-hop neighbourhood are never touched.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
+use crate::error::{Error, Result};
+use crate::graph::{KnowledgeGraph, NONE};
+
+/// Which duplicates are removed before the top-k cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dedupe {
+    /// One entry per fact (WORKLOADS W4).
+    Fact,
+    /// One entry per (subject, object, predicate), keeping the best (seed 004's "same
+    /// source + target + relation").
+    Triple,
+}
+
+#[derive(Debug, Clone)]
+pub struct RecallParams {
+    pub max_hops: u32,
+    pub direction: Direction,
+    pub filter: FactFilter,
+    pub tenant: Option<u32>,
+    pub top_k: usize,
+    pub dedupe: Dedupe,
+}
+
+impl Default for RecallParams {
+    fn default() -> Self {
+        RecallParams {
+            max_hops: 2,
+            direction: Direction::Both,
+            filter: FactFilter::default(),
+            tenant: None,
+            top_k: 20,
+            dedupe: Dedupe::Fact,
+        }
+    }
+}
+
+/// Ranked edges per query, concatenated (`offsets` per query).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Recall {
+    pub offsets: Vec<usize>,
+    pub facts: Vec<u32>,
+    pub scores: Vec<f64>,
+    /// BFS distance of the endpoint the edge was scored from (0 = an anchor).
+    pub hops: Vec<u32>,
+    /// The anchor (entity) whose BFS gave the best score.
+    pub anchors: Vec<u32>,
+    /// The endpoint the edge was scored from.
+    pub via: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Hit {
+    score: f64,
+    fact: u32,
+    hop: u32,
+    anchor: u32,
+    via: u32,
+}
+
+// Heap order: "greater" = worse, so the heap's top is the current k-th best.
+impl PartialEq for Hit {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Hit {}
+impl PartialOrd for Hit {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Hit {
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.score
+            .total_cmp(&self.score)
+            .then(self.fact.cmp(&o.fact))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Reach {
+    g: f64,
+    hop: u32,
+    anchor: u32,
+}
+
+/// `g(x)` for every entity that gets expanded (distance < max_hops from some anchor).
+fn expanded_entities(
+    graph: &KnowledgeGraph,
+    anchors: &[u32],
+    scores: &[f64],
+    p: &RecallParams,
+) -> FxHashMap<u32, Reach> {
+    let mut reach: FxHashMap<u32, Reach> = FxHashMap::default();
+    if p.max_hops == 0 {
+        return reach;
+    }
+    let mut dist: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut frontier: Vec<u32> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    for (&a, &s) in anchors.iter().zip(scores) {
+        dist.clear();
+        dist.insert(a, 0);
+        frontier.clear();
+        frontier.push(a);
+        let mut offer = |x: u32, hop: u32| {
+            let g = s * (1.0 / (1.0 + f64::from(hop)));
+            let r = reach.entry(x).or_insert(Reach {
+                g: f64::NEG_INFINITY,
+                hop,
+                anchor: a,
+            });
+            if g > r.g {
+                *r = Reach { g, hop, anchor: a };
+            }
+        };
+        offer(a, 0);
+        // Levels 1..max_hops-1 are expanded too; finding them walks levels 0..max_hops-2.
+        for hop in 0..p.max_hops.saturating_sub(1) {
+            next.clear();
+            for &e in &frontier {
+                for_each_edge(graph, e, p.direction, &p.filter, usize::MAX, |_, other| {
+                    if other != NONE && !dist.contains_key(&other) {
+                        dist.insert(other, hop + 1);
+                        next.push(other);
+                    }
+                    true
+                });
+            }
+            for &x in &next {
+                offer(x, hop + 1);
+            }
+            std::mem::swap(&mut frontier, &mut next);
+        }
+    }
+    reach
+}
+
+fn recall_one(g: &KnowledgeGraph, anchors: &[u32], scores: &[f64], p: &RecallParams) -> Vec<Hit> {
+    let reach = expanded_entities(g, anchors, scores, p);
+    let mut order: Vec<(u32, Reach)> = reach.iter().map(|(&x, &r)| (x, r)).collect();
+    order.sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g).then(a.0.cmp(&b.0)));
+    // Rank of each expanded entity in `order`: an edge between two expanded entities is
+    // scored from the one that comes first (the larger g).
+    let rank: FxHashMap<u32, usize> = order.iter().enumerate().map(|(i, (x, _))| (*x, i)).collect();
+    let both = p.direction == Direction::Both;
+
+    match p.dedupe {
+        Dedupe::Fact => {
+            let k = p.top_k;
+            let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(k + 1);
+            for (i, &(x, r)) in order.iter().enumerate() {
+                if heap.len() >= k {
+                    if let Some(worst) = heap.peek() {
+                        // Confidence is in [0, 1], so g * confidence <= max(g, 0), and g only
+                        // decreases from here on: nothing later can enter.
+                        if r.g.max(0.0) < worst.score {
+                            break;
+                        }
+                    }
+                }
+                let mut visit = |pos: usize, other: u32| -> bool {
+                    if other == NONE {
+                        return true; // edges only: literal facts have no far end
+                    }
+                    // `+ 0.0` turns -0.0 into 0.0 so that ties compare equal.
+                    let score = r.g * f64::from(g.confidence[pos]) + 0.0;
+                    if heap.len() >= k {
+                        if let Some(worst) = heap.peek() {
+                            if score < worst.score {
+                                // Sorted by confidence: for g >= 0 the rest is no better.
+                                return r.g < 0.0;
+                            }
+                        }
+                    }
+                    if both && other != x {
+                        if let Some(&j) = rank.get(&other) {
+                            if j < i {
+                                return true; // scored from the other end, with a larger g
+                            }
+                        }
+                    }
+                    let hit = Hit {
+                        score,
+                        fact: g.pos_to_fact[pos],
+                        hop: r.hop,
+                        anchor: r.anchor,
+                        via: x,
+                    };
+                    if heap.len() < k {
+                        heap.push(hit);
+                    } else if let Some(mut worst) = heap.peek_mut() {
+                        if hit < *worst {
+                            *worst = hit;
+                        }
+                    }
+                    true
+                };
+                walk_sorted(g, x, p.direction, &p.filter, &mut visit);
+            }
+            heap.into_sorted_vec()
+        }
+        Dedupe::Triple => {
+            // Collect every candidate, then keep the best per (subject, object, predicate).
+            let mut hits: Vec<Hit> = Vec::new();
+            let mut seen: FxHashSet<u32> = FxHashSet::default();
+            for &(x, r) in &order {
+                for_each_edge(g, x, p.direction, &p.filter, usize::MAX, |pos, other| {
+                    if other != NONE && seen.insert(pos as u32) {
+                        hits.push(Hit {
+                            score: r.g * f64::from(g.confidence[pos]) + 0.0,
+                            fact: g.pos_to_fact[pos],
+                            hop: r.hop,
+                            anchor: r.anchor,
+                            via: x,
+                        });
+                    }
+                    true
+                });
+            }
+            hits.sort_unstable();
+            let mut triples: FxHashSet<(u32, u32, u16)> = FxHashSet::default();
+            let mut out = Vec::with_capacity(p.top_k);
+            for h in hits {
+                let pos = g.fact_to_pos[h.fact as usize];
+                let key = (g.subject_at(pos), g.object[pos as usize], g.predicate[pos as usize]);
+                if triples.insert(key) {
+                    out.push(h);
+                    if out.len() == p.top_k {
+                        break;
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Walk `x`'s admitted edges with early exit; the out and in lists are each sorted by
+/// confidence, so each is cut independently when `visit` says the rest cannot score.
+fn walk_sorted(
+    g: &KnowledgeGraph,
+    x: u32,
+    direction: Direction,
+    filter: &FactFilter,
+    visit: &mut impl FnMut(usize, u32) -> bool,
+) {
+    if matches!(direction, Direction::Out | Direction::Both) {
+        for pos in g.out_range(x) {
+            if filter.admits(g, pos) && !visit(pos, g.object[pos]) {
+                break;
+            }
+        }
+    }
+    if matches!(direction, Direction::In | Direction::Both) {
+        for i in g.in_range(x) {
+            let pos = g.in_pos[i] as usize;
+            let other = g.in_subject[i];
+            if direction == Direction::Both && other == x {
+                continue; // a self-loop was already walked from the out side
+            }
+            if filter.admits(g, pos) && !visit(pos, other) {
+                break;
+            }
+        }
+    }
+}
+
+/// Seed 004 graph recall for a batch of queries (anchor scores are the match scores).
+///
+/// # Errors
+/// Invalid parameters, anchors outside the graph or across tenants, unknown tenant.
+pub fn graph_recall(g: &KnowledgeGraph, queries: &Queries<'_>, p: &RecallParams) -> Result<Recall> {
+    if p.top_k == 0 {
+        return Err(Error::param("top_k", "must be at least 1"));
+    }
+    if p.max_hops > super::bfs::MAX_HOPS {
+        return Err(Error::param(
+            "max_hops",
+            format!("{} exceeds the limit of {}", p.max_hops, super::bfs::MAX_HOPS),
+        ));
+    }
+    p.filter.validate(g)?;
+    queries.validate(g, p.tenant)?;
+    let per = per_query(queries.len(), |q| {
+        let (anchors, scores) = queries.query(q);
+        recall_one(g, anchors, scores, p)
+    });
+    let mut out = Recall {
+        offsets: Vec::with_capacity(per.len() + 1),
+        ..Recall::default()
+    };
+    out.offsets.push(0);
+    for hits in per {
+        for h in hits {
+            out.facts.push(h.fact);
+            out.scores.push(h.score);
+            out.hops.push(h.hop);
+            out.anchors.push(h.anchor);
+            out.via.push(h.via);
+        }
+        out.offsets.push(out.facts.len());
+    }
+    Ok(out)
+}

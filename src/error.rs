@@ -1,0 +1,93 @@
+//! The one error type of the core. Every message names the offending table, row, column
+//! or parameter so that a user can find the bad input without a debugger.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in the core. No code path that user input reaches panics.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum Error {
+    /// A column's length does not match its table.
+    #[error("{table}.{column} has {got} rows, expected {expected}")]
+    LengthMismatch {
+        table: &'static str,
+        column: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    /// A row refers to an entity (or chunk) index that does not exist.
+    #[error("{table} row {row}: {column} = {value} refers to no {target} (there are {count})")]
+    Dangling {
+        table: &'static str,
+        row: usize,
+        column: &'static str,
+        value: i64,
+        target: &'static str,
+        count: usize,
+    },
+    /// A value is NaN, infinite, out of range, an unknown code or otherwise unusable.
+    #[error("{table} row {row}: {column} = {value} is {problem}")]
+    InvalidValue {
+        table: &'static str,
+        row: usize,
+        column: &'static str,
+        value: String,
+        problem: String,
+    },
+    /// A fact joins entities of two tenants.
+    #[error(
+        "{table} row {row}: {left} {left_id} belongs to tenant {left_tenant} but {right} \
+         {right_id} belongs to tenant {right_tenant}; rows may not cross tenants"
+    )]
+    CrossTenant {
+        table: &'static str,
+        row: usize,
+        left: &'static str,
+        left_id: u32,
+        left_tenant: u32,
+        right: &'static str,
+        right_id: u32,
+        right_tenant: u32,
+    },
+    /// The same key appears twice where it must be unique.
+    #[error("{table} row {row}: duplicate {what}")]
+    Duplicate {
+        table: &'static str,
+        row: usize,
+        what: String,
+    },
+    /// A query or kernel parameter is out of its allowed range.
+    #[error("invalid parameter {name}: {problem}")]
+    InvalidParameter { name: &'static str, problem: String },
+    /// A tenant code that the graph does not hold.
+    #[error("unknown tenant {tenant} (the graph holds tenants 0..{n_tenants})")]
+    UnknownTenant { tenant: u32, n_tenants: u32 },
+    /// One query of a batch is malformed (bad anchor, anchor of another tenant, ...).
+    #[error("query {query}: {problem}")]
+    InvalidQuery { query: usize, problem: String },
+    /// The input exceeds what the compact u32 layout can index.
+    #[error("{what} = {value} exceeds the limit of {limit}")]
+    Capacity {
+        what: &'static str,
+        value: usize,
+        limit: usize,
+    },
+}
+
+/// Result alias used throughout the core.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn param(name: &'static str, problem: impl Into<String>) -> Self {
+        Error::InvalidParameter {
+            name,
+            problem: problem.into(),
+        }
+    }
+
+    pub(crate) fn query(query: usize, problem: impl Into<String>) -> Self {
+        Error::InvalidQuery {
+            query,
+            problem: problem.into(),
+        }
+    }
+}

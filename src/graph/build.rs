@@ -1,0 +1,534 @@
+//! Validation and O(E) construction of the CSR graph from columns.
+
+use rayon::prelude::*;
+
+use super::{KnowledgeGraph, NONE, NULL_TIME};
+use crate::error::{Error, Result};
+
+/// Columns of a graph, borrowed from the caller (numpy arrays on the Python side).
+///
+/// Entities, facts and chunks are dense indices `0..n`. `fact_object[i] == NONE` marks a
+/// literal-valued fact. Optional time columns use [`NULL_TIME`] for a missing value.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GraphInput<'a> {
+    pub entity_tenant: &'a [u32],
+    pub fact_subject: &'a [u32],
+    pub fact_object: &'a [u32],
+    pub fact_predicate: &'a [u32],
+    pub fact_confidence: &'a [f32],
+    pub fact_strength: &'a [f32],
+    pub fact_status: &'a [u8],
+    pub fact_source: &'a [u8],
+    pub fact_access_count: &'a [u32],
+    pub fact_last_accessed: Option<&'a [i64]>,
+    pub fact_created_at: Option<&'a [i64]>,
+    pub fact_valid_from: Option<&'a [i64]>,
+    pub fact_valid_to: Option<&'a [i64]>,
+    pub fact_sequence: Option<&'a [i64]>,
+    pub n_predicates: u32,
+    pub n_statuses: u32,
+    pub n_sources: u32,
+    pub chunk_tenant: &'a [u32],
+    pub mention_chunk: &'a [u32],
+    pub mention_entity: &'a [u32],
+    pub mention_count: &'a [u32],
+}
+
+/// Tenants are dense codes assigned by the Python layer; this bound keeps a corrupted code
+/// from allocating gigabytes of empty tenant offsets.
+pub const MAX_TENANTS: u32 = 1 << 24;
+/// Predicates are stored as u16.
+pub const MAX_PREDICATES: u32 = 1 << 16;
+/// Statuses and sources are stored as u8.
+pub const MAX_CODES: u32 = 256;
+
+fn check_len(table: &'static str, column: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected != got {
+        return Err(Error::LengthMismatch {
+            table,
+            column,
+            expected,
+            got,
+        });
+    }
+    Ok(())
+}
+
+/// First index where `bad` holds, searched in parallel (rayon keeps "first" exact).
+fn first_bad<T: Sync>(col: &[T], bad: impl Fn(usize, &T) -> bool + Sync) -> Option<usize> {
+    col.par_iter()
+        .enumerate()
+        .position_first(|(i, v)| bad(i, v))
+}
+
+fn invalid(
+    table: &'static str,
+    row: usize,
+    column: &'static str,
+    value: impl ToString,
+    problem: impl Into<String>,
+) -> Error {
+    Error::InvalidValue {
+        table,
+        row,
+        column,
+        value: value.to_string(),
+        problem: problem.into(),
+    }
+}
+
+/// Counting-sort offsets: `offsets[k]..offsets[k+1]` will hold the items with key `k`.
+fn offsets_of(keys: impl Iterator<Item = u32>, n_keys: usize) -> Vec<u32> {
+    let mut offsets = vec![0u32; n_keys + 1];
+    for k in keys {
+        offsets[k as usize + 1] += 1;
+    }
+    for i in 0..n_keys {
+        offsets[i + 1] += offsets[i];
+    }
+    offsets
+}
+
+/// Stable scatter of `items` into buckets given by `key`, using precomputed offsets.
+fn scatter(
+    n_items: usize,
+    offsets: &[u32],
+    key: impl Fn(usize) -> Option<u32>,
+    value: impl Fn(usize) -> u32,
+) -> Vec<u32> {
+    let total = offsets.last().copied().unwrap_or(0) as usize;
+    let mut cursor: Vec<u32> = offsets[..offsets.len().saturating_sub(1)].to_vec();
+    let mut out = vec![0u32; total];
+    for i in 0..n_items {
+        if let Some(k) = key(i) {
+            let c = &mut cursor[k as usize];
+            out[*c as usize] = value(i);
+            *c += 1;
+        }
+    }
+    out
+}
+
+/// Split `data` into the buckets given by `offsets` and sort each one, in parallel.
+fn sort_buckets<F>(data: &mut [u32], offsets: &[u32], cmp: F)
+where
+    F: Fn(&u32, &u32) -> std::cmp::Ordering + Sync,
+{
+    let mut buckets: Vec<&mut [u32]> = Vec::with_capacity(offsets.len());
+    let mut rest = data;
+    for w in offsets.windows(2) {
+        let len = (w[1] - w[0]) as usize;
+        let (head, tail) = rest.split_at_mut(len);
+        if len > 1 {
+            buckets.push(head);
+        }
+        rest = tail;
+    }
+    buckets
+        .par_iter_mut()
+        .with_min_len(256)
+        .for_each(|b| b.sort_unstable_by(&cmp));
+}
+
+fn gather<T: Copy + Send + Sync>(col: &[T], order: &[u32]) -> Vec<T> {
+    order.par_iter().map(|&i| col[i as usize]).collect()
+}
+
+impl KnowledgeGraph {
+    /// Validate the columns and build the graph in O(E) (counting sorts; only each entity's
+    /// own facts are comparison-sorted, by confidence).
+    ///
+    /// # Errors
+    /// The first problem found, naming the table, row and column: mismatched lengths,
+    /// dangling entity or chunk indices, NaN / infinite / out-of-range weights, unknown
+    /// codes, facts or mentions crossing tenants, duplicate mentions, inverted validity
+    /// intervals, or sizes beyond the u32 layout.
+    pub fn build(input: &GraphInput<'_>) -> Result<Self> {
+        let n_ent = input.entity_tenant.len();
+        let n_facts = input.fact_subject.len();
+        let n_chunks = input.chunk_tenant.len();
+        if n_ent >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "entities",
+                value: n_ent,
+                limit: NONE as usize - 1,
+            });
+        }
+        if n_facts >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "facts",
+                value: n_facts,
+                limit: NONE as usize - 1,
+            });
+        }
+        if n_chunks >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "chunks",
+                value: n_chunks,
+                limit: NONE as usize - 1,
+            });
+        }
+        for (what, v, limit) in [
+            ("predicate codes", input.n_predicates, MAX_PREDICATES),
+            ("status codes", input.n_statuses, MAX_CODES),
+            ("source codes", input.n_sources, MAX_CODES),
+        ] {
+            if v > limit {
+                return Err(Error::Capacity {
+                    what,
+                    value: v as usize,
+                    limit: limit as usize,
+                });
+            }
+        }
+        validate_entities(input)?;
+        validate_facts(input)?;
+        validate_mentions(input)?;
+
+        let n_tenants = input
+            .entity_tenant
+            .iter()
+            .chain(input.chunk_tenant.iter())
+            .copied()
+            .max()
+            .map_or(0, |t| t + 1);
+
+        // Tenants -> entities.
+        let tenant_offsets = offsets_of(input.entity_tenant.iter().copied(), n_tenants as usize);
+        let tenant_entities = scatter(
+            n_ent,
+            &tenant_offsets,
+            |i| Some(input.entity_tenant[i]),
+            |i| i as u32,
+        );
+
+        // Out-adjacency: counting sort by subject, then confidence desc / id asc per entity.
+        let out_offsets = offsets_of(input.fact_subject.iter().copied(), n_ent);
+        let mut order = scatter(
+            n_facts,
+            &out_offsets,
+            |i| Some(input.fact_subject[i]),
+            |i| i as u32,
+        );
+        let conf = input.fact_confidence;
+        sort_buckets(&mut order, &out_offsets, |&a, &b| {
+            conf[b as usize]
+                .total_cmp(&conf[a as usize])
+                .then(a.cmp(&b))
+        });
+        let mut fact_to_pos = vec![0u32; n_facts];
+        for (p, &f) in order.iter().enumerate() {
+            fact_to_pos[f as usize] = p as u32;
+        }
+        let object = gather(input.fact_object, &order);
+        let confidence = gather(input.fact_confidence, &order);
+        let strength = gather(input.fact_strength, &order);
+        let predicate: Vec<u16> = order
+            .par_iter()
+            .map(|&i| input.fact_predicate[i as usize] as u16)
+            .collect();
+        let status = gather(input.fact_status, &order);
+        let source = gather(input.fact_source, &order);
+        let access_count = gather(input.fact_access_count, &order);
+        let opt = |c: Option<&[i64]>| c.map(|c| gather(c, &order));
+        let last_accessed = opt(input.fact_last_accessed);
+        let created_at = opt(input.fact_created_at);
+        let valid_from = opt(input.fact_valid_from);
+        let valid_to = opt(input.fact_valid_to);
+        let sequence = opt(input.fact_sequence);
+
+        // In-adjacency over positions, same order (confidence desc, fact id asc).
+        let in_offsets = offsets_of(object.iter().copied().filter(|&o| o != NONE), n_ent);
+        let mut in_pos = scatter(
+            n_facts,
+            &in_offsets,
+            |p| (object[p] != NONE).then_some(object[p]),
+            |p| p as u32,
+        );
+        sort_buckets(&mut in_pos, &in_offsets, |&a, &b| {
+            confidence[b as usize]
+                .total_cmp(&confidence[a as usize])
+                .then(order[a as usize].cmp(&order[b as usize]))
+        });
+        let in_subject: Vec<u32> = in_pos
+            .par_iter()
+            .map(|&p| input.fact_subject[order[p as usize] as usize])
+            .collect();
+
+        // Mentions, both directions, each sorted by the other side.
+        let n_mentions = input.mention_chunk.len();
+        let chunk_offsets = offsets_of(input.mention_chunk.iter().copied(), n_chunks);
+        let mut by_chunk = scatter(
+            n_mentions,
+            &chunk_offsets,
+            |i| Some(input.mention_chunk[i]),
+            |i| i as u32,
+        );
+        let ment_entity = input.mention_entity;
+        sort_buckets(&mut by_chunk, &chunk_offsets, |&a, &b| {
+            ment_entity[a as usize]
+                .cmp(&ment_entity[b as usize])
+                .then(a.cmp(&b))
+        });
+        // Duplicate (chunk, entity) pairs are adjacent now.
+        for c in 0..n_chunks {
+            let r = chunk_offsets[c] as usize..chunk_offsets[c + 1] as usize;
+            for w in by_chunk[r].windows(2) {
+                if ment_entity[w[0] as usize] == ment_entity[w[1] as usize] {
+                    let row = w[0].max(w[1]) as usize;
+                    return Err(Error::Duplicate {
+                        table: "mentions",
+                        row,
+                        what: format!(
+                            "mention of entity {} by chunk {c} (first given at row {})",
+                            ment_entity[row],
+                            w[0].min(w[1])
+                        ),
+                    });
+                }
+            }
+        }
+        let chunk_entity = gather(input.mention_entity, &by_chunk);
+        let chunk_count = gather(input.mention_count, &by_chunk);
+        let mention_offsets = offsets_of(input.mention_entity.iter().copied(), n_ent);
+        // Scatter in chunk-major order so each entity's chunks come out ascending.
+        let mut mention_chunk = vec![0u32; n_mentions];
+        let mut mention_count = vec![0u32; n_mentions];
+        let mut cursor: Vec<u32> = mention_offsets[..n_ent].to_vec();
+        for c in 0..n_chunks {
+            for i in chunk_offsets[c] as usize..chunk_offsets[c + 1] as usize {
+                let e = chunk_entity[i] as usize;
+                let slot = cursor[e] as usize;
+                mention_chunk[slot] = c as u32;
+                mention_count[slot] = chunk_count[i];
+                cursor[e] += 1;
+            }
+        }
+
+        Ok(KnowledgeGraph {
+            n_entities: n_ent as u32,
+            n_facts: n_facts as u32,
+            n_tenants,
+            n_statuses: input.n_statuses,
+            n_sources: input.n_sources,
+            n_predicates: input.n_predicates,
+            entity_tenant: input.entity_tenant.to_vec(),
+            tenant_offsets,
+            tenant_entities,
+            out_offsets,
+            object,
+            confidence,
+            strength,
+            predicate,
+            status,
+            source,
+            access_count,
+            last_accessed,
+            created_at,
+            valid_from,
+            valid_to,
+            sequence,
+            pos_to_fact: order,
+            fact_to_pos,
+            in_offsets,
+            in_pos,
+            in_subject,
+            n_chunks: n_chunks as u32,
+            chunk_tenant: input.chunk_tenant.to_vec(),
+            chunk_offsets,
+            chunk_entity,
+            chunk_count,
+            mention_offsets,
+            mention_chunk,
+            mention_count,
+        })
+    }
+}
+
+fn validate_entities(input: &GraphInput<'_>) -> Result<()> {
+    if let Some(i) = first_bad(input.entity_tenant, |_, &t| t >= MAX_TENANTS) {
+        return Err(invalid(
+            "entities",
+            i,
+            "tenant",
+            input.entity_tenant[i],
+            format!("beyond the tenant code limit {MAX_TENANTS}"),
+        ));
+    }
+    if let Some(i) = first_bad(input.chunk_tenant, |_, &t| t >= MAX_TENANTS) {
+        return Err(invalid(
+            "chunks",
+            i,
+            "tenant",
+            input.chunk_tenant[i],
+            format!("beyond the tenant code limit {MAX_TENANTS}"),
+        ));
+    }
+    Ok(())
+}
+
+fn validate_facts(input: &GraphInput<'_>) -> Result<()> {
+    let n = input.fact_subject.len();
+    let n_ent = input.entity_tenant.len();
+    check_len("facts", "object", n, input.fact_object.len())?;
+    check_len("facts", "predicate", n, input.fact_predicate.len())?;
+    check_len("facts", "confidence", n, input.fact_confidence.len())?;
+    check_len("facts", "strength", n, input.fact_strength.len())?;
+    check_len("facts", "status", n, input.fact_status.len())?;
+    check_len("facts", "source", n, input.fact_source.len())?;
+    check_len("facts", "access_count", n, input.fact_access_count.len())?;
+    for (name, col) in [
+        ("last_accessed", input.fact_last_accessed),
+        ("created_at", input.fact_created_at),
+        ("valid_from", input.fact_valid_from),
+        ("valid_to", input.fact_valid_to),
+        ("sequence", input.fact_sequence),
+    ] {
+        if let Some(c) = col {
+            check_len("facts", name, n, c.len())?;
+        }
+    }
+
+    let dangling = |row: usize, column: &'static str, value: u32| Error::Dangling {
+        table: "facts",
+        row,
+        column,
+        value: i64::from(value),
+        target: "entity",
+        count: n_ent,
+    };
+    if let Some(i) = first_bad(input.fact_subject, |_, &s| s as usize >= n_ent) {
+        return Err(dangling(i, "subject", input.fact_subject[i]));
+    }
+    if let Some(i) = first_bad(input.fact_object, |_, &o| o != NONE && o as usize >= n_ent) {
+        return Err(dangling(i, "object", input.fact_object[i]));
+    }
+    let tenant = input.entity_tenant;
+    if let Some(i) = first_bad(input.fact_object, |i, &o| {
+        o != NONE && tenant[o as usize] != tenant[input.fact_subject[i] as usize]
+    }) {
+        let (s, o) = (input.fact_subject[i], input.fact_object[i]);
+        return Err(Error::CrossTenant {
+            table: "facts",
+            row: i,
+            left: "subject",
+            left_id: s,
+            left_tenant: tenant[s as usize],
+            right: "object",
+            right_id: o,
+            right_tenant: tenant[o as usize],
+        });
+    }
+    if let Some(i) = first_bad(input.fact_predicate, |_, &p| p >= input.n_predicates) {
+        return Err(invalid(
+            "facts",
+            i,
+            "predicate",
+            input.fact_predicate[i],
+            format!("an unknown predicate code (there are {})", input.n_predicates),
+        ));
+    }
+    if let Some(i) = first_bad(input.fact_confidence, |_, c| !(0.0..=1.0).contains(c)) {
+        let c = input.fact_confidence[i];
+        let problem = if c.is_nan() {
+            "NaN; confidence must be a number in [0, 1]"
+        } else {
+            "out of range; confidence must be in [0, 1]"
+        };
+        return Err(invalid("facts", i, "confidence", c, problem));
+    }
+    if let Some(i) = first_bad(input.fact_strength, |_, s| !(s.is_finite() && *s >= 0.0)) {
+        let s = input.fact_strength[i];
+        let problem = if s.is_nan() {
+            "NaN; strength must be a finite number >= 0"
+        } else {
+            "out of range; strength must be a finite number >= 0"
+        };
+        return Err(invalid("facts", i, "strength", s, problem));
+    }
+    if let Some(i) = first_bad(input.fact_status, |_, &s| u32::from(s) >= input.n_statuses) {
+        return Err(invalid(
+            "facts",
+            i,
+            "status",
+            input.fact_status[i],
+            format!("an unknown status code (there are {})", input.n_statuses),
+        ));
+    }
+    if let Some(i) = first_bad(input.fact_source, |_, &s| u32::from(s) >= input.n_sources) {
+        return Err(invalid(
+            "facts",
+            i,
+            "source",
+            input.fact_source[i],
+            format!("an unknown source code (there are {})", input.n_sources),
+        ));
+    }
+    if let (Some(from), Some(to)) = (input.fact_valid_from, input.fact_valid_to) {
+        if let Some(i) = first_bad(from, |i, &f| f != NULL_TIME && to[i] != NULL_TIME && f > to[i])
+        {
+            return Err(invalid(
+                "facts",
+                i,
+                "valid_from",
+                from[i],
+                format!("after valid_to = {}", to[i]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn validate_mentions(input: &GraphInput<'_>) -> Result<()> {
+    let n = input.mention_chunk.len();
+    let n_ent = input.entity_tenant.len();
+    let n_chunks = input.chunk_tenant.len();
+    check_len("mentions", "entity", n, input.mention_entity.len())?;
+    check_len("mentions", "count", n, input.mention_count.len())?;
+    if let Some(i) = first_bad(input.mention_chunk, |_, &c| c as usize >= n_chunks) {
+        return Err(Error::Dangling {
+            table: "mentions",
+            row: i,
+            column: "chunk",
+            value: i64::from(input.mention_chunk[i]),
+            target: "chunk",
+            count: n_chunks,
+        });
+    }
+    if let Some(i) = first_bad(input.mention_entity, |_, &e| e as usize >= n_ent) {
+        return Err(Error::Dangling {
+            table: "mentions",
+            row: i,
+            column: "entity",
+            value: i64::from(input.mention_entity[i]),
+            target: "entity",
+            count: n_ent,
+        });
+    }
+    if let Some(i) = first_bad(input.mention_count, |_, &c| c == 0) {
+        return Err(invalid(
+            "mentions",
+            i,
+            "count",
+            0,
+            "not a mention; counts must be >= 1",
+        ));
+    }
+    let (ct, et) = (input.chunk_tenant, input.entity_tenant);
+    if let Some(i) = first_bad(input.mention_chunk, |i, &c| {
+        ct[c as usize] != et[input.mention_entity[i] as usize]
+    }) {
+        let (c, e) = (input.mention_chunk[i], input.mention_entity[i]);
+        return Err(Error::CrossTenant {
+            table: "mentions",
+            row: i,
+            left: "chunk",
+            left_id: c,
+            left_tenant: ct[c as usize],
+            right: "entity",
+            right_id: e,
+            right_tenant: et[e as usize],
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,328 @@
+//! Stateless kernels (`crate::scoring`, `crate::fusion`) as `#[pyfunction]`s.
+//!
+//! Each one borrows its numpy arguments as contiguous slices (exact dtypes, no copies), runs
+//! the core with the GIL released (`py.detach`) and moves the result vectors into new numpy
+//! arrays. Dtypes: ids `int64`, scores `float64`, fact confidence `float32`, source/status
+//! codes `uint8`, hops and counts `uint32`, times `int64` seconds (`NULL_TIME` =
+//! `numpy.iinfo(numpy.int64).min` for null), offsets `uintp` (`usize`). The friendly,
+//! converting wrappers are `graphrecall.scoring` and `graphrecall.fusion`.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+use super::slice;
+use crate::fusion;
+use crate::scoring::{self, FactScoreProfile, GraphProximityProfile, RerankProfile};
+
+type F64Array<'py> = Bound<'py, PyArray1<f64>>;
+type I64Array<'py> = Bound<'py, PyArray1<i64>>;
+type UsizeArray<'py> = Bound<'py, PyArray1<usize>>;
+
+/// Borrow an optional array as an optional slice.
+fn opt_slice<'a, T: numpy::Element>(
+    arr: &'a Option<PyReadonlyArray1<'_, T>>,
+    name: &'static str,
+) -> PyResult<Option<&'a [T]>> {
+    arr.as_ref().map(|a| slice(a, name)).transpose()
+}
+
+/// Seed 000's `scoreFact` over columns of facts; returns one float64 score per fact.
+#[pyfunction]
+#[pyo3(signature = (
+    confidence, source, status, last_accessed, access_count, now, *,
+    source_weights = vec![2.0, 1.5, 1.2, 1.0],
+    default_source_weight = 1.0,
+    status_weights = vec![1.0, 1.2, 1.0, 1.0],
+    default_status_weight = 1.0,
+    decay_base = 0.95,
+    grace_weeks = 1.0,
+    usage_log_factor = 0.5,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn score_fact_arrays<'py>(
+    py: Python<'py>,
+    confidence: PyReadonlyArray1<'py, f32>,
+    source: PyReadonlyArray1<'py, u8>,
+    status: PyReadonlyArray1<'py, u8>,
+    last_accessed: Option<PyReadonlyArray1<'py, i64>>,
+    access_count: PyReadonlyArray1<'py, u32>,
+    now: i64,
+    source_weights: Vec<f64>,
+    default_source_weight: f64,
+    status_weights: Vec<f64>,
+    default_status_weight: f64,
+    decay_base: f64,
+    grace_weeks: f64,
+    usage_log_factor: f64,
+) -> PyResult<F64Array<'py>> {
+    let profile = FactScoreProfile {
+        source_weights,
+        default_source_weight,
+        status_weights,
+        default_status_weight,
+        decay_base,
+        grace_weeks,
+        usage_log_factor,
+    };
+    let confidence = slice(&confidence, "confidence")?;
+    let source = slice(&source, "source")?;
+    let status = slice(&status, "status")?;
+    let last_accessed = opt_slice(&last_accessed, "last_accessed")?;
+    let access_count = slice(&access_count, "access_count")?;
+    let scores = py.detach(|| {
+        scoring::score_facts(
+            confidence,
+            source,
+            status,
+            last_accessed,
+            access_count,
+            now,
+            &profile,
+        )
+    })?;
+    Ok(scores.into_pyarray(py))
+}
+
+/// Seed 004's `match * (1 / (1 + hop)) * confidence` over columns.
+#[pyfunction]
+pub fn composite_score<'py>(
+    py: Python<'py>,
+    match_score: PyReadonlyArray1<'py, f64>,
+    hop: PyReadonlyArray1<'py, u32>,
+    confidence: PyReadonlyArray1<'py, f64>,
+) -> PyResult<F64Array<'py>> {
+    let match_score = slice(&match_score, "match_score")?;
+    let hop = slice(&hop, "hop")?;
+    let confidence = slice(&confidence, "confidence")?;
+    let scores = py.detach(|| scoring::composite_scores(match_score, hop, confidence))?;
+    Ok(scores.into_pyarray(py))
+}
+
+/// Seed 003's `computeGraphScore` over columns of graph-sourced chunks.
+#[pyfunction]
+#[pyo3(signature = (
+    weight, hop, mention_count, *,
+    weight_scale = 10.0, hop_base = 2.0, mention_floor = 0.7, mention_log_divisor = 5.0,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn graph_proximity_score<'py>(
+    py: Python<'py>,
+    weight: PyReadonlyArray1<'py, f64>,
+    hop: PyReadonlyArray1<'py, u32>,
+    mention_count: PyReadonlyArray1<'py, u32>,
+    weight_scale: f64,
+    hop_base: f64,
+    mention_floor: f64,
+    mention_log_divisor: f64,
+) -> PyResult<F64Array<'py>> {
+    let profile = GraphProximityProfile {
+        weight_scale,
+        hop_base,
+        mention_floor,
+        mention_log_divisor,
+    };
+    let weight = slice(&weight, "weight")?;
+    let hop = slice(&hop, "hop")?;
+    let mention_count = slice(&mention_count, "mention_count")?;
+    let scores =
+        py.detach(|| scoring::graph_proximity_scores(weight, hop, mention_count, &profile))?;
+    Ok(scores.into_pyarray(py))
+}
+
+/// Seed 002's `rerank_memories` over a batch of queries; returns `(scores, order)`: scores in
+/// input order and, per query, the global row indices sorted by score (stable).
+#[pyfunction]
+#[pyo3(signature = (
+    query_offsets, created_at, confidence, access_score, now, *,
+    w_similarity = 0.5, w_recency = 0.3, w_confidence = 0.15, w_access = 0.05,
+    recency_base = 0.95, day_seconds = 86_400,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn rerank_memories<'py>(
+    py: Python<'py>,
+    query_offsets: PyReadonlyArray1<'py, usize>,
+    created_at: Option<PyReadonlyArray1<'py, i64>>,
+    confidence: Option<PyReadonlyArray1<'py, f64>>,
+    access_score: Option<PyReadonlyArray1<'py, f64>>,
+    now: i64,
+    w_similarity: f64,
+    w_recency: f64,
+    w_confidence: f64,
+    w_access: f64,
+    recency_base: f64,
+    day_seconds: i64,
+) -> PyResult<(F64Array<'py>, UsizeArray<'py>)> {
+    let profile = RerankProfile {
+        w_similarity,
+        w_recency,
+        w_confidence,
+        w_access,
+        recency_base,
+        day_seconds,
+    };
+    let query_offsets = slice(&query_offsets, "query_offsets")?;
+    let created_at = opt_slice(&created_at, "created_at")?;
+    let confidence = opt_slice(&confidence, "confidence")?;
+    let access_score = opt_slice(&access_score, "access_score")?;
+    let reranked = py.detach(|| {
+        scoring::rerank_batch(
+            query_offsets,
+            created_at,
+            confidence,
+            access_score,
+            now,
+            &profile,
+        )
+    })?;
+    Ok((
+        reranked.scores.into_pyarray(py),
+        reranked.order.into_pyarray(py),
+    ))
+}
+
+fn fused_arrays(py: Python<'_>, fused: fusion::Fused) -> (I64Array<'_>, F64Array<'_>, UsizeArray<'_>) {
+    (
+        fused.ids.into_pyarray(py),
+        fused.scores.into_pyarray(py),
+        fused.offsets.into_pyarray(py),
+    )
+}
+
+/// Reciprocal rank fusion of a batch; returns `(ids, scores, offsets)`.
+#[pyfunction]
+#[pyo3(signature = (ids, list_offsets, query_offsets, weights, *, k = 60.0, top_k = None))]
+pub fn rrf_fuse<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, i64>,
+    list_offsets: PyReadonlyArray1<'py, usize>,
+    query_offsets: PyReadonlyArray1<'py, usize>,
+    weights: PyReadonlyArray1<'py, f64>,
+    k: f64,
+    top_k: Option<usize>,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, UsizeArray<'py>)> {
+    let ids = slice(&ids, "ids")?;
+    let list_offsets = slice(&list_offsets, "list_offsets")?;
+    let query_offsets = slice(&query_offsets, "query_offsets")?;
+    let weights = slice(&weights, "weights")?;
+    let fused =
+        py.detach(|| fusion::rrf_batch(ids, list_offsets, query_offsets, weights, k, top_k))?;
+    Ok(fused_arrays(py, fused))
+}
+
+/// Weighted linear fusion of a batch; returns `(ids, scores, offsets)`.
+#[pyfunction]
+#[pyo3(signature = (
+    ids, scores, list_offsets, query_offsets, weights, *, normalize = false, top_k = None,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn weighted_fuse<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, i64>,
+    scores: PyReadonlyArray1<'py, f64>,
+    list_offsets: PyReadonlyArray1<'py, usize>,
+    query_offsets: PyReadonlyArray1<'py, usize>,
+    weights: PyReadonlyArray1<'py, f64>,
+    normalize: bool,
+    top_k: Option<usize>,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, UsizeArray<'py>)> {
+    let ids = slice(&ids, "ids")?;
+    let scores = slice(&scores, "scores")?;
+    let list_offsets = slice(&list_offsets, "list_offsets")?;
+    let query_offsets = slice(&query_offsets, "query_offsets")?;
+    let weights = slice(&weights, "weights")?;
+    let fused = py.detach(|| {
+        fusion::weighted_batch(
+            ids,
+            scores,
+            list_offsets,
+            query_offsets,
+            weights,
+            normalize,
+            top_k,
+        )
+    })?;
+    Ok(fused_arrays(py, fused))
+}
+
+/// Seed 003's additive merge of a batch; returns `(ids, scores, sources, offsets)` with
+/// sources 0 = base only, 1 = graph only, 2 = both.
+#[pyfunction]
+#[pyo3(signature = (
+    base_ids, base_scores, base_offsets, graph_ids, graph_scores, graph_offsets, *,
+    alpha = 0.7, beta = 0.3, max_new = 4,
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn additive_merge<'py>(
+    py: Python<'py>,
+    base_ids: PyReadonlyArray1<'py, i64>,
+    base_scores: PyReadonlyArray1<'py, f64>,
+    base_offsets: PyReadonlyArray1<'py, usize>,
+    graph_ids: PyReadonlyArray1<'py, i64>,
+    graph_scores: PyReadonlyArray1<'py, f64>,
+    graph_offsets: PyReadonlyArray1<'py, usize>,
+    alpha: f64,
+    beta: f64,
+    max_new: usize,
+) -> PyResult<(
+    I64Array<'py>,
+    F64Array<'py>,
+    Bound<'py, PyArray1<u8>>,
+    UsizeArray<'py>,
+)> {
+    let base_ids = slice(&base_ids, "base_ids")?;
+    let base_scores = slice(&base_scores, "base_scores")?;
+    let base_offsets = slice(&base_offsets, "base_offsets")?;
+    let graph_ids = slice(&graph_ids, "graph_ids")?;
+    let graph_scores = slice(&graph_scores, "graph_scores")?;
+    let graph_offsets = slice(&graph_offsets, "graph_offsets")?;
+    let merged = py.detach(|| {
+        fusion::additive_merge_batch(
+            base_ids,
+            base_scores,
+            base_offsets,
+            graph_ids,
+            graph_scores,
+            graph_offsets,
+            alpha,
+            beta,
+            max_new,
+        )
+    })?;
+    Ok((
+        merged.ids.into_pyarray(py),
+        merged.scores.into_pyarray(py),
+        merged.sources.into_pyarray(py),
+        merged.offsets.into_pyarray(py),
+    ))
+}
+
+/// Per query, distinct ids with their largest score; returns `(ids, scores, offsets)`.
+#[pyfunction]
+pub fn dedupe_max<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, i64>,
+    scores: PyReadonlyArray1<'py, f64>,
+    offsets: PyReadonlyArray1<'py, usize>,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, UsizeArray<'py>)> {
+    let ids = slice(&ids, "ids")?;
+    let scores = slice(&scores, "scores")?;
+    let offsets = slice(&offsets, "offsets")?;
+    let fused = py.detach(|| fusion::dedupe_max_batch(ids, scores, offsets))?;
+    Ok(fused_arrays(py, fused))
+}
+
+/// Per query, the best `k` entries; returns `(ids, scores, offsets)`.
+#[pyfunction]
+pub fn top_k<'py>(
+    py: Python<'py>,
+    ids: PyReadonlyArray1<'py, i64>,
+    scores: PyReadonlyArray1<'py, f64>,
+    offsets: PyReadonlyArray1<'py, usize>,
+    k: usize,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, UsizeArray<'py>)> {
+    let ids = slice(&ids, "ids")?;
+    let scores = slice(&scores, "scores")?;
+    let offsets = slice(&offsets, "offsets")?;
+    let fused = py.detach(|| fusion::top_k_batch(ids, scores, offsets, k))?;
+    Ok(fused_arrays(py, fused))
+}

@@ -1,0 +1,71 @@
+//! Python bindings: argument extraction, GIL release, numpy conversion, error mapping.
+//! Nothing here computes; every kernel lives in the pyo3-free core.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+use crate::Error;
+
+mod graph;
+mod kernels;
+
+/// Exception classes live in `graphrecall.errors` (pure Python) so that each one can also
+/// subclass the builtin that callers already catch (`ValueError`, `KeyError`).
+fn error_class(py: Python<'_>, name: &'static str) -> PyResult<Bound<'_, PyType>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    let module = MODULE.get_or_try_init(py, || {
+        py.import("graphrecall.errors").map(Bound::unbind)
+    })?;
+    Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
+}
+
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        let name = match &err {
+            Error::LengthMismatch { .. }
+            | Error::Dangling { .. }
+            | Error::InvalidValue { .. }
+            | Error::CrossTenant { .. }
+            | Error::Duplicate { .. }
+            | Error::Capacity { .. } => "DataError",
+            Error::InvalidParameter { .. } => "ParameterError",
+            Error::UnknownTenant { .. } => "UnknownTenantError",
+            Error::InvalidQuery { .. } => "QueryError",
+        };
+        let message = err.to_string();
+        Python::attach(|py| match error_class(py, name) {
+            Ok(cls) => PyErr::from_type(cls, message),
+            Err(_) => PyRuntimeError::new_err(message),
+        })
+    }
+}
+
+/// Borrow a contiguous slice out of a read-only numpy array, with a message naming the
+/// argument instead of numpy's generic "not contiguous".
+pub(crate) fn slice<'a, T: numpy::Element>(
+    arr: &'a numpy::PyReadonlyArray1<'_, T>,
+    name: &'static str,
+) -> PyResult<&'a [T]> {
+    arr.as_slice().map_err(|_| {
+        Error::param(name, "array must be C-contiguous (use numpy.ascontiguousarray)").into()
+    })
+}
+
+#[pymodule]
+mod _core {
+    #[pymodule_export]
+    use super::graph::CoreGraph;
+    #[pymodule_export]
+    use super::kernels::{
+        additive_merge, composite_score, dedupe_max, graph_proximity_score, rerank_memories,
+        rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
+    };
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,891 @@
+//! The scoring formulas of the five source designs, vectorised. Pyo3-free, numbers only.
+//!
+//! | seed | formula | here |
+//! |---|---|---|
+//! | 000 | `scoreFact`: confidence × source weight × decay × usage boost × status weight | [`score_fact`], [`score_fact_batch`] |
+//! | 001 | indirect mention boost `indirect × (1 / distance) × strength` | [`indirect_boost`], [`MentionBoostProfile`] |
+//! | 002 | `rerank_memories`: 0.5 similarity + 0.3 recency + 0.15 confidence + 0.05 access | [`rerank_batch`] |
+//! | 003 | `computeGraphScore`: weight / 10 × 1 / 2^(hop−1) × (0.7 + 0.3 mention boost) | [`graph_proximity`], [`graph_proximity_batch`] |
+//! | 004 | `composite_score`: match × 1 / (1 + hop) × confidence | [`composite`], [`composite_batch`] |
+//!
+//! Every constant of a source lives in a profile struct whose `Default` is the source's value.
+//! Times are `i64` seconds and `now` is always an argument (no clock is read here); a null
+//! timestamp is [`NULL_TIME`] and means "age unknown", which never decays (factor 1.0).
+//! Each formula evaluates its products and sums in the order the source writes them, so the
+//! results are bit-identical to the straightforward Python of the reference tests.
+
+use rayon::prelude::*;
+
+use crate::fusion::{check_finite, check_len, check_offsets, check_weight, per_query, score_key};
+use crate::{Error, Result};
+
+/// A null timestamp: "age unknown", never decayed.
+pub const NULL_TIME: i64 = i64::MIN;
+/// Seconds in a week (seed 000 divides ages in milliseconds by `1000 * 60 * 60 * 24 * 7`).
+pub const WEEK_SECONDS: f64 = 604_800.0;
+/// Seconds in a day (seed 002's `timedelta.days`).
+pub const DAY_SECONDS: i64 = 86_400;
+/// Element-wise kernels switch to rayon above this many rows.
+pub const PAR_THRESHOLD: usize = crate::fusion::PAR_THRESHOLD;
+
+/// Fact source codes (seed 000).
+pub const SOURCE_USER_EDIT: u8 = 0;
+pub const SOURCE_FILE: u8 = 1;
+pub const SOURCE_SYSTEM: u8 = 2;
+pub const SOURCE_CONVERSATION: u8 = 3;
+
+/// Fact status codes (seed 000).
+pub const STATUS_STAGED: u8 = 0;
+pub const STATUS_CONFIRMED: u8 = 1;
+pub const STATUS_REJECTED: u8 = 2;
+pub const STATUS_ARCHIVED: u8 = 3;
+
+fn non_finite(table: &'static str, row: usize, column: &'static str, value: f64) -> Error {
+    Error::InvalidValue {
+        table,
+        row,
+        column,
+        value: value.to_string(),
+        problem: "not finite (NaN or infinite)".to_owned(),
+    }
+}
+
+/// `now - then` in seconds as `f64`, exact in `i128` before the one rounding (as Python's
+/// `int - int` then `float`).
+#[inline]
+fn elapsed(then: i64, now: i64) -> f64 {
+    (i128::from(now) - i128::from(then)) as f64
+}
+
+/// Fill `out` with `f(i)`, in parallel above [`PAR_THRESHOLD`] rows.
+fn fill<F: Fn(usize) -> f64 + Sync + Send>(out: &mut [f64], f: F) {
+    if out.len() > PAR_THRESHOLD {
+        out.par_iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    } else {
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 000: scoreFact.
+
+/// Constants of seed 000's `scoreFact`. Weights are indexed by code; a code past the end of a
+/// table takes the default weight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactScoreProfile {
+    /// By source code: user_edit, file, system, conversation.
+    pub source_weights: Vec<f64>,
+    /// Weight of a source code past the end of `source_weights`.
+    pub default_source_weight: f64,
+    /// By status code: staged, confirmed, rejected, archived.
+    pub status_weights: Vec<f64>,
+    /// Weight of a status code past the end of `status_weights`.
+    pub default_status_weight: f64,
+    /// Decay per week after the grace period, in (0, 1].
+    pub decay_base: f64,
+    /// Weeks without decay.
+    pub grace_weeks: f64,
+    /// `usageBoost = 1 + log10(accessCount + 1) * usage_log_factor`.
+    pub usage_log_factor: f64,
+}
+
+impl Default for FactScoreProfile {
+    fn default() -> Self {
+        Self {
+            source_weights: vec![2.0, 1.5, 1.2, 1.0],
+            default_source_weight: 1.0,
+            status_weights: vec![1.0, 1.2, 1.0, 1.0],
+            default_status_weight: 1.0,
+            decay_base: 0.95,
+            grace_weeks: 1.0,
+            usage_log_factor: 0.5,
+        }
+    }
+}
+
+fn check_weight_table(weights: &[f64], name: &'static str) -> Result<()> {
+    match weights.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+        None => Ok(()),
+        Some(i) => Err(Error::param(
+            name,
+            format!(
+                "{name}[{i}] = {} must be finite and >= 0",
+                weights.get(i).copied().unwrap_or(f64::NAN)
+            ),
+        )),
+    }
+}
+
+impl FactScoreProfile {
+    /// # Errors
+    /// `InvalidParameter` unless every weight is finite and `>= 0`, `decay_base` is in (0, 1]
+    /// and `grace_weeks` and `usage_log_factor` are finite and `>= 0`.
+    pub fn validate(&self) -> Result<()> {
+        check_weight_table(&self.source_weights, "source_weights")?;
+        check_weight(self.default_source_weight, "default_source_weight")?;
+        check_weight_table(&self.status_weights, "status_weights")?;
+        check_weight(self.default_status_weight, "default_status_weight")?;
+        if !(self.decay_base > 0.0 && self.decay_base <= 1.0) {
+            return Err(Error::param(
+                "decay_base",
+                format!("decay_base = {} must be in (0, 1]", self.decay_base),
+            ));
+        }
+        check_weight(self.grace_weeks, "grace_weeks")?;
+        check_weight(self.usage_log_factor, "usage_log_factor")
+    }
+}
+
+/// Seed 000's `scoreFact` for one fact:
+///
+/// ```text
+/// ageWeeks    = (now - lastAccessed) / 604800            (seconds)
+/// decay       = ageWeeks > grace ? 0.95 ** (ageWeeks - grace) : 1.0   (1.0 when lastAccessed is null)
+/// usageBoost  = 1 + log10(accessCount + 1) * 0.5
+/// score       = confidence * sourceWeight * decay * usageBoost * statusWeight
+/// ```
+///
+/// evaluated left to right in `f64`. Unlike the source's `sourceWeights[s] || 1.0`, a weight
+/// configured as 0 stays 0. The profile is not validated here; see [`score_fact_batch`].
+#[inline]
+pub fn score_fact(
+    confidence: f32,
+    source: u8,
+    status: u8,
+    last_accessed: i64,
+    access_count: u32,
+    now: i64,
+    p: &FactScoreProfile,
+) -> f64 {
+    let source_weight = p
+        .source_weights
+        .get(usize::from(source))
+        .copied()
+        .unwrap_or(p.default_source_weight);
+    let decay = if last_accessed == NULL_TIME {
+        1.0
+    } else {
+        let age_weeks = elapsed(last_accessed, now) / WEEK_SECONDS;
+        if age_weeks > p.grace_weeks {
+            p.decay_base.powf(age_weeks - p.grace_weeks)
+        } else {
+            1.0
+        }
+    };
+    let usage_boost = 1.0 + (f64::from(access_count) + 1.0).log10() * p.usage_log_factor;
+    let status_weight = p
+        .status_weights
+        .get(usize::from(status))
+        .copied()
+        .unwrap_or(p.default_status_weight);
+    f64::from(confidence) * source_weight * decay * usage_boost * status_weight
+}
+
+/// [`score_fact`] over columns of facts, written into `out`. `last_accessed = None` means
+/// every timestamp is null.
+///
+/// # Errors
+/// `InvalidParameter` for a bad profile; `LengthMismatch` when a column (or `out`) differs in
+/// length from `confidence`; `InvalidValue` (table `facts`) for a non-finite confidence.
+#[allow(clippy::too_many_arguments)]
+pub fn score_fact_batch(
+    confidence: &[f32],
+    source: &[u8],
+    status: &[u8],
+    last_accessed: Option<&[i64]>,
+    access_count: &[u32],
+    now: i64,
+    p: &FactScoreProfile,
+    out: &mut [f64],
+) -> Result<()> {
+    p.validate()?;
+    let n = confidence.len();
+    check_len("facts", "source", n, source.len())?;
+    check_len("facts", "status", n, status.len())?;
+    if let Some(times) = last_accessed {
+        check_len("facts", "last_accessed", n, times.len())?;
+    }
+    check_len("facts", "access_count", n, access_count.len())?;
+    check_len("facts", "out", n, out.len())?;
+    if let Some(row) = confidence.iter().position(|c| !c.is_finite()) {
+        let value = confidence.get(row).copied().map_or(f64::NAN, f64::from);
+        return Err(non_finite("facts", row, "confidence", value));
+    }
+    fill(out, |i| {
+        let last = last_accessed.map_or(NULL_TIME, |t| t[i]);
+        score_fact(
+            confidence[i],
+            source[i],
+            status[i],
+            last,
+            access_count[i],
+            now,
+            p,
+        )
+    });
+    Ok(())
+}
+
+/// [`score_fact_batch`] into a new vector.
+///
+/// # Errors
+/// As [`score_fact_batch`].
+pub fn score_facts(
+    confidence: &[f32],
+    source: &[u8],
+    status: &[u8],
+    last_accessed: Option<&[i64]>,
+    access_count: &[u32],
+    now: i64,
+    p: &FactScoreProfile,
+) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; confidence.len()];
+    score_fact_batch(
+        confidence,
+        source,
+        status,
+        last_accessed,
+        access_count,
+        now,
+        p,
+        &mut out,
+    )?;
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 001: mention boosts.
+
+/// Seed 001's boosts: `adjusted = similarity + direct × (query entities mentioned)
+/// + Σ indirect_boost(indirect, distance, strength)` over mentioned related entities.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MentionBoostProfile {
+    /// `entity_boost_direct`: per mention of a query entity.
+    pub direct: f64,
+    /// `entity_boost_indirect`: per mention of a related entity, before distance and strength.
+    pub indirect: f64,
+    /// `use_relationship_strength`: when false, strength counts as 1.0.
+    pub use_strength: bool,
+}
+
+impl Default for MentionBoostProfile {
+    fn default() -> Self {
+        Self {
+            direct: 0.3,
+            indirect: 0.1,
+            use_strength: true,
+        }
+    }
+}
+
+impl MentionBoostProfile {
+    /// # Errors
+    /// `InvalidParameter` unless `direct` and `indirect` are finite and `>= 0`.
+    pub fn validate(&self) -> Result<()> {
+        check_weight(self.direct, "direct")?;
+        check_weight(self.indirect, "indirect")
+    }
+
+    /// Boost of one mention of a related entity `distance` hops away (`distance >= 1`), honouring
+    /// `use_strength`.
+    #[inline]
+    pub fn indirect_boost(&self, distance: u32, strength: f64) -> f64 {
+        let strength = if self.use_strength { strength } else { 1.0 };
+        indirect_boost(self.indirect, distance, strength)
+    }
+}
+
+/// Seed 001: `indirect * (1.0 / distance) * strength`, in that order. `distance` counts hops
+/// and starts at 1 (a distance of 0 divides by zero and gives infinity, as the source would).
+#[inline]
+pub fn indirect_boost(indirect: f64, distance: u32, strength: f64) -> f64 {
+    indirect * (1.0 / f64::from(distance)) * strength
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 003: graph proximity.
+
+/// Constants of seed 003's `computeGraphScore`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphProximityProfile {
+    /// Relationship weights are divided by this (the source extracts weights 1..=10).
+    pub weight_scale: f64,
+    /// Hop decay `1 / hop_base^(hop - 1)`.
+    pub hop_base: f64,
+    /// Mention part `floor + (1 - floor) * mentionBoost`, in [0, 1].
+    pub mention_floor: f64,
+    /// `mentionBoost = min(log2(mentionCount + 1) / mention_log_divisor, 1)`.
+    pub mention_log_divisor: f64,
+}
+
+impl Default for GraphProximityProfile {
+    fn default() -> Self {
+        Self {
+            weight_scale: 10.0,
+            hop_base: 2.0,
+            mention_floor: 0.7,
+            mention_log_divisor: 5.0,
+        }
+    }
+}
+
+fn check_positive(value: f64, name: &'static str) -> Result<()> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::param(
+            name,
+            format!("{name} = {value} must be finite and > 0"),
+        ))
+    }
+}
+
+impl GraphProximityProfile {
+    /// # Errors
+    /// `InvalidParameter` unless `weight_scale`, `hop_base` and `mention_log_divisor` are finite
+    /// and `> 0` and `mention_floor` is in [0, 1].
+    pub fn validate(&self) -> Result<()> {
+        check_positive(self.weight_scale, "weight_scale")?;
+        check_positive(self.hop_base, "hop_base")?;
+        if !(self.mention_floor >= 0.0 && self.mention_floor <= 1.0) {
+            return Err(Error::param(
+                "mention_floor",
+                format!("mention_floor = {} must be in [0, 1]", self.mention_floor),
+            ));
+        }
+        check_positive(self.mention_log_divisor, "mention_log_divisor")
+    }
+}
+
+/// Seed 003's `computeGraphScore` for one graph-sourced chunk:
+///
+/// ```text
+/// hopDecay         = 1 / 2^(hop - 1)
+/// normalizedWeight = weight / 10
+/// mentionBoost     = min(log2(mentionCount + 1) / 5, 1)
+/// score            = normalizedWeight * hopDecay * (0.7 + (1 - 0.7) * mentionBoost)
+/// ```
+///
+/// `hop` starts at 1 (the batch rejects 0; here 0 extrapolates to a decay of `hop_base`).
+#[inline]
+pub fn graph_proximity(
+    weight: f64,
+    hop: u32,
+    mention_count: u32,
+    p: &GraphProximityProfile,
+) -> f64 {
+    let hop_decay = 1.0 / p.hop_base.powf(f64::from(hop) - 1.0);
+    let normalized_weight = weight / p.weight_scale;
+    let mention_boost = ((f64::from(mention_count) + 1.0).log2() / p.mention_log_divisor).min(1.0);
+    normalized_weight * hop_decay * (p.mention_floor + (1.0 - p.mention_floor) * mention_boost)
+}
+
+/// [`graph_proximity`] over columns (table `chunks`), written into `out`.
+///
+/// # Errors
+/// `InvalidParameter` for a bad profile; `LengthMismatch`; `InvalidValue` for a non-finite
+/// weight or a hop of 0.
+pub fn graph_proximity_batch(
+    weight: &[f64],
+    hop: &[u32],
+    mention_count: &[u32],
+    p: &GraphProximityProfile,
+    out: &mut [f64],
+) -> Result<()> {
+    p.validate()?;
+    let n = weight.len();
+    check_len("chunks", "hop", n, hop.len())?;
+    check_len("chunks", "mention_count", n, mention_count.len())?;
+    check_len("chunks", "out", n, out.len())?;
+    check_finite(weight, "chunks", "weight")?;
+    if let Some(row) = hop.iter().position(|&h| h == 0) {
+        return Err(Error::InvalidValue {
+            table: "chunks",
+            row,
+            column: "hop",
+            value: "0".to_owned(),
+            problem: "below 1 (hop distances start at 1 for direct neighbours)".to_owned(),
+        });
+    }
+    fill(out, |i| {
+        graph_proximity(weight[i], hop[i], mention_count[i], p)
+    });
+    Ok(())
+}
+
+/// [`graph_proximity_batch`] into a new vector.
+///
+/// # Errors
+/// As [`graph_proximity_batch`].
+pub fn graph_proximity_scores(
+    weight: &[f64],
+    hop: &[u32],
+    mention_count: &[u32],
+    p: &GraphProximityProfile,
+) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; weight.len()];
+    graph_proximity_batch(weight, hop, mention_count, p, &mut out)?;
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 004: composite score.
+
+/// Seed 004's `GraphFact.composite_score()`: `match * (1.0 / (1 + hop)) * confidence`, in that
+/// order (`hop` = 0 for a fact of the matched entity itself).
+#[inline]
+pub fn composite(match_score: f64, hop: u32, confidence: f64) -> f64 {
+    match_score * (1.0 / (1.0 + f64::from(hop))) * confidence
+}
+
+/// [`composite`] over columns (table `facts`), written into `out`.
+///
+/// # Errors
+/// `LengthMismatch`; `InvalidValue` for a non-finite match score or confidence.
+pub fn composite_batch(
+    match_score: &[f64],
+    hop: &[u32],
+    confidence: &[f64],
+    out: &mut [f64],
+) -> Result<()> {
+    let n = match_score.len();
+    check_len("facts", "hop", n, hop.len())?;
+    check_len("facts", "confidence", n, confidence.len())?;
+    check_len("facts", "out", n, out.len())?;
+    check_finite(match_score, "facts", "match_score")?;
+    check_finite(confidence, "facts", "confidence")?;
+    fill(out, |i| composite(match_score[i], hop[i], confidence[i]));
+    Ok(())
+}
+
+/// [`composite_batch`] into a new vector.
+///
+/// # Errors
+/// As [`composite_batch`].
+pub fn composite_scores(match_score: &[f64], hop: &[u32], confidence: &[f64]) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; match_score.len()];
+    composite_batch(match_score, hop, confidence, &mut out)?;
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed 002: rerank_memories.
+
+/// Constants of seed 002's `rerank_memories`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RerankProfile {
+    pub w_similarity: f64,
+    pub w_recency: f64,
+    pub w_confidence: f64,
+    pub w_access: f64,
+    /// `recency = recency_base ** days_old`.
+    pub recency_base: f64,
+    /// Length of a "day" in seconds.
+    pub day_seconds: i64,
+}
+
+impl Default for RerankProfile {
+    fn default() -> Self {
+        Self {
+            w_similarity: 0.5,
+            w_recency: 0.3,
+            w_confidence: 0.15,
+            w_access: 0.05,
+            recency_base: 0.95,
+            day_seconds: DAY_SECONDS,
+        }
+    }
+}
+
+impl RerankProfile {
+    /// # Errors
+    /// `InvalidParameter` unless the weights are finite and `>= 0`, `recency_base` is finite
+    /// and `> 0` and `day_seconds > 0`.
+    pub fn validate(&self) -> Result<()> {
+        check_weight(self.w_similarity, "w_similarity")?;
+        check_weight(self.w_recency, "w_recency")?;
+        check_weight(self.w_confidence, "w_confidence")?;
+        check_weight(self.w_access, "w_access")?;
+        check_positive(self.recency_base, "recency_base")?;
+        if self.day_seconds <= 0 {
+            return Err(Error::param(
+                "day_seconds",
+                format!("day_seconds = {} must be > 0", self.day_seconds),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Scores of [`rerank_batch`] (in input order) and, per query, the rows sorted by score.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reranked {
+    /// One final score per memory, in input order.
+    pub scores: Vec<f64>,
+    /// Global row indices: `order[offsets[q]..offsets[q + 1]]` is query `q`'s rows sorted by
+    /// score descending, equal scores kept in input (vector-rank) order.
+    pub order: Vec<usize>,
+}
+
+/// Seed 002's recency factor: `recency_base ** days_old` with `days_old` the floor of the age
+/// in days (Python's `timedelta.days`: a memory created in the future has a negative age and a
+/// recency above 1). A null time gives 1.0.
+#[inline]
+pub fn recency(created_at: i64, now: i64, p: &RerankProfile) -> f64 {
+    if created_at == NULL_TIME {
+        return 1.0;
+    }
+    let age = i128::from(now) - i128::from(created_at);
+    let days_old = age.div_euclid(i128::from(p.day_seconds.max(1)));
+    p.recency_base.powf(days_old as f64)
+}
+
+/// Seed 002's `rerank_memories` over a batch of queries.
+///
+/// Within query `q` (rows `query_offsets[q]..query_offsets[q + 1]`, in vector-rank order), the
+/// memory at position `i` (0-based) scores
+///
+/// ```text
+/// similarity = 1.0 / (i + 1)
+/// recency    = 0.95 ** days_old               (1.0 for a null created_at)
+/// final      = 0.5 * similarity + 0.3 * recency + 0.15 * confidence + 0.05 * access_score
+/// ```
+///
+/// summed left to right. `confidence` and `access_score` default to 1.0 per memory when `None`
+/// (the source's `getattr(memory, 'confidence', 1.0)` and its constant `access_score = 1.0`);
+/// `created_at = None` means every time is null. The source takes a memory's position with
+/// `memories.index(memory)`, which gives equal memories the same (first) position; rows here
+/// are distinct and each takes its own position.
+///
+/// # Errors
+/// `InvalidParameter` for a bad profile or `query_offsets`; `LengthMismatch` when a column
+/// does not hold `query_offsets[last]` rows; `InvalidValue` (table `memories`) for a
+/// non-finite confidence or access score.
+pub fn rerank_batch(
+    query_offsets: &[usize],
+    created_at: Option<&[i64]>,
+    confidence: Option<&[f64]>,
+    access_score: Option<&[f64]>,
+    now: i64,
+    p: &RerankProfile,
+) -> Result<Reranked> {
+    p.validate()?;
+    let n = query_offsets.last().copied().unwrap_or(0);
+    check_offsets(query_offsets, "query_offsets", n)?;
+    if let Some(times) = created_at {
+        check_len("memories", "created_at", n, times.len())?;
+    }
+    if let Some(values) = confidence {
+        check_len("memories", "confidence", n, values.len())?;
+        check_finite(values, "memories", "confidence")?;
+    }
+    if let Some(values) = access_score {
+        check_len("memories", "access_score", n, values.len())?;
+        check_finite(values, "memories", "access_score")?;
+    }
+    let n_queries = query_offsets.len() - 1;
+    let per_query = per_query(n_queries, n, |q| {
+        let rows = query_offsets[q]..query_offsets[q + 1];
+        let start = rows.start;
+        let scores: Vec<f64> = rows
+            .clone()
+            .map(|row| {
+                let similarity = 1.0 / ((row - start) as f64 + 1.0);
+                let recency = recency(created_at.map_or(NULL_TIME, |t| t[row]), now, p);
+                let confidence = confidence.map_or(1.0, |c| c[row]);
+                let access = access_score.map_or(1.0, |a| a[row]);
+                p.w_similarity * similarity
+                    + p.w_recency * recency
+                    + p.w_confidence * confidence
+                    + p.w_access * access
+            })
+            .collect();
+        let mut order: Vec<usize> = rows.collect();
+        // Stable: equal scores keep their input order, as Python's sort(reverse=True) does.
+        order.sort_by(|&a, &b| {
+            score_key(scores[b - start]).total_cmp(&score_key(scores[a - start]))
+        });
+        (scores, order)
+    });
+    let mut out = Reranked {
+        scores: Vec::with_capacity(n),
+        order: Vec::with_capacity(n),
+    };
+    for (scores, order) in per_query {
+        out.scores.extend(scores);
+        out.order.extend(order);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000;
+    const WEEK: i64 = 604_800;
+    const DAY: i64 = 86_400;
+
+    #[test]
+    fn score_fact_hand_computed() {
+        let p = FactScoreProfile::default();
+        // Fresh, never accessed, conversation, staged: just the confidence.
+        assert_eq!(
+            score_fact(0.5, SOURCE_CONVERSATION, STATUS_STAGED, NOW, 0, NOW, &p),
+            0.5
+        );
+        // user_edit (2.0), confirmed (1.2), 9 accesses (1 + log10(10) * 0.5 = 1.5), 3 weeks old
+        // (decay 0.95^2 = 0.9025): 0.5 * 2.0 * 0.9025 * 1.5 * 1.2.
+        let s = score_fact(
+            0.5,
+            SOURCE_USER_EDIT,
+            STATUS_CONFIRMED,
+            NOW - 3 * WEEK,
+            9,
+            NOW,
+            &p,
+        );
+        assert!((s - 0.5 * 2.0 * 0.9025 * 1.5 * 1.2).abs() < 1e-12, "{s}");
+        // Exactly at the grace period: no decay.
+        let s = score_fact(1.0, SOURCE_FILE, STATUS_REJECTED, NOW - WEEK, 0, NOW, &p);
+        assert_eq!(s, 1.5);
+        // Null time: no decay; unknown codes take the defaults.
+        let s = score_fact(1.0, 200, 200, NULL_TIME, 0, NOW, &p);
+        assert_eq!(s, 1.0);
+        // Future access: negative age, no decay.
+        let s = score_fact(1.0, SOURCE_SYSTEM, STATUS_ARCHIVED, NOW + WEEK, 0, NOW, &p);
+        assert_eq!(s, 1.2);
+    }
+
+    #[test]
+    fn score_fact_batch_matches_scalar_and_validates() {
+        let p = FactScoreProfile::default();
+        let conf = [0.9f32, 0.3, 1.0];
+        let src = [0u8, 1, 9];
+        let st = [1u8, 0, 3];
+        let last = [NOW - 10 * WEEK, NULL_TIME, NOW - 2 * DAY];
+        let ac = [0u32, 5, u32::MAX];
+        let out = score_facts(&conf, &src, &st, Some(&last), &ac, NOW, &p).unwrap();
+        for i in 0..3 {
+            let s = score_fact(conf[i], src[i], st[i], last[i], ac[i], NOW, &p);
+            assert_eq!(out[i].to_bits(), s.to_bits());
+        }
+        let none = score_facts(&conf, &src, &st, None, &ac, NOW, &p).unwrap();
+        assert_eq!(none[1], out[1]);
+        assert!(none[0] > out[0]);
+
+        let err =
+            score_facts(&[0.1, f32::NAN], &[0, 0], &[0, 0], None, &[0, 0], NOW, &p).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "facts row 1: confidence = NaN is not finite (NaN or infinite)"
+        );
+        let err = score_facts(&conf, &src[..2], &st, None, &ac, NOW, &p).unwrap_err();
+        assert_eq!(err.to_string(), "facts.source has 2 rows, expected 3");
+        let bad = FactScoreProfile {
+            decay_base: 1.5,
+            ..FactScoreProfile::default()
+        };
+        let err = score_facts(&conf, &src, &st, None, &ac, NOW, &bad).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "decay_base",
+                ..
+            }
+        ));
+        let bad = FactScoreProfile {
+            status_weights: vec![1.0, -1.0],
+            ..FactScoreProfile::default()
+        };
+        let err = bad.validate().unwrap_err();
+        assert!(err.to_string().contains("status_weights[1] = -1"), "{err}");
+    }
+
+    #[test]
+    fn score_fact_batch_parallel_path_equals_scalar() {
+        let p = FactScoreProfile::default();
+        let n = PAR_THRESHOLD + 1000;
+        let conf: Vec<f32> = (0..n).map(|i| (i % 101) as f32 / 100.0).collect();
+        let src: Vec<u8> = (0..n).map(|i| (i % 5) as u8).collect();
+        let st: Vec<u8> = (0..n).map(|i| (i % 4) as u8).collect();
+        let last: Vec<i64> = (0..n).map(|i| NOW - (i as i64) * 3_600).collect();
+        let ac: Vec<u32> = (0..n).map(|i| (i % 17) as u32).collect();
+        let out = score_facts(&conf, &src, &st, Some(&last), &ac, NOW, &p).unwrap();
+        for i in (0..n).step_by(997) {
+            let s = score_fact(conf[i], src[i], st[i], last[i], ac[i], NOW, &p);
+            assert_eq!(out[i].to_bits(), s.to_bits());
+        }
+    }
+
+    #[test]
+    fn indirect_boost_seed_001() {
+        // "boost = 0.1 * (1/2) * 0.9 = 0.045" (Tywin Lannister, distance 2, strength 0.9).
+        let b = indirect_boost(0.1, 2, 0.9);
+        assert!((b - 0.045).abs() < 1e-15, "{b}");
+        assert!((0.55 + b - 0.595).abs() < 1e-12);
+        let p = MentionBoostProfile::default();
+        assert_eq!(p.indirect_boost(2, 0.9), b);
+        let no_strength = MentionBoostProfile {
+            use_strength: false,
+            ..p.clone()
+        };
+        assert_eq!(no_strength.indirect_boost(2, 0.9), 0.05);
+        // Direct: 0.72 + 2 * 0.3 = 1.32.
+        assert!((0.72 + 2.0 * p.direct - 1.32).abs() < 1e-12);
+        p.validate().unwrap();
+        let err = MentionBoostProfile {
+            indirect: f64::NAN,
+            ..p
+        }
+        .validate()
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "indirect",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn graph_proximity_seed_003() {
+        let p = GraphProximityProfile::default();
+        // weight 8, 1 hop, 3 mentions: 0.8 * 1 * (0.7 + 0.3 * min(log2(4) / 5, 1)) = 0.656.
+        let s = graph_proximity(8.0, 1, 3, &p);
+        assert!((s - 0.656).abs() < 1e-12, "{s}");
+        // 2 hops halve, 3 hops quarter.
+        assert!((graph_proximity(8.0, 2, 3, &p) - 0.328).abs() < 1e-12);
+        assert!((graph_proximity(8.0, 3, 3, &p) - 0.164).abs() < 1e-12);
+        // Mention boost saturates at 1 (log2(32) / 5 = 1): full weight.
+        assert!((graph_proximity(10.0, 1, 31, &p) - 1.0).abs() < 1e-12);
+        assert!((graph_proximity(10.0, 1, 1000, &p) - 1.0).abs() < 1e-12);
+        // No mentions: the 0.7 floor.
+        assert!((graph_proximity(5.0, 1, 0, &p) - 0.35).abs() < 1e-12);
+
+        let out = graph_proximity_scores(&[8.0, 5.0], &[1, 2], &[3, 0], &p).unwrap();
+        assert_eq!(out[0], graph_proximity(8.0, 1, 3, &p));
+        let err = graph_proximity_scores(&[8.0, 5.0], &[1, 0], &[3, 0], &p).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("chunks row 1: hop = 0 is below 1"),
+            "{err}"
+        );
+        let err = graph_proximity_scores(&[f64::INFINITY], &[1], &[3], &p).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidValue {
+                column: "weight",
+                row: 0,
+                ..
+            }
+        ));
+        let bad = GraphProximityProfile {
+            mention_floor: 1.1,
+            ..p
+        };
+        let err = graph_proximity_scores(&[1.0], &[1], &[3], &bad).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "mention_floor",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn composite_seed_004() {
+        // 0.9 match, 1 hop, 0.8 confidence: 0.9 * 0.5 * 0.8 = 0.36.
+        assert!((composite(0.9, 1, 0.8) - 0.36).abs() < 1e-15);
+        assert_eq!(composite(0.9, 0, 0.8), 0.9 * 1.0 * 0.8);
+        let out = composite_scores(&[0.9, 1.0], &[1, 3], &[0.8, 1.0]).unwrap();
+        assert_eq!(out, vec![composite(0.9, 1, 0.8), 0.25]);
+        let err = composite_scores(&[0.9, 1.0], &[1, 3], &[0.8, f64::NAN]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "facts row 1: confidence = NaN is not finite (NaN or infinite)"
+        );
+        let err = composite_scores(&[0.9], &[1, 3], &[0.8]).unwrap_err();
+        assert!(matches!(err, Error::LengthMismatch { column: "hop", .. }));
+    }
+
+    #[test]
+    fn rerank_seed_002() {
+        let p = RerankProfile::default();
+        // Query 0: three memories; the first is 10 days old, the second fresh, the third null.
+        let created = [NOW - 10 * DAY, NOW, NULL_TIME, NOW - DAY / 2];
+        let r = rerank_batch(&[0, 3, 4], Some(&created), None, None, NOW, &p).unwrap();
+        let s0 = 0.5 * 1.0 + 0.3 * 0.95f64.powf(10.0) + 0.15 * 1.0 + 0.05 * 1.0;
+        let s1 = 0.5 * 0.5 + 0.3 * 1.0 + 0.15 * 1.0 + 0.05 * 1.0;
+        let s2 = 0.5 * (1.0 / 3.0) + 0.3 * 1.0 + 0.15 * 1.0 + 0.05 * 1.0;
+        let s3 = 0.5 * 1.0 + 0.3 * 1.0 + 0.15 * 1.0 + 0.05 * 1.0;
+        assert_eq!(r.scores, vec![s0, s1, s2, s3]);
+        assert_eq!(r.order, vec![0, 1, 2, 3]);
+        // Floor division: 1.5 days in the future is -2 days; 36 hours old is 1 day.
+        assert_eq!(recency(NOW + DAY + DAY / 2, NOW, &p), 0.95f64.powf(-2.0));
+        assert_eq!(recency(NOW - DAY - DAY / 2, NOW, &p), 0.95);
+        // Zero confidence and access: 0.5 + 0.3 = 0.8 still beats 0.25 + 0.3 + 0.15 + 0.05.
+        let r = rerank_batch(&[0, 2], None, Some(&[0.0, 1.0]), Some(&[0.0, 1.0]), NOW, &p).unwrap();
+        assert_eq!(r.order, vec![0, 1]);
+        let heavy = RerankProfile {
+            w_similarity: 0.0,
+            ..p.clone()
+        };
+        let r = rerank_batch(&[0, 2], None, Some(&[0.0, 1.0]), None, NOW, &heavy).unwrap();
+        assert_eq!(r.order, vec![1, 0]);
+        // Ties keep input order.
+        let r = rerank_batch(&[0, 3], None, None, None, NOW, &heavy).unwrap();
+        assert_eq!(r.order, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn rerank_validation() {
+        let p = RerankProfile::default();
+        let err = rerank_batch(&[0, 2], None, Some(&[0.5, f64::NAN]), None, NOW, &p).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "memories row 1: confidence = NaN is not finite (NaN or infinite)"
+        );
+        let err = rerank_batch(&[0, 2], Some(&[NOW]), None, None, NOW, &p).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "memories.created_at has 1 rows, expected 2"
+        );
+        let err = rerank_batch(&[0, 2, 1], None, None, None, NOW, &p).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "query_offsets",
+                ..
+            }
+        ));
+        let err = rerank_batch(&[], None, None, None, NOW, &p).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "query_offsets",
+                ..
+            }
+        ));
+        let bad = RerankProfile {
+            day_seconds: 0,
+            ..p
+        };
+        let err = rerank_batch(&[0], None, None, None, NOW, &bad).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "day_seconds",
+                ..
+            }
+        ));
+    }
+}
