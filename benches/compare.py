@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import peers as P  # noqa: E402
-import workload as W  # noqa: E402
+import peers as P
+import workload as W
 
 DEFAULT_PEERS = ("graphrecall", "dict", "scipy", "igraph", "rustworkx", "networkx", "sqlite")
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -195,7 +195,9 @@ def time_batch(
         fn(queries, *extra)  # warm-up
         walls, cpus = [], []
         start = time.perf_counter()
-        while len(walls) < max_reps and (len(walls) < 3 or time.perf_counter() - start < min_seconds):
+        while len(walls) < max_reps and (
+            len(walls) < 3 or time.perf_counter() - start < min_seconds
+        ):
             gc.collect()
             c0, t0 = time.process_time_ns(), time.perf_counter_ns()
             fn(queries, *extra)
@@ -377,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     sj = args.data / "summary.json"
     if sj.exists():
         summ["seed"] = json.loads(sj.read_text()).get("seed")
-    log(f"loaded {g.n_entities:,} entities, {g.n_facts:,} facts in {time.perf_counter() - t0:.1f} s")
+    log(
+        f"loaded {g.n_entities:,} entities, {g.n_facts:,} facts in {time.perf_counter() - t0:.1f} s"
+    )
 
     ref = P.Reference()
     t0 = time.perf_counter()
@@ -425,8 +429,10 @@ def main(argv: list[str] | None = None) -> int:
             failed[name] = err
             log(f"MISMATCH {name}:\n{err}")
             continue
-        log(f"verified {name}: {nq} queries identical (first pass W1 {fp['W1']:.2f} s, "
-            f"W4 {fp['W4']:.2f} s)")
+        log(
+            f"verified {name}: {nq} queries identical (first pass W1 {fp['W1']:.2f} s, "
+            f"W4 {fp['W4']:.2f} s)"
+        )
         built[name] = peer
     for name in failed:
         build.pop(name, None)

@@ -165,7 +165,6 @@ fn benches(c: &mut Criterion) {
         },
         rank: Rank::ScoreFact {
             profile: FactScoreProfile::default(),
-            now: NOW,
         },
         ..SpreadParams::default()
     };
@@ -181,7 +180,7 @@ fn benches(c: &mut Criterion) {
                 scores: &scores[offsets[q]..offsets[q + 1]],
                 offsets: &o,
             };
-            black_box(spread(&g, &qs, &w1).map(|a| a.all.facts.len()))
+            black_box(spread(&g, &qs, &w1, NOW).map(|a| a.all.facts.len()))
         })
     });
     c.bench_function("w4/single", |b| {
@@ -203,7 +202,7 @@ fn benches(c: &mut Criterion) {
         offsets: &offsets,
     };
     c.bench_function("w1/batch1000", |b| {
-        b.iter(|| black_box(spread(&g, &all, &w1).map(|a| a.all.facts.len())))
+        b.iter(|| black_box(spread(&g, &all, &w1, NOW).map(|a| a.all.facts.len())))
     });
     c.bench_function("w4/batch1000", |b| {
         b.iter(|| black_box(graph_recall(&g, &all, &w4).map(|r| r.facts.len())))

@@ -23,11 +23,11 @@ import heapq
 import math
 import sqlite3
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from workload import MATCH_SCORES, NOW, SOURCES, STATUSES, Graph
 
 # ------------------------------------------------------------------------------------------
@@ -224,7 +224,9 @@ class DictPeer(Peer):
         )
         subj = g.subject[order]
         ptr = _csr(subj, g.n_entities).tolist()
-        self.out = {e: rows[ptr[e] : ptr[e + 1]] for e in range(g.n_entities) if ptr[e + 1] > ptr[e]}
+        self.out = {
+            e: rows[ptr[e] : ptr[e + 1]] for e in range(g.n_entities) if ptr[e + 1] > ptr[e]
+        }
         ent, fact, other = _incident_order(g)
         edges = list(zip(fact.tolist(), g.confidence[fact].tolist(), other.tolist(), strict=True))
         iptr = _csr(ent, g.n_entities).tolist()
@@ -260,12 +262,20 @@ class DictPeer(Peer):
         for f, conf, status, _o, src, la, ac in facts:
             age_weeks = (now - la) / WEEK_S
             decay = 0.95 ** (age_weeks - 1) if age_weeks > 1 else 1.0
-            s = conf * weight[src] * decay * (1 + log10(ac + 1) * 0.5) * (1.2 if status == 1 else 1.0)
+            s = (
+                conf
+                * weight[src]
+                * decay
+                * (1 + log10(ac + 1) * 0.5)
+                * (1.2 if status == 1 else 1.0)
+            )
             ranked.append((-s, f))
         ranked.sort()
         return [f for _, f in ranked]
 
-    def w4(self, anchors: Sequence[int]) -> list[int]:
+    def w4_scores(self, anchors: Sequence[int]) -> dict[int, float]:
+        """Closed form: ``g`` over anchors and their neighbours, then ``g(x) * confidence``
+        maxed over each edge's endpoints (each entity's adjacency read once per query)."""
         inc = self.incident
         g: dict[int, float] = {}
         for a, s in zip(anchors, MATCH_SCORES, strict=True):
@@ -282,7 +292,10 @@ class DictPeer(Peer):
                 v = gx * c
                 if v > get(f, -1.0):
                     best[f] = v
-        top = heapq.nsmallest(TOP_K, ((-v, f) for f, v in best.items()))
+        return best
+
+    def w4(self, anchors: Sequence[int]) -> list[int]:
+        top = heapq.nsmallest(TOP_K, ((-v, f) for f, v in self.w4_scores(anchors).items()))
         return [f for _, f in top]
 
 
@@ -340,7 +353,18 @@ class NetworkXPeer(Peer):
         G.add_nodes_from(range(n + 1))
         obj = np.where(g.object >= 0, g.object, n)
         G.add_edges_from(
-            (s, o, f, {"confidence": c, "status": st, "source": src, "last_accessed": la, "access_count": ac})
+            (
+                s,
+                o,
+                f,
+                {
+                    "confidence": c,
+                    "status": st,
+                    "source": src,
+                    "last_accessed": la,
+                    "access_count": ac,
+                },
+            )
             for f, (s, o, c, st, src, la, ac) in enumerate(
                 zip(
                     g.subject.tolist(),
@@ -357,7 +381,8 @@ class NetworkXPeer(Peer):
         self.G = G
 
     def w1(self, anchors: Sequence[int], now: int = NOW) -> list[int]:
-        succ = self.G._succ  # noqa: SLF001 - documented adjacency dict-of-dicts
+        # the underlying dict-of-dicts (what G.succ views): the fastest way to read adjacency
+        succ = self.G._succ
         sentinel = self.sentinel
         visited: set[int] = set()
         facts: list[tuple[Any, ...]] = []
@@ -386,7 +411,7 @@ class NetworkXPeer(Peer):
         return _rank_w1(facts, now)
 
     def w4(self, anchors: Sequence[int]) -> list[int]:
-        succ, pred, sentinel = self.G._succ, self.G._pred, self.sentinel  # noqa: SLF001
+        succ, pred, sentinel = self.G._succ, self.G._pred, self.sentinel
 
         def neighbors(e: int) -> Any:
             for o, keyed in succ[e].items():
@@ -671,57 +696,67 @@ class ScipyPeer(Peer):
 
     # -- W4 ---------------------------------------------------------------------------------
 
-    def w4(self, anchors: np.ndarray) -> np.ndarray:
-        inc = self.inc
-        pos, slot = _gather(inc.indptr, anchors)
-        ents = np.concatenate((anchors, inc.data[pos]))
-        vals = np.concatenate((self.match, self.match[slot] * 0.5))
-        o = np.lexsort((-vals, ents))
-        ents, vals = ents[o], vals[o]
-        first = np.r_[True, ents[1:] != ents[:-1]]
-        ge, gv = ents[first], vals[first]
-        pos, slot = _gather(inc.indptr, ge)
-        f = inc.indices[pos]
-        v = gv[slot] * self.conf[f]
-        o = np.lexsort((-v, f))
-        f, v = f[o], v[o]
-        first = np.r_[True, f[1:] != f[:-1]]
-        f, v = f[first], v[first]
-        return f[np.lexsort((f, -v))[:TOP_K]]
+    def _w4_candidates(
+        self, q: np.ndarray, anchors: np.ndarray, scores: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(query, fact, composite) of every distinct reached edge, grouped by query.
 
-    def w4_batch(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        inc, n, nq = self.inc, self.n, len(queries)
-        k = queries.shape[1]
-        q = np.arange(nq).repeat(k)
-        a = queries.ravel()
-        s = np.tile(self.match, nq)
-        pos, slot = _gather(inc.indptr, a)
-        keys = np.concatenate((q * n + a, q[slot] * n + inc.data[pos]))
-        vals = np.concatenate((s, s[slot] * 0.5))
+        Closed form: ``g`` over ``query * N + entity`` keys (anchors and their neighbours,
+        max-reduced with one lexsort), then ``composite(f) = confidence(f) * max(g(subject),
+        g(object))``; an edge with both endpoints in ``g`` is kept once (from its smaller end),
+        so no per-fact max-reduction is needed.
+        """
+        n, inc = self.n, self.inc
+        pos, slot = _gather(inc.indptr, anchors)
+        keys = np.concatenate((q * n + anchors, q[slot] * n + inc.data[pos]))
+        vals = np.concatenate((scores, scores[slot] * 0.5))
         o = np.lexsort((-vals, keys))
         keys, vals = keys[o], vals[o]
-        first = np.r_[True, keys[1:] != keys[:-1]]
-        keys, gv = keys[first], vals[first]
-        pos, slot = _gather(inc.indptr, keys % n)
-        f = inc.indices[pos]
-        fq = keys[slot] // n
-        v = gv[slot] * self.conf[f]
-        m = np.int64(len(self.conf))
-        fkey = fq * m + f
-        o = np.lexsort((-v, fkey))
-        fkey, v = fkey[o], v[o]
-        first = np.r_[True, fkey[1:] != fkey[:-1]]
-        fkey, v = fkey[first], v[first]
-        fq, f = fkey // m, fkey % m
-        o = np.lexsort((f, -v, fq))
-        f, fq = f[o], fq[o]
-        counts = np.bincount(fq, minlength=nq)
-        starts = np.cumsum(counts) - counts
-        rank = np.arange(len(f)) - starts[fq]
-        keep = rank < TOP_K
+        first = np.empty(len(keys), bool)
+        first[:1] = True
+        np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        gk, gv = keys[first], vals[first]
+        ge = gk % n
+        pos, slot = _gather(inc.indptr, ge)
+        f, other = inc.indices[pos], inc.data[pos]
+        x = ge[slot]
+        okey = gk[slot] - x + other  # query * N + other endpoint
+        idx = np.minimum(np.searchsorted(gk, okey), len(gk) - 1)
+        in_g = gk[idx] == okey
+        keep = ~in_g | (x < other)
+        go = np.where(in_g, gv[idx], 0.0)
+        v = self.conf[f] * np.maximum(gv[slot], go)
+        return (gk[slot] // n)[keep], f[keep], v[keep]
+
+    @staticmethod
+    def _top_k(f: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The TOP_K facts by value DESC, id ASC (partition to the top values and their ties,
+        then sort only those)."""
+        if len(v) > TOP_K:
+            thr = np.partition(v, len(v) - TOP_K)[len(v) - TOP_K]
+            sel = v >= thr
+            f, v = f[sel], v[sel]
+        return f[np.lexsort((f, -v))[:TOP_K]]
+
+    def w4(self, anchors: np.ndarray) -> np.ndarray:
+        _, f, v = self._w4_candidates(np.zeros(len(anchors), np.int64), anchors, self.match)
+        return self._top_k(f, v)
+
+    def w4_batch(self, queries: np.ndarray, chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates vectorised over chunks of queries; top-k per query (a partition each)."""
+        nq, k = queries.shape
+        ids: list[np.ndarray] = []
+        for lo in range(0, nq, chunk):
+            qs = queries[lo : lo + chunk]
+            m = len(qs)
+            q, f, v = self._w4_candidates(
+                np.arange(m).repeat(k), qs.ravel(), np.tile(self.match, m)
+            )
+            bounds = np.searchsorted(q, np.arange(m + 1)).tolist()  # q is ascending
+            ids.extend(self._top_k(f[b0:b1], v[b0:b1]) for b0, b1 in pairwise(bounds))
         offsets = np.zeros(nq + 1, np.int64)
-        np.cumsum(np.minimum(counts, TOP_K), out=offsets[1:])
-        return f[keep], offsets
+        np.cumsum([len(x) for x in ids], out=offsets[1:])
+        return np.concatenate(ids) if ids else np.zeros(0, np.int64), offsets
 
 
 # ------------------------------------------------------------------------------------------

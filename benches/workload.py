@@ -461,7 +461,9 @@ def _print_summary(s: dict[str, float]) -> None:
         f"in-degree p99       {s['in_degree_p99']:>12.0f}   (expected 32)",
         f"in-degree max       {s['in_degree_max']:>12,}   (expected 422 at 100k, 3,314 at 1M)",
         f"access_count == 0   {s['access_count_zero_share']:>12.4f}   (expected 0.61)",
-        "status shares       " + " ".join(f"{x:.3f}" for x in shares) + "   (expected .35/.35/.15/.15)",
+        "status shares       "
+        + " ".join(f"{x:.3f}" for x in shares)
+        + "   (expected .35/.35/.15/.15)",
         f"self-loops          {s['self_loops']:>12}",
         f"cross-tenant edges  {s['cross_tenant']:>12}",
         f"anchors w/o facts   {s['anchors_without_facts_share']:>12.3f}   (expected ~0.17)",

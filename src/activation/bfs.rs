@@ -14,8 +14,8 @@ use crate::scoring::{score_fact, FactScoreProfile};
 pub enum Rank {
     /// Keep traversal order (BFS order).
     None,
-    /// Seed 000 `scoreFact` at time `now`.
-    ScoreFact { profile: FactScoreProfile, now: i64 },
+    /// Seed 000 `scoreFact`, at the `now` given to [`spread`].
+    ScoreFact { profile: FactScoreProfile },
     /// Seed 004 composite: anchor match score x 1/(1+hop) x confidence.
     Composite,
 }
@@ -226,12 +226,17 @@ impl<'g> Collector<'g> {
     }
 
     /// Rank, cut, and translate positions to fact ids.
-    fn finish(mut self, anchor_score: &FxHashMap<u32, f64>, p: &SpreadParams) -> QueryActivation {
+    fn finish(
+        mut self,
+        anchor_score: &FxHashMap<u32, f64>,
+        p: &SpreadParams,
+        now: i64,
+    ) -> QueryActivation {
         let g = self.g;
         let out = &mut self.out;
         let scores: Vec<f64> = match &p.rank {
             Rank::None => Vec::new(),
-            Rank::ScoreFact { profile, now } => out
+            Rank::ScoreFact { profile } => out
                 .facts
                 .iter()
                 .map(|&pos| {
@@ -242,7 +247,7 @@ impl<'g> Collector<'g> {
                         g.status[pos],
                         g.last_accessed.as_ref().map_or(crate::graph::NULL_TIME, |c| c[pos]),
                         g.access_count[pos],
-                        *now,
+                        now,
                         profile,
                     )
                 })
@@ -383,11 +388,17 @@ fn spread_independent(
     }
 }
 
-/// Spreading activation for a batch of queries.
+/// Spreading activation for a batch of queries; `now` (seconds) is the time scores are
+/// computed at (unused unless ranking by `scoreFact`).
 ///
 /// # Errors
 /// Invalid parameters, anchors outside the graph or across tenants, unknown tenant.
-pub fn spread(g: &KnowledgeGraph, queries: &Queries<'_>, p: &SpreadParams) -> Result<Activation> {
+pub fn spread(
+    g: &KnowledgeGraph,
+    queries: &Queries<'_>,
+    p: &SpreadParams,
+    now: i64,
+) -> Result<Activation> {
     p.validate(g)?;
     queries.validate(g, p.tenant)?;
     let results = per_query(queries.len(), |q| {
@@ -403,7 +414,7 @@ pub fn spread(g: &KnowledgeGraph, queries: &Queries<'_>, p: &SpreadParams) -> Re
             let e = anchor_score.entry(a).or_insert(s);
             *e = e.max(s);
         }
-        c.finish(&anchor_score, p)
+        c.finish(&anchor_score, p, now)
     });
     Ok(concat(results))
 }

@@ -10,7 +10,7 @@ mod ppr;
 mod recall;
 
 pub use boost::{mention_boost, BoostInput, BoostParams, Boosted};
-pub use bfs::{spread, Activation, QueryActivation, Rank, SpreadParams};
+pub use bfs::{spread, Activation, QueryActivation, Rank, SpreadParams, MAX_HOPS};
 pub use ppr::{personalized_pagerank, EdgeWeight, PageRank, PprParams};
 pub use recall::{graph_recall, Dedupe, Recall, RecallParams};
 

@@ -162,7 +162,7 @@ proptest! {
         };
         let mut off = Vec::new();
         let q = one(&anchors, &vec![1.0; anchors.len()], &mut off);
-        let act = spread(&g, &q, &p).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let act = spread(&g, &q, &p, 0).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let want = ref_shared(&c, &anchors, max_hops, limit, max_facts, dir, statuses);
         let got: Vec<(u32, u32)> = act.all.facts.iter().copied().zip(act.all.hops.iter().copied()).collect();
         prop_assert_eq!(&got, &want);
@@ -228,7 +228,7 @@ proptest! {
             rank: Rank::Composite,
             ..SpreadParams::default()
         };
-        let act = spread(&g, &q, &p).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let act = spread(&g, &q, &p, 0).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let unfused: Vec<(u32, f64)> = act.all.facts.iter().copied().zip(act.all.scores.iter().copied())
             .filter(|(f, _)| c.object[*f as usize] != NONE).take(k).collect();
         prop_assert_eq!(&unfused, &want);
@@ -274,14 +274,14 @@ fn seed_000_stop_rule_is_checked_between_hops_only() {
         max_facts: Some(5),
         ..SpreadParams::default()
     };
-    let act = spread(&g, &q, &p).unwrap_or_default();
+    let act = spread(&g, &q, &p, 0).unwrap_or_default();
     assert_eq!(act.all.facts.len(), 12);
     assert!(act.all.hops.iter().all(|&h| h == 0));
     let p = SpreadParams {
         max_facts: Some(13),
         ..p
     };
-    let act = spread(&g, &q, &p).unwrap_or_default();
+    let act = spread(&g, &q, &p, 0).unwrap_or_default();
     assert_eq!(act.all.facts.len(), 13);
 }
 
@@ -299,7 +299,7 @@ fn bad_queries_are_refused_with_their_index() {
         scores: &[1.0, 1.0, 1.0],
         offsets: &offsets,
     };
-    let e = spread(&g, &q, &SpreadParams::default()).err().map(|e| e.to_string());
+    let e = spread(&g, &q, &SpreadParams::default(), 0).err().map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
         Some("query 1: anchor 2 belongs to tenant 1, not to the query's tenant 0")
@@ -319,7 +319,7 @@ fn bad_queries_are_refused_with_their_index() {
         scores: &[f64::NAN],
         offsets: &[0, 1],
     };
-    assert!(spread(&g, &q, &SpreadParams::default()).is_err());
+    assert!(spread(&g, &q, &SpreadParams::default(), 0).is_err());
     let q = Queries {
         anchors: &[0],
         scores: &[1.0],
@@ -329,17 +329,17 @@ fn bad_queries_are_refused_with_their_index() {
         tenant: Some(1),
         ..SpreadParams::default()
     };
-    assert!(spread(&g, &q, &p).is_err());
+    assert!(spread(&g, &q, &p, 0).is_err());
     let p = SpreadParams {
         tenant: Some(5),
         ..SpreadParams::default()
     };
-    assert!(matches!(spread(&g, &q, &p), Err(crate::Error::UnknownTenant { tenant: 5, .. })));
+    assert!(matches!(spread(&g, &q, &p, 0), Err(crate::Error::UnknownTenant { tenant: 5, .. })));
     let p = SpreadParams {
         max_hops: 1000,
         ..SpreadParams::default()
     };
-    assert!(spread(&g, &q, &p).is_err());
+    assert!(spread(&g, &q, &p, 0).is_err());
     let pp = PprParams {
         damping: 1.0,
         ..PprParams::default()
@@ -374,7 +374,7 @@ fn filters_as_of_and_sequence() {
             filter,
             ..SpreadParams::default()
         };
-        spread(&g, &q, &p).map(|a| a.all.facts).unwrap_or_default()
+        spread(&g, &q, &p, 0).map(|a| a.all.facts).unwrap_or_default()
     };
     assert_eq!(run(FactFilter::default()), vec![0, 1, 2]);
     let at = |t| FactFilter {

@@ -13,7 +13,7 @@ mod kernels;
 
 /// Exception classes live in `graphrecall.errors` (pure Python) so that each one can also
 /// subclass the builtin that callers already catch (`ValueError`, `KeyError`).
-fn error_class(py: Python<'_>, name: &'static str) -> PyResult<Bound<'_, PyType>> {
+fn error_class<'py>(py: Python<'py>, name: &'static str) -> PyResult<Bound<'py, PyType>> {
     static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
     let module = MODULE.get_or_try_init(py, || {
         py.import("graphrecall.errors").map(Bound::unbind)
@@ -63,8 +63,11 @@ mod _core {
         rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
 
+    #[pymodule_export]
+    use super::graph::{CoreActivation, CoreRecall, CoreRecallPlan, CoreSpreadPlan};
+
     #[pymodule_init]
-    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    fn init(m: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
         use pyo3::types::PyModuleMethods;
         m.add("__version__", env!("CARGO_PKG_VERSION"))
     }

@@ -1,0 +1,58 @@
+"""graphrecall: Graph-RAG retrieval in microseconds.
+
+A Rust core (CSR knowledge graph, capped BFS spreading activation, Personalized PageRank,
+the scoring formulas of five production Graph-RAG designs, rank fusion) under a thin Python
+API. Build a :class:`KnowledgeGraph`, then call its query methods with one query or a batch.
+
+Example:
+    >>> import numpy as np
+    >>> from graphrecall import KnowledgeGraph
+    >>> g = KnowledgeGraph.from_records(
+    ...     entities=[{"id": "user"}, {"id": "jacq"}, {"id": "duckdb"}],
+    ...     facts=[
+    ...         {"subject": "user", "predicate": "works_on", "object": "jacq", "confidence": 0.9},
+    ...         {"subject": "jacq", "predicate": "uses", "object": "duckdb", "confidence": 0.8},
+    ...     ],
+    ... )
+    >>> act = g.spread(["user"], max_hops=2, per_entity_limit=10, max_facts=30)
+    >>> [g.facts([f])[0]["predicate"] for f in act[0].fact_ids]
+    ['works_on', 'uses']
+"""
+
+from __future__ import annotations
+
+from . import fusion, scoring
+from ._core import __version__
+from .errors import (
+    DataError,
+    GraphRecallError,
+    ParameterError,
+    QueryError,
+    UnknownIdError,
+    UnknownTenantError,
+)
+from .graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, RecallPlan, SpreadPlan
+from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
+
+__all__ = [
+    "DEFAULT_SOURCES",
+    "DEFAULT_STATUSES",
+    "Activation",
+    "DataError",
+    "GraphRecallError",
+    "KnowledgeGraph",
+    "PageRank",
+    "ParameterError",
+    "QueryActivation",
+    "QueryError",
+    "QueryPageRank",
+    "QueryRecall",
+    "Recall",
+    "RecallPlan",
+    "SpreadPlan",
+    "UnknownIdError",
+    "UnknownTenantError",
+    "__version__",
+    "fusion",
+    "scoring",
+]

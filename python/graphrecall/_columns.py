@@ -1,0 +1,344 @@
+"""Column conversion with errors that name the table, row and column.
+
+Casting to the core's narrow dtypes must never wrap silently (``np.uint8(300) == 44``), so
+every integer column is range-checked before it is cast, and every float column is checked
+for NaN / infinity by the core after conversion.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import DataError, UnknownIdError
+
+NULL_TIME = -(2**63)
+
+_INT_RANGES = {
+    np.dtype(np.uint8): (0, 255),
+    np.dtype(np.uint32): (0, 2**32 - 2),  # 2**32 - 1 is the core's "none" sentinel
+    np.dtype(np.int64): (-(2**63), 2**63 - 1),
+}
+
+
+def first_row(mask: npt.NDArray[np.bool_]) -> int:
+    """Index of the first True in a boolean mask."""
+    return int(np.argmax(mask))
+
+
+def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDArray[Any]:
+    """Convert to a contiguous integer array of ``dtype``, refusing lossy casts."""
+    target = np.dtype(dtype)
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype == target:
+        return np.ascontiguousarray(arr)
+    if arr.size == 0:
+        return np.zeros(0, dtype=target)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind == "f":
+        bad = ~np.isfinite(arr) | (arr != np.floor(arr))
+        if bad.any():
+            i = first_row(bad)
+            raise DataError(f"{table} row {i}: {column} = {arr[i]!r} is not an integer")
+        arr = arr.astype(np.int64)
+    elif arr.dtype.kind == "O":
+        try:
+            arr = np.array([int(v) for v in arr], dtype=np.int64)
+        except (TypeError, ValueError) as exc:
+            for i, v in enumerate(arr):
+                try:
+                    int(v)
+                except (TypeError, ValueError):
+                    raise DataError(
+                        f"{table} row {i}: {column} = {v!r} is not an integer"
+                    ) from exc
+            raise
+    elif arr.dtype.kind not in "iu":
+        raise DataError(f"{table}.{column} must hold integers, got dtype {arr.dtype}")
+    lo, hi = _INT_RANGES[target]
+    if arr.dtype.kind == "u":
+        bad = arr > hi
+    else:
+        bad = (arr < lo) | (arr > hi)
+    if bad.any():
+        i = first_row(bad)
+        problem = "negative" if arr[i] < 0 else f"larger than {hi}"
+        raise DataError(f"{table} row {i}: {column} = {arr[i]} is {problem}")
+    return np.ascontiguousarray(arr.astype(target))
+
+
+def floats(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDArray[Any]:
+    """Convert to a contiguous float array (range checks are the core's)."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind not in "fiub":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"{table}.{column} must hold numbers, got dtype {arr.dtype}") from exc
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def times(values: Any, table: str, column: str) -> npt.NDArray[np.int64] | None:
+    """Times as int64 seconds; ``None`` / ``NaT`` / NaN become the null sentinel.
+
+    Accepts int seconds, float seconds (NaN = null), ``datetime64`` of any unit, and
+    sequences of ``datetime`` (naive ones are taken as UTC), ints or ``None``.
+    """
+    if values is None:
+        return None
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind == "M":
+        out = arr.astype("datetime64[s]").view(np.int64).copy()
+        return out  # NaT is already int64 min
+    if arr.dtype.kind in "iu":
+        return ints(arr, np.int64, table, column)
+    if arr.dtype.kind == "f":
+        out = np.full(arr.shape, NULL_TIME, dtype=np.int64)
+        ok = ~np.isnan(arr)
+        if np.isinf(arr).any():
+            i = first_row(np.isinf(arr))
+            raise DataError(f"{table} row {i}: {column} = {arr[i]} is not a time")
+        out[ok] = np.floor(arr[ok]).astype(np.int64)
+        return out
+    out = np.empty(len(arr), dtype=np.int64)
+    for i, v in enumerate(arr):
+        out[i] = time_value(v, table, column, i)
+    return out
+
+
+def time_value(v: Any, table: str, column: str, row: int) -> int:
+    """One time value as int seconds (null sentinel for missing)."""
+    if v is None:
+        return NULL_TIME
+    if isinstance(v, float) and v != v:
+        return NULL_TIME
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=_dt.timezone.utc)
+        return int(np.floor(v.timestamp()))
+    if isinstance(v, _dt.date):
+        return int(_dt.datetime(v.year, v.month, v.day, tzinfo=_dt.timezone.utc).timestamp())
+    if isinstance(v, np.datetime64):
+        if np.isnat(v):
+            return NULL_TIME
+        return int(v.astype("datetime64[s]").astype(np.int64))
+    if hasattr(v, "to_pydatetime"):  # pandas Timestamp / NaT
+        if str(v) == "NaT":
+            return NULL_TIME
+        return time_value(v.to_pydatetime(), table, column, row)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return int(np.floor(v))
+    raise DataError(f"{table} row {row}: {column} = {v!r} is not a time")
+
+
+class IdMap:
+    """External ids <-> dense indices. ``None`` ids mean the identity (ids are 0..n-1)."""
+
+    __slots__ = ("_ext", "_index", "_n", "_sorted_keys", "_sorted_pos", "kind", "name")
+
+    def __init__(self, ids: Sequence[Hashable] | npt.NDArray[Any] | None, n: int, name: str):
+        self.name = name
+        self._n = n
+        self._index: dict[Hashable, int] | None = None
+        self._sorted_keys: npt.NDArray[Any] | None = None
+        self._sorted_pos: npt.NDArray[np.int64] | None = None
+        if ids is None:
+            self.kind = "identity"
+            self._ext: npt.NDArray[Any] | None = None
+            return
+        arr = np.asarray(ids)
+        if arr.ndim != 1 or len(arr) != n:
+            raise DataError(f"{name} ids: expected {n} ids in one dimension, got shape {arr.shape}")
+        if arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)
+            order = np.argsort(arr, kind="stable")
+            keys = arr[order]
+            dup = keys[1:] == keys[:-1]
+            if dup.any():
+                i = int(order[first_row(dup) + 1])
+                raise DataError(f"{name}s row {i}: duplicate id {arr[i]}")
+            self.kind = "int"
+            self._ext = arr
+            self._sorted_keys = keys
+            self._sorted_pos = order.astype(np.int64)
+        else:
+            ext = np.empty(n, dtype=object)
+            ext[:] = arr.tolist()
+            index: dict[Hashable, int] = {}
+            for i, v in enumerate(ext):
+                if v in index:
+                    raise DataError(f"{name}s row {i}: duplicate id {v!r}")
+                index[v] = i
+            self.kind = "object"
+            self._ext = ext
+            self._index = index
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def external(self) -> npt.NDArray[Any]:
+        """All external ids in index order."""
+        if self._ext is None:
+            return np.arange(self._n, dtype=np.int64)
+        return self._ext
+
+    def to_index(
+        self, ids: Any, table: str, column: str, *, allow_none: bool = False
+    ) -> npt.NDArray[np.int64]:
+        """Map external ids (array-like) to dense indices; -1 for None when allowed."""
+        if self.kind == "identity":
+            arr = np.asarray(ids)
+            if arr.dtype.kind == "O":
+                arr = np.array(
+                    [-1 if (allow_none and v is None) else v for v in arr], dtype=np.float64
+                )
+                if np.isnan(arr).any():
+                    i = first_row(np.isnan(arr))
+                    raise DataError(f"{table} row {i}: {column} is missing")
+            if arr.dtype.kind == "f":
+                nan = np.isnan(arr)
+                if nan.any() and not allow_none:
+                    raise DataError(f"{table} row {first_row(nan)}: {column} is missing")
+                arr = np.where(nan, -1, arr)
+            out = ints(arr, np.int64, table, column)
+            bad = (out >= self._n) | (out < (-1 if allow_none else 0))
+            if bad.any():
+                i = first_row(bad)
+                raise DataError(
+                    f"{table} row {i}: {column} = {out[i]} refers to no {self.name} "
+                    f"(there are {self._n})"
+                )
+            return out
+        if self.kind == "int":
+            arr = np.asarray(ids)
+            missing = np.zeros(len(arr), dtype=bool)
+            if arr.dtype.kind in "fO":
+                missing = np.array([v is None or (isinstance(v, float) and v != v) for v in arr])
+                arr = np.where(missing, 0, arr).astype(np.int64)
+            arr = ints(arr, np.int64, table, column)
+            assert self._sorted_keys is not None and self._sorted_pos is not None
+            pos = np.searchsorted(self._sorted_keys, arr)
+            pos = np.minimum(pos, len(self._sorted_keys) - 1) if len(self._sorted_keys) else pos
+            found = (
+                (self._sorted_keys[pos] == arr)
+                if len(self._sorted_keys)
+                else np.zeros(len(arr), dtype=bool)
+            )
+            bad = ~found & ~missing
+            if bad.any() or (missing.any() and not allow_none):
+                i = first_row(bad | (missing & (not allow_none)))
+                what = "is missing" if missing[i] else f"= {arr[i]} refers to no {self.name}"
+                raise DataError(f"{table} row {i}: {column} {what}")
+            out = np.where(missing, -1, self._sorted_pos[pos] if len(arr) else pos)
+            return out.astype(np.int64)
+        assert self._index is not None
+        index = self._index
+        vals = list(ids) if not isinstance(ids, np.ndarray) else ids.tolist()
+        out = np.empty(len(vals), dtype=np.int64)
+        for i, v in enumerate(vals):
+            if v is None or (isinstance(v, float) and v != v):
+                if allow_none:
+                    out[i] = -1
+                    continue
+                raise DataError(f"{table} row {i}: {column} is missing")
+            j = index.get(v)
+            if j is None:
+                raise DataError(f"{table} row {i}: {column} = {v!r} refers to no {self.name}")
+            out[i] = j
+        return out
+
+    def lookup(self, ids: Iterable[Hashable], what: str) -> npt.NDArray[np.int64]:
+        """Map query-time ids, raising :class:`UnknownIdError` for an unknown one."""
+        try:
+            return self.to_index(np.asarray(list(ids), dtype=object if self.kind == "object" else None), what, self.name)
+        except DataError as exc:
+            raise UnknownIdError(str(exc)) from None
+
+    def to_external(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        """Dense indices -> external ids (-1 stays -1 for identity/int maps, None for objects)."""
+        if self._ext is None:
+            return idx
+        if self.kind == "int":
+            out = self._ext[np.maximum(idx, 0)]
+            return np.where(idx < 0, -1, out)
+        out = self._ext[np.maximum(idx, 0)]
+        if (idx < 0).any():
+            out = out.copy()
+            out[idx < 0] = None
+        return out
+
+
+class Vocab:
+    """Names <-> small integer codes (statuses, sources, predicates, tenants)."""
+
+    __slots__ = ("_index", "kind", "names")
+
+    def __init__(self, names: Sequence[Hashable], kind: str):
+        self.kind = kind
+        self.names: tuple[Hashable, ...] = tuple(names)
+        self._index = {n: i for i, n in enumerate(self.names)}
+        if len(self._index) != len(self.names):
+            raise DataError(f"{kind} names must be unique, got {list(self.names)!r}")
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def code(self, name: Hashable) -> int:
+        """Code of a name (or an int code, range-checked)."""
+        if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
+            if 0 <= int(name) < len(self.names):
+                return int(name)
+        elif name in self._index:
+            return self._index[name]
+        raise DataError(f"unknown {self.kind} {name!r}; known: {list(self.names)!r}")
+
+    def encode(self, values: Any, table: str, column: str, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+        """Encode a column of names or codes."""
+        arr = np.asarray(values)
+        if arr.dtype.kind in "iu":
+            out = ints(arr, np.int64, table, column)
+            bad = (out < 0) | (out >= len(self.names))
+            if bad.any():
+                i = first_row(bad)
+                raise DataError(
+                    f"{table} row {i}: {column} = {out[i]} is an unknown {self.kind} code "
+                    f"(known: {list(self.names)!r})"
+                )
+            return out.astype(dtype)
+        uniq, inverse = np.unique(arr.astype(object).astype(str) if arr.dtype.kind == "O" else arr, return_inverse=True)
+        codes = np.empty(len(uniq), dtype=np.int64)
+        for j, u in enumerate(uniq):
+            key: Hashable = u.item() if isinstance(u, np.generic) else u
+            c = self._index.get(key)
+            if c is None:
+                i = first_row(inverse == j)
+                raise DataError(
+                    f"{table} row {i}: {column} = {arr[i]!r} is an unknown {self.kind} "
+                    f"(known: {list(self.names)!r})"
+                )
+            codes[j] = c
+        return codes[inverse.reshape(-1)].astype(dtype)
+
+    @classmethod
+    def learn(cls, values: Any, kind: str) -> tuple[Vocab, npt.NDArray[np.int64]]:
+        """Build a vocabulary from the distinct values of a column (sorted) and encode it."""
+        arr = np.asarray(values)
+        if arr.dtype.kind == "O":
+            arr = arr.astype(str)
+        uniq, inverse = np.unique(arr, return_inverse=True)
+        names = [u.item() if isinstance(u, np.generic) else u for u in uniq]
+        return cls(names, kind), inverse.reshape(-1).astype(np.int64)

@@ -1,0 +1,441 @@
+"""Result objects of the graph kernels: a few flat numpy arrays plus per-query offsets.
+
+Arrays are fetched from the native result on first access and cached; ``result[q]`` is a
+per-query view (slices, no copies) and ``to_records()`` / ``to_pandas()`` convert on request.
+Ids are the graph's external ids (dense indices when the graph was built without ids);
+``-1`` (or ``None`` for string ids) marks "no parent" / "no anchor".
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .errors import ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .graph import KnowledgeGraph
+
+__all__ = [
+    "Activation",
+    "PageRank",
+    "QueryActivation",
+    "QueryPageRank",
+    "QueryRecall",
+    "Recall",
+]
+
+_Array = npt.NDArray[Any]
+
+
+def _check_query(q: int, n: int) -> int:
+    if not isinstance(q, (int, np.integer)) or isinstance(q, bool):
+        raise TypeError(f"query index must be an int, got {type(q).__name__}")
+    if q < 0:
+        q += n
+    if not 0 <= q < n:
+        raise IndexError(f"query {q} out of range for a batch of {n}")
+    return int(q)
+
+
+class Activation:
+    """Facts and entities reached by spreading activation, for a batch of queries.
+
+    Attributes (all numpy arrays, concatenated over queries; ``fact_offsets[q]`` ..
+    ``fact_offsets[q+1]`` are query ``q``'s facts, likewise ``entity_offsets``):
+        fact_ids: Reached facts, in BFS order or ranked (int64 or object).
+        hops: Hop each fact was collected at (0 = a fact of an anchor), uint32.
+        anchors: Anchor entity each fact's path starts from.
+        parents: Fact through which the expanded entity was reached (-1 at hop 0).
+        via: Entity the fact was walked from.
+        scores: Ranking scores (float64) or ``None`` when unranked.
+        entity_ids, entity_hops, entity_strengths, entity_anchors, entity_parents:
+            Reached entities (anchors at hop 0), their distance, strongest incoming
+            relation strength at that distance, originating anchor and reaching fact.
+    """
+
+    def __init__(self, core: _core.CoreActivation, graph: KnowledgeGraph):
+        self._core = core
+        self._graph = graph
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries in the batch."""
+        return int(self._core.n_queries)
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def __getitem__(self, q: int) -> QueryActivation:
+        return QueryActivation(self, _check_query(q, self.n_queries))
+
+    def __iter__(self) -> Any:
+        return (self[q] for q in range(self.n_queries))
+
+    @cached_property
+    def fact_offsets(self) -> npt.NDArray[np.int64]:
+        return self._core.fact_offsets
+
+    @cached_property
+    def entity_offsets(self) -> npt.NDArray[np.int64]:
+        return self._core.entity_offsets
+
+    @cached_property
+    def fact_indices(self) -> npt.NDArray[np.int64]:
+        """Dense fact indices (what the core uses)."""
+        return self._core.facts
+
+    @cached_property
+    def fact_ids(self) -> _Array:
+        return self._graph._facts.to_external(self._core.facts)
+
+    @cached_property
+    def hops(self) -> npt.NDArray[np.uint32]:
+        return self._core.hops
+
+    @cached_property
+    def anchors(self) -> _Array:
+        return self._graph._entities.to_external(self._core.anchors)
+
+    @cached_property
+    def parents(self) -> _Array:
+        return self._graph._facts.to_external(self._core.parents)
+
+    @cached_property
+    def via(self) -> _Array:
+        return self._graph._entities.to_external(self._core.via)
+
+    @cached_property
+    def scores(self) -> npt.NDArray[np.float64] | None:
+        return self._core.scores
+
+    @cached_property
+    def entity_ids(self) -> _Array:
+        return self._graph._entities.to_external(self._core.entities)
+
+    @cached_property
+    def entity_hops(self) -> npt.NDArray[np.uint32]:
+        return self._core.entity_hops
+
+    @cached_property
+    def entity_strengths(self) -> npt.NDArray[np.float32]:
+        return self._core.entity_strengths
+
+    @cached_property
+    def entity_anchors(self) -> _Array:
+        return self._graph._entities.to_external(self._core.entity_anchors)
+
+    @cached_property
+    def entity_parents(self) -> _Array:
+        return self._graph._facts.to_external(self._core.entity_parents)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per reached fact: query, rank, fact, hop, anchor, parent, via, score."""
+        return [r for q in self for r in q.to_records()]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The reached facts as a DataFrame (requires pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def __repr__(self) -> str:
+        return f"Activation(queries={self.n_queries}, facts={len(self.fact_indices)})"
+
+
+class QueryActivation:
+    """One query's view of an :class:`Activation` (numpy slices, no copies)."""
+
+    def __init__(self, batch: Activation, q: int):
+        self._b = batch
+        self.query = q
+        fo = batch.fact_offsets
+        eo = batch.entity_offsets
+        self._f = slice(int(fo[q]), int(fo[q + 1]))
+        self._e = slice(int(eo[q]), int(eo[q + 1]))
+
+    def __len__(self) -> int:
+        return self._f.stop - self._f.start
+
+    @property
+    def fact_ids(self) -> _Array:
+        return self._b.fact_ids[self._f]
+
+    @property
+    def fact_indices(self) -> npt.NDArray[np.int64]:
+        return self._b.fact_indices[self._f]
+
+    @property
+    def hops(self) -> npt.NDArray[np.uint32]:
+        return self._b.hops[self._f]
+
+    @property
+    def anchors(self) -> _Array:
+        return self._b.anchors[self._f]
+
+    @property
+    def parents(self) -> _Array:
+        return self._b.parents[self._f]
+
+    @property
+    def via(self) -> _Array:
+        return self._b.via[self._f]
+
+    @property
+    def scores(self) -> npt.NDArray[np.float64] | None:
+        s = self._b.scores
+        return None if s is None else s[self._f]
+
+    @property
+    def entity_ids(self) -> _Array:
+        return self._b.entity_ids[self._e]
+
+    @property
+    def entity_hops(self) -> npt.NDArray[np.uint32]:
+        return self._b.entity_hops[self._e]
+
+    @property
+    def entity_strengths(self) -> npt.NDArray[np.float32]:
+        return self._b.entity_strengths[self._e]
+
+    @property
+    def entity_anchors(self) -> _Array:
+        return self._b.entity_anchors[self._e]
+
+    @property
+    def entity_parents(self) -> _Array:
+        return self._b.entity_parents[self._e]
+
+    def path(self, i: int) -> list[Any]:
+        """Fact ids from the anchor to the ``i``-th reached fact (inclusive), in order."""
+        n = len(self)
+        i = _check_query(i, n)
+        ids = self.fact_ids.tolist()
+        parents = self.parents.tolist()
+        position = {f: k for k, f in enumerate(ids)}
+        chain = [ids[i]]
+        k = i
+        none = (-1, None)
+        while parents[k] not in none:
+            k = position[parents[k]]
+            chain.append(ids[k])
+        return chain[::-1]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per reached fact, in result order."""
+        scores = self.scores
+        out = []
+        for k, (f, h, a, p, v) in enumerate(
+            zip(
+                self.fact_ids.tolist(),
+                self.hops.tolist(),
+                self.anchors.tolist(),
+                self.parents.tolist(),
+                self.via.tolist(),
+            )
+        ):
+            out.append(
+                {
+                    "query": self.query,
+                    "rank": k,
+                    "fact": f,
+                    "hop": h,
+                    "anchor": a,
+                    "parent": None if p == -1 else p,
+                    "via": v,
+                    "score": None if scores is None else float(scores[k]),
+                }
+            )
+        return out
+
+    def entity_records(self) -> list[dict[str, Any]]:
+        """One dict per reached entity."""
+        return [
+            {
+                "query": self.query,
+                "entity": e,
+                "hop": h,
+                "strength": float(s),
+                "anchor": a,
+                "parent": None if p == -1 else p,
+            }
+            for e, h, s, a, p in zip(
+                self.entity_ids.tolist(),
+                self.entity_hops.tolist(),
+                self.entity_strengths.tolist(),
+                self.entity_anchors.tolist(),
+                self.entity_parents.tolist(),
+            )
+        ]
+
+    def __repr__(self) -> str:
+        return f"QueryActivation(query={self.query}, facts={len(self)})"
+
+
+class Recall:
+    """Seed-004 graph recall: the top edges per query by composite score.
+
+    Attributes: ``fact_ids``, ``scores`` (composite), ``hops`` (distance of the endpoint
+    the edge was scored from), ``anchors``, ``via``, ``offsets`` (per query).
+    """
+
+    def __init__(self, core: _core.CoreRecall, graph: KnowledgeGraph):
+        self._core = core
+        self._graph = graph
+
+    @property
+    def n_queries(self) -> int:
+        return int(self._core.n_queries)
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def __getitem__(self, q: int) -> QueryRecall:
+        return QueryRecall(self, _check_query(q, self.n_queries))
+
+    def __iter__(self) -> Any:
+        return (self[q] for q in range(self.n_queries))
+
+    @cached_property
+    def offsets(self) -> npt.NDArray[np.int64]:
+        return self._core.offsets
+
+    # Same name as Activation's, so code can treat both alike.
+    @property
+    def fact_offsets(self) -> npt.NDArray[np.int64]:
+        return self.offsets
+
+    @cached_property
+    def fact_indices(self) -> npt.NDArray[np.int64]:
+        return self._core.facts
+
+    @cached_property
+    def fact_ids(self) -> _Array:
+        return self._graph._facts.to_external(self._core.facts)
+
+    @cached_property
+    def scores(self) -> npt.NDArray[np.float64]:
+        return self._core.scores
+
+    @cached_property
+    def hops(self) -> npt.NDArray[np.uint32]:
+        return self._core.hops
+
+    @cached_property
+    def anchors(self) -> _Array:
+        return self._graph._entities.to_external(self._core.anchors)
+
+    @cached_property
+    def via(self) -> _Array:
+        return self._graph._entities.to_external(self._core.via)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [r for q in self for r in q.to_records()]
+
+    def to_pandas(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def __repr__(self) -> str:
+        return f"Recall(queries={self.n_queries}, facts={len(self.fact_indices)})"
+
+
+class QueryRecall:
+    """One query's view of a :class:`Recall`."""
+
+    def __init__(self, batch: Recall, q: int):
+        self._b = batch
+        self.query = q
+        o = batch.offsets
+        self._s = slice(int(o[q]), int(o[q + 1]))
+
+    def __len__(self) -> int:
+        return self._s.stop - self._s.start
+
+    @property
+    def fact_ids(self) -> _Array:
+        return self._b.fact_ids[self._s]
+
+    @property
+    def scores(self) -> npt.NDArray[np.float64]:
+        return self._b.scores[self._s]
+
+    @property
+    def hops(self) -> npt.NDArray[np.uint32]:
+        return self._b.hops[self._s]
+
+    @property
+    def anchors(self) -> _Array:
+        return self._b.anchors[self._s]
+
+    @property
+    def via(self) -> _Array:
+        return self._b.via[self._s]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [
+            {"query": self.query, "rank": k, "fact": f, "score": s, "hop": h, "anchor": a, "via": v}
+            for k, (f, s, h, a, v) in enumerate(
+                zip(
+                    self.fact_ids.tolist(),
+                    self.scores.tolist(),
+                    self.hops.tolist(),
+                    self.anchors.tolist(),
+                    self.via.tolist(),
+                )
+            )
+        ]
+
+
+class PageRank:
+    """Personalized PageRank scores per query: entities and, through mentions, chunks."""
+
+    def __init__(self, arrays: tuple[_Array, ...], graph: KnowledgeGraph):
+        eo, ents, escores, co, chunks, cscores, iters = arrays
+        self.entity_offsets: npt.NDArray[np.int64] = eo
+        self.entity_ids: _Array = graph._entities.to_external(ents)
+        self.entity_scores: npt.NDArray[np.float64] = escores
+        self.chunk_offsets: npt.NDArray[np.int64] = co
+        self.chunk_ids: _Array = graph._chunks.to_external(chunks)
+        self.chunk_scores: npt.NDArray[np.float64] = cscores
+        self.iterations: npt.NDArray[np.uint32] = iters
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.iterations)
+
+    def __len__(self) -> int:
+        return self.n_queries
+
+    def __getitem__(self, q: int) -> QueryPageRank:
+        return QueryPageRank(self, _check_query(q, self.n_queries))
+
+    def __repr__(self) -> str:
+        return f"PageRank(queries={self.n_queries}, entities={len(self.entity_scores)})"
+
+
+class QueryPageRank:
+    """One query's view of a :class:`PageRank`."""
+
+    def __init__(self, batch: PageRank, q: int):
+        self.query = q
+        e = slice(int(batch.entity_offsets[q]), int(batch.entity_offsets[q + 1]))
+        c = slice(int(batch.chunk_offsets[q]), int(batch.chunk_offsets[q + 1]))
+        self.entity_ids = batch.entity_ids[e]
+        self.entity_scores = batch.entity_scores[e]
+        self.chunk_ids = batch.chunk_ids[c]
+        self.chunk_scores = batch.chunk_scores[c]
+        self.iterations = int(batch.iterations[q])
+
+
+def check_positive(name: str, value: object) -> None:
+    """Raise ParameterError unless value is a positive int."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a positive integer")

@@ -1,0 +1,632 @@
+"""The scoring formulas of the five source designs, vectorised in the native core.
+
+=====  ===================================================================  ======================
+seed   formula                                                              here
+=====  ===================================================================  ======================
+000    ``confidence * sourceWeight * decay * usageBoost * statusWeight``    :func:`score_facts`
+001    ``indirect * (1 / distance) * strength``                             :func:`indirect_boost`
+002    ``0.5 sim + 0.3 recency + 0.15 confidence + 0.05 access``            :func:`rerank_memories`
+003    ``weight / 10 * 1 / 2**(hop - 1) * (0.7 + 0.3 * mentionBoost)``     :func:`graph_proximity`
+004    ``match * (1 / (1 + hop)) * confidence``                             :func:`composite_scores`
+=====  ===================================================================  ======================
+
+Each source's constants live in a frozen profile dataclass whose defaults are the source's
+values. Times are integer seconds (``int64``; numpy ``datetime64`` arrays are converted) and
+``now`` is always an argument. A null time (``None``, ``NaT`` or :data:`NULL_TIME`) means "age
+unknown" and never decays. Every formula is evaluated in the order the source writes it, so
+the results equal the straightforward Python of the source bit for bit.
+
+Example:
+    >>> from graphrecall import scoring
+    >>> round(scoring.score_fact(0.5, "user_edit", "confirmed", None, 9, now=0), 12)
+    1.8
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import operator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .errors import DataError, ParameterError
+from .fusion import _as_1d, _as_float_array, _as_int_array, _offsets, _query_bounds, _sequence
+
+__all__ = [
+    "NULL_TIME",
+    "SOURCES",
+    "STATUSES",
+    "FactScoreProfile",
+    "GraphProximityProfile",
+    "MentionBoostProfile",
+    "RerankProfile",
+    "Reranked",
+    "composite_scores",
+    "graph_proximity",
+    "indirect_boost",
+    "rerank_memories",
+    "rerank_memories_batch",
+    "score_fact",
+    "score_facts",
+]
+
+#: A null timestamp ("age unknown"): the smallest ``int64``, which is also numpy's ``NaT``.
+NULL_TIME: Final[int] = -(2**63)
+#: Fact source names by code (seed 000).
+SOURCES: Final[tuple[str, ...]] = ("user_edit", "file", "system", "conversation")
+#: Fact status names by code (seed 000).
+STATUSES: Final[tuple[str, ...]] = ("staged", "confirmed", "rejected", "archived")
+
+_Array: TypeAlias = npt.NDArray[Any]
+TimeLike: TypeAlias = "int | np.integer[Any] | np.datetime64 | _dt.datetime"
+
+
+# ------------------------------------------------------------------------------------------
+# Profiles.
+
+
+@dataclass(frozen=True)
+class FactScoreProfile:
+    """Constants of seed 000's ``scoreFact``; the defaults are the source's.
+
+    Attributes:
+        source_weights: By source code (user_edit, file, system, conversation).
+        default_source_weight: For a source code past the end of ``source_weights``.
+        status_weights: By status code (staged, confirmed, rejected, archived).
+        default_status_weight: For a status code past the end of ``status_weights``.
+        decay_base: Decay per week after the grace period, in (0, 1].
+        grace_weeks: Weeks without decay.
+        usage_log_factor: ``usageBoost = 1 + log10(accessCount + 1) * usage_log_factor``.
+    """
+
+    source_weights: tuple[float, ...] = (2.0, 1.5, 1.2, 1.0)
+    default_source_weight: float = 1.0
+    status_weights: tuple[float, ...] = (1.0, 1.2, 1.0, 1.0)
+    default_status_weight: float = 1.0
+    decay_base: float = 0.95
+    grace_weeks: float = 1.0
+    usage_log_factor: float = 0.5
+
+
+@dataclass(frozen=True)
+class MentionBoostProfile:
+    """Constants of seed 001's relevance boosts; the defaults are the source's.
+
+    Attributes:
+        direct: ``entity_boost_direct``, added per mentioned query entity.
+        indirect: ``entity_boost_indirect``, per mentioned related entity before distance and
+            strength weighting.
+        use_strength: ``use_relationship_strength``; when false strength counts as 1.0.
+    """
+
+    direct: float = 0.3
+    indirect: float = 0.1
+    use_strength: bool = True
+
+
+@dataclass(frozen=True)
+class GraphProximityProfile:
+    """Constants of seed 003's ``computeGraphScore``; the defaults are the source's.
+
+    Attributes:
+        weight_scale: Relationship weights (1..10 in the source) are divided by this.
+        hop_base: Hop decay ``1 / hop_base ** (hop - 1)``.
+        mention_floor: Mention part ``floor + (1 - floor) * mentionBoost``, in [0, 1].
+        mention_log_divisor: ``mentionBoost = min(log2(mentionCount + 1) / divisor, 1)``.
+    """
+
+    weight_scale: float = 10.0
+    hop_base: float = 2.0
+    mention_floor: float = 0.7
+    mention_log_divisor: float = 5.0
+
+
+@dataclass(frozen=True)
+class RerankProfile:
+    """Constants of seed 002's ``rerank_memories``; the defaults are the source's.
+
+    Attributes:
+        w_similarity: Weight of the rank similarity ``1 / (position + 1)``.
+        w_recency: Weight of ``recency_base ** days_old``.
+        w_confidence: Weight of the memory's confidence.
+        w_access: Weight of the access score.
+        recency_base: Decay per day.
+        day_seconds: Length of a day in seconds.
+    """
+
+    w_similarity: float = 0.5
+    w_recency: float = 0.3
+    w_confidence: float = 0.15
+    w_access: float = 0.05
+    recency_base: float = 0.95
+    day_seconds: int = 86_400
+
+
+# ------------------------------------------------------------------------------------------
+# Conversion helpers.
+
+
+def _now(now: object) -> int:
+    """``now`` as int64 seconds (an int, a numpy integer, a ``datetime64`` or a datetime)."""
+    if isinstance(now, bool):
+        raise TypeError("now must be a time in integer seconds, got bool")
+    if isinstance(now, np.datetime64):
+        if np.isnat(now):
+            raise ParameterError("invalid parameter now: now is NaT")
+        return int(now.astype("datetime64[s]").astype(np.int64))
+    if isinstance(now, _dt.datetime):
+        if now.tzinfo is None:
+            raise ParameterError(
+                "invalid parameter now: a naive datetime is ambiguous; give an aware one or "
+                "integer seconds"
+            )
+        return int(now.timestamp() // 1)
+    try:
+        seconds = operator.index(now)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f"now must be a time in integer seconds, got {type(now).__name__}"
+        ) from None
+    if not NULL_TIME < seconds < 2**63:
+        raise ParameterError(f"invalid parameter now: now = {seconds} is out of range for int64")
+    return seconds
+
+
+def _length(*columns: object) -> int:
+    """Length of the first non-scalar column (1 when all are scalars)."""
+    for column in columns:
+        if column is not None and np.ndim(column) > 0:  # type: ignore[arg-type]
+            return len(column)  # type: ignore[arg-type]
+    return 1
+
+
+def _broadcast(values: object, n: int) -> object:
+    """Repeat a scalar ``n`` times; leave sequences alone (lengths are checked natively)."""
+    if values is not None and not isinstance(values, (list, tuple)) and np.ndim(values) == 0:  # type: ignore[arg-type]
+        return [values] * n
+    return values
+
+
+def _times(values: object, name: str, n: int) -> npt.NDArray[np.int64] | None:
+    """int64 seconds with :data:`NULL_TIME` for null; ``None`` stays ``None`` (all null)."""
+    if values is None:
+        return None
+    values = _broadcast(values, n)
+    arr = _as_1d(values, name, DataError)
+    if arr.dtype.kind == "M":
+        # NaT is the smallest int64, which is NULL_TIME.
+        return np.ascontiguousarray(arr.astype("datetime64[s]").view(np.int64))
+    if arr.dtype.kind == "O":
+        converted = [_time_item(v, name, i) for i, v in enumerate(arr.tolist())]
+        return _as_int_array(converted, np.int64, name)
+    return _as_int_array(arr, np.int64, name)
+
+
+def _time_item(value: object, name: str, i: int) -> object:
+    """One element of an object column of times: None, an int, a datetime64 or an aware
+    datetime."""
+    if value is None:
+        return NULL_TIME
+    if isinstance(value, np.datetime64):
+        return NULL_TIME if np.isnat(value) else int(value.astype("datetime64[s]").astype(np.int64))
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            raise DataError(
+                f"{name}[{i}] = {value!r} is a naive datetime, which is ambiguous; give aware "
+                "datetimes or integer seconds"
+            )
+        return int(value.timestamp() // 1)
+    return value
+
+
+def _codes(values: object, names: tuple[str, ...], name: str, n: int) -> npt.NDArray[np.uint8]:
+    """uint8 codes from codes or names (``"confirmed"``); unknown numeric codes pass through
+    (they take the profile's default weight), unknown names are an error."""
+    values = _broadcast(values, n)
+    arr = _as_1d(values, name, DataError)
+    if arr.dtype.kind in "OUS":
+        lookup = {label: code for code, label in enumerate(names)}
+        codes: list[object] = []
+        for i, value in enumerate(arr.tolist()):
+            if isinstance(value, bytes):
+                value = value.decode()
+            if isinstance(value, str):
+                if value not in lookup:
+                    raise DataError(
+                        f"{name}[{i}] = {value!r} is not a known {name} (one of "
+                        f"{', '.join(names)}, or a code 0..255)"
+                    )
+                codes.append(lookup[value])
+            else:
+                codes.append(value)
+        return _as_int_array(codes, np.uint8, name)
+    return _as_int_array(arr, np.uint8, name)
+
+
+def _optional_floats(
+    values: object, name: str, default: float, n: int
+) -> npt.NDArray[np.float64] | None:
+    """float64 column where ``None`` entries take ``default``; ``None`` stays ``None``."""
+    if values is None:
+        return None
+    values = _broadcast(values, n)
+    arr = _as_1d(values, name, DataError)
+    if arr.dtype.kind == "O":
+        arr = np.asarray([default if v is None else v for v in arr.tolist()])
+    return _as_float_array(arr, np.float64, name)
+
+
+# ------------------------------------------------------------------------------------------
+# Seed 000.
+
+
+def score_facts(
+    confidence: npt.ArrayLike,
+    source: npt.ArrayLike,
+    status: npt.ArrayLike,
+    last_accessed: npt.ArrayLike | None,
+    access_count: npt.ArrayLike,
+    *,
+    now: TimeLike,
+    profile: FactScoreProfile | None = None,
+) -> npt.NDArray[np.float64]:
+    """Seed 000's ``scoreFact`` over columns of facts.
+
+    ``ageWeeks = (now - last_accessed) / 604800``; ``decay = 0.95 ** (ageWeeks - 1)`` past the
+    one-week grace period (1.0 before it and for a null time); ``usageBoost = 1 +
+    log10(access_count + 1) * 0.5``; the score is ``confidence * sourceWeight * decay *
+    usageBoost * statusWeight``, left to right in float64 (confidence is float32, as stored).
+    A scalar in any column is repeated for every fact.
+
+    Args:
+        confidence: Fact confidences, converted to float32.
+        source: Source codes (0..3) or names (``"user_edit"``, ``"file"``, ``"system"``,
+            ``"conversation"``); other codes take ``default_source_weight``.
+        status: Status codes (0..3) or names (``"staged"``, ``"confirmed"``, ``"rejected"``,
+            ``"archived"``); other codes take ``default_status_weight``.
+        last_accessed: Last access times in seconds (``None`` entries, ``NaT`` or
+            :data:`NULL_TIME` for unknown), or ``None`` when no time is known.
+        access_count: Access counts, ``0 <= n < 2**32``.
+        now: The current time in seconds.
+        profile: Constants; the source's by default.
+
+    Returns:
+        float64 scores, shape ``(n_facts,)``.
+
+    Raises:
+        DataError: Columns of different lengths, NaN confidence, unknown names, negative or
+            fractional counts.
+        ParameterError: A bad profile (negative weights, ``decay_base`` outside (0, 1], ...).
+    """
+    p = profile or FactScoreProfile()
+    n = _length(confidence, source, status, last_accessed, access_count)
+    return _core.score_fact_arrays(
+        _as_float_array(_broadcast(confidence, n), np.float32, "confidence"),
+        _codes(source, SOURCES, "source", n),
+        _codes(status, STATUSES, "status", n),
+        _times(last_accessed, "last_accessed", n),
+        _as_int_array(_broadcast(access_count, n), np.uint32, "access_count"),
+        _now(now),
+        source_weights=[float(w) for w in p.source_weights],
+        default_source_weight=float(p.default_source_weight),
+        status_weights=[float(w) for w in p.status_weights],
+        default_status_weight=float(p.default_status_weight),
+        decay_base=float(p.decay_base),
+        grace_weeks=float(p.grace_weeks),
+        usage_log_factor=float(p.usage_log_factor),
+    )
+
+
+def score_fact(
+    confidence: float,
+    source: int | str,
+    status: int | str,
+    last_accessed: TimeLike | None,
+    access_count: int,
+    *,
+    now: TimeLike,
+    profile: FactScoreProfile | None = None,
+) -> float:
+    """:func:`score_facts` for one fact.
+
+    Returns:
+        The score as a Python float.
+
+    Raises:
+        DataError: NaN confidence, an unknown name, a negative count.
+        ParameterError: A bad profile.
+    """
+    times = None if last_accessed is None else [last_accessed]
+    return float(
+        score_facts(
+            [confidence], [source], [status], times, [access_count], now=now, profile=profile
+        )[0]
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Seed 001.
+
+
+def indirect_boost(
+    distance: int, strength: float, *, profile: MentionBoostProfile | None = None
+) -> float:
+    """Seed 001's boost for one mention of a related entity ``distance`` hops away.
+
+    ``indirect * (1.0 / distance) * strength`` (strength taken as 1.0 when the profile's
+    ``use_strength`` is false). Example from the source: distance 2, strength 0.9 gives
+    ``0.1 * (1/2) * 0.9 = 0.045``.
+
+    Args:
+        distance: Hops from the query entity, ``>= 1``.
+        strength: Relationship strength (0..1 in the source).
+        profile: Constants; the source's by default.
+
+    Returns:
+        The boost.
+
+    Raises:
+        ParameterError: ``distance < 1`` or a non-finite strength.
+    """
+    p = profile or MentionBoostProfile()
+    hops = operator.index(distance)
+    if hops < 1:
+        raise ParameterError(f"invalid parameter distance: distance = {hops} must be >= 1")
+    value = float(strength) if p.use_strength else 1.0
+    if not np.isfinite(value):
+        raise ParameterError(f"invalid parameter strength: strength = {value} is not finite")
+    return float(p.indirect) * (1.0 / hops) * value
+
+
+# ------------------------------------------------------------------------------------------
+# Seed 003.
+
+
+def graph_proximity(
+    weight: npt.ArrayLike,
+    hop: npt.ArrayLike,
+    mention_count: npt.ArrayLike,
+    *,
+    profile: GraphProximityProfile | None = None,
+) -> npt.NDArray[np.float64]:
+    """Seed 003's ``computeGraphScore`` over graph-sourced chunks.
+
+    ``weight / 10 * (1 / 2 ** (hop - 1)) * (0.7 + 0.3 * min(log2(mention_count + 1) / 5, 1))``
+    (the mention part is ``floor + (1 - floor) * boost``). A scalar column is repeated.
+
+    Args:
+        weight: Relationship weights (1..10 in the source), float64.
+        hop: Hop distances, ``>= 1``.
+        mention_count: Entity mention counts.
+        profile: Constants; the source's by default.
+
+    Returns:
+        float64 scores, shape ``(n,)``.
+
+    Raises:
+        DataError: Columns of different lengths, a non-finite weight, a hop of 0.
+        ParameterError: A bad profile.
+    """
+    p = profile or GraphProximityProfile()
+    n = _length(weight, hop, mention_count)
+    return _core.graph_proximity_score(
+        _as_float_array(_broadcast(weight, n), np.float64, "weight"),
+        _as_int_array(_broadcast(hop, n), np.uint32, "hop"),
+        _as_int_array(_broadcast(mention_count, n), np.uint32, "mention_count"),
+        weight_scale=float(p.weight_scale),
+        hop_base=float(p.hop_base),
+        mention_floor=float(p.mention_floor),
+        mention_log_divisor=float(p.mention_log_divisor),
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Seed 004.
+
+
+def composite_scores(
+    match_score: npt.ArrayLike, hop: npt.ArrayLike, confidence: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
+    """Seed 004's ``GraphFact.composite_score()``: ``match * (1.0 / (1 + hop)) * confidence``.
+
+    Args:
+        match_score: Entity match scores, float64.
+        hop: Hop distances (0 for facts of the matched entity itself).
+        confidence: Fact confidences, float64.
+
+    Returns:
+        float64 scores, shape ``(n,)``.
+
+    Raises:
+        DataError: Columns of different lengths, a non-finite score or confidence.
+    """
+    n = _length(match_score, hop, confidence)
+    return _core.composite_score(
+        _as_float_array(_broadcast(match_score, n), np.float64, "match_score"),
+        _as_int_array(_broadcast(hop, n), np.uint32, "hop"),
+        _as_float_array(_broadcast(confidence, n), np.float64, "confidence"),
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Seed 002.
+
+
+@dataclass(frozen=True, eq=False)
+class Reranked:
+    """Result of :func:`rerank_memories`.
+
+    Attributes:
+        scores: float64 final scores in input order, shape ``(n_memories,)``.
+        order: uintp row indices; ``order[offsets[q]:offsets[q + 1]]`` are query ``q``'s rows
+            (global indices into ``scores``) sorted by score descending, equal scores kept in
+            input (vector-rank) order.
+        offsets: uintp, shape ``(n_queries + 1,)``.
+    """
+
+    scores: npt.NDArray[np.float64]
+    order: npt.NDArray[np.uintp]
+    offsets: npt.NDArray[np.uintp]
+
+    def __len__(self) -> int:
+        """Number of queries."""
+        return int(self.offsets.shape[0]) - 1
+
+    def __getitem__(self, query: int) -> Reranked:
+        """One query as a batch of one (``order`` renumbered from 0)."""
+        a, b = _query_bounds(self.offsets, query)
+        local = (self.order[a:b] - np.uintp(a)).astype(np.uintp)
+        return Reranked(self.scores[a:b], local, np.array([0, b - a], dtype=np.uintp))
+
+    def __iter__(self) -> Iterator[Reranked]:
+        return (self[q] for q in range(len(self)))
+
+    @property
+    def ranked_scores(self) -> npt.NDArray[np.float64]:
+        """Scores in ranked order (``scores[order]``)."""
+        return self.scores[self.order]
+
+
+def rerank_memories(
+    created_at: npt.ArrayLike,
+    *,
+    now: TimeLike,
+    confidence: npt.ArrayLike | None = None,
+    access_score: npt.ArrayLike | None = None,
+    profile: RerankProfile | None = None,
+) -> Reranked:
+    """Seed 002's ``rerank_memories`` for one query's memories, given in vector-rank order.
+
+    For the memory at position ``i``: ``similarity = 1.0 / (i + 1)``; ``days_old`` is the age
+    floored to whole days (Python's ``timedelta.days``: a future time gives a negative age and
+    a recency above 1); ``recency = 0.95 ** days_old`` (1.0 for a null time); the final score
+    is ``0.5 * similarity + 0.3 * recency + 0.15 * confidence + 0.05 * access_score``, summed
+    left to right. Memories are then ordered by score descending, ties kept in input order.
+
+    Args:
+        created_at: Creation times in seconds (``None`` / ``NaT`` / :data:`NULL_TIME` for
+            unknown), one per memory.
+        now: The current time in seconds.
+        confidence: Per memory; ``None`` (or a ``None`` entry) means 1.0, the source's
+            ``getattr(memory, 'confidence', 1.0)``.
+        access_score: Per memory; ``None`` means 1.0, the source's constant.
+        profile: Constants; the source's by default.
+
+    Returns:
+        A batch of one query.
+
+    Raises:
+        DataError: Columns of different lengths, a NaN confidence or access score.
+        ParameterError: A bad profile.
+    """
+    return _rerank([created_at], [confidence], [access_score], now, profile, single=True)
+
+
+def rerank_memories_batch(
+    created_at: Sequence[npt.ArrayLike],
+    *,
+    now: TimeLike,
+    confidence: Sequence[npt.ArrayLike | None] | None = None,
+    access_score: Sequence[npt.ArrayLike | None] | None = None,
+    profile: RerankProfile | None = None,
+) -> Reranked:
+    """:func:`rerank_memories` for a batch of queries in one native call.
+
+    Args:
+        created_at: Per query, its memories' creation times (in vector-rank order).
+        now: The current time in seconds.
+        confidence: Per query, confidences or ``None``; ``None`` altogether means 1.0.
+        access_score: Per query, access scores or ``None``; ``None`` altogether means 1.0.
+        profile: Constants; the source's by default.
+
+    Returns:
+        One query per entry of ``created_at``.
+
+    Raises:
+        DataError: Columns of different lengths, a NaN confidence or access score.
+        ParameterError: A bad profile, or ``confidence``/``access_score`` not holding one
+            entry per query.
+    """
+    created = _sequence(created_at, "created_at")
+    n = len(created)
+    conf = [None] * n if confidence is None else list(_sequence(confidence, "confidence"))
+    acc = [None] * n if access_score is None else list(_sequence(access_score, "access_score"))
+    for label, column in (("confidence", conf), ("access_score", acc)):
+        if len(column) != n:
+            raise ParameterError(
+                f"invalid parameter {label}: {len(column)} entries but created_at holds {n} queries"
+            )
+    return _rerank(created, conf, acc, now, profile, single=False)
+
+
+def _rerank(
+    created_at: Sequence[object],
+    confidence: Sequence[object],
+    access_score: Sequence[object],
+    now: object,
+    profile: RerankProfile | None,
+    *,
+    single: bool,
+) -> Reranked:
+    p = profile or RerankProfile()
+
+    def label(column: str, q: int) -> str:
+        return column if single else f"{column}[{q}]"
+
+    times: list[_Array] = []
+    confs: list[_Array | None] = []
+    accs: list[_Array | None] = []
+    for q, created in enumerate(created_at):
+        if created is None or np.ndim(created) == 0:  # type: ignore[arg-type]
+            raise DataError(
+                f"{label('created_at', q)} must be a sequence of times, one per memory "
+                "(None entries for unknown)"
+            )
+        t = _times(created, label("created_at", q), 0)
+        if t is None:  # pragma: no cover - excluded above
+            raise DataError(f"{label('created_at', q)} is None")
+        times.append(t)
+        confs.append(_optional_floats(confidence[q], label("confidence", q), 1.0, len(t)))
+        accs.append(_optional_floats(access_score[q], label("access_score", q), 1.0, len(t)))
+        for column, values in (("confidence", confs[-1]), ("access_score", accs[-1])):
+            if values is not None and values.shape[0] != t.shape[0]:
+                raise DataError(
+                    f"{label(column, q)} has {values.shape[0]} entries but "
+                    f"{label('created_at', q)} has {t.shape[0]}"
+                )
+    lengths = [t.shape[0] for t in times]
+
+    def column(parts: list[_Array | None]) -> _Array | None:
+        if all(part is None for part in parts):
+            return None
+        filled = [
+            np.ones(n, dtype=np.float64) if part is None else part
+            for part, n in zip(parts, lengths, strict=True)
+        ]
+        return np.ascontiguousarray(np.concatenate(filled), dtype=np.float64)
+
+    created_flat = (
+        np.ascontiguousarray(np.concatenate(times), dtype=np.int64)
+        if times
+        else np.empty(0, dtype=np.int64)
+    )
+    offsets = _offsets(lengths)
+    scores, order = _core.rerank_memories(
+        offsets,
+        created_flat,
+        column(confs),
+        column(accs),
+        _now(now),
+        w_similarity=float(p.w_similarity),
+        w_recency=float(p.w_recency),
+        w_confidence=float(p.w_confidence),
+        w_access=float(p.w_access),
+        recency_base=float(p.recency_base),
+        day_seconds=operator.index(p.day_seconds),
+    )
+    return Reranked(scores, order, offsets)

@@ -1,0 +1,834 @@
+//! `CoreGraph` and its query plans: the long-lived state and the per-batch entry points.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::slice;
+use crate::activation::{
+    graph_recall, mention_boost, personalized_pagerank, spread, Activation, BoostInput,
+    BoostParams, CodeSet, Dedupe, Direction, EdgeWeight, FactFilter, PprParams, Queries, Rank,
+    Recall, RecallParams, SpreadParams,
+};
+use crate::graph::{GraphInput, KnowledgeGraph, NONE};
+use crate::scoring::FactScoreProfile;
+use crate::Error;
+
+type Arr<'py, T> = PyReadonlyArray1<'py, T>;
+
+/// The compiled knowledge graph (numbers only). Build it through
+/// `graphrecall.KnowledgeGraph`, which maps ids and keeps text.
+#[pyclass(frozen, module = "graphrecall._core")]
+pub struct CoreGraph {
+    pub(crate) inner: KnowledgeGraph,
+}
+
+fn opt<'a>(a: &'a Option<Arr<'_, i64>>, name: &'static str) -> PyResult<Option<&'a [i64]>> {
+    a.as_ref().map(|a| slice(a, name)).transpose()
+}
+
+fn o32<'a>(a: &'a Option<Arr<'_, u32>>, name: &'static str) -> PyResult<&'a [u32]> {
+    match a {
+        None => Ok(&[]),
+        Some(a) => slice(a, name),
+    }
+}
+
+fn direction(s: &str) -> PyResult<Direction> {
+    match s {
+        "out" => Ok(Direction::Out),
+        "in" => Ok(Direction::In),
+        "both" => Ok(Direction::Both),
+        other => Err(Error::param(
+            "direction",
+            format!("{other:?} is not one of 'out', 'in', 'both'"),
+        )
+        .into()),
+    }
+}
+
+fn id64(v: &[u32]) -> Vec<i64> {
+    v.iter()
+        .map(|&x| if x == NONE { -1 } else { i64::from(x) })
+        .collect()
+}
+
+fn offsets64(v: &[usize]) -> Vec<i64> {
+    v.iter().map(|&x| x as i64).collect()
+}
+
+/// Anchors arrive as int64 (numpy's default); negative or huge values are query errors.
+fn anchors_u32(anchors: &[i64], offsets: &[usize]) -> PyResult<Vec<u32>> {
+    let mut out = Vec::with_capacity(anchors.len());
+    for (i, &a) in anchors.iter().enumerate() {
+        match u32::try_from(a) {
+            Ok(v) if v != NONE => out.push(v),
+            _ => {
+                let q = offsets.partition_point(|&o| o <= i).saturating_sub(1);
+                return Err(Error::query(q, format!("anchor {a} is not an entity index")).into());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Borrowed batch arguments shared by every plan's `__call__`.
+struct Batch {
+    anchors: Vec<u32>,
+    scores: Vec<f64>,
+    offsets: Vec<usize>,
+}
+
+fn batch(
+    anchors: &Arr<'_, i64>,
+    scores: &Option<Arr<'_, f64>>,
+    offsets: &Option<Arr<'_, i64>>,
+) -> PyResult<Batch> {
+    let a = slice(anchors, "anchors")?;
+    let offsets: Vec<usize> = match offsets {
+        None => vec![0, a.len()],
+        Some(o) => {
+            let o = slice(o, "offsets")?;
+            let mut v = Vec::with_capacity(o.len());
+            for &x in o {
+                v.push(usize::try_from(x).map_err(|_| {
+                    PyErr::from(Error::param("offsets", format!("{x} is negative")))
+                })?);
+            }
+            v
+        }
+    };
+    let scores = match scores {
+        None => vec![1.0; a.len()],
+        Some(s) => slice(s, "anchor_scores")?.to_vec(),
+    };
+    Ok(Batch {
+        anchors: anchors_u32(a, &offsets)?,
+        scores,
+        offsets,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn filter(
+    g: &KnowledgeGraph,
+    statuses: Option<Arr<'_, u8>>,
+    predicates: Option<Arr<'_, u32>>,
+    min_confidence: Option<f32>,
+    as_of: Option<i64>,
+    max_sequence: Option<i64>,
+) -> PyResult<FactFilter> {
+    let statuses = match statuses {
+        None => None,
+        Some(s) => {
+            let s = slice(&s, "statuses")?;
+            if let Some(&bad) = s.iter().find(|&&c| u32::from(c) >= g.n_statuses) {
+                return Err(Error::param(
+                    "statuses",
+                    format!("code {bad} is unknown (the graph has {} statuses)", g.n_statuses),
+                )
+                .into());
+            }
+            Some(CodeSet::from_codes(s))
+        }
+    };
+    let predicates = match predicates {
+        None => None,
+        Some(p) => {
+            let p = slice(&p, "predicates")?;
+            let mut mask = vec![false; g.n_predicates()];
+            for &c in p {
+                match mask.get_mut(c as usize) {
+                    Some(m) => *m = true,
+                    None => {
+                        return Err(Error::param(
+                            "predicates",
+                            format!(
+                                "code {c} is unknown (the graph has {} predicates)",
+                                g.n_predicates
+                            ),
+                        )
+                        .into())
+                    }
+                }
+            }
+            Some(mask)
+        }
+    };
+    if let Some(c) = min_confidence {
+        if c.is_nan() {
+            return Err(Error::param("min_confidence", "is NaN").into());
+        }
+    }
+    Ok(FactFilter {
+        statuses,
+        predicates,
+        min_confidence,
+        as_of,
+        max_sequence,
+    })
+}
+
+#[pymethods]
+impl CoreGraph {
+    #[new]
+    #[pyo3(signature = (
+        entity_tenant, fact_subject, fact_object, fact_predicate, fact_confidence,
+        fact_strength, fact_status, fact_source, fact_access_count, *, n_predicates,
+        n_statuses, n_sources, last_accessed=None, created_at=None, valid_from=None,
+        valid_to=None, sequence=None, chunk_tenant=None, mention_chunk=None,
+        mention_entity=None, mention_count=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        entity_tenant: Arr<'_, u32>,
+        fact_subject: Arr<'_, u32>,
+        fact_object: Arr<'_, u32>,
+        fact_predicate: Arr<'_, u32>,
+        fact_confidence: Arr<'_, f32>,
+        fact_strength: Arr<'_, f32>,
+        fact_status: Arr<'_, u8>,
+        fact_source: Arr<'_, u8>,
+        fact_access_count: Arr<'_, u32>,
+        n_predicates: u32,
+        n_statuses: u32,
+        n_sources: u32,
+        last_accessed: Option<Arr<'_, i64>>,
+        created_at: Option<Arr<'_, i64>>,
+        valid_from: Option<Arr<'_, i64>>,
+        valid_to: Option<Arr<'_, i64>>,
+        sequence: Option<Arr<'_, i64>>,
+        chunk_tenant: Option<Arr<'_, u32>>,
+        mention_chunk: Option<Arr<'_, u32>>,
+        mention_entity: Option<Arr<'_, u32>>,
+        mention_count: Option<Arr<'_, u32>>,
+    ) -> PyResult<Self> {
+        let input = GraphInput {
+            entity_tenant: slice(&entity_tenant, "entity_tenant")?,
+            fact_subject: slice(&fact_subject, "fact_subject")?,
+            fact_object: slice(&fact_object, "fact_object")?,
+            fact_predicate: slice(&fact_predicate, "fact_predicate")?,
+            fact_confidence: slice(&fact_confidence, "fact_confidence")?,
+            fact_strength: slice(&fact_strength, "fact_strength")?,
+            fact_status: slice(&fact_status, "fact_status")?,
+            fact_source: slice(&fact_source, "fact_source")?,
+            fact_access_count: slice(&fact_access_count, "fact_access_count")?,
+            fact_last_accessed: opt(&last_accessed, "last_accessed")?,
+            fact_created_at: opt(&created_at, "created_at")?,
+            fact_valid_from: opt(&valid_from, "valid_from")?,
+            fact_valid_to: opt(&valid_to, "valid_to")?,
+            fact_sequence: opt(&sequence, "sequence")?,
+            n_predicates,
+            n_statuses,
+            n_sources,
+            chunk_tenant: o32(&chunk_tenant, "chunk_tenant")?,
+            mention_chunk: o32(&mention_chunk, "mention_chunk")?,
+            mention_entity: o32(&mention_entity, "mention_entity")?,
+            mention_count: o32(&mention_count, "mention_count")?,
+        };
+        let inner = py.detach(|| KnowledgeGraph::build(&input))?;
+        Ok(CoreGraph { inner })
+    }
+
+    #[getter]
+    fn n_entities(&self) -> usize {
+        self.inner.n_entities()
+    }
+    #[getter]
+    fn n_facts(&self) -> usize {
+        self.inner.n_facts()
+    }
+    #[getter]
+    fn n_tenants(&self) -> usize {
+        self.inner.n_tenants()
+    }
+    #[getter]
+    fn n_chunks(&self) -> usize {
+        self.inner.n_chunks()
+    }
+    #[getter]
+    fn n_predicates(&self) -> usize {
+        self.inner.n_predicates()
+    }
+    #[getter]
+    fn n_statuses(&self) -> usize {
+        self.inner.n_statuses()
+    }
+    #[getter]
+    fn n_sources(&self) -> usize {
+        self.inner.n_sources()
+    }
+
+    /// Sizes and heap bytes of the arrays.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.stats();
+        let d = PyDict::new(py);
+        d.set_item("entities", s.entities)?;
+        d.set_item("facts", s.facts)?;
+        d.set_item("literal_facts", s.literal_facts)?;
+        d.set_item("tenants", s.tenants)?;
+        d.set_item("chunks", s.chunks)?;
+        d.set_item("mentions", s.mentions)?;
+        d.set_item("bytes", s.bytes)?;
+        Ok(d)
+    }
+
+    /// Columns of the given facts: (subject, object (-1 literal), predicate, confidence,
+    /// strength, status, source, access_count, last_accessed, created_at, valid_from,
+    /// valid_to, sequence); missing times are the int64 minimum (NaT).
+    #[allow(clippy::type_complexity)]
+    fn fact_rows<'py>(
+        &self,
+        py: Python<'py>,
+        facts: Arr<'py, i64>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let ids = slice(&facts, "facts")?;
+        let mut rows = Vec::with_capacity(ids.len());
+        for &f in ids {
+            let f32_ = u32::try_from(f)
+                .map_err(|_| PyErr::from(Error::param("facts", format!("{f} is not a fact id"))))?;
+            rows.push(self.inner.fact(f32_)?);
+        }
+        let col = |f: &dyn Fn(&crate::graph::FactRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
+        let subject = col(&|r| i64::from(r.subject));
+        let object = col(&|r| if r.object == NONE { -1 } else { i64::from(r.object) });
+        let predicate = col(&|r| i64::from(r.predicate));
+        let confidence: Vec<f32> = rows.iter().map(|r| r.confidence).collect();
+        let strength: Vec<f32> = rows.iter().map(|r| r.strength).collect();
+        let status: Vec<u8> = rows.iter().map(|r| r.status).collect();
+        let source: Vec<u8> = rows.iter().map(|r| r.source).collect();
+        let access = col(&|r| i64::from(r.access_count));
+        let last = col(&|r| r.last_accessed);
+        let created = col(&|r| r.created_at);
+        let vf = col(&|r| r.valid_from);
+        let vt = col(&|r| r.valid_to);
+        let seq = col(&|r| r.sequence);
+        pyo3::types::PyTuple::new(
+            py,
+            [
+                subject.into_pyarray(py).into_any(),
+                object.into_pyarray(py).into_any(),
+                predicate.into_pyarray(py).into_any(),
+                confidence.into_pyarray(py).into_any(),
+                strength.into_pyarray(py).into_any(),
+                status.into_pyarray(py).into_any(),
+                source.into_pyarray(py).into_any(),
+                access.into_pyarray(py).into_any(),
+                last.into_pyarray(py).into_any(),
+                created.into_pyarray(py).into_any(),
+                vf.into_pyarray(py).into_any(),
+                vt.into_pyarray(py).into_any(),
+                seq.into_pyarray(py).into_any(),
+            ],
+        )
+    }
+
+    /// Out- and in-facts of an entity, confidence desc then id asc.
+    fn adjacency<'py>(
+        &self,
+        py: Python<'py>,
+        entity: u32,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+        let out = self.inner.out_facts(entity)?;
+        let inn = self.inner.in_facts(entity)?;
+        Ok((id64(&out).into_pyarray(py), id64(&inn).into_pyarray(py)))
+    }
+
+    /// Chunks mentioning an entity, with counts.
+    fn entity_chunks<'py>(
+        &self,
+        py: Python<'py>,
+        entity: u32,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>)> {
+        let (c, n) = self.inner.entity_chunks(entity)?;
+        Ok((id64(c).into_pyarray(py), n.to_vec().into_pyarray(py)))
+    }
+
+    /// Entities a chunk mentions, with counts.
+    fn chunk_entities<'py>(
+        &self,
+        py: Python<'py>,
+        chunk: u32,
+    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>)> {
+        let (e, n) = self.inner.chunk_entities(chunk)?;
+        Ok((id64(e).into_pyarray(py), n.to_vec().into_pyarray(py)))
+    }
+
+    /// Entities of a tenant, ascending.
+    fn tenant_entities<'py>(
+        &self,
+        py: Python<'py>,
+        tenant: u32,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        Ok(id64(self.inner.tenant_entities(tenant)?).into_pyarray(py))
+    }
+
+    /// Tenant code of every entity.
+    fn entity_tenants<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.inner.entity_tenant.clone().into_pyarray(py)
+    }
+
+    /// Tenant code of every chunk.
+    fn chunk_tenants<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.inner.chunk_tenant.clone().into_pyarray(py)
+    }
+
+    /// Prepare a spreading-activation plan (validated once, called per batch).
+    #[pyo3(signature = (
+        *, max_hops, per_entity_limit, max_facts, direction, statuses, predicates,
+        min_confidence, as_of, max_sequence, tenant, independent_anchors, rank, top_k,
+        source_weights=None, default_source_weight=1.0, status_weights=None,
+        default_status_weight=1.0, decay_base=0.95, grace_weeks=1.0, usage_log_factor=0.5
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn spread_plan(
+        slf: Bound<'_, Self>,
+        max_hops: u32,
+        per_entity_limit: Option<u32>,
+        max_facts: Option<u32>,
+        direction: &str,
+        statuses: Option<Arr<'_, u8>>,
+        predicates: Option<Arr<'_, u32>>,
+        min_confidence: Option<f32>,
+        as_of: Option<i64>,
+        max_sequence: Option<i64>,
+        tenant: Option<u32>,
+        independent_anchors: bool,
+        rank: &str,
+        top_k: Option<usize>,
+        source_weights: Option<Vec<f64>>,
+        default_source_weight: f64,
+        status_weights: Option<Vec<f64>>,
+        default_status_weight: f64,
+        decay_base: f64,
+        grace_weeks: f64,
+        usage_log_factor: f64,
+    ) -> PyResult<CoreSpreadPlan> {
+        let g = &slf.get().inner;
+        let rank = match rank {
+            "none" => Rank::None,
+            "composite" => Rank::Composite,
+            "score_fact" => {
+                let d = FactScoreProfile::default();
+                Rank::ScoreFact {
+                    profile: FactScoreProfile {
+                        source_weights: source_weights.unwrap_or(d.source_weights),
+                        default_source_weight,
+                        status_weights: status_weights.unwrap_or(d.status_weights),
+                        default_status_weight,
+                        decay_base,
+                        grace_weeks,
+                        usage_log_factor,
+                    },
+                }
+            }
+            other => {
+                return Err(Error::param(
+                    "rank",
+                    format!("{other:?} is not one of 'none', 'score_fact', 'composite'"),
+                )
+                .into())
+            }
+        };
+        let params = SpreadParams {
+            max_hops,
+            per_entity_limit,
+            max_facts,
+            direction: direction_of(direction)?,
+            filter: filter(g, statuses, predicates, min_confidence, as_of, max_sequence)?,
+            tenant,
+            independent_anchors,
+            rank,
+            top_k,
+        };
+        params.validate(g)?;
+        if let Some(t) = tenant {
+            g.check_tenant(t)?;
+        }
+        Ok(CoreSpreadPlan {
+            graph: slf.unbind(),
+            params,
+        })
+    }
+
+    /// Prepare a seed-004 graph-recall plan.
+    #[pyo3(signature = (
+        *, max_hops, direction, statuses, predicates, min_confidence, as_of, max_sequence,
+        tenant, top_k, dedupe
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn recall_plan(
+        slf: Bound<'_, Self>,
+        max_hops: u32,
+        direction: &str,
+        statuses: Option<Arr<'_, u8>>,
+        predicates: Option<Arr<'_, u32>>,
+        min_confidence: Option<f32>,
+        as_of: Option<i64>,
+        max_sequence: Option<i64>,
+        tenant: Option<u32>,
+        top_k: usize,
+        dedupe: &str,
+    ) -> PyResult<CoreRecallPlan> {
+        let g = &slf.get().inner;
+        let dedupe = match dedupe {
+            "fact" => Dedupe::Fact,
+            "triple" => Dedupe::Triple,
+            other => {
+                return Err(Error::param(
+                    "dedupe",
+                    format!("{other:?} is not one of 'fact', 'triple'"),
+                )
+                .into())
+            }
+        };
+        let params = RecallParams {
+            max_hops,
+            direction: direction_of(direction)?,
+            filter: filter(g, statuses, predicates, min_confidence, as_of, max_sequence)?,
+            tenant,
+            top_k,
+            dedupe,
+        };
+        if top_k == 0 {
+            return Err(Error::param("top_k", "must be at least 1").into());
+        }
+        if max_hops > crate::activation::MAX_HOPS {
+            return Err(Error::param(
+                "max_hops",
+                format!("{max_hops} exceeds the limit of {}", crate::activation::MAX_HOPS),
+            )
+            .into());
+        }
+        params.filter.validate(g)?;
+        if let Some(t) = tenant {
+            g.check_tenant(t)?;
+        }
+        Ok(CoreRecallPlan {
+            graph: slf.unbind(),
+            params,
+        })
+    }
+
+    /// Personalized PageRank for a batch; returns (entity_offsets, entities, entity_scores,
+    /// chunk_offsets, chunks, chunk_scores, iterations).
+    #[pyo3(signature = (
+        seeds, weights, offsets=None, *, damping, tol, max_iter, weight, direction, statuses,
+        predicates, min_confidence, as_of, max_sequence, tenant, top_k, top_k_chunks,
+        weight_by_count
+    ))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn personalized_pagerank<'py>(
+        &self,
+        py: Python<'py>,
+        seeds: Arr<'py, i64>,
+        weights: Option<Arr<'py, f64>>,
+        offsets: Option<Arr<'py, i64>>,
+        damping: f64,
+        tol: f64,
+        max_iter: u32,
+        weight: &str,
+        direction: &str,
+        statuses: Option<Arr<'py, u8>>,
+        predicates: Option<Arr<'py, u32>>,
+        min_confidence: Option<f32>,
+        as_of: Option<i64>,
+        max_sequence: Option<i64>,
+        tenant: Option<u32>,
+        top_k: Option<usize>,
+        top_k_chunks: Option<usize>,
+        weight_by_count: bool,
+    ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        let g = &self.inner;
+        let weight = match weight {
+            "strength" => EdgeWeight::Strength,
+            "confidence" => EdgeWeight::Confidence,
+            "uniform" => EdgeWeight::Uniform,
+            other => {
+                return Err(Error::param(
+                    "weight",
+                    format!("{other:?} is not one of 'strength', 'confidence', 'uniform'"),
+                )
+                .into())
+            }
+        };
+        let params = PprParams {
+            damping,
+            tol,
+            max_iter,
+            weight,
+            direction: direction_of(direction)?,
+            filter: filter(g, statuses, predicates, min_confidence, as_of, max_sequence)?,
+            tenant,
+            top_k,
+            top_k_chunks,
+            weight_by_count,
+        };
+        let b = batch(&seeds, &weights, &offsets)?;
+        let r = py.detach(|| {
+            let q = Queries {
+                anchors: &b.anchors,
+                scores: &b.scores,
+                offsets: &b.offsets,
+            };
+            personalized_pagerank(g, &q, &params)
+        })?;
+        pyo3::types::PyTuple::new(
+            py,
+            [
+                offsets64(&r.entity_offsets).into_pyarray(py).into_any(),
+                id64(&r.entities).into_pyarray(py).into_any(),
+                r.entity_scores.into_pyarray(py).into_any(),
+                offsets64(&r.chunk_offsets).into_pyarray(py).into_any(),
+                id64(&r.chunks).into_pyarray(py).into_any(),
+                r.chunk_scores.into_pyarray(py).into_any(),
+                r.iterations.into_pyarray(py).into_any(),
+            ],
+        )
+    }
+
+    /// Seed 001 mention boosts; returns (direct, indirect, adjusted, order).
+    #[pyo3(signature = (
+        chunks, similarity, chunk_offsets, query_entities, query_offsets, related,
+        related_distance, related_strength, related_offsets, *, direct=0.3, indirect=0.1,
+        use_strength=true, centrality=None
+    ))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn mention_boost<'py>(
+        &self,
+        py: Python<'py>,
+        chunks: Arr<'py, u32>,
+        similarity: Arr<'py, f64>,
+        chunk_offsets: Arr<'py, usize>,
+        query_entities: Arr<'py, u32>,
+        query_offsets: Arr<'py, usize>,
+        related: Arr<'py, u32>,
+        related_distance: Arr<'py, u32>,
+        related_strength: Arr<'py, f64>,
+        related_offsets: Arr<'py, usize>,
+        direct: f64,
+        indirect: f64,
+        use_strength: bool,
+        centrality: Option<Arr<'py, f64>>,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<u32>>,
+    )> {
+        let input = BoostInput {
+            chunks: slice(&chunks, "chunks")?,
+            similarity: slice(&similarity, "similarity")?,
+            chunk_offsets: slice(&chunk_offsets, "chunk_offsets")?,
+            query_entities: slice(&query_entities, "query_entities")?,
+            query_offsets: slice(&query_offsets, "query_offsets")?,
+            related: slice(&related, "related")?,
+            related_distance: slice(&related_distance, "related_distance")?,
+            related_strength: slice(&related_strength, "related_strength")?,
+            related_offsets: slice(&related_offsets, "related_offsets")?,
+            centrality: centrality.as_ref().map(|c| slice(c, "centrality")).transpose()?,
+        };
+        let p = BoostParams {
+            direct,
+            indirect,
+            use_strength,
+        };
+        let g = &self.inner;
+        let r = py.detach(|| mention_boost(g, &input, &p))?;
+        Ok((
+            r.direct.into_pyarray(py),
+            r.indirect.into_pyarray(py),
+            r.adjusted.into_pyarray(py),
+            r.order.into_pyarray(py),
+        ))
+    }
+}
+
+fn direction_of(s: &str) -> PyResult<Direction> {
+    direction(s)
+}
+
+/// A validated spreading-activation configuration bound to a graph.
+#[pyclass(frozen, module = "graphrecall._core")]
+pub struct CoreSpreadPlan {
+    graph: Py<CoreGraph>,
+    params: SpreadParams,
+}
+
+#[pymethods]
+impl CoreSpreadPlan {
+    /// Run a batch: `anchors` (int64) with optional match `scores` (float64) and per-query
+    /// `offsets` (int64, len Q+1; one query when omitted). `now` is required for
+    /// `score_fact` ranking.
+    #[pyo3(signature = (anchors, scores=None, offsets=None, now=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        anchors: Arr<'_, i64>,
+        scores: Option<Arr<'_, f64>>,
+        offsets: Option<Arr<'_, i64>>,
+        now: Option<i64>,
+    ) -> PyResult<CoreActivation> {
+        let b = batch(&anchors, &scores, &offsets)?;
+        let now = match (&self.params.rank, now) {
+            (Rank::ScoreFact { .. }, None) => {
+                return Err(Error::param("now", "is required to rank by score_fact").into())
+            }
+            (_, now) => now.unwrap_or(0),
+        };
+        let g = &self.graph.get().inner;
+        let p = &self.params;
+        let inner = py.detach(|| {
+            let q = Queries {
+                anchors: &b.anchors,
+                scores: &b.scores,
+                offsets: &b.offsets,
+            };
+            spread(g, &q, p, now)
+        })?;
+        Ok(CoreActivation { inner })
+    }
+}
+
+/// A validated seed-004 recall configuration bound to a graph.
+#[pyclass(frozen, module = "graphrecall._core")]
+pub struct CoreRecallPlan {
+    graph: Py<CoreGraph>,
+    params: RecallParams,
+}
+
+#[pymethods]
+impl CoreRecallPlan {
+    /// Run a batch; see `CoreSpreadPlan.__call__`. Scores are the anchors' match scores.
+    #[pyo3(signature = (anchors, scores=None, offsets=None))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        anchors: Arr<'_, i64>,
+        scores: Option<Arr<'_, f64>>,
+        offsets: Option<Arr<'_, i64>>,
+    ) -> PyResult<CoreRecall> {
+        let b = batch(&anchors, &scores, &offsets)?;
+        let g = &self.graph.get().inner;
+        let p = &self.params;
+        let inner = py.detach(|| {
+            let q = Queries {
+                anchors: &b.anchors,
+                scores: &b.scores,
+                offsets: &b.offsets,
+            };
+            graph_recall(g, &q, p)
+        })?;
+        Ok(CoreRecall { inner })
+    }
+}
+
+/// Result of a spreading activation batch; arrays are built on access.
+#[pyclass(frozen, module = "graphrecall._core")]
+pub struct CoreActivation {
+    inner: Activation,
+}
+
+#[pymethods]
+impl CoreActivation {
+    #[getter]
+    fn fact_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        offsets64(&self.inner.fact_offsets).into_pyarray(py)
+    }
+    #[getter]
+    fn facts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.facts).into_pyarray(py)
+    }
+    #[getter]
+    fn hops<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        PyArray1::from_slice(py, &self.inner.all.hops)
+    }
+    #[getter]
+    fn anchors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.anchors).into_pyarray(py)
+    }
+    #[getter]
+    fn parents<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.parents).into_pyarray(py)
+    }
+    #[getter]
+    fn via<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.via).into_pyarray(py)
+    }
+    #[getter]
+    fn scores<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
+        let s = &self.inner.all.scores;
+        if s.is_empty() && !self.inner.all.facts.is_empty() {
+            None
+        } else {
+            Some(PyArray1::from_slice(py, s))
+        }
+    }
+    #[getter]
+    fn entity_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        offsets64(&self.inner.entity_offsets).into_pyarray(py)
+    }
+    #[getter]
+    fn entities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.entities).into_pyarray(py)
+    }
+    #[getter]
+    fn entity_hops<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        PyArray1::from_slice(py, &self.inner.all.entity_hops)
+    }
+    #[getter]
+    fn entity_strengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        PyArray1::from_slice(py, &self.inner.all.entity_strengths)
+    }
+    #[getter]
+    fn entity_anchors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.entity_anchors).into_pyarray(py)
+    }
+    #[getter]
+    fn entity_parents<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.all.entity_parents).into_pyarray(py)
+    }
+    #[getter]
+    fn n_queries(&self) -> usize {
+        self.inner.fact_offsets.len().saturating_sub(1)
+    }
+}
+
+/// Result of a graph-recall batch; arrays are built on access.
+#[pyclass(frozen, module = "graphrecall._core")]
+pub struct CoreRecall {
+    inner: Recall,
+}
+
+#[pymethods]
+impl CoreRecall {
+    #[getter]
+    fn offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        offsets64(&self.inner.offsets).into_pyarray(py)
+    }
+    #[getter]
+    fn facts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.facts).into_pyarray(py)
+    }
+    #[getter]
+    fn scores<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, &self.inner.scores)
+    }
+    #[getter]
+    fn hops<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        PyArray1::from_slice(py, &self.inner.hops)
+    }
+    #[getter]
+    fn anchors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.anchors).into_pyarray(py)
+    }
+    #[getter]
+    fn via<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        id64(&self.inner.via).into_pyarray(py)
+    }
+    #[getter]
+    fn n_queries(&self) -> usize {
+        self.inner.offsets.len().saturating_sub(1)
+    }
+}
