@@ -62,7 +62,12 @@ def log(msg: str) -> None:
 
 
 def describe_mismatch(
-    ref: P.Reference, workload: str, qi: int, anchors: list[int], want: list[int], got: list[int]
+    oracle: Callable[[], P.Reference],
+    workload: str,
+    qi: int,
+    anchors: list[int],
+    want: list[int],
+    got: list[int],
 ) -> str:
     k = next(
         (i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b),
@@ -74,6 +79,7 @@ def describe_mismatch(
         f"  oracle: {want[max(0, k - 2) : k + 5]}",
         f"  peer:   {got[max(0, k - 2) : k + 5]}",
     ]
+    ref = oracle()
     ids = {f for f in want[k : k + 3] + got[k : k + 3] if 0 <= f < len(ref.confidence)}
     for f in sorted(ids):
         detail = (
@@ -98,7 +104,7 @@ def verify(
     peer: P.Peer,
     args: list[Any],
     queries: np.ndarray,
-    ref: P.Reference,
+    oracle: Callable[[], P.Reference],
     want1: list[list[int]],
     want4: list[list[int]],
 ) -> tuple[str | None, dict[str, float]]:
@@ -109,7 +115,9 @@ def verify(
         for i, a in enumerate(args):
             got = P.as_list(fn(a))
             if got != want[i]:
-                return describe_mismatch(ref, wl, i, queries[i].tolist(), want[i], got), first_pass
+                return describe_mismatch(
+                    oracle, wl, i, queries[i].tolist(), want[i], got
+                ), first_pass
         first_pass[wl] = time.perf_counter() - t0
     for wl, name, want in (("W1", "w1_batch", want1), ("W4", "w4_batch", want4)):
         fn = getattr(peer, name, None)
@@ -121,7 +129,7 @@ def verify(
             return f"{name}: {len(got_all)} results for {len(want)} queries", first_pass
         for i, got in enumerate(got_all):
             if got != want[i]:
-                msg = describe_mismatch(ref, wl, i, queries[i].tolist(), want[i], got)
+                msg = describe_mismatch(oracle, wl, i, queries[i].tolist(), want[i], got)
                 return f"{name} (batched): " + msg, first_pass
     return None, first_pass
 
@@ -333,7 +341,8 @@ def render(res: dict[str, Any]) -> str:
         "first, `time.perf_counter_ns` around each call, `time.process_time_ns` around each "
         "block (CPU / query; above wall time when a peer uses more than one thread). "
         f"Each peer answered each query {res['repeat']}× per workload. GC stays enabled "
-        "(collected before each block).",
+        "(collected before each block); the built indexes are `gc.freeze()`-d so that "
+        "collections do not traverse them.",
         "* Ratios are of medians measured in the same run, interleaved: absolute times on "
         "shared machines drift, ratios much less.",
         "* SQLite is timed **hot**: the verification pass beforehand has read every page the "
@@ -390,6 +399,15 @@ def main(argv: list[str] | None = None) -> int:
     want1 = [ref.w1(q) for q in qlist]
     want4 = [ref.w4(q) for q in qlist]
     log(f"oracle answers for {nq} queries in {time.perf_counter() - t0:.1f} s")
+    del ref  # its lists are big; rebuilt only to describe a mismatch
+    gc.collect()
+    cache: list[P.Reference] = []
+
+    def oracle() -> P.Reference:
+        if not cache:
+            cache.append(P.Reference())
+            cache[0].build(g)
+        return cache[0]
 
     built: dict[str, P.Peer] = {}
     prepared: dict[str, list[Any]] = {}
@@ -422,8 +440,9 @@ def main(argv: list[str] | None = None) -> int:
             "bytes_per_fact": grow / g.n_facts,
         }
         log(f"built {name} in {secs:.2f} s, RSS +{grow / 2**20:,.1f} MB")
+        gc.freeze()
         prepared[name] = peer.prepare(queries)
-        err, fp = verify(peer, prepared[name], queries, ref, want1, want4)
+        err, fp = verify(peer, prepared[name], queries, oracle, want1, want4)
         first_pass[name] = fp
         if err:
             failed[name] = err
@@ -440,6 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     if not built:
         log("nothing to time")
         return 1
+    # Move the peers' indexes (millions of Python objects) out of the collector's reach, so
+    # that collections triggered while timing one peer do not traverse every other peer.
+    gc.collect()
+    gc.freeze()
     log(f"timing single queries: {', '.join(built)}")
     single = time_single(built, prepared, nq, args.rounds, args.repeat)
     batch = {}

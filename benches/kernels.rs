@@ -3,6 +3,8 @@
 //! 10 tenants, objects by Pareto attractiveness within the tenant).
 //! `cargo bench --bench kernels` (set GR_BENCH_ENTITIES to change the size, default 100k).
 
+#![allow(clippy::panic)]
+
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
@@ -89,12 +91,30 @@ fn generate(n: usize) -> Data {
             d.confidence.push(r.unit() as f32);
             d.strength.push(r.unit() as f32);
             let u = r.unit();
-            d.status
-                .push(if u < 0.35 { 0 } else if u < 0.7 { 1 } else if u < 0.85 { 2 } else { 3 });
+            d.status.push(if u < 0.35 {
+                0
+            } else if u < 0.7 {
+                1
+            } else if u < 0.85 {
+                2
+            } else {
+                3
+            });
             let u = r.unit();
-            d.source
-                .push(if u < 0.15 { 0 } else if u < 0.45 { 1 } else if u < 0.65 { 2 } else { 3 });
-            d.access.push(if r.unit() < 0.6 { 0 } else { (r.next() % 20) as u32 });
+            d.source.push(if u < 0.15 {
+                0
+            } else if u < 0.45 {
+                1
+            } else if u < 0.65 {
+                2
+            } else {
+                3
+            });
+            d.access.push(if r.unit() < 0.6 {
+                0
+            } else {
+                (r.next() % 20) as u32
+            });
             d.last.push(NOW - (r.next() % (365 * 86_400)) as i64);
         }
     }
@@ -215,7 +235,9 @@ fn benches(c: &mut Criterion) {
     let mut group = c.benchmark_group("ppr");
     group.sample_size(10);
     group.bench_function("single", |b| {
-        b.iter(|| black_box(personalized_pagerank(&g, &one, &PprParams::default()).map(|r| r.iterations)))
+        b.iter(|| {
+            black_box(personalized_pagerank(&g, &one, &PprParams::default()).map(|r| r.iterations))
+        })
     });
     group.finish();
     // RRF of 1000 queries x 2 lists x 50 ids.
@@ -224,7 +246,19 @@ fn benches(c: &mut Criterion) {
     let query_offsets: Vec<usize> = (0..=1000).map(|k| k * 2).collect();
     let weights = vec![1.0; 2000];
     c.bench_function("rrf/batch1000x2x50", |b| {
-        b.iter(|| black_box(rrf_batch(&ids, &list_offsets, &query_offsets, &weights, 60.0, Some(20)).map(|f| f.ids.len())))
+        b.iter(|| {
+            black_box(
+                rrf_batch(
+                    &ids,
+                    &list_offsets,
+                    &query_offsets,
+                    &weights,
+                    60.0,
+                    Some(20),
+                )
+                .map(|f| f.ids.len()),
+            )
+        })
     });
 }
 

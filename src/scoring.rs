@@ -551,7 +551,8 @@ pub fn recency(created_at: i64, now: i64, p: &RerankProfile) -> f64 {
 /// final      = 0.5 * similarity + 0.3 * recency + 0.15 * confidence + 0.05 * access_score
 /// ```
 ///
-/// summed left to right. `confidence` and `access_score` default to 1.0 per memory when `None`
+/// summed left to right. A `created_at` tens of thousands of days in the future makes
+/// `recency_base ** days_old` overflow to infinity (where Python would raise `OverflowError`). `confidence` and `access_score` default to 1.0 per memory when `None`
 /// (the source's `getattr(memory, 'confidence', 1.0)` and its constant `access_score = 1.0`);
 /// `created_at = None` means every time is null. The source takes a memory's position with
 /// `memories.index(memory)`, which gives equal memories the same (first) position; rows here

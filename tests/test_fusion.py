@@ -309,8 +309,10 @@ def test_fusion_rejects_bad_counts() -> None:
 
 
 def test_fusion_rejects_bad_ids() -> None:
-    with pytest.raises(DataError, match=r"lists\[1\] must hold integers, got dtype float64"):
+    with pytest.raises(DataError, match=r"lists\[1\]\[0\] = 1.5 is not an integer"):
         fusion.rrf([[1], [1.5]])
+    with pytest.raises(DataError, match=r"lists\[1\] must hold integers, got dtype float64"):
+        fusion.rrf([[1], np.array([1.0])])
     with pytest.raises(
         DataError, match=r"queries\[0\]\[0\]\[1\] = 9223372036854775808 is out of range for int64"
     ):

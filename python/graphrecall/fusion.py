@@ -117,6 +117,12 @@ def _as_int_array(
         return np.empty(0, dtype=target)
     kind = arr.dtype.kind
     info = np.iinfo(target)
+    if kind in "fO" and not isinstance(values, np.ndarray):
+        # A list mixing huge ints (>= 2**63) with others becomes float64 or object in numpy:
+        # check the original elements so that no id is silently rounded.
+        items = list(values)  # type: ignore[call-overload]
+        _check_ints(items, target, name, allow_float, error)
+        return np.array([int(v) for v in items], dtype=target)
     if kind == "b":
         pass
     elif kind in "iu":
@@ -128,7 +134,7 @@ def _as_int_array(
         ok = ok and float(arr.min()) >= info.min and float(arr.max()) < float(info.max) + 1.0
         if not ok:
             _check_ints(arr.tolist(), target, name, allow_float, error)
-    elif kind == "O":  # Python ints too large for int64, mixed objects, ...
+    elif kind == "O":  # an object array: check element by element
         items = arr.tolist()
         _check_ints(items, target, name, allow_float, error)
         return np.array([int(v) for v in items], dtype=target)

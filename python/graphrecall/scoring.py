@@ -232,7 +232,9 @@ def _codes(values: object, names: tuple[str, ...], name: str, n: int) -> npt.NDA
     if arr.dtype.kind in "OUS":
         lookup = {label: code for code, label in enumerate(names)}
         codes: list[object] = []
-        for i, value in enumerate(arr.tolist()):
+        # numpy turns ["file", 1] into strings: look at the original elements.
+        items = arr.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[call-overload]
+        for i, value in enumerate(items):
             if isinstance(value, bytes):
                 value = value.decode()
             if isinstance(value, str):

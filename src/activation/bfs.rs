@@ -245,7 +245,9 @@ impl<'g> Collector<'g> {
                         g.confidence[pos],
                         g.source[pos],
                         g.status[pos],
-                        g.last_accessed.as_ref().map_or(crate::graph::NULL_TIME, |c| c[pos]),
+                        g.last_accessed
+                            .as_ref()
+                            .map_or(crate::graph::NULL_TIME, |c| c[pos]),
                         g.access_count[pos],
                         now,
                         profile,
@@ -259,8 +261,7 @@ impl<'g> Collector<'g> {
                 .map(|(&pos, (&hop, a))| {
                     let s = anchor_score.get(a).copied().unwrap_or(0.0);
                     // Seed 004: match x 1/(1+hop) x confidence, in that order.
-                    s * (1.0 / (1.0 + f64::from(hop))) * f64::from(g.confidence[pos as usize])
-                        + 0.0
+                    s * (1.0 / (1.0 + f64::from(hop))) * f64::from(g.confidence[pos as usize]) + 0.0
                 })
                 .collect(),
         };

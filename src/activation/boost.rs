@@ -58,7 +58,12 @@ pub struct Boosted {
     pub order: Vec<u32>,
 }
 
-fn check_offsets(name: &'static str, offsets: &[usize], len: usize, n_queries: usize) -> Result<()> {
+fn check_offsets(
+    name: &'static str,
+    offsets: &[usize],
+    len: usize,
+    n_queries: usize,
+) -> Result<()> {
     if offsets.len() != n_queries + 1
         || offsets.first() != Some(&0)
         || offsets.last() != Some(&len)
@@ -75,14 +80,31 @@ fn check_offsets(name: &'static str, offsets: &[usize], len: usize, n_queries: u
     Ok(())
 }
 
-pub fn mention_boost(g: &KnowledgeGraph, input: &BoostInput<'_>, p: &BoostParams) -> Result<Boosted> {
+pub fn mention_boost(
+    g: &KnowledgeGraph,
+    input: &BoostInput<'_>,
+    p: &BoostParams,
+) -> Result<Boosted> {
     let nq = input.chunk_offsets.len().saturating_sub(1);
     if input.chunk_offsets.is_empty() {
-        return Err(Error::param("chunk_offsets", "must hold at least one entry (0)"));
+        return Err(Error::param(
+            "chunk_offsets",
+            "must hold at least one entry (0)",
+        ));
     }
     check_offsets("chunk_offsets", input.chunk_offsets, input.chunks.len(), nq)?;
-    check_offsets("query_offsets", input.query_offsets, input.query_entities.len(), nq)?;
-    check_offsets("related_offsets", input.related_offsets, input.related.len(), nq)?;
+    check_offsets(
+        "query_offsets",
+        input.query_offsets,
+        input.query_entities.len(),
+        nq,
+    )?;
+    check_offsets(
+        "related_offsets",
+        input.related_offsets,
+        input.related.len(),
+        nq,
+    )?;
     for (name, v) in [("direct", p.direct), ("indirect", p.indirect)] {
         if !v.is_finite() {
             return Err(Error::param(name, format!("{v} is not finite")));
@@ -94,37 +116,72 @@ pub fn mention_boost(g: &KnowledgeGraph, input: &BoostInput<'_>, p: &BoostParams
     if input.related_distance.len() != input.related.len()
         || input.related_strength.len() != input.related.len()
     {
-        return Err(Error::param("related", "distance and strength must align with related"));
+        return Err(Error::param(
+            "related",
+            "distance and strength must align with related",
+        ));
     }
     if let Some(i) = input.chunks.iter().position(|&c| c >= g.n_chunks) {
         return Err(Error::param(
             "chunks",
-            format!("chunk {} at position {i} is not in the graph ({} chunks)", input.chunks[i], g.n_chunks),
+            format!(
+                "chunk {} at position {i} is not in the graph ({} chunks)",
+                input.chunks[i], g.n_chunks
+            ),
         ));
     }
-    for (name, ids) in [("query_entities", input.query_entities), ("related", input.related)] {
+    for (name, ids) in [
+        ("query_entities", input.query_entities),
+        ("related", input.related),
+    ] {
         if let Some(i) = ids.iter().position(|&e| e >= g.n_entities) {
             return Err(Error::param(
                 name,
-                format!("entity {} at position {i} is not in the graph ({} entities)", ids[i], g.n_entities),
+                format!(
+                    "entity {} at position {i} is not in the graph ({} entities)",
+                    ids[i], g.n_entities
+                ),
             ));
         }
     }
     if let Some(i) = input.similarity.iter().position(|s| !s.is_finite()) {
-        return Err(Error::param("similarity", format!("value at position {i} is not finite")));
+        return Err(Error::param(
+            "similarity",
+            format!("value at position {i} is not finite"),
+        ));
     }
     if let Some(i) = input.related_distance.iter().position(|&d| d == 0) {
-        return Err(Error::param("related_distance", format!("value at position {i} is 0; related entities are at distance >= 1")));
+        return Err(Error::param(
+            "related_distance",
+            format!("value at position {i} is 0; related entities are at distance >= 1"),
+        ));
     }
-    if let Some(i) = input.related_strength.iter().position(|s| !s.is_finite() || *s < 0.0) {
-        return Err(Error::param("related_strength", format!("value at position {i} is not a finite number >= 0")));
+    if let Some(i) = input
+        .related_strength
+        .iter()
+        .position(|s| !s.is_finite() || *s < 0.0)
+    {
+        return Err(Error::param(
+            "related_strength",
+            format!("value at position {i} is not a finite number >= 0"),
+        ));
     }
     if let Some(c) = input.centrality {
         if c.len() != g.n_entities() {
-            return Err(Error::param("centrality", format!("has {} entries, the graph has {} entities", c.len(), g.n_entities)));
+            return Err(Error::param(
+                "centrality",
+                format!(
+                    "has {} entries, the graph has {} entities",
+                    c.len(),
+                    g.n_entities
+                ),
+            ));
         }
         if let Some(i) = c.iter().position(|v| !v.is_finite()) {
-            return Err(Error::param("centrality", format!("value of entity {i} is not finite")));
+            return Err(Error::param(
+                "centrality",
+                format!("value of entity {i} is not finite"),
+            ));
         }
     }
 
@@ -140,7 +197,11 @@ pub fn mention_boost(g: &KnowledgeGraph, input: &BoostInput<'_>, p: &BoostParams
             if qents.contains(&e) {
                 continue;
             }
-            let strength = if p.use_strength { input.related_strength[i] } else { 1.0 };
+            let strength = if p.use_strength {
+                input.related_strength[i]
+            } else {
+                1.0
+            };
             let mut b = p.indirect * (1.0 / f64::from(input.related_distance[i])) * strength;
             if let Some(c) = input.centrality {
                 b *= c[e as usize];

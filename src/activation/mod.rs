@@ -9,8 +9,8 @@ mod boost;
 mod ppr;
 mod recall;
 
-pub use boost::{mention_boost, BoostInput, BoostParams, Boosted};
 pub use bfs::{spread, Activation, QueryActivation, Rank, SpreadParams, MAX_HOPS};
+pub use boost::{mention_boost, BoostInput, BoostParams, Boosted};
 pub use ppr::{personalized_pagerank, EdgeWeight, PageRank, PprParams};
 pub use recall::{graph_recall, Dedupe, Recall, RecallParams};
 

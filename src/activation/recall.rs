@@ -86,9 +86,7 @@ impl PartialOrd for Hit {
 }
 impl Ord for Hit {
     fn cmp(&self, o: &Self) -> Ordering {
-        o.score
-            .total_cmp(&self.score)
-            .then(self.fact.cmp(&o.fact))
+        o.score.total_cmp(&self.score).then(self.fact.cmp(&o.fact))
     }
 }
 
@@ -157,7 +155,11 @@ fn recall_one(g: &KnowledgeGraph, anchors: &[u32], scores: &[f64], p: &RecallPar
     order.sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g).then(a.0.cmp(&b.0)));
     // Rank of each expanded entity in `order`: an edge between two expanded entities is
     // scored from the one that comes first (the larger g).
-    let rank: FxHashMap<u32, usize> = order.iter().enumerate().map(|(i, (x, _))| (*x, i)).collect();
+    let rank: FxHashMap<u32, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, (x, _))| (*x, i))
+        .collect();
     let both = p.direction == Direction::Both;
 
     match p.dedupe {
@@ -238,7 +240,11 @@ fn recall_one(g: &KnowledgeGraph, anchors: &[u32], scores: &[f64], p: &RecallPar
             let mut out = Vec::with_capacity(p.top_k);
             for h in hits {
                 let pos = g.fact_to_pos[h.fact as usize];
-                let key = (g.subject_at(pos), g.object[pos as usize], g.predicate[pos as usize]);
+                let key = (
+                    g.subject_at(pos),
+                    g.object[pos as usize],
+                    g.predicate[pos as usize],
+                );
                 if triples.insert(key) {
                     out.push(h);
                     if out.len() == p.top_k {
@@ -292,7 +298,11 @@ pub fn graph_recall(g: &KnowledgeGraph, queries: &Queries<'_>, p: &RecallParams)
     if p.max_hops > super::bfs::MAX_HOPS {
         return Err(Error::param(
             "max_hops",
-            format!("{} exceeds the limit of {}", p.max_hops, super::bfs::MAX_HOPS),
+            format!(
+                "{} exceeds the limit of {}",
+                p.max_hops,
+                super::bfs::MAX_HOPS
+            ),
         ));
     }
     p.filter.validate(g)?;

@@ -1,3 +1,5 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use proptest::prelude::*;
@@ -71,7 +73,13 @@ fn ref_shared(
 }
 
 /// WORKLOADS.md W4, literally: an independent BFS per anchor, best value per edge.
-fn ref_recall(c: &Cols, anchors: &[u32], scores: &[f64], max_hops: u32, k: usize) -> Vec<(u32, f64)> {
+fn ref_recall(
+    c: &Cols,
+    anchors: &[u32],
+    scores: &[f64],
+    max_hops: u32,
+    k: usize,
+) -> Vec<(u32, f64)> {
     let mut best: HashMap<u32, f64> = HashMap::new();
     for (&a, &s) in anchors.iter().zip(scores) {
         let mut dist: HashMap<u32, u32> = HashMap::from([(a, 0)]);
@@ -109,7 +117,12 @@ fn anchors_of(c: &Cols, picks: &[usize]) -> Vec<u32> {
     let t = c.tenant[picks[0] % n];
     picks
         .iter()
-        .map(|&p| (0..n).map(|k| (p + k) % n).find(|&k| c.tenant[k] == t).unwrap_or(0) as u32)
+        .map(|&p| {
+            (0..n)
+                .map(|k| (p + k) % n)
+                .find(|&k| c.tenant[k] == t)
+                .unwrap_or(0) as u32
+        })
         .collect()
 }
 
@@ -299,7 +312,9 @@ fn bad_queries_are_refused_with_their_index() {
         scores: &[1.0, 1.0, 1.0],
         offsets: &offsets,
     };
-    let e = spread(&g, &q, &SpreadParams::default(), 0).err().map(|e| e.to_string());
+    let e = spread(&g, &q, &SpreadParams::default(), 0)
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
         Some("query 1: anchor 2 belongs to tenant 1, not to the query's tenant 0")
@@ -309,7 +324,9 @@ fn bad_queries_are_refused_with_their_index() {
         scores: &[1.0, 1.0],
         offsets: &[0, 2],
     };
-    let e = graph_recall(&g, &q, &RecallParams::default()).err().map(|e| e.to_string());
+    let e = graph_recall(&g, &q, &RecallParams::default())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
         Some("query 0: anchor 7 is not an entity (the graph has 3 entities)")
@@ -334,7 +351,10 @@ fn bad_queries_are_refused_with_their_index() {
         tenant: Some(5),
         ..SpreadParams::default()
     };
-    assert!(matches!(spread(&g, &q, &p, 0), Err(crate::Error::UnknownTenant { tenant: 5, .. })));
+    assert!(matches!(
+        spread(&g, &q, &p, 0),
+        Err(crate::Error::UnknownTenant { tenant: 5, .. })
+    ));
     let p = SpreadParams {
         max_hops: 1000,
         ..SpreadParams::default()
@@ -374,7 +394,9 @@ fn filters_as_of_and_sequence() {
             filter,
             ..SpreadParams::default()
         };
-        spread(&g, &q, &p, 0).map(|a| a.all.facts).unwrap_or_default()
+        spread(&g, &q, &p, 0)
+            .map(|a| a.all.facts)
+            .unwrap_or_default()
     };
     assert_eq!(run(FactFilter::default()), vec![0, 1, 2]);
     let at = |t| FactFilter {

@@ -425,7 +425,10 @@ fn validate_facts(input: &GraphInput<'_>) -> Result<()> {
             i,
             "predicate",
             input.fact_predicate[i],
-            format!("an unknown predicate code (there are {})", input.n_predicates),
+            format!(
+                "an unknown predicate code (there are {})",
+                input.n_predicates
+            ),
         ));
     }
     if let Some(i) = first_bad(input.fact_confidence, |_, c| !(0.0..=1.0).contains(c)) {
@@ -465,8 +468,9 @@ fn validate_facts(input: &GraphInput<'_>) -> Result<()> {
         ));
     }
     if let (Some(from), Some(to)) = (input.fact_valid_from, input.fact_valid_to) {
-        if let Some(i) = first_bad(from, |i, &f| f != NULL_TIME && to[i] != NULL_TIME && f > to[i])
-        {
+        if let Some(i) = first_bad(from, |i, &f| {
+            f != NULL_TIME && to[i] != NULL_TIME && f > to[i]
+        }) {
             return Err(invalid(
                 "facts",
                 i,

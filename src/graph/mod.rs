@@ -243,7 +243,8 @@ impl KnowledgeGraph {
     /// Chunks mentioning an entity (chunk ascending) with mention counts.
     pub fn entity_chunks(&self, e: u32) -> Result<(&[u32], &[u32])> {
         self.check_entity(e, "entity")?;
-        let r = self.mention_offsets[e as usize] as usize..self.mention_offsets[e as usize + 1] as usize;
+        let r = self.mention_offsets[e as usize] as usize
+            ..self.mention_offsets[e as usize + 1] as usize;
         Ok((&self.mention_chunk[r.clone()], &self.mention_count[r]))
     }
 
@@ -252,10 +253,14 @@ impl KnowledgeGraph {
         if c >= self.n_chunks {
             return Err(Error::param(
                 "chunk",
-                format!("chunk {c} is out of range (the graph has {} chunks)", self.n_chunks),
+                format!(
+                    "chunk {c} is out of range (the graph has {} chunks)",
+                    self.n_chunks
+                ),
             ));
         }
-        let r = self.chunk_offsets[c as usize] as usize..self.chunk_offsets[c as usize + 1] as usize;
+        let r =
+            self.chunk_offsets[c as usize] as usize..self.chunk_offsets[c as usize + 1] as usize;
         Ok((&self.chunk_entity[r.clone()], &self.chunk_count[r]))
     }
 

@@ -1,3 +1,5 @@
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
 use proptest::prelude::*;
 
 use super::*;
@@ -60,7 +62,8 @@ impl Cols {
         self.status.push(self.subject.len() as u8 % 4);
         self.source.push(self.subject.len() as u8 % 4);
         self.access.push(self.subject.len() as u32 % 5);
-        self.last.push(1_000_000 - self.subject.len() as i64 * 10_000);
+        self.last
+            .push(1_000_000 - self.subject.len() as i64 * 10_000);
     }
 
     pub fn graph(&self) -> KnowledgeGraph {
@@ -77,52 +80,60 @@ pub(crate) fn arb_cols() -> impl Strategy<Value = Cols> {
     (1usize..40, 1u32..4).prop_flat_map(|(n, n_tenants)| {
         let tenants = proptest::collection::vec(0..n_tenants, n);
         let facts = proptest::collection::vec(
-            (0..n, 0..=n, 0u8..6, 0u8..4, 0u8..4, 0u32..8, 0u32..20, 0i64..3_000_000),
+            (
+                0..n,
+                0..=n,
+                0u8..6,
+                0u8..4,
+                0u8..4,
+                0u32..8,
+                0u32..20,
+                0i64..3_000_000,
+            ),
             0..150,
         );
         let chunks = proptest::collection::vec(0..n, 0..20);
-        (tenants, facts, chunks)
-            .prop_map(move |(tenant, facts, chunk_ents)| {
-                let mut c = Cols {
-                    tenant,
-                    ..Cols::default()
+        (tenants, facts, chunks).prop_map(move |(tenant, facts, chunk_ents)| {
+            let mut c = Cols {
+                tenant,
+                ..Cols::default()
+            };
+            for (s, o, q, st, src, pred, acc, last) in facts {
+                // Object: n means literal; otherwise redirect to the subject's tenant.
+                let obj = if o == n {
+                    NONE
+                } else {
+                    let t = c.tenant[s];
+                    (0..n)
+                        .map(|k| (o + k) % n)
+                        .find(|&k| c.tenant[k] == t)
+                        .unwrap_or(s) as u32
                 };
-                for (s, o, q, st, src, pred, acc, last) in facts {
-                    // Object: n means literal; otherwise redirect to the subject's tenant.
-                    let obj = if o == n {
-                        NONE
-                    } else {
-                        let t = c.tenant[s];
-                        (0..n)
-                            .map(|k| (o + k) % n)
-                            .find(|&k| c.tenant[k] == t)
-                            .unwrap_or(s) as u32
-                    };
-                    c.subject.push(s as u32);
-                    c.object.push(obj);
-                    c.predicate.push(pred);
-                    // Few distinct values, so ties in confidence are common.
-                    c.confidence.push(f32::from(q) / 5.0);
-                    c.strength.push(f32::from(q) * 2.0);
-                    c.status.push(st);
-                    c.source.push(src);
-                    c.access.push(acc);
-                    c.last.push(last);
-                }
-                // Each chunk mentions an entity and, maybe, its first same-tenant neighbour.
-                for (ci, &e) in chunk_ents.iter().enumerate() {
-                    c.chunk_tenant.push(c.tenant[e]);
+                c.subject.push(s as u32);
+                c.object.push(obj);
+                c.predicate.push(pred);
+                // Few distinct values, so ties in confidence are common.
+                c.confidence.push(f32::from(q) / 5.0);
+                c.strength.push(f32::from(q) * 2.0);
+                c.status.push(st);
+                c.source.push(src);
+                c.access.push(acc);
+                c.last.push(last);
+            }
+            // Each chunk mentions an entity and, maybe, its first same-tenant neighbour.
+            for (ci, &e) in chunk_ents.iter().enumerate() {
+                c.chunk_tenant.push(c.tenant[e]);
+                c.m_chunk.push(ci as u32);
+                c.m_entity.push(e as u32);
+                c.m_count.push(1 + (ci as u32 % 3));
+                if let Some(k) = (0..n).find(|&k| k != e && c.tenant[k] == c.tenant[e]) {
                     c.m_chunk.push(ci as u32);
-                    c.m_entity.push(e as u32);
-                    c.m_count.push(1 + (ci as u32 % 3));
-                    if let Some(k) = (0..n).find(|&k| k != e && c.tenant[k] == c.tenant[e]) {
-                        c.m_chunk.push(ci as u32);
-                        c.m_entity.push(k as u32);
-                        c.m_count.push(1);
-                    }
+                    c.m_entity.push(k as u32);
+                    c.m_count.push(1);
                 }
-                c
-            })
+            }
+            c
+        })
     })
 }
 
@@ -156,7 +167,9 @@ fn out_facts_are_sorted_by_confidence_then_id() {
 fn dangling_object_names_row_and_column() {
     let mut c = small();
     c.object[3] = 17;
-    let err = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let err = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("facts row 3: object = 17 refers to no entity (there are 5)")
@@ -167,15 +180,21 @@ fn dangling_object_names_row_and_column() {
 fn nan_and_out_of_range_weights_are_refused() {
     let mut c = small();
     c.confidence[4] = f32::NAN;
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert!(e.is_some_and(|m| m.starts_with("facts row 4: confidence = NaN is NaN")));
     let mut c = small();
     c.confidence[1] = 1.5;
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert!(e.is_some_and(|m| m.contains("row 1: confidence = 1.5 is out of range")));
     let mut c = small();
     c.strength[2] = f32::INFINITY;
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert!(e.is_some_and(|m| m.contains("row 2: strength = inf")));
     let mut c = small();
     c.strength[2] = -1.0;
@@ -194,7 +213,9 @@ fn cross_tenant_fact_is_refused() {
 fn unknown_codes_are_refused() {
     let mut c = small();
     c.status[5] = 4;
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
         Some("facts row 5: status = 4 is an unknown status code (there are 4)")
@@ -211,13 +232,20 @@ fn unknown_codes_are_refused() {
 fn length_mismatch_and_bad_intervals_are_refused() {
     let mut c = small();
     c.strength.pop();
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(e.as_deref(), Some("facts.strength has 5 rows, expected 6"));
     let mut c = small();
     c.valid_from = Some(vec![NULL_TIME, 5, NULL_TIME, 0, 0, 0]);
     c.valid_to = Some(vec![NULL_TIME, 4, NULL_TIME, NULL_TIME, 1, 1]);
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
-    assert_eq!(e.as_deref(), Some("facts row 1: valid_from = 5 is after valid_to = 4"));
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
+    assert_eq!(
+        e.as_deref(),
+        Some("facts row 1: valid_from = 5 is after valid_to = 4")
+    );
 }
 
 #[test]
@@ -227,17 +255,33 @@ fn mention_errors() {
     c.m_chunk = vec![0, 1, 0];
     c.m_entity = vec![1, 3, 1];
     c.m_count = vec![1, 2, 1];
-    let e = KnowledgeGraph::build(&c.input()).err().map(|e| e.to_string());
+    let e = KnowledgeGraph::build(&c.input())
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         e.as_deref(),
         Some("mentions row 2: duplicate mention of entity 1 by chunk 0 (first given at row 0)")
     );
     c.m_entity = vec![1, 0, 2];
     let e = KnowledgeGraph::build(&c.input()).err();
-    assert!(matches!(e, Some(Error::CrossTenant { table: "mentions", row: 1, .. })));
+    assert!(matches!(
+        e,
+        Some(Error::CrossTenant {
+            table: "mentions",
+            row: 1,
+            ..
+        })
+    ));
     c.m_entity = vec![1, 3, 9];
     let e = KnowledgeGraph::build(&c.input()).err();
-    assert!(matches!(e, Some(Error::Dangling { table: "mentions", row: 2, .. })));
+    assert!(matches!(
+        e,
+        Some(Error::Dangling {
+            table: "mentions",
+            row: 2,
+            ..
+        })
+    ));
     c.m_entity = vec![1, 3, 2];
     c.m_count = vec![1, 0, 1];
     assert!(KnowledgeGraph::build(&c.input()).is_err());

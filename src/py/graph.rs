@@ -15,6 +15,7 @@ use crate::scoring::FactScoreProfile;
 use crate::Error;
 
 type Arr<'py, T> = PyReadonlyArray1<'py, T>;
+type Pair<'py, A, B> = (Bound<'py, PyArray1<A>>, Bound<'py, PyArray1<B>>);
 
 /// The compiled knowledge graph (numbers only). Build it through
 /// `graphrecall.KnowledgeGraph`, which maps ids and keeps text.
@@ -125,7 +126,10 @@ fn filter(
             if let Some(&bad) = s.iter().find(|&&c| u32::from(c) >= g.n_statuses) {
                 return Err(Error::param(
                     "statuses",
-                    format!("code {bad} is unknown (the graph has {} statuses)", g.n_statuses),
+                    format!(
+                        "code {bad} is unknown (the graph has {} statuses)",
+                        g.n_statuses
+                    ),
                 )
                 .into());
             }
@@ -290,9 +294,16 @@ impl CoreGraph {
                 .map_err(|_| PyErr::from(Error::param("facts", format!("{f} is not a fact id"))))?;
             rows.push(self.inner.fact(f32_)?);
         }
-        let col = |f: &dyn Fn(&crate::graph::FactRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
+        let col =
+            |f: &dyn Fn(&crate::graph::FactRow) -> i64| rows.iter().map(f).collect::<Vec<i64>>();
         let subject = col(&|r| i64::from(r.subject));
-        let object = col(&|r| if r.object == NONE { -1 } else { i64::from(r.object) });
+        let object = col(&|r| {
+            if r.object == NONE {
+                -1
+            } else {
+                i64::from(r.object)
+            }
+        });
         let predicate = col(&|r| i64::from(r.predicate));
         let confidence: Vec<f32> = rows.iter().map(|r| r.confidence).collect();
         let strength: Vec<f32> = rows.iter().map(|r| r.strength).collect();
@@ -329,7 +340,7 @@ impl CoreGraph {
         &self,
         py: Python<'py>,
         entity: u32,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    ) -> PyResult<Pair<'py, i64, i64>> {
         let out = self.inner.out_facts(entity)?;
         let inn = self.inner.in_facts(entity)?;
         Ok((id64(&out).into_pyarray(py), id64(&inn).into_pyarray(py)))
@@ -340,7 +351,7 @@ impl CoreGraph {
         &self,
         py: Python<'py>,
         entity: u32,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>)> {
+    ) -> PyResult<Pair<'py, i64, u32>> {
         let (c, n) = self.inner.entity_chunks(entity)?;
         Ok((id64(c).into_pyarray(py), n.to_vec().into_pyarray(py)))
     }
@@ -350,7 +361,7 @@ impl CoreGraph {
         &self,
         py: Python<'py>,
         chunk: u32,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<u32>>)> {
+    ) -> PyResult<Pair<'py, i64, u32>> {
         let (e, n) = self.inner.chunk_entities(chunk)?;
         Ok((id64(e).into_pyarray(py), n.to_vec().into_pyarray(py)))
     }
@@ -497,7 +508,10 @@ impl CoreGraph {
         if max_hops > crate::activation::MAX_HOPS {
             return Err(Error::param(
                 "max_hops",
-                format!("{max_hops} exceeds the limit of {}", crate::activation::MAX_HOPS),
+                format!(
+                    "{max_hops} exceeds the limit of {}",
+                    crate::activation::MAX_HOPS
+                ),
             )
             .into());
         }
@@ -627,7 +641,10 @@ impl CoreGraph {
             related_distance: slice(&related_distance, "related_distance")?,
             related_strength: slice(&related_strength, "related_strength")?,
             related_offsets: slice(&related_offsets, "related_offsets")?,
-            centrality: centrality.as_ref().map(|c| slice(c, "centrality")).transpose()?,
+            centrality: centrality
+                .as_ref()
+                .map(|c| slice(c, "centrality"))
+                .transpose()?,
         };
         let p = BoostParams {
             direct,

@@ -180,7 +180,10 @@ pub fn rerank_memories<'py>(
     ))
 }
 
-fn fused_arrays(py: Python<'_>, fused: fusion::Fused) -> (I64Array<'_>, F64Array<'_>, UsizeArray<'_>) {
+fn fused_arrays(
+    py: Python<'_>,
+    fused: fusion::Fused,
+) -> (I64Array<'_>, F64Array<'_>, UsizeArray<'_>) {
     (
         fused.ids.into_pyarray(py),
         fused.scores.into_pyarray(py),

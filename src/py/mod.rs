@@ -15,9 +15,8 @@ mod kernels;
 /// subclass the builtin that callers already catch (`ValueError`, `KeyError`).
 fn error_class<'py>(py: Python<'py>, name: &'static str) -> PyResult<Bound<'py, PyType>> {
     static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-    let module = MODULE.get_or_try_init(py, || {
-        py.import("graphrecall.errors").map(Bound::unbind)
-    })?;
+    let module =
+        MODULE.get_or_try_init(py, || py.import("graphrecall.errors").map(Bound::unbind))?;
     Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
 }
 
@@ -49,7 +48,11 @@ pub(crate) fn slice<'a, T: numpy::Element>(
     name: &'static str,
 ) -> PyResult<&'a [T]> {
     arr.as_slice().map_err(|_| {
-        Error::param(name, "array must be C-contiguous (use numpy.ascontiguousarray)").into()
+        Error::param(
+            name,
+            "array must be C-contiguous (use numpy.ascontiguousarray)",
+        )
+        .into()
     })
 }
 

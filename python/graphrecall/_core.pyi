@@ -1,0 +1,321 @@
+"""Type stubs of the native core (``graphrecall._core``), written by hand.
+
+Everything here is numbers: dense u32 indices, float weights, int64 times (seconds; the
+int64 minimum is null), small integer codes. ``graphrecall.KnowledgeGraph`` maps ids, names
+and codes; use it rather than these classes directly.
+"""
+
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+@final
+class CoreGraph:
+    """The compiled knowledge graph (CSR adjacency, numeric fact columns, mentions)."""
+
+    def __new__(
+        cls,
+        entity_tenant: npt.NDArray[np.uint32],
+        fact_subject: npt.NDArray[np.uint32],
+        fact_object: npt.NDArray[np.uint32],
+        fact_predicate: npt.NDArray[np.uint32],
+        fact_confidence: npt.NDArray[np.float32],
+        fact_strength: npt.NDArray[np.float32],
+        fact_status: npt.NDArray[np.uint8],
+        fact_source: npt.NDArray[np.uint8],
+        fact_access_count: npt.NDArray[np.uint32],
+        *,
+        n_predicates: int,
+        n_statuses: int,
+        n_sources: int,
+        last_accessed: npt.NDArray[np.int64] | None = None,
+        created_at: npt.NDArray[np.int64] | None = None,
+        valid_from: npt.NDArray[np.int64] | None = None,
+        valid_to: npt.NDArray[np.int64] | None = None,
+        sequence: npt.NDArray[np.int64] | None = None,
+        chunk_tenant: npt.NDArray[np.uint32] | None = None,
+        mention_chunk: npt.NDArray[np.uint32] | None = None,
+        mention_entity: npt.NDArray[np.uint32] | None = None,
+        mention_count: npt.NDArray[np.uint32] | None = None,
+    ) -> CoreGraph: ...
+    @property
+    def n_entities(self) -> int: ...
+    @property
+    def n_facts(self) -> int: ...
+    @property
+    def n_tenants(self) -> int: ...
+    @property
+    def n_chunks(self) -> int: ...
+    @property
+    def n_predicates(self) -> int: ...
+    @property
+    def n_statuses(self) -> int: ...
+    @property
+    def n_sources(self) -> int: ...
+    def stats(self) -> dict[str, int]: ...
+    def fact_rows(self, facts: npt.NDArray[np.int64]) -> tuple[npt.NDArray[Any], ...]: ...
+    def adjacency(
+        self, entity: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+    def entity_chunks(
+        self, entity: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32]]: ...
+    def chunk_entities(
+        self, chunk: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32]]: ...
+    def tenant_entities(self, tenant: int) -> npt.NDArray[np.int64]: ...
+    def entity_tenants(self) -> npt.NDArray[np.uint32]: ...
+    def chunk_tenants(self) -> npt.NDArray[np.uint32]: ...
+    def spread_plan(
+        self,
+        *,
+        max_hops: int,
+        per_entity_limit: int | None,
+        max_facts: int | None,
+        direction: str,
+        statuses: npt.NDArray[np.uint8] | None,
+        predicates: npt.NDArray[np.uint32] | None,
+        min_confidence: float | None,
+        as_of: int | None,
+        max_sequence: int | None,
+        tenant: int | None,
+        independent_anchors: bool,
+        rank: str,
+        top_k: int | None,
+        source_weights: list[float] | None = None,
+        default_source_weight: float = 1.0,
+        status_weights: list[float] | None = None,
+        default_status_weight: float = 1.0,
+        decay_base: float = 0.95,
+        grace_weeks: float = 1.0,
+        usage_log_factor: float = 0.5,
+    ) -> CoreSpreadPlan: ...
+    def recall_plan(
+        self,
+        *,
+        max_hops: int,
+        direction: str,
+        statuses: npt.NDArray[np.uint8] | None,
+        predicates: npt.NDArray[np.uint32] | None,
+        min_confidence: float | None,
+        as_of: int | None,
+        max_sequence: int | None,
+        tenant: int | None,
+        top_k: int,
+        dedupe: str,
+    ) -> CoreRecallPlan: ...
+    def personalized_pagerank(
+        self,
+        seeds: npt.NDArray[np.int64],
+        weights: npt.NDArray[np.float64] | None,
+        offsets: npt.NDArray[np.int64] | None = None,
+        *,
+        damping: float,
+        tol: float,
+        max_iter: int,
+        weight: str,
+        direction: str,
+        statuses: npt.NDArray[np.uint8] | None,
+        predicates: npt.NDArray[np.uint32] | None,
+        min_confidence: float | None,
+        as_of: int | None,
+        max_sequence: int | None,
+        tenant: int | None,
+        top_k: int | None,
+        top_k_chunks: int | None,
+        weight_by_count: bool,
+    ) -> tuple[npt.NDArray[Any], ...]: ...
+    def mention_boost(
+        self,
+        chunks: npt.NDArray[np.uint32],
+        similarity: npt.NDArray[np.float64],
+        chunk_offsets: npt.NDArray[np.uintp],
+        query_entities: npt.NDArray[np.uint32],
+        query_offsets: npt.NDArray[np.uintp],
+        related: npt.NDArray[np.uint32],
+        related_distance: npt.NDArray[np.uint32],
+        related_strength: npt.NDArray[np.float64],
+        related_offsets: npt.NDArray[np.uintp],
+        *,
+        direct: float = 0.3,
+        indirect: float = 0.1,
+        use_strength: bool = True,
+        centrality: npt.NDArray[np.float64] | None = None,
+    ) -> tuple[
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.uint32],
+    ]: ...
+
+@final
+class CoreSpreadPlan:
+    """A validated spreading-activation configuration bound to a graph."""
+
+    def __call__(
+        self,
+        anchors: npt.NDArray[np.int64],
+        scores: npt.NDArray[np.float64] | None = None,
+        offsets: npt.NDArray[np.int64] | None = None,
+        now: int | None = None,
+    ) -> CoreActivation: ...
+
+@final
+class CoreRecallPlan:
+    """A validated seed-004 graph-recall configuration bound to a graph."""
+
+    def __call__(
+        self,
+        anchors: npt.NDArray[np.int64],
+        scores: npt.NDArray[np.float64] | None = None,
+        offsets: npt.NDArray[np.int64] | None = None,
+    ) -> CoreRecall: ...
+
+@final
+class CoreActivation:
+    """Native result of a spreading-activation batch (arrays built on access)."""
+
+    @property
+    def fact_offsets(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def facts(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def hops(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def anchors(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def parents(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def via(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64] | None: ...
+    @property
+    def entity_offsets(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def entities(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def entity_hops(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def entity_strengths(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def entity_anchors(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def entity_parents(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def n_queries(self) -> int: ...
+
+@final
+class CoreRecall:
+    """Native result of a graph-recall batch (arrays built on access)."""
+
+    @property
+    def offsets(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def facts(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def hops(self) -> npt.NDArray[np.uint32]: ...
+    @property
+    def anchors(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def via(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def n_queries(self) -> int: ...
+
+# Dtypes are exact (no conversion on the native side): ids int64, scores float64, fact
+# confidence float32, codes uint8, hops/counts uint32, times int64 seconds (NULL_TIME =
+# numpy.iinfo(numpy.int64).min), offsets uintp. Arrays must be C-contiguous and 1-D.
+
+def score_fact_arrays(
+    confidence: npt.NDArray[np.float32],
+    source: npt.NDArray[np.uint8],
+    status: npt.NDArray[np.uint8],
+    last_accessed: npt.NDArray[np.int64] | None,
+    access_count: npt.NDArray[np.uint32],
+    now: int,
+    *,
+    source_weights: list[float] = ...,
+    default_source_weight: float = 1.0,
+    status_weights: list[float] = ...,
+    default_status_weight: float = 1.0,
+    decay_base: float = 0.95,
+    grace_weeks: float = 1.0,
+    usage_log_factor: float = 0.5,
+) -> npt.NDArray[np.float64]: ...
+def composite_score(
+    match_score: npt.NDArray[np.float64],
+    hop: npt.NDArray[np.uint32],
+    confidence: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]: ...
+def graph_proximity_score(
+    weight: npt.NDArray[np.float64],
+    hop: npt.NDArray[np.uint32],
+    mention_count: npt.NDArray[np.uint32],
+    *,
+    weight_scale: float = 10.0,
+    hop_base: float = 2.0,
+    mention_floor: float = 0.7,
+    mention_log_divisor: float = 5.0,
+) -> npt.NDArray[np.float64]: ...
+def rerank_memories(
+    query_offsets: npt.NDArray[np.uintp],
+    created_at: npt.NDArray[np.int64] | None,
+    confidence: npt.NDArray[np.float64] | None,
+    access_score: npt.NDArray[np.float64] | None,
+    now: int,
+    *,
+    w_similarity: float = 0.5,
+    w_recency: float = 0.3,
+    w_confidence: float = 0.15,
+    w_access: float = 0.05,
+    recency_base: float = 0.95,
+    day_seconds: int = 86400,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.uintp]]: ...
+def rrf_fuse(
+    ids: npt.NDArray[np.int64],
+    list_offsets: npt.NDArray[np.uintp],
+    query_offsets: npt.NDArray[np.uintp],
+    weights: npt.NDArray[np.float64],
+    *,
+    k: float = 60.0,
+    top_k: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]: ...
+def weighted_fuse(
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    list_offsets: npt.NDArray[np.uintp],
+    query_offsets: npt.NDArray[np.uintp],
+    weights: npt.NDArray[np.float64],
+    *,
+    normalize: bool = False,
+    top_k: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]: ...
+def additive_merge(
+    base_ids: npt.NDArray[np.int64],
+    base_scores: npt.NDArray[np.float64],
+    base_offsets: npt.NDArray[np.uintp],
+    graph_ids: npt.NDArray[np.int64],
+    graph_scores: npt.NDArray[np.float64],
+    graph_offsets: npt.NDArray[np.uintp],
+    *,
+    alpha: float = 0.7,
+    beta: float = 0.3,
+    max_new: int = 4,
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uint8], npt.NDArray[np.uintp]
+]: ...
+def dedupe_max(
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.uintp],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]: ...
+def top_k(
+    ids: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    offsets: npt.NDArray[np.uintp],
+    k: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]: ...
