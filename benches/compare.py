@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -38,7 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers as P
 import workload as W
 
-DEFAULT_PEERS = ("graphrecall", "dict", "scipy", "igraph", "rustworkx", "networkx", "sqlite")
+DEFAULT_PEERS = (
+    "graphrecall",
+    "graphrecall-call",
+    "dict",
+    "scipy",
+    "igraph",
+    "rustworkx",
+    "networkx",
+    "sqlite",
+)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -49,7 +60,62 @@ def rss_bytes() -> int:
 
 
 def peak_rss_bytes() -> int:
+    """High-water mark of the resident set (since the last :func:`reset_peak_rss`)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def reset_peak_rss() -> bool:
+    """Reset VmHWM to the current RSS (Linux >= 4.0); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def measure_build(data: Path, name: str) -> dict[str, float]:
+    """Build one peer in this (fresh) process: seconds, resident growth and peak growth."""
+    g = W.load(data)
+    peer = P.make_peer(name, data)
+    for mod in peer.modules:  # library code is not the peer's index
+        importlib.import_module(mod)
+    gc.collect()
+    r0 = rss_bytes()
+    clean_peak = reset_peak_rss()
+    t0 = time.perf_counter()
+    peer.build(g)
+    secs = time.perf_counter() - t0
+    gc.collect()
+    r1 = rss_bytes()
+    out = {
+        "seconds": secs,
+        "rss_mb": (r1 - r0) / 2**20,
+        "bytes_per_fact": (r1 - r0) / g.n_facts,
+    }
+    if clean_peak:
+        out["peak_mb"] = (peak_rss_bytes() - r0) / 2**20
+    peer.close()
+    return out
+
+
+def measure_build_isolated(data: Path, name: str) -> dict[str, float]:
+    """:func:`measure_build` in a subprocess, so that memory freed by earlier peers (or the
+    oracle) cannot be reused and hide part of this peer's footprint."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--data", str(data)]
+    proc = subprocess.run(
+        [*cmd, "--measure-build", name], capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"measuring {name} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def log(msg: str) -> None:
@@ -281,20 +347,30 @@ def render(res: dict[str, Any]) -> str:
         "",
         "## Build (from the same Parquet columns)",
         "",
-        "| peer | build s | RSS growth MB | bytes / fact | first (cold) pass W1 / W4 s |",
-        "|---|---:|---:|---:|---:|",
+        "| peer | build s | RSS growth MB | peak during build MB | bytes / fact | "
+        "first (cold) pass W1 / W4 s |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, b in res["build"].items():
         fp = res["first_pass"].get(name, {})
+        peak = f"{b['peak_mb']:,.1f}" if "peak_mb" in b else "n/a"
         lines.append(
-            f"| {name} | {b['seconds']:.2f} | {b['rss_mb']:,.1f} | {b['bytes_per_fact']:,.0f} | "
+            f"| {name} | {b['seconds']:.2f} | {b['rss_mb']:,.1f} | {peak} | "
+            f"{b['bytes_per_fact']:,.0f} | "
             f"{fp.get('W1', float('nan')):.2f} / {fp.get('W4', float('nan')):.2f} |"
         )
+    where = (
+        "in a fresh process per peer (`--memory subprocess`), after loading the Parquet columns"
+        if res.get("memory") == "subprocess"
+        else "around the in-process build (`--memory inprocess`: memory freed earlier may be "
+        "reused, so this can understate)"
+    )
     lines += [
         "",
-        "RSS growth is the resident-set change of the benchmark process around `build` "
-        "(after `gc.collect()`); the SQLite peer's data lives in the OS page cache and its "
-        "own page cache (256 MiB max), not in the process at build time.",
+        f"Build seconds and memory are measured {where}: RSS growth is the resident-set change "
+        "around `build` after `gc.collect()` (the index the peer keeps), peak is the "
+        "high-water mark during the build (`VmHWM`). The SQLite peer's data lives in the OS "
+        "page cache and its own page cache (256 MiB max), not in the process at build time.",
     ]
     for wl, title in (
         ("W1", "W1: spreading activation + scoreFact (seed 000), single query"),
@@ -373,7 +449,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch-seconds", type=float, default=2.0)
     ap.add_argument("--batch-max-reps", type=int, default=50)
     ap.add_argument("--out", type=Path, default=None, help="markdown report (+ .json beside it)")
+    ap.add_argument(
+        "--memory",
+        choices=("subprocess", "inprocess"),
+        default="subprocess",
+        help="measure each build in a fresh process (default) or around the in-process build",
+    )
+    ap.add_argument("--measure-build", metavar="PEER", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.measure_build:
+        print(json.dumps(measure_build(args.data, args.measure_build)))
+        return 0
 
     names = [n.strip() for n in args.peers.split(",") if n.strip()]
     unknown = [n for n in names if n not in P.PEERS]
@@ -422,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
             log(f"skip {name}: {why}")
             continue
         peer = P.make_peer(name, args.data)
+        for mod in peer.modules:
+            importlib.import_module(mod)
         gc.collect()
         r0 = rss_bytes()
         t0 = time.perf_counter()
@@ -434,13 +522,21 @@ def main(argv: list[str] | None = None) -> int:
         secs = time.perf_counter() - t0
         gc.collect()
         grow = rss_bytes() - r0
-        build[name] = {
-            "seconds": secs,
-            "rss_mb": grow / 2**20,
-            "bytes_per_fact": grow / g.n_facts,
-        }
-        log(f"built {name} in {secs:.2f} s, RSS +{grow / 2**20:,.1f} MB")
         gc.freeze()
+        if args.memory == "subprocess":
+            build[name] = measure_build_isolated(args.data, name)
+        else:
+            build[name] = {
+                "seconds": secs,
+                "rss_mb": grow / 2**20,
+                "bytes_per_fact": grow / g.n_facts,
+            }
+        build[name]["seconds_in_run"] = secs
+        b = build[name]
+        log(
+            f"built {name} in {b['seconds']:.2f} s, RSS +{b['rss_mb']:,.1f} MB"
+            + (f" (peak +{b['peak_mb']:,.1f} MB)" if "peak_mb" in b else "")
+        )
         prepared[name] = peer.prepare(queries)
         err, fp = verify(peer, prepared[name], queries, oracle, want1, want4)
         first_pass[name] = fp
@@ -482,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "baseline": base,
         "build": build,
+        "memory": args.memory,
         "first_pass": first_pass,
         "single": single,
         "batch": batch,

@@ -42,7 +42,6 @@ ELIGIBLE = frozenset((STAGED, CONFIRMED))  # W1 status filter, as codes
 SOURCE_WEIGHT = {"user_edit": 2.0, "file": 1.5, "system": 1.2, "conversation": 1.0}
 SOURCE_WEIGHT_BY_CODE = tuple(SOURCE_WEIGHT[s] for s in SOURCES)
 WEEK_S = 604800.0
-S0, S1, S2 = MATCH_SCORES
 
 Ids = Sequence[int] | np.ndarray
 
@@ -92,6 +91,7 @@ class Peer:
 
     name = "peer"
     package: str | None = None  # distribution the peer needs, for skip messages
+    modules: tuple[str, ...] = ()  # modules build() imports (imported before measuring it)
 
     def build(self, g: Graph) -> None:
         raise NotImplementedError
@@ -343,6 +343,7 @@ class NetworkXPeer(Peer):
 
     name = "networkx"
     package = "networkx"
+    modules = ("networkx",)
 
     def build(self, g: Graph) -> None:
         import networkx as nx
@@ -441,6 +442,7 @@ class RustworkxPeer(Peer):
 
     name = "rustworkx"
     package = "rustworkx"
+    modules = ("rustworkx",)
 
     def build(self, g: Graph) -> None:
         import rustworkx as rx
@@ -514,6 +516,7 @@ class IGraphPeer(Peer):
 
     name = "igraph"
     package = "igraph"
+    modules = ("igraph",)
 
     def build(self, g: Graph) -> None:
         import igraph as ig
@@ -612,6 +615,7 @@ class ScipyPeer(Peer):
 
     name = "scipy"
     package = "scipy"
+    modules = ("scipy.sparse",)
 
     def build(self, g: Graph) -> None:
         import scipy.sparse as sp
@@ -623,13 +627,14 @@ class ScipyPeer(Peer):
         ent, fact, other = _incident_order(g)
         iptr = _csr(ent, n)
         self.inc = sp.csr_array((other, fact, iptr), shape=(n, m))
+        # own copies of the columns read per query, so that the footprint counts them
         self.n = n
-        self.obj = g.object
+        self.obj = g.object.copy()
         self.conf = g.confidence.astype(np.float64)  # exact; float64 arithmetic as specified
-        self.status = g.status
-        self.source = g.source
-        self.last_accessed = g.last_accessed
-        self.access_count = g.access_count
+        self.status = g.status.copy()
+        self.source = g.source.copy()
+        self.last_accessed = g.last_accessed.copy()
+        self.access_count = g.access_count.copy()
         self.eligible = np.zeros(len(STATUSES), bool)
         self.eligible[list(ELIGIBLE)] = True
         self.source_weight = np.array(SOURCE_WEIGHT_BY_CODE)
@@ -867,11 +872,14 @@ class SQLitePeer(Peer):
 
 
 class GraphRecallPeer(Peer):
-    """graphrecall's ``KnowledgeGraph`` (Rust core through PyO3): one FFI call per query, or
-    one per batch of queries (2-D anchors)."""
+    """graphrecall's ``KnowledgeGraph`` (Rust core through PyO3), through its prepared plans:
+    ``spread_plan(...)`` / ``recall_plan(...)`` validate the configuration once at build, and
+    each query (or batch: 2-D anchors) is then one call of the plan, i.e. one FFI call."""
 
     name = "graphrecall"
     package = "graphrecall"
+    modules = ("graphrecall",)
+    use_plans = True
 
     def build(self, g: Graph) -> None:
         import graphrecall as gr
@@ -889,33 +897,39 @@ class GraphRecallPeer(Peer):
             last_accessed=g.last_accessed,
             fact_ids=None,
         )
-        self.statuses = tuple(STATUSES[s] for s in sorted(ELIGIBLE))
+        self.w1_params: dict[str, Any] = {
+            "max_hops": MAX_HOPS,
+            "per_entity_limit": PER_ENTITY_LIMIT,
+            "max_facts": MAX_FACTS,
+            "direction": "out",
+            "statuses": tuple(STATUSES[s] for s in sorted(ELIGIBLE)),
+            "rank": "score_fact",
+        }
+        self.w4_params: dict[str, Any] = {"max_hops": MAX_HOPS, "direction": "both", "top_k": TOP_K}
+        self.match = np.array(MATCH_SCORES)
+        if self.use_plans and hasattr(self.kg, "spread_plan"):
+            self._spread = self.kg.spread_plan(**self.w1_params)
+        else:
+            self._spread = self._spread_call
+        if self.use_plans and hasattr(self.kg, "recall_plan"):
+            self._recall = self.kg.recall_plan(**self.w4_params)
+        else:
+            self._recall = self._recall_call
+
+    def _spread_call(self, anchors: np.ndarray, *, now: int) -> Any:
+        return self.kg.spread(anchors, now=now, **self.w1_params)
+
+    def _recall_call(self, anchors: np.ndarray, match_scores: np.ndarray) -> Any:
+        return self.kg.graph_recall(anchors, match_scores=match_scores, **self.w4_params)
 
     def prepare(self, queries: np.ndarray) -> list[Any]:
         return list(np.ascontiguousarray(queries, dtype=np.int64))
 
-    def _spread(self, anchors: np.ndarray, now: int) -> Any:
-        return self.kg.spread(
-            anchors,
-            max_hops=MAX_HOPS,
-            per_entity_limit=PER_ENTITY_LIMIT,
-            max_facts=MAX_FACTS,
-            direction="out",
-            statuses=self.statuses,
-            rank="score_fact",
-            now=now,
-        )
-
-    def _recall(self, anchors: np.ndarray) -> Any:
-        return self.kg.graph_recall(
-            anchors, match_scores=MATCH_SCORES, max_hops=MAX_HOPS, direction="both", top_k=TOP_K
-        )
-
     def w1(self, anchors: np.ndarray, now: int = NOW) -> np.ndarray:
-        return self._spread(anchors, now).fact_ids
+        return self._spread(anchors, now=now).fact_ids
 
     def w4(self, anchors: np.ndarray) -> np.ndarray:
-        return self._recall(anchors).fact_ids
+        return self._recall(anchors, self.match).fact_ids
 
     @staticmethod
     def _flat(res: Any, nq: int) -> tuple[np.ndarray, np.ndarray]:
@@ -927,14 +941,23 @@ class GraphRecallPeer(Peer):
         return np.asarray(res.fact_ids), np.asarray(offsets)
 
     def w1_batch(self, queries: np.ndarray, now: int = NOW) -> tuple[np.ndarray, np.ndarray]:
-        return self._flat(self._spread(queries, now), len(queries))
+        return self._flat(self._spread(queries, now=now), len(queries))
 
     def w4_batch(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self._flat(self._recall(queries), len(queries))
+        return self._flat(self._recall(queries, self.match), len(queries))
+
+
+class GraphRecallCallPeer(GraphRecallPeer):
+    """graphrecall through the one-shot convenience calls ``kg.spread(anchors, **params)`` /
+    ``kg.graph_recall(...)``, which validate the parameters again on every call."""
+
+    name = "graphrecall-call"
+    use_plans = False
 
 
 PEERS: dict[str, type[Peer]] = {
     "graphrecall": GraphRecallPeer,
+    "graphrecall-call": GraphRecallCallPeer,
     "dict": DictPeer,
     "scipy": ScipyPeer,
     "igraph": IGraphPeer,
@@ -963,7 +986,7 @@ def peer_available(name: str) -> str | None:
         mod = __import__(pkg)
     except ImportError as exc:
         return f"{pkg} not importable: {exc}"
-    if name == "graphrecall" and not hasattr(mod, "KnowledgeGraph"):
+    if name.startswith("graphrecall") and not hasattr(mod, "KnowledgeGraph"):
         return "graphrecall.KnowledgeGraph does not exist yet"
     return None
 

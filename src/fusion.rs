@@ -948,6 +948,98 @@ mod tests {
         assert_eq!(out.ids, vec![1, 2]);
     }
 
+    #[test]
+    fn large_batches_take_the_parallel_path_and_match_single_queries() {
+        // 2000 queries x 2 lists x 10 ids = 40000 ids > PAR_THRESHOLD.
+        let n_queries = 2000;
+        let ids: Vec<i64> = (0..n_queries * 20)
+            .map(|i| (i * 7919 % 37) as i64)
+            .collect();
+        let scores: Vec<f64> = (0..ids.len()).map(|i| (i % 13) as f64 - 6.0).collect();
+        assert!(ids.len() > PAR_THRESHOLD);
+        let list_offsets: Vec<usize> = (0..=2 * n_queries).map(|l| l * 10).collect();
+        let query_offsets: Vec<usize> = (0..=n_queries).map(|q| q * 2).collect();
+        let weights = [1.0, 0.5].repeat(n_queries);
+        let fused =
+            rrf_batch(&ids, &list_offsets, &query_offsets, &weights, 60.0, Some(5)).unwrap();
+        let mixed = weighted_batch(
+            &ids,
+            &scores,
+            &list_offsets,
+            &query_offsets,
+            &weights,
+            true,
+            None,
+        )
+        .unwrap();
+        let query_rows: Vec<usize> = (0..=n_queries).map(|q| q * 20).collect();
+        let top = top_k_batch(&ids, &scores, &query_rows, 3).unwrap();
+        let merged = additive_merge_batch(
+            &ids,
+            &scores,
+            &query_rows,
+            &ids,
+            &scores,
+            &query_rows,
+            0.7,
+            0.3,
+            4,
+        )
+        .unwrap();
+        assert_eq!(fused.n_queries(), n_queries);
+        for q in (0..n_queries).step_by(97) {
+            let (a, b) = (&ids[q * 20..q * 20 + 10], &ids[q * 20 + 10..q * 20 + 20]);
+            let (sa, sb) = (
+                &scores[q * 20..q * 20 + 10],
+                &scores[q * 20 + 10..q * 20 + 20],
+            );
+            let single = rrf(&[a, b], Some(&[1.0, 0.5]), 60.0, Some(5)).unwrap();
+            let (got_ids, got_scores) = fused.query(q).unwrap();
+            assert_eq!(
+                bits(&single),
+                bits(
+                    &got_ids
+                        .iter()
+                        .copied()
+                        .zip(got_scores.iter().copied())
+                        .collect::<Vec<_>>()
+                )
+            );
+            let single = weighted(&[(a, sa), (b, sb)], Some(&[1.0, 0.5]), true, None).unwrap();
+            let (got_ids, got_scores) = mixed.query(q).unwrap();
+            assert_eq!(
+                bits(&single),
+                bits(
+                    &got_ids
+                        .iter()
+                        .copied()
+                        .zip(got_scores.iter().copied())
+                        .collect::<Vec<_>>()
+                )
+            );
+            let rows = q * 20..q * 20 + 20;
+            let single =
+                top_k_batch(&ids[rows.clone()], &scores[rows.clone()], &[0, 20], 3).unwrap();
+            assert_eq!(top.query(q), single.query(0));
+            let single = additive_merge(
+                (&ids[rows.clone()], &scores[rows.clone()]),
+                (&ids[rows.clone()], &scores[rows]),
+                0.7,
+                0.3,
+                4,
+            )
+            .unwrap();
+            let range = merged.offsets[q]..merged.offsets[q + 1];
+            assert_eq!(single.len(), range.len());
+            for (i, row) in range.enumerate() {
+                assert_eq!(
+                    single[i],
+                    (merged.ids[row], merged.scores[row], merged.sources[row])
+                );
+            }
+        }
+    }
+
     fn lists_strategy() -> impl Strategy<Value = Vec<Vec<(i64, f64)>>> {
         prop::collection::vec(
             prop::collection::vec((0i64..12, -1.0e3f64..1.0e3), 0..10),

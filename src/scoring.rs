@@ -12,7 +12,9 @@
 //! Times are `i64` seconds and `now` is always an argument (no clock is read here); a null
 //! timestamp is [`NULL_TIME`] and means "age unknown", which never decays (factor 1.0).
 //! Each formula evaluates its products and sums in the order the source writes them, so the
-//! results are bit-identical to the straightforward Python of the reference tests.
+//! results are bit-identical to the straightforward Python of the sources (seed 003's mention
+//! part is `floor + (1 - floor) * boost`, one constant for both terms; `1 - 0.7` differs from
+//! the source's `0.3` in the last bit).
 
 use rayon::prelude::*;
 
@@ -845,6 +847,34 @@ mod tests {
         // Ties keep input order.
         let r = rerank_batch(&[0, 3], None, None, None, NOW, &heavy).unwrap();
         assert_eq!(r.order, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn rerank_large_batch_matches_single_queries() {
+        let p = RerankProfile::default();
+        let n_queries = 4000;
+        let per = 10;
+        let n = n_queries * per;
+        assert!(n > PAR_THRESHOLD);
+        let created: Vec<i64> = (0..n).map(|i| NOW - (i as i64 % 97) * 3_607).collect();
+        let confidence: Vec<f64> = (0..n).map(|i| (i % 7) as f64 / 7.0).collect();
+        let offsets: Vec<usize> = (0..=n_queries).map(|q| q * per).collect();
+        let all = rerank_batch(&offsets, Some(&created), Some(&confidence), None, NOW, &p).unwrap();
+        for q in (0..n_queries).step_by(101) {
+            let rows = q * per..(q + 1) * per;
+            let one = rerank_batch(
+                &[0, per],
+                Some(&created[rows.clone()]),
+                Some(&confidence[rows.clone()]),
+                None,
+                NOW,
+                &p,
+            )
+            .unwrap();
+            assert_eq!(one.scores, all.scores[rows.clone()]);
+            let global: Vec<usize> = one.order.iter().map(|i| i + rows.start).collect();
+            assert_eq!(global, all.order[rows]);
+        }
     }
 
     #[test]

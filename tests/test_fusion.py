@@ -153,7 +153,7 @@ def test_weighted_is_bit_identical_under_list_permutation(
 
 
 def test_weighted_worked_examples() -> None:
-    lists = [([1, 2], [0.5, 0.25]), {2: 1.0, 3: 4.0}]
+    lists: list[fusion.ScoredList] = [([1, 2], [0.5, 0.25]), {2: 1.0, 3: 4.0}]
     assert pairs(fusion.weighted(lists, weights=[2.0, 0.5])) == [(3, 2.0), (1, 1.0), (2, 1.0)]
     assert pairs(fusion.weighted(lists, normalize=True)) == [(1, 1.0), (3, 1.0), (2, 0.0)]
     # All-equal list normalises to 1.0; a repeated id keeps its max.
@@ -217,7 +217,7 @@ def test_additive_merge_seed_003_example() -> None:
 
 def test_additive_merge_batch() -> None:
     merged = fusion.additive_merge_batch(
-        [([1], [1.0]), ({}), ([5], [0.2])],  # type: ignore[list-item]
+        [([1], [1.0]), {}, ([5], [0.2])],
         [([2], [1.0]), ([3, 4], [0.5, 0.6]), ([5], [0.4])],
         max_new=1,
     )
@@ -318,11 +318,11 @@ def test_fusion_rejects_bad_ids() -> None:
     ):
         fusion.rrf_batch([[[1, 2**63]]])
     with pytest.raises(DataError, match=r"lists\[0\] must be one-dimensional, got shape \(\)"):
-        fusion.rrf([5])  # type: ignore[list-item]
+        fusion.rrf([5])
     with pytest.raises(DataError, match=r"must be one-dimensional, got shape \(1, 2\)"):
-        fusion.rrf([[[1, 2]]])  # type: ignore[list-item]
+        fusion.rrf([[[1, 2]]])
     with pytest.raises(TypeError, match="lists must be a sequence"):
-        fusion.rrf("123")  # type: ignore[arg-type]
+        fusion.rrf("123")
 
 
 def test_fusion_rejects_bad_scores() -> None:

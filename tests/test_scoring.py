@@ -114,9 +114,10 @@ def test_score_fact_seed_000_example() -> None:
 
 
 def test_score_facts_accepts_names_scalars_and_times() -> None:
+    mixed: list[int | str] = ["user_edit", 1]
     a = scoring.score_facts(
         np.array([0.9, 0.4]),
-        ["user_edit", 1],
+        mixed,
         "confirmed",
         [None, NOW - 5 * WEEK],
         np.array([3, 0], dtype=np.int64),
@@ -413,7 +414,7 @@ def test_rerank_seed_002_example() -> None:
     flat = scoring.RerankProfile(w_similarity=0.0)
     r = scoring.rerank_memories([None, None, None], now=NOW, profile=flat)
     assert r.order.tolist() == [0, 1, 2]
-    stamps = np.array([NOW - 3 * DAY, "NaT"], dtype="datetime64[s]")  # type: ignore[list-item]
+    stamps = np.array([NOW - 3 * DAY, "NaT"], dtype="datetime64[s]")
     assert (
         scoring.rerank_memories(stamps, now=NOW).scores.tolist()
         == scoring.rerank_memories([NOW - 3 * DAY, None], now=NOW).scores.tolist()

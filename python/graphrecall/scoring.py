@@ -14,7 +14,9 @@ Each source's constants live in a frozen profile dataclass whose defaults are th
 values. Times are integer seconds (``int64``; numpy ``datetime64`` arrays are converted) and
 ``now`` is always an argument. A null time (``None``, ``NaT`` or :data:`NULL_TIME`) means "age
 unknown" and never decays. Every formula is evaluated in the order the source writes it, so
-the results equal the straightforward Python of the source bit for bit.
+the results equal the straightforward Python of the source bit for bit; the one exception is
+seed 003's mention part, computed as ``floor + (1 - floor) * boost`` so that one constant
+sets both terms (``1 - 0.7`` differs from ``0.3`` in the last bit).
 
 Example:
     >>> from graphrecall import scoring
@@ -64,6 +66,12 @@ STATUSES: Final[tuple[str, ...]] = ("staged", "confirmed", "rejected", "archived
 
 _Array: TypeAlias = npt.NDArray[Any]
 TimeLike: TypeAlias = "int | np.integer[Any] | np.datetime64 | _dt.datetime"
+#: A column of times: an int64 / datetime64 array or a sequence of times and ``None``.
+TimesLike: TypeAlias = "npt.ArrayLike | Sequence[TimeLike | None]"
+#: A column of codes: integers or names, e.g. ``["user_edit", 1]``.
+CodesLike: TypeAlias = "npt.ArrayLike | Sequence[int | str]"
+#: A column of floats where ``None`` takes the default.
+OptionalFloatsLike: TypeAlias = "npt.ArrayLike | Sequence[float | None]"
 
 
 # ------------------------------------------------------------------------------------------
@@ -269,9 +277,9 @@ def _optional_floats(
 
 def score_facts(
     confidence: npt.ArrayLike,
-    source: npt.ArrayLike,
-    status: npt.ArrayLike,
-    last_accessed: npt.ArrayLike | None,
+    source: CodesLike,
+    status: CodesLike,
+    last_accessed: TimesLike | None,
     access_count: npt.ArrayLike,
     *,
     now: TimeLike,
@@ -495,10 +503,10 @@ class Reranked:
 
 
 def rerank_memories(
-    created_at: npt.ArrayLike,
+    created_at: TimesLike,
     *,
     now: TimeLike,
-    confidence: npt.ArrayLike | None = None,
+    confidence: OptionalFloatsLike | None = None,
     access_score: npt.ArrayLike | None = None,
     profile: RerankProfile | None = None,
 ) -> Reranked:
@@ -530,10 +538,10 @@ def rerank_memories(
 
 
 def rerank_memories_batch(
-    created_at: Sequence[npt.ArrayLike],
+    created_at: Sequence[TimesLike],
     *,
     now: TimeLike,
-    confidence: Sequence[npt.ArrayLike | None] | None = None,
+    confidence: Sequence[OptionalFloatsLike | None] | None = None,
     access_score: Sequence[npt.ArrayLike | None] | None = None,
     profile: RerankProfile | None = None,
 ) -> Reranked:
@@ -603,7 +611,7 @@ def _rerank(
                 )
     lengths = [t.shape[0] for t in times]
 
-    def column(parts: list[_Array | None]) -> _Array | None:
+    def flat(parts: list[_Array | None]) -> _Array | None:
         if all(part is None for part in parts):
             return None
         filled = [
@@ -621,8 +629,8 @@ def _rerank(
     scores, order = _core.rerank_memories(
         offsets,
         created_flat,
-        column(confs),
-        column(accs),
+        flat(confs),
+        flat(accs),
         _now(now),
         w_similarity=float(p.w_similarity),
         w_recency=float(p.w_recency),

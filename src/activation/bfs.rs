@@ -3,6 +3,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
 use crate::graph::{KnowledgeGraph, NONE};
@@ -122,26 +123,74 @@ struct EntityRec {
     hop: u32,
 }
 
+/// Collects the activations of a chunk of queries into one set of flat vectors, reusing its
+/// maps and buffers from query to query (allocation, not traversal, dominates small queries).
 struct Collector<'g> {
     g: &'g KnowledgeGraph,
     out: QueryActivation,
+    fact_offsets: Vec<usize>,
+    entity_offsets: Vec<usize>,
+    /// First fact / entity of the current query in `out`.
+    f0: usize,
     entity_index: FxHashMap<u32, EntityRec>,
     /// Fact position -> index in `out` (to dedupe facts reached twice).
     fact_index: FxHashMap<u32, usize>,
     fact_keys: Vec<f64>,
     dedupe: bool,
+    visited: FxHashSet<u32>,
+    dist: FxHashMap<u32, u32>,
+    anchor_score: FxHashMap<u32, f64>,
+    frontier: Vec<(u32, u32, u32)>,
+    next: Vec<(u32, u32, u32)>,
+    order: Vec<(f64, u32, u32)>,
+    tmp_u32: Vec<u32>,
+    scores: Vec<f64>,
 }
 
 impl<'g> Collector<'g> {
-    fn new(g: &'g KnowledgeGraph) -> Self {
+    fn new(g: &'g KnowledgeGraph, n_queries: usize) -> Self {
+        let mut fact_offsets = Vec::with_capacity(n_queries + 1);
+        fact_offsets.push(0);
+        let mut entity_offsets = Vec::with_capacity(n_queries + 1);
+        entity_offsets.push(0);
+        let cap = 64 * n_queries.min(64);
         Collector {
             g,
-            out: QueryActivation::default(),
+            out: QueryActivation {
+                facts: Vec::with_capacity(cap),
+                hops: Vec::with_capacity(cap),
+                anchors: Vec::with_capacity(cap),
+                parents: Vec::with_capacity(cap),
+                via: Vec::with_capacity(cap),
+                scores: Vec::new(),
+                entities: Vec::with_capacity(cap),
+                entity_hops: Vec::with_capacity(cap),
+                entity_strengths: Vec::with_capacity(cap),
+                entity_anchors: Vec::with_capacity(cap),
+                entity_parents: Vec::with_capacity(cap),
+            },
+            fact_offsets,
+            entity_offsets,
+            f0: 0,
             entity_index: FxHashMap::default(),
             fact_index: FxHashMap::default(),
             fact_keys: Vec::new(),
             dedupe: true,
+            visited: FxHashSet::default(),
+            dist: FxHashMap::default(),
+            anchor_score: FxHashMap::default(),
+            frontier: Vec::new(),
+            next: Vec::new(),
+            order: Vec::new(),
+            tmp_u32: Vec::new(),
+            scores: Vec::new(),
         }
+    }
+
+    /// Number of facts collected by the current query so far.
+    #[inline]
+    fn n_facts(&self) -> usize {
+        self.out.facts.len() - self.f0
     }
 
     /// Record an entity reached at `hop` from `anchor` via fact position `parent`.
@@ -184,7 +233,8 @@ impl<'g> Collector<'g> {
         }
     }
 
-    /// Record a fact; returns false if it was already collected (keeping the better key).
+    /// Record a fact (as a position until the query ends); returns false if it was already
+    /// collected (keeping the better key).
     fn fact(&mut self, pos: usize, key: f64, hop: u32, anchor: u32, parent: u32, via: u32) -> bool {
         let parent_fact = if parent == NONE {
             NONE
@@ -192,132 +242,151 @@ impl<'g> Collector<'g> {
             self.g.pos_to_fact[parent as usize]
         };
         let out = &mut self.out;
-        if !self.dedupe {
-            out.facts.push(pos as u32);
-            out.hops.push(hop);
-            out.anchors.push(anchor);
-            out.parents.push(parent_fact);
-            out.via.push(via);
-            self.fact_keys.push(key);
-            return true;
-        }
-        match self.fact_index.get(&(pos as u32)) {
-            None => {
-                self.fact_index.insert(pos as u32, out.facts.len());
-                out.facts.push(pos as u32); // positions until `finish`
-                out.hops.push(hop);
-                out.anchors.push(anchor);
-                out.parents.push(parent_fact);
-                out.via.push(via);
-                self.fact_keys.push(key);
-                true
-            }
-            Some(&i) => {
-                if key > self.fact_keys[i] {
-                    self.fact_keys[i] = key;
+        if self.dedupe {
+            if let Some(&i) = self.fact_index.get(&(pos as u32)) {
+                if key > self.fact_keys[i - self.f0] {
+                    self.fact_keys[i - self.f0] = key;
                     out.hops[i] = hop;
                     out.anchors[i] = anchor;
                     out.parents[i] = parent_fact;
                     out.via[i] = via;
                 }
-                false
+                return false;
             }
+            self.fact_index.insert(pos as u32, out.facts.len());
+            self.fact_keys.push(key);
+        }
+        out.facts.push(pos as u32);
+        out.hops.push(hop);
+        out.anchors.push(anchor);
+        out.parents.push(parent_fact);
+        out.via.push(via);
+        true
+    }
+
+    fn begin(&mut self, anchors: &[u32], scores: &[f64], dedupe: bool) {
+        self.f0 = self.out.facts.len();
+        self.entity_index.clear();
+        self.fact_index.clear();
+        self.fact_keys.clear();
+        self.visited.clear();
+        self.dedupe = dedupe;
+        self.anchor_score.clear();
+        for (&a, &s) in anchors.iter().zip(scores) {
+            let e = self.anchor_score.entry(a).or_insert(s);
+            *e = e.max(s);
         }
     }
 
-    /// Rank, cut, and translate positions to fact ids.
-    fn finish(
-        mut self,
-        anchor_score: &FxHashMap<u32, f64>,
-        p: &SpreadParams,
-        now: i64,
-    ) -> QueryActivation {
+    /// Rank and cut the current query's facts, translate positions to fact ids, close the
+    /// query's offsets.
+    fn end(&mut self, p: &SpreadParams, now: i64) {
         let g = self.g;
+        let f0 = self.f0;
         let out = &mut self.out;
-        let scores: Vec<f64> = match &p.rank {
-            Rank::None => Vec::new(),
-            Rank::ScoreFact { profile } => out
-                .facts
-                .iter()
-                .map(|&pos| {
-                    let pos = pos as usize;
-                    score_fact(
-                        g.confidence[pos],
-                        g.source[pos],
-                        g.status[pos],
-                        g.last_accessed
-                            .as_ref()
-                            .map_or(crate::graph::NULL_TIME, |c| c[pos]),
-                        g.access_count[pos],
-                        now,
-                        profile,
-                    )
-                })
-                .collect(),
-            Rank::Composite => out
-                .facts
-                .iter()
-                .zip(out.hops.iter().zip(&out.anchors))
-                .map(|(&pos, (&hop, a))| {
-                    let s = anchor_score.get(a).copied().unwrap_or(0.0);
-                    // Seed 004: match x 1/(1+hop) x confidence, in that order.
-                    s * (1.0 / (1.0 + f64::from(hop))) * f64::from(g.confidence[pos as usize]) + 0.0
-                })
-                .collect(),
-        };
-        for f in out.facts.iter_mut() {
+        let ranked = !matches!(p.rank, Rank::None);
+        if ranked {
+            self.scores.clear();
+            match &p.rank {
+                Rank::None => {}
+                Rank::ScoreFact { profile } => {
+                    let last = g.last_accessed.as_deref();
+                    self.scores.extend(out.facts[f0..].iter().map(|&pos| {
+                        let pos = pos as usize;
+                        score_fact(
+                            g.confidence[pos],
+                            g.source[pos],
+                            g.status[pos],
+                            last.map_or(crate::graph::NULL_TIME, |c| c[pos]),
+                            g.access_count[pos],
+                            now,
+                            profile,
+                        )
+                    }));
+                }
+                Rank::Composite => {
+                    let anchor_score = &self.anchor_score;
+                    self.scores.extend(
+                        out.facts[f0..]
+                            .iter()
+                            .zip(out.hops[f0..].iter().zip(&out.anchors[f0..]))
+                            .map(|(&pos, (&hop, a))| {
+                                let s = anchor_score.get(a).copied().unwrap_or(0.0);
+                                // Seed 004: match x 1/(1+hop) x confidence, in that order.
+                                s * (1.0 / (1.0 + f64::from(hop)))
+                                    * f64::from(g.confidence[pos as usize])
+                                    + 0.0
+                            }),
+                    );
+                }
+            }
+        }
+        for f in out.facts[f0..].iter_mut() {
             *f = g.pos_to_fact[*f as usize];
         }
-        if !scores.is_empty() {
-            let mut order: Vec<usize> = (0..out.facts.len()).collect();
-            let facts = &out.facts;
-            order.sort_unstable_by(|&a, &b| {
-                scores[b]
-                    .total_cmp(&scores[a])
-                    .then(facts[a].cmp(&facts[b]))
-            });
+        if ranked {
+            self.order.clear();
+            self.order.extend(
+                self.scores
+                    .iter()
+                    .zip(&out.facts[f0..])
+                    .enumerate()
+                    .map(|(i, (&s, &f))| (s, f, i as u32)),
+            );
+            self.order
+                .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             if let Some(k) = p.top_k {
-                order.truncate(k);
+                self.order.truncate(k);
             }
-            let pick = |v: &Vec<u32>| order.iter().map(|&i| v[i]).collect::<Vec<u32>>();
-            out.facts = pick(&out.facts);
-            out.hops = pick(&out.hops);
-            out.anchors = pick(&out.anchors);
-            out.parents = pick(&out.parents);
-            out.via = pick(&out.via);
-            out.scores = order.iter().map(|&i| scores[i]).collect();
+            let keep = self.order.len();
+            let tmp = &mut self.tmp_u32;
+            let order = &self.order;
+            for col in [
+                &mut out.hops,
+                &mut out.anchors,
+                &mut out.parents,
+                &mut out.via,
+            ] {
+                tmp.clear();
+                tmp.extend(order.iter().map(|o| col[f0 + o.2 as usize]));
+                col.truncate(f0);
+                col.extend_from_slice(tmp);
+            }
+            out.facts.truncate(f0);
+            out.facts.extend(order.iter().map(|o| o.1));
+            out.scores.extend(order.iter().map(|o| o.0));
+            debug_assert_eq!(out.facts.len(), f0 + keep);
         } else if let Some(k) = p.top_k {
-            out.facts.truncate(k);
-            out.hops.truncate(k);
-            out.anchors.truncate(k);
-            out.parents.truncate(k);
-            out.via.truncate(k);
+            let end = (f0 + k).min(out.facts.len());
+            out.facts.truncate(end);
+            out.hops.truncate(end);
+            out.anchors.truncate(end);
+            out.parents.truncate(end);
+            out.via.truncate(end);
         }
-        self.out
+        self.fact_offsets.push(out.facts.len());
+        self.entity_offsets.push(out.entities.len());
     }
 }
 
 /// Seed 000 / 001 traversal: one BFS from all anchors with a shared visited set.
-fn spread_shared(g: &KnowledgeGraph, anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
+fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
+    let g = c.g;
     let limit = p.per_entity_limit.map_or(usize::MAX, |l| l as usize);
-    // A fact has one subject and one object, so only a walk in both directions can reach
-    // it twice; skip the dedupe map otherwise.
-    c.dedupe = p.direction == Direction::Both;
-    let mut visited: FxHashSet<u32> = FxHashSet::default();
-    // (entity, anchor, parent position)
-    let mut frontier: Vec<(u32, u32, u32)> = Vec::with_capacity(anchors.len());
+    let mut frontier = std::mem::take(&mut c.frontier);
+    let mut next = std::mem::take(&mut c.next);
+    frontier.clear();
     for &a in anchors {
         c.entity(a, 0.0, 0, a, NONE, 0.0);
         frontier.push((a, a, NONE));
     }
-    let mut next: Vec<(u32, u32, u32)> = Vec::new();
     for hop in 0..p.max_hops {
-        if p.max_facts.is_some_and(|m| c.out.facts.len() >= m as usize) {
+        if p.max_facts.is_some_and(|m| c.n_facts() >= m as usize) {
             break;
         }
         next.clear();
         for &(e, anchor, parent_pos) in &frontier {
-            if !visited.insert(e) {
+            if !c.visited.insert(e) {
                 continue;
             }
             // The first path that reached `e` (frontier order) is the one it is expanded on.
@@ -339,26 +408,23 @@ fn spread_shared(g: &KnowledgeGraph, anchors: &[u32], p: &SpreadParams, c: &mut 
         }
         std::mem::swap(&mut frontier, &mut next);
     }
+    c.frontier = frontier;
+    c.next = next;
 }
 
 /// Seed 004 traversal: an independent BFS per anchor; every fact and entity keeps its best
 /// (anchor, hop) by `score / (1 + hop)`.
-fn spread_independent(
-    g: &KnowledgeGraph,
-    anchors: &[u32],
-    scores: &[f64],
-    p: &SpreadParams,
-    c: &mut Collector<'_>,
-) {
+fn spread_independent(anchors: &[u32], scores: &[f64], p: &SpreadParams, c: &mut Collector<'_>) {
+    let g = c.g;
     let limit = p.per_entity_limit.map_or(usize::MAX, |l| l as usize);
-    let mut dist: FxHashMap<u32, u32> = FxHashMap::default();
-    let mut frontier: Vec<(u32, u32)> = Vec::new();
-    let mut next: Vec<(u32, u32)> = Vec::new();
+    let mut dist = std::mem::take(&mut c.dist);
+    let mut frontier = std::mem::take(&mut c.frontier);
+    let mut next = std::mem::take(&mut c.next);
     for (&a, &s) in anchors.iter().zip(scores) {
         dist.clear();
         dist.insert(a, 0);
         frontier.clear();
-        frontier.push((a, NONE));
+        frontier.push((a, a, NONE));
         c.entity(a, s, 0, a, NONE, 0.0);
         let mut collected = 0usize; // the stop rule applies to each anchor's own BFS
         for hop in 0..p.max_hops {
@@ -368,13 +434,13 @@ fn spread_independent(
             let key = s * (1.0 / (1.0 + f64::from(hop)));
             let next_key = s * (1.0 / (1.0 + f64::from(hop + 1)));
             next.clear();
-            for &(e, parent) in &frontier {
+            for &(e, _, parent) in &frontier {
                 for_each_edge(g, e, p.direction, &p.filter, limit, |pos, other| {
                     collected += 1;
                     c.fact(pos, key, hop, a, parent, e);
                     if other != NONE {
                         let d = *dist.entry(other).or_insert_with(|| {
-                            next.push((other, pos as u32));
+                            next.push((other, a, pos as u32));
                             hop + 1
                         });
                         if d == hop + 1 {
@@ -387,7 +453,13 @@ fn spread_independent(
             std::mem::swap(&mut frontier, &mut next);
         }
     }
+    c.dist = dist;
+    c.frontier = frontier;
+    c.next = next;
 }
+
+/// Queries per rayon task: large enough to amortise the collector, small enough to balance.
+const CHUNK: usize = 32;
 
 /// Spreading activation for a batch of queries; `now` (seconds) is the time scores are
 /// computed at (unused unless ranking by `scoreFact`).
@@ -402,43 +474,50 @@ pub fn spread(
 ) -> Result<Activation> {
     p.validate(g)?;
     queries.validate(g, p.tenant)?;
-    let results = per_query(queries.len(), |q| {
-        let (anchors, scores) = queries.query(q);
-        let mut c = Collector::new(g);
-        if p.independent_anchors {
-            spread_independent(g, anchors, scores, p, &mut c);
-        } else {
-            spread_shared(g, anchors, p, &mut c);
+    let n = queries.len();
+    let chunks = per_query(n.div_ceil(CHUNK), |k| {
+        let range = k * CHUNK..((k + 1) * CHUNK).min(n);
+        let mut c = Collector::new(g, range.len());
+        for q in range {
+            let (anchors, scores) = queries.query(q);
+            // A fact has one subject and one object, so only a walk in both directions (or
+            // several independent walks) can reach it twice; skip the dedupe map otherwise.
+            let dedupe = p.independent_anchors || p.direction == Direction::Both;
+            c.begin(anchors, scores, dedupe);
+            if p.independent_anchors {
+                spread_independent(anchors, scores, p, &mut c);
+            } else {
+                spread_shared(anchors, p, &mut c);
+            }
+            c.end(p, now);
         }
-        let mut anchor_score: FxHashMap<u32, f64> = FxHashMap::default();
-        for (&a, &s) in anchors.iter().zip(scores) {
-            let e = anchor_score.entry(a).or_insert(s);
-            *e = e.max(s);
-        }
-        c.finish(&anchor_score, p, now)
+        (c.out, c.fact_offsets, c.entity_offsets)
     });
-    Ok(concat(results))
+    Ok(concat(chunks))
 }
 
-pub(crate) fn concat(results: Vec<QueryActivation>) -> Activation {
+/// Concatenate per-chunk results (each with its own offsets starting at 0).
+fn concat(chunks: Vec<(QueryActivation, Vec<usize>, Vec<usize>)>) -> Activation {
+    let mut chunks = chunks;
+    if chunks.len() == 1 {
+        if let Some((all, fact_offsets, entity_offsets)) = chunks.pop() {
+            return Activation {
+                fact_offsets,
+                entity_offsets,
+                all,
+            };
+        }
+    }
     let mut act = Activation {
-        fact_offsets: Vec::with_capacity(results.len() + 1),
-        entity_offsets: Vec::with_capacity(results.len() + 1),
+        fact_offsets: vec![0],
+        entity_offsets: vec![0],
         all: QueryActivation::default(),
     };
-    act.fact_offsets.push(0);
-    act.entity_offsets.push(0);
-    if results.len() == 1 {
-        let mut results = results;
-        if let Some(r) = results.pop() {
-            act.fact_offsets.push(r.facts.len());
-            act.entity_offsets.push(r.entities.len());
-            act.all = r;
-        }
-        return act;
-    }
     let a = &mut act.all;
-    for r in results {
+    for (r, fo, eo) in chunks {
+        let (fbase, ebase) = (a.facts.len(), a.entities.len());
+        act.fact_offsets.extend(fo[1..].iter().map(|o| o + fbase));
+        act.entity_offsets.extend(eo[1..].iter().map(|o| o + ebase));
         a.facts.extend_from_slice(&r.facts);
         a.hops.extend_from_slice(&r.hops);
         a.anchors.extend_from_slice(&r.anchors);
@@ -450,8 +529,6 @@ pub(crate) fn concat(results: Vec<QueryActivation>) -> Activation {
         a.entity_strengths.extend_from_slice(&r.entity_strengths);
         a.entity_anchors.extend_from_slice(&r.entity_anchors);
         a.entity_parents.extend_from_slice(&r.entity_parents);
-        act.fact_offsets.push(a.facts.len());
-        act.entity_offsets.push(a.entities.len());
     }
     act
 }

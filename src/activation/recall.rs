@@ -95,22 +95,41 @@ struct Reach {
     g: f64,
     hop: u32,
     anchor: u32,
+    /// Position in the processing order (larger g first).
+    rank: u32,
 }
 
-/// `g(x)` for every entity that gets expanded (distance < max_hops from some anchor).
+/// Buffers reused from query to query within a rayon task.
+#[derive(Default)]
+struct Scratch {
+    reach: FxHashMap<u32, Reach>,
+    dist: FxHashMap<u32, u32>,
+    frontier: Vec<u32>,
+    next: Vec<u32>,
+    order: Vec<(u32, Reach)>,
+    heap: Vec<Hit>,
+}
+
+/// `g(x)` for every entity that gets expanded (distance < max_hops from some anchor), into
+/// `sc.reach`.
 fn expanded_entities(
     graph: &KnowledgeGraph,
     anchors: &[u32],
     scores: &[f64],
     p: &RecallParams,
-) -> FxHashMap<u32, Reach> {
-    let mut reach: FxHashMap<u32, Reach> = FxHashMap::default();
+    sc: &mut Scratch,
+) {
+    let Scratch {
+        reach,
+        dist,
+        frontier,
+        next,
+        ..
+    } = sc;
+    reach.clear();
     if p.max_hops == 0 {
-        return reach;
+        return;
     }
-    let mut dist: FxHashMap<u32, u32> = FxHashMap::default();
-    let mut frontier: Vec<u32> = Vec::new();
-    let mut next: Vec<u32> = Vec::new();
     for (&a, &s) in anchors.iter().zip(scores) {
         dist.clear();
         dist.insert(a, 0);
@@ -122,16 +141,22 @@ fn expanded_entities(
                 g: f64::NEG_INFINITY,
                 hop,
                 anchor: a,
+                rank: 0,
             });
             if g > r.g {
-                *r = Reach { g, hop, anchor: a };
+                *r = Reach {
+                    g,
+                    hop,
+                    anchor: a,
+                    rank: 0,
+                };
             }
         };
         offer(a, 0);
         // Levels 1..max_hops-1 are expanded too; finding them walks levels 0..max_hops-2.
         for hop in 0..p.max_hops.saturating_sub(1) {
             next.clear();
-            for &e in &frontier {
+            for &e in frontier.iter() {
                 for_each_edge(graph, e, p.direction, &p.filter, usize::MAX, |_, other| {
                     if other != NONE && !dist.contains_key(&other) {
                         dist.insert(other, hop + 1);
@@ -140,32 +165,43 @@ fn expanded_entities(
                     true
                 });
             }
-            for &x in &next {
+            for &x in next.iter() {
                 offer(x, hop + 1);
             }
-            std::mem::swap(&mut frontier, &mut next);
+            std::mem::swap(frontier, next);
         }
     }
-    reach
 }
 
-fn recall_one(g: &KnowledgeGraph, anchors: &[u32], scores: &[f64], p: &RecallParams) -> Vec<Hit> {
-    let reach = expanded_entities(g, anchors, scores, p);
-    let mut order: Vec<(u32, Reach)> = reach.iter().map(|(&x, &r)| (x, r)).collect();
-    order.sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g).then(a.0.cmp(&b.0)));
+fn recall_one(
+    g: &KnowledgeGraph,
+    anchors: &[u32],
+    scores: &[f64],
+    p: &RecallParams,
+    sc: &mut Scratch,
+) -> Vec<Hit> {
+    expanded_entities(g, anchors, scores, p, sc);
+    sc.order.clear();
+    sc.order.extend(sc.reach.iter().map(|(&x, &r)| (x, r)));
+    sc.order
+        .sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g).then(a.0.cmp(&b.0)));
     // Rank of each expanded entity in `order`: an edge between two expanded entities is
     // scored from the one that comes first (the larger g).
-    let rank: FxHashMap<u32, usize> = order
-        .iter()
-        .enumerate()
-        .map(|(i, (x, _))| (*x, i))
-        .collect();
+    for (i, (x, _)) in sc.order.iter().enumerate() {
+        if let Some(r) = sc.reach.get_mut(x) {
+            r.rank = i as u32;
+        }
+    }
+    let mut heap_buf = std::mem::take(&mut sc.heap);
+    let reach = &sc.reach;
+    let order = &sc.order;
     let both = p.direction == Direction::Both;
 
     match p.dedupe {
         Dedupe::Fact => {
             let k = p.top_k;
-            let mut heap: BinaryHeap<Hit> = BinaryHeap::with_capacity(k + 1);
+            heap_buf.clear();
+            let mut heap: BinaryHeap<Hit> = BinaryHeap::from(heap_buf);
             for (i, &(x, r)) in order.iter().enumerate() {
                 if heap.len() >= k {
                     if let Some(worst) = heap.peek() {
@@ -191,8 +227,8 @@ fn recall_one(g: &KnowledgeGraph, anchors: &[u32], scores: &[f64], p: &RecallPar
                         }
                     }
                     if both && other != x {
-                        if let Some(&j) = rank.get(&other) {
-                            if j < i {
+                        if let Some(o) = reach.get(&other) {
+                            if (o.rank as usize) < i {
                                 return true; // scored from the other end, with a larger g
                             }
                         }
@@ -221,7 +257,7 @@ fn recall_one(g: &KnowledgeGraph, anchors: &[u32], scores: &[f64], p: &RecallPar
             // Collect every candidate, then keep the best per (subject, object, predicate).
             let mut hits: Vec<Hit> = Vec::new();
             let mut seen: FxHashSet<u32> = FxHashSet::default();
-            for &(x, r) in &order {
+            for &(x, r) in order.iter() {
                 for_each_edge(g, x, p.direction, &p.filter, usize::MAX, |pos, other| {
                     if other != NONE && seen.insert(pos as u32) {
                         hits.push(Hit {
@@ -307,16 +343,28 @@ pub fn graph_recall(g: &KnowledgeGraph, queries: &Queries<'_>, p: &RecallParams)
     }
     p.filter.validate(g)?;
     queries.validate(g, p.tenant)?;
-    let per = per_query(queries.len(), |q| {
-        let (anchors, scores) = queries.query(q);
-        recall_one(g, anchors, scores, p)
+    const CHUNK: usize = 32;
+    let n = queries.len();
+    let per = per_query(n.div_ceil(CHUNK), |c| {
+        let mut sc = Scratch::default();
+        (c * CHUNK..((c + 1) * CHUNK).min(n))
+            .map(|q| {
+                let (anchors, scores) = queries.query(q);
+                recall_one(g, anchors, scores, p, &mut sc)
+            })
+            .collect::<Vec<_>>()
     });
+    let total: usize = per.iter().flatten().map(Vec::len).sum();
     let mut out = Recall {
-        offsets: Vec::with_capacity(per.len() + 1),
-        ..Recall::default()
+        offsets: Vec::with_capacity(n + 1),
+        facts: Vec::with_capacity(total),
+        scores: Vec::with_capacity(total),
+        hops: Vec::with_capacity(total),
+        anchors: Vec::with_capacity(total),
+        via: Vec::with_capacity(total),
     };
     out.offsets.push(0);
-    for hits in per {
+    for hits in per.into_iter().flatten() {
         for h in hits {
             out.facts.push(h.fact);
             out.scores.push(h.score);

@@ -421,3 +421,43 @@ fn filters_as_of_and_sequence() {
     };
     assert_eq!(run(f), vec![1]);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// A batch (spanning several rayon chunks) equals its queries run one by one.
+    #[test]
+    fn batch_equals_singles(c in arb_cols(), picks in proptest::collection::vec(0usize..1000, 1..90), d in 0u8..3) {
+        let g = c.graph();
+        let mut anchors = Vec::new();
+        let mut offsets = vec![0usize];
+        for w in picks.chunks(3) {
+            anchors.extend(anchors_of(&c, w));
+            offsets.push(anchors.len());
+        }
+        let scores: Vec<f64> = (0..anchors.len()).map(|i| 1.0 - (i % 3) as f64 * 0.1).collect();
+        let all = Queries { anchors: &anchors, scores: &scores, offsets: &offsets };
+        let p = SpreadParams {
+            per_entity_limit: Some(3),
+            direction: dir_of(d),
+            rank: Rank::ScoreFact { profile: crate::scoring::FactScoreProfile::default() },
+            ..SpreadParams::default()
+        };
+        let batch = spread(&g, &all, &p, 2_000_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let rp = RecallParams { top_k: 5, ..RecallParams::default() };
+        let rbatch = graph_recall(&g, &all, &rp).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for q in 0..offsets.len() - 1 {
+            let r = offsets[q]..offsets[q + 1];
+            let one = Queries { anchors: &anchors[r.clone()], scores: &scores[r], offsets: &[0, offsets[q + 1] - offsets[q]] };
+            let single = spread(&g, &one, &p, 2_000_000).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let fr = batch.fact_offsets[q]..batch.fact_offsets[q + 1];
+            prop_assert_eq!(&batch.all.facts[fr.clone()], &single.all.facts[..]);
+            prop_assert_eq!(&batch.all.scores[fr.clone()], &single.all.scores[..]);
+            prop_assert_eq!(&batch.all.parents[fr], &single.all.parents[..]);
+            let er = batch.entity_offsets[q]..batch.entity_offsets[q + 1];
+            prop_assert_eq!(&batch.all.entities[er], &single.all.entities[..]);
+            let rsingle = graph_recall(&g, &one, &rp).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(&rbatch.facts[rbatch.offsets[q]..rbatch.offsets[q + 1]], &rsingle.facts[..]);
+        }
+    }
+}

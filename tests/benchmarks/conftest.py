@@ -69,7 +69,7 @@ def make_peer(workload_dir: Path, graph: W.Graph) -> Callable[[str], P.Peer]:
             pkg = P.PEERS[name].package
             if pkg is not None:
                 mod = pytest.importorskip(pkg)
-                if name == "graphrecall" and not hasattr(mod, "KnowledgeGraph"):
+                if pkg == "graphrecall" and not hasattr(mod, "KnowledgeGraph"):
                     pytest.skip("graphrecall.KnowledgeGraph is not available")
             peer = P.make_peer(name, workload_dir)
             peer.build(graph)
