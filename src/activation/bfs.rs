@@ -1,8 +1,7 @@
 //! Capped N-hop BFS spreading activation (seeds 000, 001; seed 004 with
 //! `independent_anchors`).
 
-use rustc_hash::{FxHashMap, FxHashSet};
-
+use rustc_hash::FxHashMap;
 
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
@@ -121,6 +120,8 @@ struct EntityRec {
     /// Larger is better (shared mode: -hop; independent mode: score / (1 + hop)).
     key: f64,
     hop: u32,
+    /// Shared mode: already expanded (seed 000's `visited`).
+    expanded: bool,
 }
 
 /// Collects the activations of a chunk of queries into one set of flat vectors, reusing its
@@ -137,12 +138,11 @@ struct Collector<'g> {
     fact_index: FxHashMap<u32, usize>,
     fact_keys: Vec<f64>,
     dedupe: bool,
-    visited: FxHashSet<u32>,
     dist: FxHashMap<u32, u32>,
     anchor_score: FxHashMap<u32, f64>,
     frontier: Vec<(u32, u32, u32)>,
     next: Vec<(u32, u32, u32)>,
-    order: Vec<(f64, u32, u32)>,
+    order: Vec<u128>,
     tmp_u32: Vec<u32>,
     scores: Vec<f64>,
 }
@@ -176,7 +176,6 @@ impl<'g> Collector<'g> {
             fact_index: FxHashMap::default(),
             fact_keys: Vec::new(),
             dedupe: true,
-            visited: FxHashSet::default(),
             dist: FxHashMap::default(),
             anchor_score: FxHashMap::default(),
             frontier: Vec::new(),
@@ -199,7 +198,7 @@ impl<'g> Collector<'g> {
         let parent_fact = if parent == NONE {
             NONE
         } else {
-            self.g.pos_to_fact[parent as usize]
+            self.g.rec[parent as usize].fact
         };
         match self.entity_index.get_mut(&e) {
             None => {
@@ -209,6 +208,7 @@ impl<'g> Collector<'g> {
                         idx: out.entities.len(),
                         key,
                         hop,
+                        expanded: false,
                     },
                 );
                 out.entities.push(e);
@@ -239,7 +239,7 @@ impl<'g> Collector<'g> {
         let parent_fact = if parent == NONE {
             NONE
         } else {
-            self.g.pos_to_fact[parent as usize]
+            self.g.rec[parent as usize].fact
         };
         let out = &mut self.out;
         if self.dedupe {
@@ -269,7 +269,6 @@ impl<'g> Collector<'g> {
         self.entity_index.clear();
         self.fact_index.clear();
         self.fact_keys.clear();
-        self.visited.clear();
         self.dedupe = dedupe;
         self.anchor_score.clear();
         for (&a, &s) in anchors.iter().zip(scores) {
@@ -290,15 +289,14 @@ impl<'g> Collector<'g> {
             match &p.rank {
                 Rank::None => {}
                 Rank::ScoreFact { profile } => {
-                    let last = g.last_accessed.as_deref();
                     self.scores.extend(out.facts[f0..].iter().map(|&pos| {
-                        let pos = pos as usize;
+                        let r = &g.rec[pos as usize];
                         score_fact(
-                            g.confidence[pos],
-                            g.source[pos],
-                            g.status[pos],
-                            last.map_or(crate::graph::NULL_TIME, |c| c[pos]),
-                            g.access_count[pos],
+                            r.confidence,
+                            r.source,
+                            r.status,
+                            r.last_accessed,
+                            r.access_count,
                             now,
                             profile,
                         )
@@ -314,7 +312,7 @@ impl<'g> Collector<'g> {
                                 let s = anchor_score.get(a).copied().unwrap_or(0.0);
                                 // Seed 004: match x 1/(1+hop) x confidence, in that order.
                                 s * (1.0 / (1.0 + f64::from(hop)))
-                                    * f64::from(g.confidence[pos as usize])
+                                    * f64::from(g.rec[pos as usize].confidence)
                                     + 0.0
                             }),
                     );
@@ -322,19 +320,19 @@ impl<'g> Collector<'g> {
             }
         }
         for f in out.facts[f0..].iter_mut() {
-            *f = g.pos_to_fact[*f as usize];
+            *f = g.rec[*f as usize].fact;
         }
         if ranked {
+            // One u128 key per fact (score descending, then fact id, then slot): integer
+            // comparisons sort several times faster than float comparator closures.
             self.order.clear();
-            self.order.extend(
-                self.scores
-                    .iter()
-                    .zip(&out.facts[f0..])
-                    .enumerate()
-                    .map(|(i, (&s, &f))| (s, f, i as u32)),
-            );
             self.order
-                .sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                .extend(self.scores.iter().zip(&out.facts[f0..]).enumerate().map(
+                    |(i, (&s, &f))| {
+                        (u128::from(!total_order_key(s)) << 64) | (u128::from(f) << 32) | i as u128
+                    },
+                ));
+            self.order.sort_unstable();
             if let Some(k) = p.top_k {
                 self.order.truncate(k);
             }
@@ -348,13 +346,14 @@ impl<'g> Collector<'g> {
                 &mut out.via,
             ] {
                 tmp.clear();
-                tmp.extend(order.iter().map(|o| col[f0 + o.2 as usize]));
+                tmp.extend(order.iter().map(|&o| col[f0 + (o as u32) as usize]));
                 col.truncate(f0);
                 col.extend_from_slice(tmp);
             }
             out.facts.truncate(f0);
-            out.facts.extend(order.iter().map(|o| o.1));
-            out.scores.extend(order.iter().map(|o| o.0));
+            out.facts.extend(order.iter().map(|&o| (o >> 32) as u32));
+            out.scores
+                .extend(order.iter().map(|&o| self.scores[(o as u32) as usize]));
             debug_assert_eq!(out.facts.len(), f0 + keep);
         } else if let Some(k) = p.top_k {
             let end = (f0 + k).min(out.facts.len());
@@ -366,6 +365,17 @@ impl<'g> Collector<'g> {
         }
         self.fact_offsets.push(out.facts.len());
         self.entity_offsets.push(out.entities.len());
+    }
+}
+
+/// A u64 whose unsigned order is `f64::total_cmp`'s order.
+#[inline]
+pub(crate) fn total_order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
     }
 }
 
@@ -386,8 +396,10 @@ fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
         }
         next.clear();
         for &(e, anchor, parent_pos) in &frontier {
-            if !c.visited.insert(e) {
-                continue;
+            // Every frontier entity has a record; the flag is seed 000's `visited` set.
+            match c.entity_index.get_mut(&e) {
+                Some(r) if !r.expanded => r.expanded = true,
+                _ => continue,
             }
             // The first path that reached `e` (frontier order) is the one it is expanded on.
             for_each_edge(g, e, p.direction, &p.filter, limit, |pos, other| {
@@ -399,7 +411,7 @@ fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
                         hop + 1,
                         anchor,
                         pos as u32,
-                        g.strength[pos],
+                        g.rec[pos].strength,
                     );
                     next.push((other, anchor, pos as u32));
                 }
@@ -444,7 +456,7 @@ fn spread_independent(anchors: &[u32], scores: &[f64], p: &SpreadParams, c: &mut
                             hop + 1
                         });
                         if d == hop + 1 {
-                            c.entity(other, next_key, hop + 1, a, pos as u32, g.strength[pos]);
+                            c.entity(other, next_key, hop + 1, a, pos as u32, g.rec[pos].strength);
                         }
                     }
                     true

@@ -100,17 +100,17 @@ impl FactFilter {
     #[inline]
     pub(crate) fn admits(&self, g: &KnowledgeGraph, pos: usize) -> bool {
         if let Some(s) = &self.statuses {
-            if !s.contains(g.status[pos]) {
+            if !s.contains(g.rec[pos].status) {
                 return false;
             }
         }
         if let Some(p) = &self.predicates {
-            if !p[g.predicate[pos] as usize] {
+            if !p[g.rec[pos].predicate as usize] {
                 return false;
             }
         }
         if let Some(c) = self.min_confidence {
-            if g.confidence[pos] < c {
+            if g.rec[pos].confidence < c {
                 return false;
             }
         }
@@ -260,7 +260,7 @@ pub(crate) fn for_each_edge(
             for p in g.out_range(e) {
                 if filter.admits(g, p) {
                     taken += 1;
-                    if !visit(p, g.object[p]) || taken >= limit {
+                    if !visit(p, g.rec[p].object) || taken >= limit {
                         return;
                     }
                 }
@@ -289,13 +289,13 @@ pub(crate) fn for_each_edge(
                     (false, true) => false,
                     (true, true) => {
                         let pi = g.in_pos[i] as usize;
-                        let (co, ci) = (g.confidence[o], g.confidence[pi]);
-                        co > ci || (co == ci && g.pos_to_fact[o] <= g.pos_to_fact[pi])
+                        let (co, ci) = (g.rec[o].confidence, g.rec[pi].confidence);
+                        co > ci || (co == ci && g.rec[o].fact <= g.rec[pi].fact)
                     }
                 };
                 let (p, other) = if take_out {
                     o += 1;
-                    (o - 1, g.object[o - 1])
+                    (o - 1, g.rec[o - 1].object)
                 } else {
                     i += 1;
                     (g.in_pos[i - 1] as usize, g.in_subject[i - 1])

@@ -128,8 +128,8 @@ fn transition<'t>(g: &KnowledgeGraph, nodes: &'t [u32], p: &PprParams) -> Transi
             // Facts never cross tenants, so `other` is always in `nodes`.
             if let Some(v) = local(nodes, other) {
                 let w = match p.weight {
-                    EdgeWeight::Strength => f64::from(g.strength[pos]),
-                    EdgeWeight::Confidence => f64::from(g.confidence[pos]),
+                    EdgeWeight::Strength => f64::from(g.rec[pos].strength),
+                    EdgeWeight::Confidence => f64::from(g.rec[pos].confidence),
                     EdgeWeight::Uniform => 1.0,
                 };
                 if w > 0.0 {

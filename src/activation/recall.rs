@@ -217,7 +217,7 @@ fn recall_one(
                         return true; // edges only: literal facts have no far end
                     }
                     // `+ 0.0` turns -0.0 into 0.0 so that ties compare equal.
-                    let score = r.g * f64::from(g.confidence[pos]) + 0.0;
+                    let score = r.g * f64::from(g.rec[pos].confidence) + 0.0;
                     if heap.len() >= k {
                         if let Some(worst) = heap.peek() {
                             if score < worst.score {
@@ -235,7 +235,7 @@ fn recall_one(
                     }
                     let hit = Hit {
                         score,
-                        fact: g.pos_to_fact[pos],
+                        fact: g.rec[pos].fact,
                         hop: r.hop,
                         anchor: r.anchor,
                         via: x,
@@ -261,8 +261,8 @@ fn recall_one(
                 for_each_edge(g, x, p.direction, &p.filter, usize::MAX, |pos, other| {
                     if other != NONE && seen.insert(pos as u32) {
                         hits.push(Hit {
-                            score: r.g * f64::from(g.confidence[pos]) + 0.0,
-                            fact: g.pos_to_fact[pos],
+                            score: r.g * f64::from(g.rec[pos].confidence) + 0.0,
+                            fact: g.rec[pos].fact,
                             hop: r.hop,
                             anchor: r.anchor,
                             via: x,
@@ -278,8 +278,8 @@ fn recall_one(
                 let pos = g.fact_to_pos[h.fact as usize];
                 let key = (
                     g.subject_at(pos),
-                    g.object[pos as usize],
-                    g.predicate[pos as usize],
+                    g.rec[pos as usize].object,
+                    g.rec[pos as usize].predicate,
                 );
                 if triples.insert(key) {
                     out.push(h);
@@ -304,7 +304,7 @@ fn walk_sorted(
 ) {
     if matches!(direction, Direction::Out | Direction::Both) {
         for pos in g.out_range(x) {
-            if filter.admits(g, pos) && !visit(pos, g.object[pos]) {
+            if filter.admits(g, pos) && !visit(pos, g.rec[pos].object) {
                 break;
             }
         }

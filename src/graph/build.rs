@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::{KnowledgeGraph, NONE, NULL_TIME};
+use super::{FactRec, KnowledgeGraph, NONE, NULL_TIME};
 use crate::error::{Error, Result};
 
 /// Columns of a graph, borrowed from the caller (numpy arrays on the Python side).
@@ -220,39 +220,48 @@ impl KnowledgeGraph {
         for (p, &f) in order.iter().enumerate() {
             fact_to_pos[f as usize] = p as u32;
         }
-        let object = gather(input.fact_object, &order);
-        let confidence = gather(input.fact_confidence, &order);
-        let strength = gather(input.fact_strength, &order);
-        let predicate: Vec<u16> = order
+        let last = input.fact_last_accessed;
+        let rec: Vec<FactRec> = order
             .par_iter()
-            .map(|&i| input.fact_predicate[i as usize] as u16)
+            .map(|&f| {
+                let f = f as usize;
+                FactRec {
+                    last_accessed: last.map_or(NULL_TIME, |c| c[f]),
+                    object: input.fact_object[f],
+                    confidence: input.fact_confidence[f],
+                    strength: input.fact_strength[f],
+                    fact: f as u32,
+                    access_count: input.fact_access_count[f],
+                    predicate: input.fact_predicate[f] as u16,
+                    status: input.fact_status[f],
+                    source: input.fact_source[f],
+                }
+            })
             .collect();
-        let status = gather(input.fact_status, &order);
-        let source = gather(input.fact_source, &order);
-        let access_count = gather(input.fact_access_count, &order);
         let opt = |c: Option<&[i64]>| c.map(|c| gather(c, &order));
-        let last_accessed = opt(input.fact_last_accessed);
         let created_at = opt(input.fact_created_at);
         let valid_from = opt(input.fact_valid_from);
         let valid_to = opt(input.fact_valid_to);
         let sequence = opt(input.fact_sequence);
+        drop(order);
 
         // In-adjacency over positions, same order (confidence desc, fact id asc).
-        let in_offsets = offsets_of(object.iter().copied().filter(|&o| o != NONE), n_ent);
+        let in_offsets = offsets_of(rec.iter().map(|r| r.object).filter(|&o| o != NONE), n_ent);
         let mut in_pos = scatter(
             n_facts,
             &in_offsets,
-            |p| (object[p] != NONE).then_some(object[p]),
+            |p| (rec[p].object != NONE).then_some(rec[p].object),
             |p| p as u32,
         );
         sort_buckets(&mut in_pos, &in_offsets, |&a, &b| {
-            confidence[b as usize]
-                .total_cmp(&confidence[a as usize])
-                .then(order[a as usize].cmp(&order[b as usize]))
+            let (ra, rb) = (&rec[a as usize], &rec[b as usize]);
+            rb.confidence
+                .total_cmp(&ra.confidence)
+                .then(ra.fact.cmp(&rb.fact))
         });
         let in_subject: Vec<u32> = in_pos
             .par_iter()
-            .map(|&p| input.fact_subject[order[p as usize] as usize])
+            .map(|&p| input.fact_subject[rec[p as usize].fact as usize])
             .collect();
 
         // Mentions, both directions, each sorted by the other side.
@@ -316,19 +325,11 @@ impl KnowledgeGraph {
             tenant_offsets,
             tenant_entities,
             out_offsets,
-            object,
-            confidence,
-            strength,
-            predicate,
-            status,
-            source,
-            access_count,
-            last_accessed,
+            rec,
             created_at,
             valid_from,
             valid_to,
             sequence,
-            pos_to_fact: order,
             fact_to_pos,
             in_offsets,
             in_pos,

@@ -336,32 +336,20 @@ impl CoreGraph {
     }
 
     /// Out- and in-facts of an entity, confidence desc then id asc.
-    fn adjacency<'py>(
-        &self,
-        py: Python<'py>,
-        entity: u32,
-    ) -> PyResult<Pair<'py, i64, i64>> {
+    fn adjacency<'py>(&self, py: Python<'py>, entity: u32) -> PyResult<Pair<'py, i64, i64>> {
         let out = self.inner.out_facts(entity)?;
         let inn = self.inner.in_facts(entity)?;
         Ok((id64(&out).into_pyarray(py), id64(&inn).into_pyarray(py)))
     }
 
     /// Chunks mentioning an entity, with counts.
-    fn entity_chunks<'py>(
-        &self,
-        py: Python<'py>,
-        entity: u32,
-    ) -> PyResult<Pair<'py, i64, u32>> {
+    fn entity_chunks<'py>(&self, py: Python<'py>, entity: u32) -> PyResult<Pair<'py, i64, u32>> {
         let (c, n) = self.inner.entity_chunks(entity)?;
         Ok((id64(c).into_pyarray(py), n.to_vec().into_pyarray(py)))
     }
 
     /// Entities a chunk mentions, with counts.
-    fn chunk_entities<'py>(
-        &self,
-        py: Python<'py>,
-        chunk: u32,
-    ) -> PyResult<Pair<'py, i64, u32>> {
+    fn chunk_entities<'py>(&self, py: Python<'py>, chunk: u32) -> PyResult<Pair<'py, i64, u32>> {
         let (e, n) = self.inner.chunk_entities(chunk)?;
         Ok((id64(e).into_pyarray(py), n.to_vec().into_pyarray(py)))
     }

@@ -516,6 +516,6 @@ def chunk_scores(
         s = entity_scores.get(m["entity"])
         if s is None or s <= 0:
             continue
-        w = 1
+        w = m.get("count", 1) if weight_by_count else 1
         out[m["chunk"]] = out.get(m["chunk"], 0.0) + s * w
     return out

@@ -1,0 +1,436 @@
+"""Building a KnowledgeGraph: the three constructors agree, vocabularies, times, adjacency
+order, the facts() round trip, stats(), and the result objects' conversions and dtypes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import NOW, PREDICATES, PROPERTY, GraphData, f32, graph_data
+from graphrecall import (
+    DEFAULT_SOURCES,
+    DEFAULT_STATUSES,
+    Activation,
+    KnowledgeGraph,
+    QueryActivation,
+    Recall,
+)
+from hypothesis import given, settings
+from reference import graph_ref
+
+FACT_KEYS = (
+    "subject", "object", "object_value", "predicate", "confidence", "strength", "status",
+    "source", "access_count", "last_accessed", "valid_from", "valid_to", "sequence",
+)  # fmt: skip
+
+
+def columns(data: GraphData) -> dict[str, Any]:
+    """The rows of ``data`` as from_arrays keyword arguments (lists with None)."""
+    fs = data.facts
+
+    def col(key: str) -> list[Any]:
+        return [f[key] for f in fs]
+
+    out: dict[str, Any] = {
+        "entity_ids": [e["id"] for e in data.entities],
+        "entity_tenant": [e["tenant"] for e in data.entities],
+        "fact_ids": col("id"),
+        "fact_subject": np.array(col("subject"), dtype=object),
+        "fact_object": np.array(col("object"), dtype=object),
+        "predicate": col("predicate"),
+        "confidence": col("confidence"),
+        "strength": col("strength"),
+        "status": col("status"),
+        "source": col("source"),
+        "access_count": col("access_count"),
+        "last_accessed": col("last_accessed"),
+        "valid_from": col("valid_from"),
+        "valid_to": col("valid_to"),
+        "sequence": col("sequence"),
+        "object_value": col("object_value"),
+        "predicates": PREDICATES,
+    }
+    if data.chunks:
+        out["chunk_ids"] = [c["id"] for c in data.chunks]
+        out["chunk_tenant"] = [c["tenant"] for c in data.chunks]
+    if data.mentions:
+        out["mention_chunk"] = np.array([m["chunk"] for m in data.mentions], dtype=object)
+        out["mention_entity"] = np.array([m["entity"] for m in data.mentions], dtype=object)
+        out["mention_count"] = [m["count"] for m in data.mentions]
+    return out
+
+
+def dataframes(data: GraphData) -> KnowledgeGraph:
+    pd = pytest.importorskip("pandas")
+    return KnowledgeGraph.from_dataframes(
+        pd.DataFrame(data.entities),
+        pd.DataFrame(data.facts),
+        pd.DataFrame(data.chunks) if data.chunks else None,
+        pd.DataFrame(data.mentions) if data.mentions else None,
+        predicates=PREDICATES,
+    )
+
+
+def snapshot(g: KnowledgeGraph, data: GraphData) -> dict[str, Any]:
+    """Everything observable about a graph, as plain values (a missing object_value read
+    as NaN counts as None here: test_from_dataframes_missing_object_value_is_none)."""
+    anchors = [e["id"] for e in data.entities]
+    act = g.spread([[a] for a in anchors], direction="both", max_hops=3)
+    ppr = g.personalized_pagerank([[a] for a in anchors])
+    facts = g.facts([f["id"] for f in data.facts])
+    for f in facts:
+        if isinstance(f["object_value"], float) and f["object_value"] != f["object_value"]:
+            f["object_value"] = None
+    return {
+        "facts": facts,
+        "adjacency": [[x.tolist() for x in g.adjacency(a)] for a in anchors],
+        "stats": g.stats(),
+        "vocab": (g.statuses.names, g.sources.names, g.predicates.names, g.tenants.names),
+        "spread": [(q.fact_ids.tolist(), q.hops.tolist()) for q in act],
+        "ppr": [(ppr[k].entity_ids.tolist(), ppr[k].chunk_ids.tolist()) for k in range(len(ppr))],
+        "ppr_chunk_scores": ppr.chunk_scores.tolist(),
+    }
+
+
+@settings(PROPERTY, max_examples=40)
+@given(graph_data())
+def test_constructors_agree(data: GraphData) -> None:
+    base = snapshot(data.build(), data)
+    assert snapshot(KnowledgeGraph.from_arrays(**columns(data)), data) == base
+    assert snapshot(dataframes(data), data) == base
+
+
+def test_from_dataframes_missing_object_value_is_none() -> None:
+    """facts() gives None for a fact without a literal value whichever constructor built
+    the graph (pandas >= 3 stores missing strings as NaN)."""
+    pd = pytest.importorskip("pandas")
+    entities = [{"id": "u"}, {"id": "j"}]
+    facts = [
+        {"subject": "u", "object": "j", "object_value": None},
+        {"subject": "u", "object": None, "object_value": "dark mode"},
+    ]
+    from_records = KnowledgeGraph.from_records(entities, facts)
+    from_frames = KnowledgeGraph.from_dataframes(pd.DataFrame(entities), pd.DataFrame(facts))
+    assert from_records.facts([0])[0]["object_value"] is None
+    assert from_frames.facts([0])[0]["object_value"] is None
+    assert from_frames.facts([1])[0]["object"] is None
+    assert from_frames.facts([1]) == from_records.facts([1])
+
+
+@settings(PROPERTY, max_examples=60)
+@given(graph_data())
+def test_facts_round_trip(data: GraphData) -> None:
+    g = data.build()
+    rows = g.facts([f["id"] for f in data.facts])
+    for got, want in zip(rows, data.facts, strict=True):
+        assert got["id"] == want["id"]
+        assert {k: got[k] for k in FACT_KEYS} == {k: want[k] for k in FACT_KEYS}
+        assert got["created_at"] is None
+    assert g.fact_ids.tolist() == [f["id"] for f in data.facts]
+    assert g.entity_ids.tolist() == [e["id"] for e in data.entities]
+    assert g.chunk_ids.tolist() == [c["id"] for c in data.chunks]
+    assert g.n_entities == len(data.entities)
+    assert g.n_facts == len(data.facts)
+    assert g.n_chunks == len(data.chunks)
+    # Reversed lookups give the rows in the asked order.
+    ids = [f["id"] for f in data.facts][::-1]
+    assert [r["id"] for r in g.facts(ids)] == ids
+    assert g.fact_index(ids).tolist() == list(range(len(ids)))[::-1]
+
+
+@settings(PROPERTY, max_examples=60)
+@given(graph_data(max_facts=40))
+def test_adjacency_order_is_confidence_desc_then_id(data: GraphData) -> None:
+    g = data.build()
+    for e in data.entities:
+        out, inn = g.adjacency(e["id"])
+        want_out, want_in = graph_ref.adjacency(data.facts, e["id"])
+        assert out.tolist() == data.fact_ids(want_out)
+        assert inn.tolist() == data.fact_ids(want_in)
+
+
+@settings(PROPERTY, max_examples=40)
+@given(graph_data())
+def test_stats(data: GraphData) -> None:
+    s = data.build().stats()
+    used_tenants = {e["tenant"] for e in data.entities}
+    assert s == {
+        "entities": len(data.entities),
+        "facts": len(data.facts),
+        "literal_facts": sum(f["object"] is None for f in data.facts),
+        "tenants": s["tenants"],
+        "chunks": len(data.chunks),
+        "mentions": len(data.mentions),
+        "bytes": s["bytes"],
+    }
+    assert s["tenants"] >= len(used_tenants)
+    assert isinstance(s["bytes"], int) and s["bytes"] > 0
+
+
+# ------------------------------------------------------------------------------------------
+# Vocabularies
+
+
+def test_statuses_and_sources_by_name_or_code() -> None:
+    kw = {"fact_subject": [0, 0, 1, 1], "fact_object": [1, 2, 2, None]}
+    by_name = KnowledgeGraph.from_arrays(
+        status=["staged", "confirmed", "rejected", "archived"],
+        source=["user_edit", "file", "system", "conversation"],
+        **kw,
+    )
+    by_code = KnowledgeGraph.from_arrays(
+        status=np.array([0, 1, 2, 3], dtype=np.uint8), source=[0, 1, 2, 3], **kw
+    )
+    assert by_name.facts(range(4)) == by_code.facts(range(4))
+    assert [f["status"] for f in by_code.facts(range(4))] == list(DEFAULT_STATUSES)
+    assert [f["source"] for f in by_code.facts(range(4))] == list(DEFAULT_SOURCES)
+    # Defaults: confirmed, system, confidence 1, strength 1, access 0.
+    d = KnowledgeGraph.from_arrays(**kw).facts([0])[0]
+    assert (d["status"], d["source"], d["confidence"], d["strength"], d["access_count"]) == (
+        "confirmed", "system", 1.0, 1.0, 0,
+    )  # fmt: skip
+    # Filtering by status names or codes is the same.
+    a = by_name.spread(np.array([0]), statuses=["staged", "confirmed"])
+    b = by_name.spread(np.array([0]), statuses=[0, 1])
+    assert a[0].fact_ids.tolist() == b[0].fact_ids.tolist() == [0, 1]
+
+
+def test_custom_vocabularies() -> None:
+    g = KnowledgeGraph.from_records(
+        entities=[{"id": "a"}, {"id": "b"}],
+        facts=[
+            {"subject": "a", "object": "b", "status": "live", "source": "crawler"},
+            {"subject": "a", "object": None, "status": "draft", "source": "human"},
+        ],
+        statuses=("draft", "live"),
+        sources=("human", "crawler"),
+    )
+    assert g.statuses.names == ("draft", "live")
+    assert [(f["status"], f["source"]) for f in g.facts([0, 1])] == [
+        ("live", "crawler"), ("draft", "human"),
+    ]  # fmt: skip
+    assert g.spread(["a"], statuses=["live"])[0].fact_ids.tolist() == [0]
+
+
+def test_predicates_learned_or_given() -> None:
+    kw = {"fact_subject": [0, 1, 2], "fact_object": [1, 2, 0]}
+    learned = KnowledgeGraph.from_arrays(predicate=["works_on", "uses", "uses"], **kw)
+    assert learned.predicates.names == ("uses", "works_on")  # sorted distinct names
+    assert [f["predicate"] for f in learned.facts([0, 1, 2])] == ["works_on", "uses", "uses"]
+    given_codes = KnowledgeGraph.from_arrays(
+        predicate=[1, 0, 0], predicates=["uses", "works_on"], **kw
+    )
+    assert given_codes.facts([0, 1, 2]) == learned.facts([0, 1, 2])
+    raw_codes = KnowledgeGraph.from_arrays(predicate=np.array([2, 0, 0]), **kw)
+    assert raw_codes.predicates.names == (0, 1, 2)
+    assert [f["predicate"] for f in raw_codes.facts([0, 1, 2])] == [2, 0, 0]
+    assert learned.spread(np.array([0]), predicates=["uses"])[0].fact_ids.tolist() == []
+    assert learned.spread(np.array([1]), predicates=["uses"])[0].fact_ids.tolist() == [1, 2]
+    default = KnowledgeGraph.from_arrays(**kw)
+    assert default.predicates.names == ("related_to",)
+
+
+def test_tenants_learned_from_names_or_codes() -> None:
+    named = KnowledgeGraph.from_records(
+        entities=[{"id": "x", "tenant": "zeta"}, {"id": "y", "tenant": "alpha"}],
+        facts=[{"subject": "x", "object": None}],
+    )
+    assert named.tenants.names == ("alpha", "zeta")
+    assert named.tenant_code("zeta") == 1
+    coded = KnowledgeGraph.from_arrays(
+        fact_subject=[0], fact_object=[1], entity_tenant=np.array([2, 2, 0])
+    )
+    assert coded.tenants.names == (0, 1, 2)
+    assert coded.n_tenants == 3
+    assert coded.spread(np.array([0]), tenant=2)[0].fact_ids.tolist() == [0]
+
+
+# ------------------------------------------------------------------------------------------
+# Times
+
+
+def test_times_from_datetime64_datetime_and_none() -> None:
+    day = 86_400
+    kw = {"fact_subject": [0, 0, 0], "fact_object": [1, 1, None]}
+    as_int = KnowledgeGraph.from_arrays(last_accessed=[NOW, NOW - day, None], **kw)
+    as_dt64 = KnowledgeGraph.from_arrays(
+        last_accessed=np.array(
+            ["2026-01-01T00:00:00", "2025-12-31T00:00:00", "NaT"], dtype="datetime64[ns]"
+        ),
+        **kw,
+    )
+    naive = dt.datetime(2026, 1, 1)  # taken as UTC
+    aware = dt.datetime(2025, 12, 31, 1, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    as_dt = KnowledgeGraph.from_arrays(last_accessed=[naive, aware, None], **kw)
+    as_float = KnowledgeGraph.from_arrays(last_accessed=[NOW + 0.5, NOW - day, np.nan], **kw)
+    want = [NOW, NOW - day, None]
+    for g in (as_int, as_dt64, as_dt, as_float):
+        assert [f["last_accessed"] for f in g.facts([0, 1, 2])] == want
+    # Validity from dates and datetimes; as_of accepts a datetime too.
+    g = KnowledgeGraph.from_arrays(
+        valid_from=[dt.date(2025, 1, 1), None, None],
+        valid_to=[dt.datetime(2026, 1, 1), dt.date(2025, 6, 1), None],
+        **kw,
+    )
+    at = dt.datetime(2025, 7, 1, tzinfo=dt.timezone.utc)
+    assert g.spread(np.array([0]), as_of=at)[0].fact_ids.tolist() == [0, 2]
+    assert g.spread(np.array([0]), as_of=int(at.timestamp()))[0].fact_ids.tolist() == [0, 2]
+    assert g.spread(np.array([0]), as_of=NOW)[0].fact_ids.tolist() == [2]  # valid_to excluded
+
+
+def test_score_fact_rank_with_datetime_now() -> None:
+    g = KnowledgeGraph.from_arrays(
+        fact_subject=[0, 0], fact_object=[1, 1], last_accessed=[NOW - 30 * 86_400, NOW],
+        confidence=[0.9, 0.8],
+    )  # fmt: skip
+    now_dt = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    a = g.spread(np.array([0]), rank="score_fact", now=NOW)[0]
+    b = g.spread(np.array([0]), rank="score_fact", now=now_dt)[0]
+    assert a.fact_ids.tolist() == b.fact_ids.tolist() == [1, 0]
+    assert a.scores.tolist() == b.scores.tolist()
+
+
+# ------------------------------------------------------------------------------------------
+# Small and empty graphs
+
+
+@pytest.mark.parametrize("ids", [["a", "b"], [10, 20]], ids=["str", "int"])
+def test_from_records_without_facts(ids: list[Hashable]) -> None:
+    g = KnowledgeGraph.from_records(entities=[{"id": i} for i in ids], facts=[])
+    assert (g.n_entities, g.n_facts) == (2, 0)
+    q = g.spread([ids[0]])[0]
+    assert q.fact_ids.tolist() == [] and q.entity_ids.tolist() == [ids[0]]
+    assert g.graph_recall([ids[0]])[0].fact_ids.tolist() == []
+    assert g.personalized_pagerank([ids[0]])[0].entity_ids.tolist() == [ids[0]]
+
+
+@pytest.mark.parametrize("ids", [["a", "b"], [10, 20]], ids=["str", "int"])
+def test_lookup_of_no_ids(ids: list[Hashable]) -> None:
+    g = KnowledgeGraph.from_records(
+        entities=[{"id": i} for i in ids], facts=[{"subject": ids[0], "object": ids[1]}]
+    )
+    assert g.entity_index([]).tolist() == []
+    assert g.fact_index([]).tolist() == []
+    assert g.facts([]) == []
+
+
+def test_entity_names_and_object_values_stay_in_python() -> None:
+    g = KnowledgeGraph.from_records(
+        entities=[{"id": "u", "name": "User"}, {"id": "j", "name": "JACQ"}],
+        facts=[
+            {"subject": "u", "object": "j", "predicate": "works_on"},
+            {"subject": "u", "object": None, "predicate": "prefers", "object_value": "dark"},
+        ],
+    )
+    assert g.entity_names.tolist() == ["User", "JACQ"]
+    assert g.object_values.tolist() == [None, "dark"]
+    assert g.facts([1])[0]["object_value"] == "dark"
+    assert repr(g) == "KnowledgeGraph(entities=2, facts=2, chunks=0, tenants=1)"
+
+
+# ------------------------------------------------------------------------------------------
+# Result objects
+
+
+def chain() -> KnowledgeGraph:
+    return KnowledgeGraph.from_records(
+        entities=[{"id": n} for n in ("a", "b", "c", "d")],
+        facts=[
+            {"id": "ab", "subject": "a", "object": "b", "confidence": 0.9},
+            {"id": "bc", "subject": "b", "object": "c", "confidence": 0.8},
+            {"id": "cd", "subject": "c", "object": "d", "confidence": 0.7},
+            {"id": "a!", "subject": "a", "object": None, "confidence": 0.5},
+        ],
+    )
+
+
+def test_activation_records_and_pandas() -> None:
+    g = chain()
+    act = g.spread([["a"], ["c"]], max_hops=2, rank="composite")
+    assert isinstance(act, Activation) and len(act) == 2
+    assert isinstance(act[0], QueryActivation) and act[-1].query == 1
+    recs = act.to_records()
+    assert recs == [
+        {"query": 0, "rank": 0, "fact": "ab", "hop": 0, "anchor": "a", "parent": None,
+         "via": "a", "score": f32(0.9)},
+        {"query": 0, "rank": 1, "fact": "a!", "hop": 0, "anchor": "a", "parent": None,
+         "via": "a", "score": 0.5},
+        {"query": 0, "rank": 2, "fact": "bc", "hop": 1, "anchor": "a", "parent": "ab",
+         "via": "b", "score": 0.5 * f32(0.8)},
+        {"query": 1, "rank": 0, "fact": "cd", "hop": 0, "anchor": "c", "parent": None,
+         "via": "c", "score": f32(0.7)},
+    ]  # fmt: skip
+    df = act.to_pandas()
+    assert list(df.columns) == ["query", "rank", "fact", "hop", "anchor", "parent", "via", "score"]
+    assert df["fact"].tolist() == ["ab", "a!", "bc", "cd"]
+    ents = act[0].entity_records()
+    assert [(r["entity"], r["hop"], r["anchor"], r["parent"]) for r in ents] == [
+        ("a", 0, "a", None), ("b", 1, "a", "ab"), ("c", 2, "a", "bc"),
+    ]  # fmt: skip
+    assert act[0].path(2) == ["ab", "bc"]
+    with pytest.raises(IndexError):
+        act[2]
+    with pytest.raises(TypeError):
+        act["0"]  # type: ignore[index]
+
+
+def test_recall_records_and_pandas() -> None:
+    g = chain()
+    rec = g.graph_recall([["a"], ["d", "b"]], [[1.0], [1.0, 0.5]], top_k=2)
+    assert isinstance(rec, Recall) and len(rec) == 2
+    assert rec.to_records() == [
+        {"query": 0, "rank": 0, "fact": "ab", "score": pytest.approx(0.9), "hop": 0,
+         "anchor": "a", "via": "a"},
+        {"query": 0, "rank": 1, "fact": "bc", "score": pytest.approx(0.4), "hop": 1,
+         "anchor": "a", "via": "b"},
+        {"query": 1, "rank": 0, "fact": "cd", "score": pytest.approx(0.7), "hop": 0,
+         "anchor": "d", "via": "d"},
+        {"query": 1, "rank": 1, "fact": "ab", "score": pytest.approx(0.45), "hop": 0,
+         "anchor": "b", "via": "b"},
+    ]  # fmt: skip
+    df = rec.to_pandas()
+    assert df.shape == (4, 7) and df["fact"].tolist() == ["ab", "bc", "cd", "ab"]
+    assert rec.fact_offsets.tolist() == rec.offsets.tolist() == [0, 2, 4]
+
+
+@pytest.mark.parametrize("kind", ["dense", "int", "str"])
+def test_result_dtypes_and_views(kind: str) -> None:
+    n = 6
+    ids: list[Any] = {
+        "dense": list(range(n)), "int": [100 + 7 * i for i in range(n)],
+        "str": [f"e{i}" for i in range(n)],
+    }[kind]  # fmt: skip
+    g = KnowledgeGraph.from_arrays(
+        entity_ids=None if kind == "dense" else ids,
+        n_entities=n,
+        fact_subject=[ids[i] for i in (0, 1, 2, 3, 0)],
+        fact_object=[ids[i] for i in (1, 2, 3, 4)] + [None],
+        fact_ids=None if kind == "dense" else [ids[i] for i in range(5)],
+    )
+    anchors = np.array([[ids[0]], [ids[2]]], dtype=object if kind == "str" else np.int64)
+    act = g.spread(anchors, rank="score_fact", now=NOW, max_hops=3)
+    id_dtype = np.dtype(object) if kind == "str" else np.dtype(np.int64)
+    assert act.fact_ids.dtype == id_dtype and act.entity_ids.dtype == id_dtype
+    assert act.fact_indices.dtype == np.int64
+    assert act.hops.dtype == np.uint32
+    assert act.entity_hops.dtype == np.uint32
+    assert act.entity_strengths.dtype == np.float32
+    assert act.scores is not None and act.scores.dtype == np.float64
+    assert act.fact_offsets.dtype == np.int64 and act.entity_offsets.dtype == np.int64
+    assert act.parents.dtype == id_dtype and act.anchors.dtype == id_dtype
+    for arr in (act.fact_indices, act.hops, act.scores, act.entity_hops):
+        assert arr.flags.c_contiguous
+    # Batch arrays are built once; per-query views are slices of them, not copies.
+    assert act.hops is act.hops and act.fact_indices is act.fact_indices
+    q = act[1]
+    for name in ("hops", "fact_indices", "scores", "entity_hops", "entity_strengths"):
+        view, whole = getattr(q, name), getattr(act, name)
+        assert len(view) == 0 or np.shares_memory(view, whole), name
+    assert act.fact_offsets[-1] == len(act.fact_indices)
+    rec = g.graph_recall(anchors)
+    assert rec.scores.dtype == np.float64 and rec.hops.dtype == np.uint32
+    assert rec.fact_ids.dtype == id_dtype and rec.offsets.dtype == np.int64
+    assert np.shares_memory(rec[0].scores, rec.scores)
