@@ -9,7 +9,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import NOW, PROPERTY, GraphData, anchors_of, f32, filters_st, graph_and_anchors, graph_data
+from conftest import (
+    NOW,
+    PROPERTY,
+    GraphData,
+    anchors_of,
+    f32,
+    filters_st,
+    graph_and_anchors,
+    graph_data,
+)
 from graphrecall import KnowledgeGraph
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -360,9 +369,7 @@ def test_independent_anchor_spread_is_seed_004(
         anchors, scores, max_hops=max_hops, direction="both", independent_anchors=True,
         rank="composite", top_k=top_k,
     )[0]  # fmt: skip
-    best = graph_ref.recall_best(
-        data.facts, anchors, scores, max_hops=max_hops, literals=True
-    )
+    best = graph_ref.recall_best(data.facts, anchors, scores, max_hops=max_hops, literals=True)
     want = graph_ref.top(best, len(best) if top_k is None else top_k)
     assert q.fact_ids.tolist() == data.fact_ids([r for r, _ in want])
     assert q.scores.tolist() == [s for _, s in want]
@@ -440,8 +447,7 @@ def test_batched_recall_equals_single_calls(
 ) -> None:
     data, queries = case
     scores = [
-        data_st.draw(st.lists(match_scores_st, min_size=len(q), max_size=len(q)))
-        for q in queries
+        data_st.draw(st.lists(match_scores_st, min_size=len(q), max_size=len(q))) for q in queries
     ]
     plan = data.build().recall_plan(dedupe=dedupe, **params)
     singles = [plan(q, s)[0] for q, s in zip(queries, scores, strict=True)]

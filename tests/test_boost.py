@@ -42,9 +42,7 @@ def boost_query(draw: st.DrawFn, data: GraphData, nonempty: bool = False) -> Que
         "related": related,
         "related_distance": draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)),
         "related_strength": draw(
-            st.lists(
-                st.sampled_from([0.0, 1.0, 0.9]) | st.floats(0.0, 1.0), min_size=n, max_size=n
-            )
+            st.lists(st.sampled_from([0.0, 1.0, 0.9]) | st.floats(0.0, 1.0), min_size=n, max_size=n)
         ),
     }
 
@@ -93,9 +91,7 @@ def test_mention_boost_matches_reference(
         assert_stable_order(order, adjusted)
         # Where the reference's scores are clearly apart its order is the same.
         w = want["adjusted"]
-        apart = all(
-            abs(w[i] - w[j]) > 1e-9 for i in range(len(w)) for j in range(i + 1, len(w))
-        )
+        apart = all(abs(w[i] - w[j]) > 1e-9 for i in range(len(w)) for j in range(i + 1, len(w)))
         if apart:
             assert order == want["order"]
         assert res["chunk_ids"].tolist() == [q["chunks"][i] for i in order]
@@ -126,9 +122,7 @@ def test_centrality_scales_each_indirect_boost(
     """Seed 001's "PageRank-style importance": each indirect boost x centrality[entity]."""
     data, queries = case
     g = data.build()
-    cent = data_st.draw(
-        st.lists(st.floats(0.0, 1.0), min_size=g.n_entities, max_size=g.n_entities)
-    )
+    cent = data_st.draw(st.lists(st.floats(0.0, 1.0), min_size=g.n_entities, max_size=g.n_entities))
     index = {e: int(i) for e, i in zip(g.entity_ids.tolist(), range(g.n_entities), strict=True)}
     got = call(g, queries, centrality=np.array(cent))
     for q, res in zip(queries, got, strict=True):

@@ -145,9 +145,7 @@ def test_graph_recall_releases_the_gil(big: tuple[KnowledgeGraph, np.ndarray]) -
 
 def test_pagerank_releases_the_gil(big: tuple[KnowledgeGraph, np.ndarray]) -> None:
     g, anchors = big
-    ok, detail = gil_released(
-        lambda: g.personalized_pagerank(anchors[:8], max_iter=30, tol=1e-300)
-    )
+    ok, detail = gil_released(lambda: g.personalized_pagerank(anchors[:8], max_iter=30, tol=1e-300))
     assert ok, detail
 
 

@@ -68,7 +68,11 @@ def test_ppr_matches_dense_power_iteration(
     q = res[0]
     got = as_dict(q.entity_ids, q.entity_scores)
     rf = ref_filters(filters)
-    kw = {"damping": params["damping"], "weight": params["weight"], "direction": params["direction"]}
+    kw = {
+        "damping": params["damping"],
+        "weight": params["weight"],
+        "direction": params["direction"],
+    }
     want = graph_ref.pagerank(data.entities, data.facts, seeds, weights, tol=1e-14, **kw, **rf)
     assert_close(got, want)
     # The support: every entity the reference scores visibly, nothing unreachable.
@@ -117,7 +121,11 @@ def test_one_iteration_is_one_step(
     data, seeds, weights = case
     q = data.build().personalized_pagerank(seeds, weights, max_iter=1, **params)[0]
     assert q.iterations == 1
-    kw = {"damping": params["damping"], "weight": params["weight"], "direction": params["direction"]}
+    kw = {
+        "damping": params["damping"],
+        "weight": params["weight"],
+        "direction": params["direction"],
+    }
     want = graph_ref.pagerank(data.entities, data.facts, seeds, weights, max_iter=1, **kw)
     assert_close(as_dict(q.entity_ids, q.entity_scores), want)
 

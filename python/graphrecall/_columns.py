@@ -56,9 +56,7 @@ def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDAr
                 try:
                     int(v)
                 except (TypeError, ValueError):
-                    raise DataError(
-                        f"{table} row {i}: {column} = {v!r} is not an integer"
-                    ) from exc
+                    raise DataError(f"{table} row {i}: {column} = {v!r} is not an integer") from exc
             raise
     elif arr.dtype.kind not in "iu":
         raise DataError(f"{table}.{column} must hold integers, got dtype {arr.dtype}")
@@ -264,7 +262,11 @@ class IdMap:
     def lookup(self, ids: Iterable[Hashable], what: str) -> npt.NDArray[np.int64]:
         """Map query-time ids, raising :class:`UnknownIdError` for an unknown one."""
         try:
-            return self.to_index(np.asarray(list(ids), dtype=object if self.kind == "object" else None), what, self.name)
+            return self.to_index(
+                np.asarray(list(ids), dtype=object if self.kind == "object" else None),
+                what,
+                self.name,
+            )
         except DataError as exc:
             raise UnknownIdError(str(exc)) from None
 
@@ -306,7 +308,9 @@ class Vocab:
             return self._index[name]
         raise DataError(f"unknown {self.kind} {name!r}; known: {list(self.names)!r}")
 
-    def encode(self, values: Any, table: str, column: str, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+    def encode(
+        self, values: Any, table: str, column: str, dtype: npt.DTypeLike
+    ) -> npt.NDArray[Any]:
         """Encode a column of names or codes."""
         arr = np.asarray(values)
         if arr.dtype.kind in "iu":
@@ -319,7 +323,9 @@ class Vocab:
                     f"(known: {list(self.names)!r})"
                 )
             return out.astype(dtype)
-        uniq, inverse = np.unique(arr.astype(object).astype(str) if arr.dtype.kind == "O" else arr, return_inverse=True)
+        uniq, inverse = np.unique(
+            arr.astype(object).astype(str) if arr.dtype.kind == "O" else arr, return_inverse=True
+        )
         codes = np.empty(len(uniq), dtype=np.int64)
         for j, u in enumerate(uniq):
             key: Hashable = u.item() if isinstance(u, np.generic) else u

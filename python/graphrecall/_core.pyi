@@ -10,6 +10,24 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "CoreActivation",
+    "CoreGraph",
+    "CoreRecall",
+    "CoreRecallPlan",
+    "CoreSpreadPlan",
+    "__version__",
+    "additive_merge",
+    "composite_score",
+    "dedupe_max",
+    "graph_proximity_score",
+    "rerank_memories",
+    "rrf_fuse",
+    "score_fact_arrays",
+    "top_k",
+    "weighted_fuse",
+]
+
 __version__: str
 
 @final
@@ -57,9 +75,7 @@ class CoreGraph:
     def n_sources(self) -> int: ...
     def stats(self) -> dict[str, int]: ...
     def fact_rows(self, facts: npt.NDArray[np.int64]) -> tuple[npt.NDArray[Any], ...]: ...
-    def adjacency(
-        self, entity: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
+    def adjacency(self, entity: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]: ...
     def entity_chunks(
         self, entity: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32]]: ...

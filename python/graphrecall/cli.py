@@ -32,7 +32,9 @@ def load_demo() -> tuple[KnowledgeGraph, dict[str, Any]]:
     return graph, data
 
 
-def _name_anchors(graph: KnowledgeGraph, data: dict[str, Any], question: str, tenant: str) -> list[str]:
+def _name_anchors(
+    graph: KnowledgeGraph, data: dict[str, Any], question: str, tenant: str
+) -> list[str]:
     """Entities of ``tenant`` whose name (or first word of it) occurs in the question.
 
     A stand-in for vector anchors until an embedder is configured: whole-word, case-folded.
@@ -63,7 +65,10 @@ def demo(out: Any = sys.stdout) -> int:
     build_ms = (time.perf_counter() - t0) * 1000
     names = {e["id"]: e["name"] for e in data["entities"]}
     now = int(data["now"])
-    p = lambda *a: print(*a, file=out)  # noqa: E731
+
+    def p(*parts: object) -> None:
+        print(*parts, file=out)
+
     p(f"graphrecall {__version__} demo: {graph} built in {build_ms:.1f} ms")
     p("")
 
@@ -71,20 +76,31 @@ def demo(out: Any = sys.stdout) -> int:
     q = "What is JACQ?"
     anchors = _name_anchors(graph, data, q, "alice")
     plan = graph.spread_plan(
-        max_hops=2, per_entity_limit=10, max_facts=30, direction="out",
-        statuses=["staged", "confirmed"], tenant="alice", rank="score_fact",
+        max_hops=2,
+        per_entity_limit=10,
+        max_facts=30,
+        direction="out",
+        statuses=["staged", "confirmed"],
+        tenant="alice",
+        rank="score_fact",
     )
     act, us = _timed(lambda: plan(anchors, now=now))
     p(f"## seed 000 spreading activation: {q!r}  anchors={anchors}  ({us:.1f} us per query)")
     rows = graph.facts(act[0].fact_ids)
     by_subject: dict[str, list[str]] = {}
-    for row, score in zip(rows, act[0].scores.tolist() if act[0].scores is not None else []):
+    for row, score in zip(
+        rows, act[0].scores.tolist() if act[0].scores is not None else [], strict=True
+    ):
         value = row["object_value"] or names.get(row["object"], "...")
         by_subject.setdefault(row["subject"], []).append(
             f"- {row['predicate']}: {value}  (score {score:.3f})"
         )
     for subject, lines in by_subject.items():
-        header = "### USER CONTEXT" if names[subject].lower() == "user" else f"### CONTEXT: {names[subject]}"
+        header = (
+            "### USER CONTEXT"
+            if names[subject].lower() == "user"
+            else f"### CONTEXT: {names[subject]}"
+        )
         p(header)
         p("\n".join(lines))
     p("")
@@ -97,9 +113,11 @@ def demo(out: Any = sys.stdout) -> int:
     rec, us = _timed(lambda: rplan(anchors, scores))
     p(f"## seed 004 graph recall: {q!r}  anchors={anchors}  ({us:.1f} us per query)")
     p("## Known Facts")
-    for row, s in zip(graph.facts(rec[0].fact_ids), rec[0].scores.tolist()):
-        p(f"- {names[row['subject']]} {row['predicate']} {names[row['object']]} "
-          f"[confidence: {row['confidence']:.2f}] (composite {s:.3f})")
+    for row, s in zip(graph.facts(rec[0].fact_ids), rec[0].scores.tolist(), strict=True):
+        p(
+            f"- {names[row['subject']]} {row['predicate']} {names[row['object']]} "
+            f"[confidence: {row['confidence']:.2f}] (composite {s:.3f})"
+        )
     p("")
 
     # HippoRAG: Personalized PageRank from the question's entities, chunks via mentions.
@@ -107,11 +125,13 @@ def demo(out: Any = sys.stdout) -> int:
     anchors = _name_anchors(graph, data, q, "stark")
     pr, us = _timed(lambda: graph.personalized_pagerank(anchors, top_k=5, top_k_chunks=3), 50)
     texts = {c["id"]: c["text"] for c in data["chunks"]}
-    p(f"## Personalized PageRank: {q!r}  seeds={anchors}  ({us:.1f} us per query, "
-      f"{int(pr[0].iterations)} iterations)")
-    for e, s in zip(pr[0].entity_ids.tolist(), pr[0].entity_scores.tolist()):
+    p(
+        f"## Personalized PageRank: {q!r}  seeds={anchors}  ({us:.1f} us per query, "
+        f"{int(pr[0].iterations)} iterations)"
+    )
+    for e, s in zip(pr[0].entity_ids.tolist(), pr[0].entity_scores.tolist(), strict=True):
         p(f"  {names[e]:<18} {s:.4f}")
-    for c, s in zip(pr[0].chunk_ids.tolist(), pr[0].chunk_scores.tolist()):
+    for c, s in zip(pr[0].chunk_ids.tolist(), pr[0].chunk_scores.tolist(), strict=True):
         p(f"  [{s:.3f}] {texts[c]}")
     p("")
 
@@ -122,14 +142,18 @@ def demo(out: Any = sys.stdout) -> int:
     t1 = time.perf_counter()
     res = plan(batch, now=now)
     dt = time.perf_counter() - t1
-    p(f"## batch: {len(res)} spreading-activation queries in one call: "
-      f"{dt * 1000:.2f} ms ({len(res) / dt:,.0f} queries/s)")
+    p(
+        f"## batch: {len(res)} spreading-activation queries in one call: "
+        f"{dt * 1000:.2f} ms ({len(res) / dt:,.0f} queries/s)"
+    )
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``graphrecall`` command."""
-    parser = argparse.ArgumentParser(prog="graphrecall", description="Graph-RAG retrieval in microseconds")
+    parser = argparse.ArgumentParser(
+        prog="graphrecall", description="Graph-RAG retrieval in microseconds"
+    )
     parser.add_argument("--version", action="version", version=f"graphrecall {__version__}")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("demo", help="build the packaged demo graph and run the kernels on it")

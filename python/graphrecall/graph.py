@@ -33,9 +33,7 @@ Direction = Literal["out", "in", "both"]
 _U32_MAX = 2**32 - 1
 
 
-def _int_param(name: str, value: object, lo: int, hi: int, *, optional: bool = False) -> int | None:
-    if value is None and optional:
-        return None
+def _int_param(name: str, value: object, lo: int, hi: int) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
         raise ParameterError(f"invalid parameter {name}: {value!r} is not an integer")
     v = int(value)
@@ -44,9 +42,15 @@ def _int_param(name: str, value: object, lo: int, hi: int, *, optional: bool = F
     return v
 
 
-def _float_param(name: str, value: object, *, optional: bool = False) -> float | None:
-    if value is None and optional:
-        return None
+def _opt_int(name: str, value: object, lo: int, hi: int) -> int | None:
+    return None if value is None else _int_param(name, value, lo, hi)
+
+
+def _opt_float(name: str, value: object) -> float | None:
+    return None if value is None else _float_param(name, value)
+
+
+def _float_param(name: str, value: object) -> float:
     if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
         raise ParameterError(f"invalid parameter {name}: {value!r} is not a number")
     v = float(value)
@@ -228,7 +232,9 @@ class KnowledgeGraph:
             return np.asarray(v)
 
         if predicate is None:
-            pred_vocab = Vocab(list(predicates) if predicates is not None else ["related_to"], "predicate")
+            pred_vocab = Vocab(
+                list(predicates) if predicates is not None else ["related_to"], "predicate"
+            )
             pred = np.zeros(n_facts, dtype=np.uint32)
         else:
             p = np.asarray(predicate)
@@ -239,7 +245,9 @@ class KnowledgeGraph:
                 codes = ints(p, np.uint32, "facts", "predicate")
                 n_p = int(codes.max()) + 1 if len(codes) else 1
                 if n_p > 1 << 16:
-                    raise DataError(f"facts.predicate codes go up to {n_p - 1}; at most 65536 predicates")
+                    raise DataError(
+                        f"facts.predicate codes go up to {n_p - 1}; at most 65536 predicates"
+                    )
                 pred_vocab = Vocab(list(range(n_p)), "predicate")
                 pred = codes
             else:
@@ -248,12 +256,20 @@ class KnowledgeGraph:
         status_vocab = Vocab(list(statuses), "status")
         source_vocab = Vocab(list(sources), "source")
         st = (
-            np.full(n_facts, status_vocab.code("confirmed") if "confirmed" in status_vocab.names else 0, np.uint8)
+            np.full(
+                n_facts,
+                status_vocab.code("confirmed") if "confirmed" in status_vocab.names else 0,
+                np.uint8,
+            )
             if status is None
             else status_vocab.encode(status, "facts", "status", np.uint8)
         )
         so = (
-            np.full(n_facts, source_vocab.code("system") if "system" in source_vocab.names else 0, np.uint8)
+            np.full(
+                n_facts,
+                source_vocab.code("system") if "system" in source_vocab.names else 0,
+                np.uint8,
+            )
             if source is None
             else source_vocab.encode(source, "facts", "source", np.uint8)
         )
@@ -261,8 +277,14 @@ class KnowledgeGraph:
         if sequence is not None:
             s = np.asarray(sequence)
             if s.dtype.kind in "fO":
-                sf = np.array([np.nan if v is None else v for v in s], dtype=np.float64) if s.dtype.kind == "O" else s
-                seq = np.where(np.isnan(sf), np.iinfo(np.int64).min, np.nan_to_num(sf)).astype(np.int64)
+                sf = (
+                    np.array([np.nan if v is None else v for v in s], dtype=np.float64)
+                    if s.dtype.kind == "O"
+                    else s
+                )
+                seq = np.where(np.isnan(sf), np.iinfo(np.int64).min, np.nan_to_num(sf)).astype(
+                    np.int64
+                )
             else:
                 seq = ints(s, np.int64, "facts", "sequence")
         # --- chunks
@@ -287,8 +309,12 @@ class KnowledgeGraph:
         if mention_chunk is not None or mention_entity is not None:
             if mention_chunk is None or mention_entity is None:
                 raise DataError("mentions need both mention_chunk and mention_entity")
-            m_chunk = chunks.to_index(np.asarray(mention_chunk), "mentions", "chunk").astype(np.uint32)
-            m_entity = entities.to_index(np.asarray(mention_entity), "mentions", "entity").astype(np.uint32)
+            m_chunk = chunks.to_index(np.asarray(mention_chunk), "mentions", "chunk").astype(
+                np.uint32
+            )
+            m_entity = entities.to_index(np.asarray(mention_entity), "mentions", "entity").astype(
+                np.uint32
+            )
             m_count = (
                 np.ones(len(m_chunk), dtype=np.uint32)
                 if mention_count is None
@@ -382,7 +408,11 @@ class KnowledgeGraph:
         return cls.from_arrays(
             entity_ids=[e["id"] for e in ents],
             entity_tenant=[e.get("tenant", 0) for e in ents] if has_tenant else None,
-            entity_names=[e.get("name") for e in ents] if any("name" in e for e in ents) else None,
+            entity_names=(
+                np.array([e.get("name") for e in ents], dtype=object)
+                if any("name" in e for e in ents)
+                else None
+            ),
             fact_subject=np.array([f["subject"] for f in fs], dtype=object),
             fact_object=np.array([f.get("object") for f in fs], dtype=object),
             fact_ids=fcol("id"),
@@ -567,7 +597,11 @@ class KnowledgeGraph:
         if isinstance(anchors, np.ndarray) and anchors.ndim == 2:
             q, a = anchors.shape
             flat = anchors.reshape(-1)
-            offsets: npt.NDArray[np.int64] | None = np.arange(0, q * a + 1, max(a, 1), dtype=np.int64) if a else np.zeros(q + 1, dtype=np.int64)
+            offsets: npt.NDArray[np.int64] | None = (
+                np.arange(0, q * a + 1, max(a, 1), dtype=np.int64)
+                if a
+                else np.zeros(q + 1, dtype=np.int64)
+            )
             sc = None if scores is None else np.asarray(scores, dtype=np.float64)
             if sc is not None and sc.ndim == 1 and a == len(sc):
                 sc = np.tile(sc, q)
@@ -581,11 +615,19 @@ class KnowledgeGraph:
             lens = [len(x) for x in anchors]
             offsets = np.zeros(len(lens) + 1, dtype=np.int64)
             np.cumsum(lens, out=offsets[1:])
-            flat = np.concatenate([np.asarray(x).reshape(-1) for x in anchors]) if sum(lens) else np.zeros(0, np.int64)
+            flat = (
+                np.concatenate([np.asarray(x).reshape(-1) for x in anchors])
+                if sum(lens)
+                else np.zeros(0, np.int64)
+            )
             if scores is None:
                 sc = None
             else:
-                sc = np.concatenate([np.asarray(s, dtype=np.float64).reshape(-1) for s in scores]) if len(scores) else np.zeros(0)
+                sc = (
+                    np.concatenate([np.asarray(s, dtype=np.float64).reshape(-1) for s in scores])
+                    if len(scores)
+                    else np.zeros(0)
+                )
         else:
             flat = np.asarray(anchors)
             if flat.ndim == 0:
@@ -626,9 +668,9 @@ class KnowledgeGraph:
         return {
             "statuses": st,
             "predicates": pr,
-            "min_confidence": _float_param("min_confidence", min_confidence, optional=True),
+            "min_confidence": _opt_float("min_confidence", min_confidence),
             "as_of": None if as_of is None else time_value(as_of, "query", "as_of", 0),
-            "max_sequence": _int_param("max_sequence", max_sequence, -(2**63) + 1, 2**63 - 1, optional=True),
+            "max_sequence": _opt_int("max_sequence", max_sequence, -(2**63) + 1, 2**63 - 1),
             "tenant": None if tenant is None else self.tenant_code(tenant),
         }
 
@@ -685,12 +727,12 @@ class KnowledgeGraph:
             )
         core = self._core.spread_plan(
             max_hops=_int_param("max_hops", max_hops, 0, 64),
-            per_entity_limit=_int_param("per_entity_limit", per_entity_limit, 1, _U32_MAX, optional=True),
-            max_facts=_int_param("max_facts", max_facts, 0, _U32_MAX, optional=True),
+            per_entity_limit=_opt_int("per_entity_limit", per_entity_limit, 1, _U32_MAX),
+            max_facts=_opt_int("max_facts", max_facts, 0, _U32_MAX),
             direction=_direction(direction),
             independent_anchors=bool(independent_anchors),
             rank=rank or "none",
-            top_k=_int_param("top_k", top_k, 1, 2**62, optional=True),
+            top_k=_opt_int("top_k", top_k, 1, 2**62),
             source_weights=list(p.source_weights),
             default_source_weight=p.default_source_weight,
             status_weights=list(p.status_weights),
@@ -747,7 +789,9 @@ class KnowledgeGraph:
         and the best ``top_k`` returned, ties by fact id.
         """
         if dedupe not in ("fact", "triple"):
-            raise ParameterError(f"invalid parameter dedupe: {dedupe!r} is not one of 'fact', 'triple'")
+            raise ParameterError(
+                f"invalid parameter dedupe: {dedupe!r} is not one of 'fact', 'triple'"
+            )
         core = self._core.recall_plan(
             max_hops=_int_param("max_hops", max_hops, 0, 64),
             direction=_direction(direction),
@@ -807,8 +851,8 @@ class KnowledgeGraph:
             max_iter=_int_param("max_iter", max_iter, 1, 100_000),
             weight=weight,
             direction=_direction(direction),
-            top_k=_int_param("top_k", top_k, 1, 2**62, optional=True),
-            top_k_chunks=_int_param("top_k_chunks", top_k_chunks, 1, 2**62, optional=True),
+            top_k=_opt_int("top_k", top_k, 1, 2**62),
+            top_k_chunks=_opt_int("top_k_chunks", top_k_chunks, 1, 2**62),
             weight_by_count=bool(weight_by_count),
             **self._filters(statuses, predicates, min_confidence, as_of, max_sequence, tenant),
         )
@@ -840,7 +884,9 @@ class KnowledgeGraph:
             order), and ``chunk_ids`` in that order.
         """
 
-        def flat(lists: Sequence[Sequence[Any]], conv: Any) -> tuple[npt.NDArray[Any], npt.NDArray[np.uintp]]:
+        def flat(
+            lists: Sequence[Sequence[Any]], conv: Any
+        ) -> tuple[npt.NDArray[Any], npt.NDArray[np.uintp]]:
             lens = [len(x) for x in lists]
             off = np.zeros(len(lens) + 1, dtype=np.uintp)
             np.cumsum(lens, out=off[1:])
@@ -848,18 +894,35 @@ class KnowledgeGraph:
             return conv(vals), off
 
         n = len(chunks)
-        for name, lst in (("similarity", similarity), ("query_entities", query_entities), ("related", related)):
+        for name, lst in (
+            ("similarity", similarity),
+            ("query_entities", query_entities),
+            ("related", related),
+        ):
             if len(lst) != n:
-                raise ParameterError(f"invalid parameter {name}: {len(lst)} queries, chunks has {n}")
+                raise ParameterError(
+                    f"invalid parameter {name}: {len(lst)} queries, chunks has {n}"
+                )
         c, co = flat(chunks, lambda v: self.chunk_index(v).astype(np.uint32))
         s, _ = flat(similarity, lambda v: np.asarray(v, dtype=np.float64))
         q, qo = flat(query_entities, lambda v: self.entity_index(v).astype(np.uint32))
         r, ro = flat(related, lambda v: self.entity_index(v).astype(np.uint32))
-        rd, _ = flat(related_distance, lambda v: ints(np.asarray(v, dtype=np.int64), np.uint32, "related", "distance"))
+        rd, _ = flat(
+            related_distance,
+            lambda v: ints(np.asarray(v, dtype=np.int64), np.uint32, "related", "distance"),
+        )
         rs, _ = flat(related_strength, lambda v: np.asarray(v, dtype=np.float64))
         cent = None if centrality is None else np.ascontiguousarray(centrality, dtype=np.float64)
         d, i, a, order = self._core.mention_boost(
-            c, s, co, q, qo, r, rd, rs, ro,
+            c,
+            s,
+            co,
+            q,
+            qo,
+            r,
+            rd,
+            rs,
+            ro,
             direct=_float_param("direct", direct),
             indirect=_float_param("indirect", indirect),
             use_strength=bool(use_strength),
@@ -891,7 +954,9 @@ class KnowledgeGraph:
 def _time_col(rows: list[Mapping[str, Any]], key: str, table: str) -> npt.NDArray[np.int64] | None:
     if not any(key in r for r in rows):
         return None
-    return np.array([time_value(r.get(key), table, key, i) for i, r in enumerate(rows)], dtype=np.int64)
+    return np.array(
+        [time_value(r.get(key), table, key, i) for i, r in enumerate(rows)], dtype=np.int64
+    )
 
 
 def _nullable(col: Any) -> Any:
@@ -900,7 +965,10 @@ def _nullable(col: Any) -> Any:
         return None
     arr = np.asarray(col)
     if arr.dtype.kind == "O":
-        return np.array([None if (v is None or v != v or str(v) in ("<NA>", "nan")) else v for v in arr], dtype=object)
+        return np.array(
+            [None if (v is None or v != v or str(v) in ("<NA>", "nan")) else v for v in arr],
+            dtype=object,
+        )
     return arr
 
 
@@ -920,11 +988,21 @@ class SpreadPlan:
         self._identity = graph._entities.kind == "identity"
 
     def __call__(self, anchors: Any, anchor_scores: Any = None, *, now: Any = None) -> Activation:
-        if self._identity and type(anchors) is np.ndarray and anchors.ndim == 1 and anchors.dtype == np.int64 and anchor_scores is None:
+        if (
+            self._identity
+            and type(anchors) is np.ndarray
+            and anchors.ndim == 1
+            and anchors.dtype == np.int64
+            and anchor_scores is None
+        ):
             idx, sc, off = anchors, None, None  # the fast path: no conversion at all
         else:
             idx, sc, off = self._graph._anchors(anchors, anchor_scores)
-        t = None if now is None else (now if type(now) is int else time_value(now, "query", "now", 0))
+        t = (
+            None
+            if now is None
+            else (now if type(now) is int else time_value(now, "query", "now", 0))
+        )
         if self._needs_now and t is None:
             raise ParameterError("invalid parameter now: is required to rank by score_fact")
         return Activation(self._core(idx, sc, off, t), self._graph)

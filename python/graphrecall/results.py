@@ -238,6 +238,7 @@ class QueryActivation:
                 self.anchors.tolist(),
                 self.parents.tolist(),
                 self.via.tolist(),
+                strict=True,
             )
         ):
             out.append(
@@ -271,6 +272,7 @@ class QueryActivation:
                 self.entity_strengths.tolist(),
                 self.entity_anchors.tolist(),
                 self.entity_parents.tolist(),
+                strict=True,
             )
         ]
 
@@ -389,6 +391,7 @@ class QueryRecall:
                     self.hops.tolist(),
                     self.anchors.tolist(),
                     self.via.tolist(),
+                    strict=True,
                 )
             )
         ]

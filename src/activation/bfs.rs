@@ -113,6 +113,8 @@ pub struct Activation {
     pub fact_offsets: Vec<usize>,
     pub entity_offsets: Vec<usize>,
     pub all: QueryActivation,
+    /// Whether facts were ranked (then `all.scores` aligns with `all.facts`).
+    pub ranked: bool,
 }
 
 struct EntityRec {
@@ -505,7 +507,9 @@ pub fn spread(
         }
         (c.out, c.fact_offsets, c.entity_offsets)
     });
-    Ok(concat(chunks))
+    let mut act = concat(chunks);
+    act.ranked = !matches!(p.rank, Rank::None);
+    Ok(act)
 }
 
 /// Concatenate per-chunk results (each with its own offsets starting at 0).
@@ -517,6 +521,7 @@ fn concat(chunks: Vec<(QueryActivation, Vec<usize>, Vec<usize>)>) -> Activation 
                 fact_offsets,
                 entity_offsets,
                 all,
+                ranked: false,
             };
         }
     }
@@ -524,6 +529,7 @@ fn concat(chunks: Vec<(QueryActivation, Vec<usize>, Vec<usize>)>) -> Activation 
         fact_offsets: vec![0],
         entity_offsets: vec![0],
         all: QueryActivation::default(),
+        ranked: false,
     };
     let a = &mut act.all;
     for (r, fo, eo) in chunks {

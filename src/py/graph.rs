@@ -763,12 +763,9 @@ impl CoreActivation {
     }
     #[getter]
     fn scores<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
-        let s = &self.inner.all.scores;
-        if s.is_empty() && !self.inner.all.facts.is_empty() {
-            None
-        } else {
-            Some(PyArray1::from_slice(py, s))
-        }
+        self.inner
+            .ranked
+            .then(|| PyArray1::from_slice(py, &self.inner.all.scores))
     }
     #[getter]
     fn entity_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {

@@ -118,9 +118,7 @@ def spread(
     0 with strength 0; others at their BFS distance with the largest strength among the
     collected facts reaching them at that distance), in order of first reach.
     """
-    out: dict[str, list[Any]] = {
-        k: [] for k in ("rows", "hops", "anchors", "parents", "via")
-    }
+    out: dict[str, list[Any]] = {k: [] for k in ("rows", "hops", "anchors", "parents", "via")}
     ent_hop: dict[Hashable, int] = {}
     ent_strength: dict[Hashable, float] = {}
     ent_order: list[Hashable] = []
@@ -448,9 +446,7 @@ def pagerank(
     """
     if tenant is None:
         tenant = next(e["tenant"] for e in entities if e["id"] == seeds[0])
-    nodes, edges = ppr_edges(
-        entities, facts, tenant, weight=weight, direction=direction, **filters
-    )
+    nodes, edges = ppr_edges(entities, facts, tenant, weight=weight, direction=direction, **filters)
     n = len(nodes)
     index = {e: i for i, e in enumerate(nodes)}
     matrix = [[0.0] * n for _ in range(n)]
