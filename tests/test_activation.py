@@ -3,6 +3,7 @@ pure-Python references in ``reference/graph_ref.py``, on random graphs."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable
 from typing import Any
@@ -145,7 +146,7 @@ def test_path_leads_back_to_anchor(
         first = path[0]
         assert via[first] == anchor[f] and via[first] in anchors
         assert all(anchor[p] == anchor[f] for p in path)
-        for a, b in zip(path, path[1:], strict=False):  # each step continues the walk
+        for a, b in itertools.pairwise(path):  # each step continues the walk
             assert other_end(by_id[a], via[a]) == via[b]
 
 
@@ -314,13 +315,21 @@ def test_graph_recall_matches_literal_bfs(
     data, anchors, scores = case
     rf = ref_filters(filters)
     literal = graph_ref.recall_best(
-        data.facts, anchors, scores, max_hops=params["max_hops"],
-        direction=params["direction"], **rf,
-    )  # fmt: skip
+        data.facts,
+        anchors,
+        scores,
+        max_hops=params["max_hops"],
+        direction=params["direction"],
+        **rf,
+    )
     closed = graph_ref.recall_closed_form(
-        data.facts, anchors, scores, max_hops=params["max_hops"],
-        direction=params["direction"], **rf,
-    )  # fmt: skip
+        data.facts,
+        anchors,
+        scores,
+        max_hops=params["max_hops"],
+        direction=params["direction"],
+        **rf,
+    )
     assert closed == literal  # the two reference forms agree, value for value
     q = data.build().graph_recall(anchors, scores, **params, **filters)[0]
     want = graph_ref.top(literal, params["top_k"])
@@ -329,9 +338,13 @@ def test_graph_recall_matches_literal_bfs(
     # hops / anchors / via explain each score.
     by_id = {f["id"]: f for f in data.facts}
     for f, s, h, a, v in zip(
-        q.fact_ids.tolist(), q.scores.tolist(), q.hops.tolist(), q.anchors.tolist(),
-        q.via.tolist(), strict=True,
-    ):  # fmt: skip
+        q.fact_ids.tolist(),
+        q.scores.tolist(),
+        q.hops.tolist(),
+        q.anchors.tolist(),
+        q.via.tolist(),
+        strict=True,
+    ):
         fact = by_id[f]
         assert v in (fact["subject"], fact["object"])
         assert h < params["max_hops"]
@@ -366,9 +379,14 @@ def test_independent_anchor_spread_is_seed_004(
     literal facts included."""
     data, anchors, scores = case
     q = data.build().spread(
-        anchors, scores, max_hops=max_hops, direction="both", independent_anchors=True,
-        rank="composite", top_k=top_k,
-    )[0]  # fmt: skip
+        anchors,
+        scores,
+        max_hops=max_hops,
+        direction="both",
+        independent_anchors=True,
+        rank="composite",
+        top_k=top_k,
+    )[0]
     best = graph_ref.recall_best(data.facts, anchors, scores, max_hops=max_hops, literals=True)
     want = graph_ref.top(best, len(best) if top_k is None else top_k)
     assert q.fact_ids.tolist() == data.fact_ids([r for r, _ in want])
@@ -387,24 +405,31 @@ def batch_case(draw: st.DrawFn) -> tuple[GraphData, list[list[Hashable]]]:
     if same_len:
         k = draw(st.integers(1, 3))
         queries = [
-            draw(st.sampled_from(data.tenants()).flatmap(
-                lambda t: st.lists(st.sampled_from(data.tenant_entities(t)), min_size=k, max_size=k)
-            ))
+            draw(
+                st.sampled_from(data.tenants()).flatmap(
+                    lambda t: st.lists(
+                        st.sampled_from(data.tenant_entities(t)), min_size=k, max_size=k
+                    )
+                )
+            )
             for _ in range(n)
-        ]  # fmt: skip
+        ]
     else:
         queries = [draw(anchors_of(data)) for _ in range(n)]
     return data, queries
+
+
+ACTIVATION_FIELDS = (
+    "fact_ids hops anchors parents via entity_ids entity_hops entity_strengths entity_anchors "
+    "entity_parents"
+).split()
 
 
 def assert_same_activation(batch: Any, singles: list[Any]) -> None:
     assert len(batch) == len(singles)
     for q, s in zip(batch, singles, strict=True):
         one = s[0]
-        for name in (
-            "fact_ids", "hops", "anchors", "parents", "via", "entity_ids", "entity_hops",
-            "entity_strengths", "entity_anchors", "entity_parents",
-        ):  # fmt: skip
+        for name in ACTIVATION_FIELDS:
             assert getattr(q, name).tolist() == getattr(one, name).tolist(), name
         if len(one):  # (None vs [] when empty: test_unranked_empty_result_has_no_scores)
             assert (q.scores is None) == (one.scores is None)
@@ -430,8 +455,8 @@ def test_batched_spread_equals_single_calls(
     plan = g.spread_plan(rank=rank, independent_anchors=independent, **params)
     singles = [plan(q, now=NOW) for q in queries]
     assert_same_activation(plan(queries, now=NOW), singles)
-    assert_same_activation(g.spread(queries, now=NOW, rank=rank,
-                                    independent_anchors=independent, **params), singles)  # fmt: skip
+    direct = g.spread(queries, now=NOW, rank=rank, independent_anchors=independent, **params)
+    assert_same_activation(direct, singles)
     if len({len(q) for q in queries}) == 1:
         arr = np.array(queries, dtype=object if isinstance(queries[0][0], str) else None)
         assert_same_activation(plan(arr, now=NOW), singles)
@@ -485,20 +510,33 @@ def test_seed_000_example_two_hops() -> None:
             {"id": "f1", "subject": "user", "object": "jacq", "confidence": 0.9},
             {"id": "f2", "subject": "jacq", "object": "duckdb", "confidence": 0.8},
             {"id": "f3", "subject": "jacq", "object": "nextjs", "confidence": 0.8},
-            {"id": "f4", "subject": "user", "object": None, "confidence": 0.95,
-             "object_value": "dark mode"},
-            {"id": "f5", "subject": "jacq", "object": "user", "confidence": 0.1,
-             "status": "rejected"},
+            {
+                "id": "f4",
+                "subject": "user",
+                "object": None,
+                "confidence": 0.95,
+                "object_value": "dark mode",
+            },
+            {
+                "id": "f5",
+                "subject": "jacq",
+                "object": "user",
+                "confidence": 0.1,
+                "status": "rejected",
+            },
         ],
-    )  # fmt: skip
+    )
     q = g.spread(["user"], max_hops=2, statuses=["staged", "confirmed"])[0]
     assert q.fact_ids.tolist() == ["f4", "f1", "f2", "f3"]
     assert q.hops.tolist() == [0, 0, 1, 1]
     assert q.parents.tolist() == [None, None, "f1", "f1"]
     assert q.path(3) == ["f1", "f3"]
     assert dict(zip(q.entity_ids.tolist(), q.entity_hops.tolist(), strict=True)) == {
-        "user": 0, "jacq": 1, "duckdb": 2, "nextjs": 2,
-    }  # fmt: skip
+        "user": 0,
+        "jacq": 1,
+        "duckdb": 2,
+        "nextjs": 2,
+    }
     # max_facts is checked between hops only: 2 facts >= 1 stops before hop 1.
     assert g.spread(["user"], max_facts=1)[0].fact_ids.tolist() == ["f4", "f1"]
     assert g.spread(["user"], per_entity_limit=1)[0].fact_ids.tolist() == ["f4"]

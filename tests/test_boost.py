@@ -56,8 +56,14 @@ def boost_case(draw: st.DrawFn) -> tuple[GraphData, list[Query]]:
 
 
 def call(g: KnowledgeGraph, queries: list[Query], **kw: Any) -> list[dict[str, Any]]:
-    cols = ("chunks", "similarity", "query_entities", "related", "related_distance",
-            "related_strength")  # fmt: skip
+    cols = (
+        "chunks",
+        "similarity",
+        "query_entities",
+        "related",
+        "related_distance",
+        "related_strength",
+    )
     return g.mention_boost(*([q[c] for q in queries] for c in cols), **kw)
 
 
@@ -126,9 +132,12 @@ def test_centrality_scales_each_indirect_boost(
     index = {e: int(i) for e, i in zip(g.entity_ids.tolist(), range(g.n_entities), strict=True)}
     got = call(g, queries, centrality=np.array(cent))
     for q, res in zip(queries, got, strict=True):
-        scaled = dict(q, related_strength=[
-            s * cent[index[e]] for e, s in zip(q["related"], q["related_strength"], strict=True)
-        ])  # fmt: skip
+        scaled = dict(
+            q,
+            related_strength=[
+                s * cent[index[e]] for e, s in zip(q["related"], q["related_strength"], strict=True)
+            ],
+        )
         want = graph_ref.mention_boost(data.mentions, **scaled)
         assert res["indirect"].tolist() == pytest.approx(want["indirect"], abs=1e-12)
 
@@ -137,9 +146,13 @@ def westeros() -> KnowledgeGraph:
     names = ["ned", "robert", "catelyn", "jon_arryn", "cersei", "tywin"]
     chunks = ["grew_up", "lord", "raven", "rebellion"]
     mentions = [
-        ("grew_up", "robert"), ("grew_up", "ned"), ("lord", "ned"), ("raven", "tywin"),
-        ("rebellion", "robert"), ("rebellion", "ned"),
-    ]  # fmt: skip
+        ("grew_up", "robert"),
+        ("grew_up", "ned"),
+        ("lord", "ned"),
+        ("raven", "tywin"),
+        ("rebellion", "robert"),
+        ("rebellion", "ned"),
+    ]
     return KnowledgeGraph.from_records(
         entities=[{"id": n} for n in names],
         facts=[{"subject": "ned", "object": "robert", "predicate": "ALLY", "strength": 0.9}],

@@ -298,8 +298,11 @@ def test_unknown_tenant() -> None:
         assert isinstance(err, KeyError) and isinstance(err, GraphRecallError)
         assert str(err) == "unknown tenant 'zz'; the graph holds ['x', 'y']"  # not quoted
     d = dense()
-    raises(UnknownTenantError, r"^unknown tenant 7; the graph holds \[0, 1\]$",
-           lambda: d.spread(np.array([0]), tenant=7))  # fmt: skip
+    raises(
+        UnknownTenantError,
+        r"^unknown tenant 7; the graph holds \[0, 1\]$",
+        lambda: d.spread(np.array([0]), tenant=7),
+    )
     with pytest.raises(KeyError):
         d.spread(np.array([0]), tenant=-1)
 
@@ -338,16 +341,31 @@ def test_unknown_dense_anchor() -> None:
     QueryError naming the query (documented on QueryError); a value that is no index at
     all fails the id conversion (UnknownIdError)."""
     d = dense()
-    raises(QueryError, r"^query 1: anchor 9 is not an entity \(the graph has 4 entities\)$",
-           lambda: d.spread([[0], [9]]))  # fmt: skip
-    raises(QueryError, r"^query 0: anchor 9 is not an entity \(the graph has 4 entities\)$",
-           lambda: d.spread(np.array([9])))  # fmt: skip
-    raises(QueryError, r"^query 1: anchor -1 is not an entity index$",
-           lambda: d.spread(np.array([[0], [-1]])))  # fmt: skip
-    raises(QueryError, r"^query 0: anchor 4294967295 is not an entity index$",
-           lambda: d.spread(np.array([2**32 - 1])))  # fmt: skip
-    raises(UnknownIdError, r"^anchors row 0: entity = .*0\.5.* is not an integer$",
-           lambda: d.spread([0.5]))  # fmt: skip
+    raises(
+        QueryError,
+        r"^query 1: anchor 9 is not an entity \(the graph has 4 entities\)$",
+        lambda: d.spread([[0], [9]]),
+    )
+    raises(
+        QueryError,
+        r"^query 0: anchor 9 is not an entity \(the graph has 4 entities\)$",
+        lambda: d.spread(np.array([9])),
+    )
+    raises(
+        QueryError,
+        r"^query 1: anchor -1 is not an entity index$",
+        lambda: d.spread(np.array([[0], [-1]])),
+    )
+    raises(
+        QueryError,
+        r"^query 0: anchor 4294967295 is not an entity index$",
+        lambda: d.spread(np.array([2**32 - 1])),
+    )
+    raises(
+        UnknownIdError,
+        r"^anchors row 0: entity = .*0\.5.* is not an integer$",
+        lambda: d.spread([0.5]),
+    )
     raises(UnknownIdError, r"^anchors row 0: entity is missing$", lambda: d.spread([None]))
 
 
@@ -360,27 +378,48 @@ def test_anchors_of_two_tenants_name_the_query() -> None:
         (lambda: g.spread(np.array([["a", "b"], ["b", "c"]], dtype=object)), 1),
         (lambda: g.spread(["c"], tenant="x"), 0),
     ):
-        err = raises(QueryError, rf"^query {q}: anchor \d+ belongs to tenant \d+, not to the "
-                     r"query's tenant \d+$", call)  # fmt: skip
+        err = raises(
+            QueryError,
+            rf"^query {q}: anchor \d+ belongs to tenant \d+, not to the "
+            r"query's tenant \d+$",
+            call,
+        )
         assert isinstance(err, ValueError) and isinstance(err, GraphRecallError)
 
 
 def test_bad_scores_and_seed_weights() -> None:
     g = graph()
-    raises(QueryError, r"^query 0: anchor 0 has a non-finite score NaN$",
-           lambda: g.graph_recall(["a"], [float("nan")]))  # fmt: skip
-    raises(QueryError, r"^query 1: anchor \d+ has a non-finite score inf$",
-           lambda: g.spread([["a"], ["b"]], [[1.0], [float("inf")]]))  # fmt: skip
-    raises(QueryError, r"^query 0: seed weight -1 is negative$",
-           lambda: g.personalized_pagerank(["a"], [-1.0]))  # fmt: skip
-    raises(QueryError, r"^query 0: seed weights sum to zero$",
-           lambda: g.personalized_pagerank(["a", "b"], [0.0, 0.0]))  # fmt: skip
-    raises(QueryError, r"^query 1: has no seeds$",
-           lambda: g.personalized_pagerank([["a"], []]))  # fmt: skip
-    raises(ParameterError, r"^invalid parameter anchor_scores: 1 scores for 2 anchors$",
-           lambda: g.spread(["a", "b"], [1.0]))  # fmt: skip
-    raises(ParameterError, r"^invalid parameter anchor_scores: 2 scores for 3 anchors$",
-           lambda: g.graph_recall([["a", "b"], ["a"]], [[1.0], [1.0]]))  # fmt: skip
+    raises(
+        QueryError,
+        r"^query 0: anchor 0 has a non-finite score NaN$",
+        lambda: g.graph_recall(["a"], [float("nan")]),
+    )
+    raises(
+        QueryError,
+        r"^query 1: anchor \d+ has a non-finite score inf$",
+        lambda: g.spread([["a"], ["b"]], [[1.0], [float("inf")]]),
+    )
+    raises(
+        QueryError,
+        r"^query 0: seed weight -1 is negative$",
+        lambda: g.personalized_pagerank(["a"], [-1.0]),
+    )
+    raises(
+        QueryError,
+        r"^query 0: seed weights sum to zero$",
+        lambda: g.personalized_pagerank(["a", "b"], [0.0, 0.0]),
+    )
+    raises(QueryError, r"^query 1: has no seeds$", lambda: g.personalized_pagerank([["a"], []]))
+    raises(
+        ParameterError,
+        r"^invalid parameter anchor_scores: 1 scores for 2 anchors$",
+        lambda: g.spread(["a", "b"], [1.0]),
+    )
+    raises(
+        ParameterError,
+        r"^invalid parameter anchor_scores: 2 scores for 3 anchors$",
+        lambda: g.graph_recall([["a", "b"], ["a"]], [[1.0], [1.0]]),
+    )
 
 
 P = ParameterError
@@ -516,14 +555,21 @@ def test_parameter_errors(call: Callable[[KnowledgeGraph], Any], pattern: str) -
 
 def test_max_sequence_needs_sequence_numbers() -> None:
     g = KG.from_arrays(**BASE)
-    raises(ParameterError, r"^invalid parameter max_sequence: the graph holds no fact sequence "
-           r"numbers$", lambda: g.spread(np.array([0]), max_sequence=3))  # fmt: skip
+    raises(
+        ParameterError,
+        r"^invalid parameter max_sequence: the graph holds no fact sequence "
+        r"numbers$",
+        lambda: g.spread(np.array([0]), max_sequence=3),
+    )
 
 
 def test_non_contiguous_arrays_are_rejected_with_a_message() -> None:
     d = dense()
-    raises(ParameterError, r"^invalid parameter anchors: array must be C-contiguous",
-           lambda: d.spread(np.arange(8)[::4]))  # fmt: skip
+    raises(
+        ParameterError,
+        r"^invalid parameter anchors: array must be C-contiguous",
+        lambda: d.spread(np.arange(8)[::4]),
+    )
 
 
 @pytest.mark.parametrize(
@@ -550,8 +596,11 @@ def test_bad_times_at_query_are_parameter_errors(kwargs: dict[str, Any], name: s
 def test_negative_related_distance_is_a_parameter_error() -> None:
     """Like distance 0 (a ParameterError), a negative distance is a bad parameter."""
     g = graph()
-    raises(ParameterError, r"^invalid parameter related_distance: ",
-           lambda: g.mention_boost([["k"]], [[0.1]], [[]], [["a"]], [[-1]], [[1.0]]))  # fmt: skip
+    raises(
+        ParameterError,
+        r"^invalid parameter related_distance: ",
+        lambda: g.mention_boost([["k"]], [[0.1]], [[]], [["a"]], [[-1]], [[1.0]]),
+    )
 
 
 def test_value_error_catches_data_parameter_and_query_errors() -> None:
@@ -617,13 +666,43 @@ ANCHORS = st.sampled_from(
      np.array([[0, 1]]), np.zeros((1, 1, 1), dtype=np.int64), np.array([0.5]), "a", 0, None,
      [["a", "b"], ["b"]], [[["a"]]], np.arange(4)[::2]]
 )  # fmt: skip
-SPREAD_KEYS = ["max_hops", "per_entity_limit", "max_facts", "direction", "statuses",
-               "predicates", "min_confidence", "as_of", "max_sequence", "tenant",
-               "independent_anchors", "rank", "now"]  # fmt: skip
-RECALL_KEYS = ["max_hops", "direction", "dedupe", "statuses", "predicates", "min_confidence",
-               "as_of", "max_sequence", "tenant"]  # fmt: skip
-PPR_KEYS = ["damping", "tol", "max_iter", "weight", "direction", "statuses", "min_confidence",
-            "tenant", "weight_by_count"]  # fmt: skip
+SPREAD_KEYS = [
+    "max_hops",
+    "per_entity_limit",
+    "max_facts",
+    "direction",
+    "statuses",
+    "predicates",
+    "min_confidence",
+    "as_of",
+    "max_sequence",
+    "tenant",
+    "independent_anchors",
+    "rank",
+    "now",
+]
+RECALL_KEYS = [
+    "max_hops",
+    "direction",
+    "dedupe",
+    "statuses",
+    "predicates",
+    "min_confidence",
+    "as_of",
+    "max_sequence",
+    "tenant",
+]
+PPR_KEYS = [
+    "damping",
+    "tol",
+    "max_iter",
+    "weight",
+    "direction",
+    "statuses",
+    "min_confidence",
+    "tenant",
+    "weight_by_count",
+]
 
 
 def kwargs_st(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
@@ -678,8 +757,11 @@ def test_no_input_reaches_a_panic(
     no_panic(lambda: g.personalized_pagerank(anchors, scores, top_k=top_k, **ppr_kw))
     no_panic(lambda: g.adjacency(anchors))
     no_panic(lambda: g.facts(anchors))
-    no_panic(lambda: g.mention_boost([anchors], [scores or []], [anchors], [anchors],
-                                     [[1]], [scores or []]))  # fmt: skip
+    no_panic(
+        lambda: g.mention_boost(
+            [anchors], [scores or []], [anchors], [anchors], [[1]], [scores or []]
+        )
+    )
 
 
 @settings(PROPERTY, max_examples=200)
@@ -699,10 +781,13 @@ def test_no_build_input_reaches_a_panic(
     if column == "entity_tenant":
         kw = {"entity_tenant": (values * 3)[:3]}
     if column == "mention_count":
-        kw = {"n_chunks": 1, "mention_chunk": [0] * n, "mention_entity": list(range(n)),
-              "mention_count": (values * n)[:n]}  # fmt: skip
-    no_panic(lambda: KG.from_arrays(fact_subject=[0] * n, fact_object=objects, n_entities=3,
-                                    **kw))  # fmt: skip
+        kw = {
+            "n_chunks": 1,
+            "mention_chunk": [0] * n,
+            "mention_entity": list(range(n)),
+            "mention_count": (values * n)[:n],
+        }
+    no_panic(lambda: KG.from_arrays(fact_subject=[0] * n, fact_object=objects, n_entities=3, **kw))
     no_panic(lambda: KG.from_arrays(fact_subject=objects, fact_object=[0] * n, **kw))
 
 

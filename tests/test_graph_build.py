@@ -22,9 +22,20 @@ from hypothesis import given, settings
 from reference import graph_ref
 
 FACT_KEYS = (
-    "subject", "object", "object_value", "predicate", "confidence", "strength", "status",
-    "source", "access_count", "last_accessed", "valid_from", "valid_to", "sequence",
-)  # fmt: skip
+    "subject",
+    "object",
+    "object_value",
+    "predicate",
+    "confidence",
+    "strength",
+    "status",
+    "source",
+    "access_count",
+    "last_accessed",
+    "valid_from",
+    "valid_to",
+    "sequence",
+)
 
 
 def columns(data: GraphData) -> dict[str, Any]:
@@ -190,8 +201,12 @@ def test_statuses_and_sources_by_name_or_code() -> None:
     # Defaults: confirmed, system, confidence 1, strength 1, access 0.
     d = KnowledgeGraph.from_arrays(**kw).facts([0])[0]
     assert (d["status"], d["source"], d["confidence"], d["strength"], d["access_count"]) == (
-        "confirmed", "system", 1.0, 1.0, 0,
-    )  # fmt: skip
+        "confirmed",
+        "system",
+        1.0,
+        1.0,
+        0,
+    )
     # Filtering by status names or codes is the same.
     a = by_name.spread(np.array([0]), statuses=["staged", "confirmed"])
     b = by_name.spread(np.array([0]), statuses=[0, 1])
@@ -210,8 +225,9 @@ def test_custom_vocabularies() -> None:
     )
     assert g.statuses.names == ("draft", "live")
     assert [(f["status"], f["source"]) for f in g.facts([0, 1])] == [
-        ("live", "crawler"), ("draft", "human"),
-    ]  # fmt: skip
+        ("live", "crawler"),
+        ("draft", "human"),
+    ]
     assert g.spread(["a"], statuses=["live"])[0].fact_ids.tolist() == [0]
 
 
@@ -283,9 +299,11 @@ def test_times_from_datetime64_datetime_and_none() -> None:
 
 def test_score_fact_rank_with_datetime_now() -> None:
     g = KnowledgeGraph.from_arrays(
-        fact_subject=[0, 0], fact_object=[1, 1], last_accessed=[NOW - 30 * 86_400, NOW],
+        fact_subject=[0, 0],
+        fact_object=[1, 1],
+        last_accessed=[NOW - 30 * 86_400, NOW],
         confidence=[0.9, 0.8],
-    )  # fmt: skip
+    )
     now_dt = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
     a = g.spread(np.array([0]), rank="score_fact", now=NOW)[0]
     b = g.spread(np.array([0]), rank="score_fact", now=now_dt)[0]
@@ -354,22 +372,56 @@ def test_activation_records_and_pandas() -> None:
     assert isinstance(act[0], QueryActivation) and act[-1].query == 1
     recs = act.to_records()
     assert recs == [
-        {"query": 0, "rank": 0, "fact": "ab", "hop": 0, "anchor": "a", "parent": None,
-         "via": "a", "score": f32(0.9)},
-        {"query": 0, "rank": 1, "fact": "a!", "hop": 0, "anchor": "a", "parent": None,
-         "via": "a", "score": 0.5},
-        {"query": 0, "rank": 2, "fact": "bc", "hop": 1, "anchor": "a", "parent": "ab",
-         "via": "b", "score": 0.5 * f32(0.8)},
-        {"query": 1, "rank": 0, "fact": "cd", "hop": 0, "anchor": "c", "parent": None,
-         "via": "c", "score": f32(0.7)},
-    ]  # fmt: skip
+        {
+            "query": 0,
+            "rank": 0,
+            "fact": "ab",
+            "hop": 0,
+            "anchor": "a",
+            "parent": None,
+            "via": "a",
+            "score": f32(0.9),
+        },
+        {
+            "query": 0,
+            "rank": 1,
+            "fact": "a!",
+            "hop": 0,
+            "anchor": "a",
+            "parent": None,
+            "via": "a",
+            "score": 0.5,
+        },
+        {
+            "query": 0,
+            "rank": 2,
+            "fact": "bc",
+            "hop": 1,
+            "anchor": "a",
+            "parent": "ab",
+            "via": "b",
+            "score": 0.5 * f32(0.8),
+        },
+        {
+            "query": 1,
+            "rank": 0,
+            "fact": "cd",
+            "hop": 0,
+            "anchor": "c",
+            "parent": None,
+            "via": "c",
+            "score": f32(0.7),
+        },
+    ]
     df = act.to_pandas()
     assert list(df.columns) == ["query", "rank", "fact", "hop", "anchor", "parent", "via", "score"]
     assert df["fact"].tolist() == ["ab", "a!", "bc", "cd"]
     ents = act[0].entity_records()
     assert [(r["entity"], r["hop"], r["anchor"], r["parent"]) for r in ents] == [
-        ("a", 0, "a", None), ("b", 1, "a", "ab"), ("c", 2, "a", "bc"),
-    ]  # fmt: skip
+        ("a", 0, "a", None),
+        ("b", 1, "a", "ab"),
+        ("c", 2, "a", "bc"),
+    ]
     assert act[0].path(2) == ["ab", "bc"]
     with pytest.raises(IndexError):
         act[2]
@@ -382,15 +434,43 @@ def test_recall_records_and_pandas() -> None:
     rec = g.graph_recall([["a"], ["d", "b"]], [[1.0], [1.0, 0.5]], top_k=2)
     assert isinstance(rec, Recall) and len(rec) == 2
     assert rec.to_records() == [
-        {"query": 0, "rank": 0, "fact": "ab", "score": pytest.approx(0.9), "hop": 0,
-         "anchor": "a", "via": "a"},
-        {"query": 0, "rank": 1, "fact": "bc", "score": pytest.approx(0.4), "hop": 1,
-         "anchor": "a", "via": "b"},
-        {"query": 1, "rank": 0, "fact": "cd", "score": pytest.approx(0.7), "hop": 0,
-         "anchor": "d", "via": "d"},
-        {"query": 1, "rank": 1, "fact": "ab", "score": pytest.approx(0.45), "hop": 0,
-         "anchor": "b", "via": "b"},
-    ]  # fmt: skip
+        {
+            "query": 0,
+            "rank": 0,
+            "fact": "ab",
+            "score": pytest.approx(0.9),
+            "hop": 0,
+            "anchor": "a",
+            "via": "a",
+        },
+        {
+            "query": 0,
+            "rank": 1,
+            "fact": "bc",
+            "score": pytest.approx(0.4),
+            "hop": 1,
+            "anchor": "a",
+            "via": "b",
+        },
+        {
+            "query": 1,
+            "rank": 0,
+            "fact": "cd",
+            "score": pytest.approx(0.7),
+            "hop": 0,
+            "anchor": "d",
+            "via": "d",
+        },
+        {
+            "query": 1,
+            "rank": 1,
+            "fact": "ab",
+            "score": pytest.approx(0.45),
+            "hop": 0,
+            "anchor": "b",
+            "via": "b",
+        },
+    ]
     df = rec.to_pandas()
     assert df.shape == (4, 7) and df["fact"].tolist() == ["ab", "bc", "cd", "ab"]
     assert rec.fact_offsets.tolist() == rec.offsets.tolist() == [0, 2, 4]
@@ -400,9 +480,10 @@ def test_recall_records_and_pandas() -> None:
 def test_result_dtypes_and_views(kind: str) -> None:
     n = 6
     ids: list[Any] = {
-        "dense": list(range(n)), "int": [100 + 7 * i for i in range(n)],
+        "dense": list(range(n)),
+        "int": [100 + 7 * i for i in range(n)],
         "str": [f"e{i}" for i in range(n)],
-    }[kind]  # fmt: skip
+    }[kind]
     g = KnowledgeGraph.from_arrays(
         entity_ids=None if kind == "dense" else ids,
         n_entities=n,

@@ -215,13 +215,19 @@ def test_ppr_small_example_by_hand() -> None:
     """a - b undirected with weight 2, c isolated in another tenant; seed a, d = 0.5:
     x_a = 0.5 + 0.5 x_b, x_b = 0.5 x_a  =>  x_a = 2/3, x_b = 1/3."""
     g = KnowledgeGraph.from_records(
-        entities=[{"id": "a", "tenant": "t"}, {"id": "b", "tenant": "t"},
-                  {"id": "c", "tenant": "u"}],
+        entities=[
+            {"id": "a", "tenant": "t"},
+            {"id": "b", "tenant": "t"},
+            {"id": "c", "tenant": "u"},
+        ],
         facts=[{"subject": "a", "object": "b", "strength": 2.0}],
         chunks=[{"id": "k1", "tenant": "t"}, {"id": "k2", "tenant": "u"}],
-        mentions=[{"chunk": "k1", "entity": "a", "count": 2},
-                  {"chunk": "k1", "entity": "b"}, {"chunk": "k2", "entity": "c"}],
-    )  # fmt: skip
+        mentions=[
+            {"chunk": "k1", "entity": "a", "count": 2},
+            {"chunk": "k1", "entity": "b"},
+            {"chunk": "k2", "entity": "c"},
+        ],
+    )
     q = g.personalized_pagerank(["a"])[0]
     assert q.entity_ids.tolist() == ["a", "b"]
     assert q.entity_scores == pytest.approx([2 / 3, 1 / 3], abs=1e-9)
@@ -251,3 +257,13 @@ def test_ppr_result_dtypes() -> None:
     assert r.chunk_scores.dtype == np.float64
     assert r.iterations.dtype == np.uint32
     assert len(r) == 2 and r.entity_offsets[-1] == len(r.entity_ids)
+
+
+def test_huge_seed_weights_are_normalised() -> None:
+    """Seed weights are only relative: [1e308, 1e308] is [1, 1] (their float sum overflows
+    to inf, which must not turn every score into 0)."""
+    g = KnowledgeGraph.from_arrays(fact_subject=[0], fact_object=[1])
+    want = g.personalized_pagerank([0, 1], [1.0, 1.0])[0]
+    got = g.personalized_pagerank([0, 1], [1e308, 1e308])[0]
+    assert got.entity_ids.tolist() == want.entity_ids.tolist() == [0, 1]
+    assert got.entity_scores.tolist() == pytest.approx(want.entity_scores.tolist(), abs=TOL)

@@ -109,12 +109,49 @@ fn scatter(
     out
 }
 
+/// `scatter` for u64 sort keys.
+fn scatter64(
+    n_items: usize,
+    offsets: &[u32],
+    key: impl Fn(usize) -> Option<u32>,
+    value: impl Fn(usize) -> u64,
+) -> Vec<u64> {
+    let total = offsets.last().copied().unwrap_or(0) as usize;
+    let mut cursor: Vec<u32> = offsets[..offsets.len().saturating_sub(1)].to_vec();
+    let mut out = vec![0u64; total];
+    for i in 0..n_items {
+        if let Some(k) = key(i) {
+            let c = &mut cursor[k as usize];
+            out[*c as usize] = value(i);
+            *c += 1;
+        }
+    }
+    out
+}
+
+/// A u32 whose unsigned order is `f32::total_cmp`'s order.
+#[inline]
+fn f32_order(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 {
+        !b
+    } else {
+        b | (1 << 31)
+    }
+}
+
 /// Split `data` into the buckets given by `offsets` and sort each one, in parallel.
-fn sort_buckets<F>(data: &mut [u32], offsets: &[u32], cmp: F)
+fn sort_buckets<T: Ord + Send>(data: &mut [T], offsets: &[u32]) {
+    sort_buckets_by(data, offsets, T::cmp);
+}
+
+/// Split `data` into the buckets given by `offsets` and sort each one with `cmp`, in
+/// parallel.
+fn sort_buckets_by<T: Send, F>(data: &mut [T], offsets: &[u32], cmp: F)
 where
-    F: Fn(&u32, &u32) -> std::cmp::Ordering + Sync,
+    F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
 {
-    let mut buckets: Vec<&mut [u32]> = Vec::with_capacity(offsets.len());
+    let mut buckets: Vec<&mut [T]> = Vec::with_capacity(offsets.len());
     let mut rest = data;
     for w in offsets.windows(2) {
         let len = (w[1] - w[0]) as usize;
@@ -202,67 +239,69 @@ impl KnowledgeGraph {
             |i| i as u32,
         );
 
-        // Out-adjacency: counting sort by subject, then confidence desc / id asc per entity.
-        let out_offsets = offsets_of(input.fact_subject.iter().copied(), n_ent);
-        let mut order = scatter(
-            n_facts,
-            &out_offsets,
-            |i| Some(input.fact_subject[i]),
-            |i| i as u32,
-        );
+        // Out-adjacency: counting sort by subject of u64 keys (confidence desc, fact id asc),
+        // then a plain integer sort of each entity's keys: no comparator reads memory at
+        // random.
         let conf = input.fact_confidence;
-        sort_buckets(&mut order, &out_offsets, |&a, &b| {
-            conf[b as usize]
-                .total_cmp(&conf[a as usize])
-                .then(a.cmp(&b))
-        });
+        let key = |f: usize| (u64::from(!f32_order(conf[f])) << 32) | f as u64;
+        let out_offsets = offsets_of(input.fact_subject.iter().copied(), n_ent);
+        let mut keys = scatter64(n_facts, &out_offsets, |f| Some(input.fact_subject[f]), key);
+        sort_buckets(&mut keys, &out_offsets);
         let mut fact_to_pos = vec![0u32; n_facts];
-        for (p, &f) in order.iter().enumerate() {
-            fact_to_pos[f as usize] = p as u32;
+        for (p, &k) in keys.iter().enumerate() {
+            fact_to_pos[k as u32 as usize] = p as u32;
         }
+        drop(keys);
+        // Rows are read in order and written to their position: one random write per fact
+        // instead of one random read per column.
         let last = input.fact_last_accessed;
-        let rec: Vec<FactRec> = order
-            .par_iter()
-            .map(|&f| {
-                let f = f as usize;
-                FactRec {
-                    last_accessed: last.map_or(NULL_TIME, |c| c[f]),
-                    object: input.fact_object[f],
-                    confidence: input.fact_confidence[f],
-                    strength: input.fact_strength[f],
-                    fact: f as u32,
-                    access_count: input.fact_access_count[f],
-                    predicate: input.fact_predicate[f] as u16,
-                    status: input.fact_status[f],
-                    source: input.fact_source[f],
+        let mut rec = vec![FactRec::default(); n_facts];
+        for (f, &p) in fact_to_pos.iter().enumerate() {
+            rec[p as usize] = FactRec {
+                last_accessed: last.map_or(NULL_TIME, |c| c[f]),
+                object: input.fact_object[f],
+                confidence: input.fact_confidence[f],
+                strength: input.fact_strength[f],
+                fact: f as u32,
+                access_count: input.fact_access_count[f],
+                predicate: input.fact_predicate[f] as u16,
+                status: input.fact_status[f],
+                source: input.fact_source[f],
+            };
+        }
+        let opt = |c: Option<&[i64]>| {
+            c.map(|c| {
+                let mut out = vec![NULL_TIME; n_facts];
+                for (f, &p) in fact_to_pos.iter().enumerate() {
+                    out[p as usize] = c[f];
                 }
+                out
             })
-            .collect();
-        let opt = |c: Option<&[i64]>| c.map(|c| gather(c, &order));
+        };
         let created_at = opt(input.fact_created_at);
         let valid_from = opt(input.fact_valid_from);
         let valid_to = opt(input.fact_valid_to);
         let sequence = opt(input.fact_sequence);
-        drop(order);
 
         // In-adjacency over positions, same order (confidence desc, fact id asc).
-        let in_offsets = offsets_of(rec.iter().map(|r| r.object).filter(|&o| o != NONE), n_ent);
-        let mut in_pos = scatter(
+        let object = input.fact_object;
+        let in_offsets = offsets_of(object.iter().copied().filter(|&o| o != NONE), n_ent);
+        let mut in_keys = scatter64(
             n_facts,
             &in_offsets,
-            |p| (rec[p].object != NONE).then_some(rec[p].object),
-            |p| p as u32,
+            |f| (object[f] != NONE).then_some(object[f]),
+            key,
         );
-        sort_buckets(&mut in_pos, &in_offsets, |&a, &b| {
-            let (ra, rb) = (&rec[a as usize], &rec[b as usize]);
-            rb.confidence
-                .total_cmp(&ra.confidence)
-                .then(ra.fact.cmp(&rb.fact))
-        });
-        let in_subject: Vec<u32> = in_pos
+        sort_buckets(&mut in_keys, &in_offsets);
+        let in_pos: Vec<u32> = in_keys
             .par_iter()
-            .map(|&p| input.fact_subject[rec[p as usize].fact as usize])
+            .map(|&k| fact_to_pos[k as u32 as usize])
             .collect();
+        let in_subject: Vec<u32> = in_keys
+            .par_iter()
+            .map(|&k| input.fact_subject[k as u32 as usize])
+            .collect();
+        drop(in_keys);
 
         // Mentions, both directions, each sorted by the other side.
         let n_mentions = input.mention_chunk.len();
@@ -274,7 +313,7 @@ impl KnowledgeGraph {
             |i| i as u32,
         );
         let ment_entity = input.mention_entity;
-        sort_buckets(&mut by_chunk, &chunk_offsets, |&a, &b| {
+        sort_buckets_by(&mut by_chunk, &chunk_offsets, |&a, &b| {
             ment_entity[a as usize]
                 .cmp(&ment_entity[b as usize])
                 .then(a.cmp(&b))
