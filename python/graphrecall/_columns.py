@@ -17,6 +17,8 @@ import numpy.typing as npt
 from .errors import DataError, UnknownIdError
 
 NULL_TIME = -(2**63)
+_PLURAL = {"entity": "entities"}
+_F32_MAX = float(np.finfo(np.float32).max)
 
 _INT_RANGES = {
     np.dtype(np.uint8): (0, 255),
@@ -82,6 +84,14 @@ def floats(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.ND
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise DataError(f"{table}.{column} must hold numbers, got dtype {arr.dtype}") from exc
+    if np.dtype(dtype) == np.float32 and arr.dtype.kind == "f" and arr.dtype.itemsize > 4:
+        with np.errstate(invalid="ignore"):
+            big = np.isfinite(arr) & (np.abs(arr) > _F32_MAX)
+        if big.any():
+            i = first_row(big)
+            raise DataError(
+                f"{table} row {i}: {column} = {float(arr[i])!r} is out of range (beyond float32)"
+            )
     return np.ascontiguousarray(arr, dtype=dtype)
 
 
@@ -107,6 +117,10 @@ def times(values: Any, table: str, column: str) -> npt.NDArray[np.int64] | None:
         if np.isinf(arr).any():
             i = first_row(np.isinf(arr))
             raise DataError(f"{table} row {i}: {column} = {arr[i]} is not a time")
+        big = ok & (np.abs(arr) >= 2.0**63)
+        if big.any():
+            i = first_row(big)
+            raise DataError(f"{table} row {i}: {column} = {arr[i]} is not a time (out of range)")
         out[ok] = np.floor(arr[ok]).astype(np.int64)
         return out
     out = np.empty(len(arr), dtype=np.int64)
@@ -119,6 +133,8 @@ def time_value(v: Any, table: str, column: str, row: int) -> int:
     """One time value as int seconds (null sentinel for missing)."""
     if v is None:
         return NULL_TIME
+    if isinstance(v, bool):
+        raise DataError(f"{table} row {row}: {column} = {v!r} is not a time")
     if isinstance(v, float) and v != v:
         return NULL_TIME
     if isinstance(v, _dt.datetime):
@@ -136,8 +152,12 @@ def time_value(v: Any, table: str, column: str, row: int) -> int:
             return NULL_TIME
         return time_value(v.to_pydatetime(), table, column, row)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        if not -(2**63) < int(v) < 2**63:
+            raise DataError(f"{table} row {row}: {column} = {v!r} is not a time (out of range)")
         return int(v)
     if isinstance(v, (float, np.floating)):
+        if not abs(float(v)) < 2.0**63:
+            raise DataError(f"{table} row {row}: {column} = {v!r} is not a time (out of range)")
         return int(np.floor(v))
     raise DataError(f"{table} row {row}: {column} = {v!r} is not a time")
 
@@ -148,6 +168,8 @@ class IdMap:
     __slots__ = ("_ext", "_index", "_n", "_sorted_keys", "_sorted_pos", "kind", "name")
 
     def __init__(self, ids: Sequence[Hashable] | npt.NDArray[Any] | None, n: int, name: str):
+        if n < 0:
+            raise DataError(f"the number of {_PLURAL.get(name, name + 's')} is negative ({n})")
         self.name = name
         self._n = n
         self._index: dict[Hashable, int] | None = None
@@ -167,7 +189,7 @@ class IdMap:
             dup = keys[1:] == keys[:-1]
             if dup.any():
                 i = int(order[first_row(dup) + 1])
-                raise DataError(f"{name}s row {i}: duplicate id {arr[i]}")
+                raise DataError(f"{_PLURAL.get(name, name + 's')} row {i}: duplicate id {arr[i]}")
             self.kind = "int"
             self._ext = arr
             self._sorted_keys = keys
@@ -178,7 +200,7 @@ class IdMap:
             index: dict[Hashable, int] = {}
             for i, v in enumerate(ext):
                 if v in index:
-                    raise DataError(f"{name}s row {i}: duplicate id {v!r}")
+                    raise DataError(f"{_PLURAL.get(name, name + 's')} row {i}: duplicate id {v!r}")
                 index[v] = i
             self.kind = "object"
             self._ext = ext
@@ -200,6 +222,8 @@ class IdMap:
         """Map external ids (array-like) to dense indices; -1 for None when allowed."""
         if self.kind == "identity":
             arr = np.asarray(ids)
+            if arr.size == 0:
+                return np.zeros(0, dtype=np.int64)
             if arr.dtype.kind == "O":
                 arr = np.array(
                     [-1 if (allow_none and v is None) else v for v in arr], dtype=np.float64
@@ -223,6 +247,8 @@ class IdMap:
             return out
         if self.kind == "int":
             arr = np.asarray(ids)
+            if arr.size == 0:
+                return np.zeros(0, dtype=np.int64)
             missing = np.zeros(len(arr), dtype=bool)
             if arr.dtype.kind in "fO":
                 missing = np.array([v is None or (isinstance(v, float) and v != v) for v in arr])

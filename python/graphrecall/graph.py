@@ -59,6 +59,27 @@ def _float_param(name: str, value: object) -> float:
     return v
 
 
+def _time_param(name: str, value: object) -> int:
+    """A query-time timestamp (int seconds, float seconds, datetime, datetime64)."""
+    if value is None or (isinstance(value, float) and value != value):
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a time")
+    if isinstance(value, np.datetime64) and np.isnat(value):
+        raise ParameterError(f"invalid parameter {name}: NaT is not a time")
+    try:
+        t = time_value(value, "query", name, 0)
+    except DataError:
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a time") from None
+    if t == -(2**63):
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a time")
+    return t
+
+
+def _bool_param(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a bool")
+    return bool(value)
+
+
 def _direction(value: object) -> str:
     if value not in ("out", "in", "both"):
         raise ParameterError(
@@ -187,6 +208,8 @@ class KnowledgeGraph:
             ent_ids_arr = None
         elif n_entities is not None:
             n_ent = int(n_entities)
+            if not 0 <= n_ent <= 2**32 - 2:
+                raise DataError(f"n_entities = {n_entities!r} is not a valid number of entities")
             ent_ids_arr = None
         else:
             obj = np.asarray(fact_object)
@@ -273,20 +296,7 @@ class KnowledgeGraph:
             if source is None
             else source_vocab.encode(source, "facts", "source", np.uint8)
         )
-        seq = None
-        if sequence is not None:
-            s = np.asarray(sequence)
-            if s.dtype.kind in "fO":
-                sf = (
-                    np.array([np.nan if v is None else v for v in s], dtype=np.float64)
-                    if s.dtype.kind == "O"
-                    else s
-                )
-                seq = np.where(np.isnan(sf), np.iinfo(np.int64).min, np.nan_to_num(sf)).astype(
-                    np.int64
-                )
-            else:
-                seq = ints(s, np.int64, "facts", "sequence")
+        seq = None if sequence is None else _sequence_col(sequence)
         # --- chunks
         if chunk_ids is not None:
             n_ch = len(np.asarray(chunk_ids))
@@ -486,7 +496,7 @@ class KnowledgeGraph:
             valid_from=pick(facts, "facts", "valid_from"),
             valid_to=pick(facts, "facts", "valid_to"),
             sequence=pick(facts, "facts", "sequence"),
-            object_value=pick(facts, "facts", "object_value"),
+            object_value=_nullable(pick(facts, "facts", "object_value")),
             chunk_ids=pick(chunks, "chunks", "id"),
             chunk_tenant=pick(chunks, "chunks", "tenant"),
             mention_chunk=pick(mentions, "mentions", "chunk"),
@@ -669,7 +679,7 @@ class KnowledgeGraph:
             "statuses": st,
             "predicates": pr,
             "min_confidence": _opt_float("min_confidence", min_confidence),
-            "as_of": None if as_of is None else time_value(as_of, "query", "as_of", 0),
+            "as_of": None if as_of is None else _time_param("as_of", as_of),
             "max_sequence": _opt_int("max_sequence", max_sequence, -(2**63) + 1, 2**63 - 1),
             "tenant": None if tenant is None else self.tenant_code(tenant),
         }
@@ -730,7 +740,7 @@ class KnowledgeGraph:
             per_entity_limit=_opt_int("per_entity_limit", per_entity_limit, 1, _U32_MAX),
             max_facts=_opt_int("max_facts", max_facts, 0, _U32_MAX),
             direction=_direction(direction),
-            independent_anchors=bool(independent_anchors),
+            independent_anchors=_bool_param("independent_anchors", independent_anchors),
             rank=rank or "none",
             top_k=_opt_int("top_k", top_k, 1, 2**62),
             source_weights=list(p.source_weights),
@@ -853,7 +863,7 @@ class KnowledgeGraph:
             direction=_direction(direction),
             top_k=_opt_int("top_k", top_k, 1, 2**62),
             top_k_chunks=_opt_int("top_k_chunks", top_k_chunks, 1, 2**62),
-            weight_by_count=bool(weight_by_count),
+            weight_by_count=_bool_param("weight_by_count", weight_by_count),
             **self._filters(statuses, predicates, min_confidence, as_of, max_sequence, tenant),
         )
         return PageRank(tuple(arrays), self)
@@ -907,10 +917,7 @@ class KnowledgeGraph:
         s, _ = flat(similarity, lambda v: np.asarray(v, dtype=np.float64))
         q, qo = flat(query_entities, lambda v: self.entity_index(v).astype(np.uint32))
         r, ro = flat(related, lambda v: self.entity_index(v).astype(np.uint32))
-        rd, _ = flat(
-            related_distance,
-            lambda v: ints(np.asarray(v, dtype=np.int64), np.uint32, "related", "distance"),
-        )
+        rd, _ = flat(related_distance, _distances)
         rs, _ = flat(related_strength, lambda v: np.asarray(v, dtype=np.float64))
         cent = None if centrality is None else np.ascontiguousarray(centrality, dtype=np.float64)
         d, i, a, order = self._core.mention_boost(
@@ -925,7 +932,7 @@ class KnowledgeGraph:
             ro,
             direct=_float_param("direct", direct),
             indirect=_float_param("indirect", indirect),
-            use_strength=bool(use_strength),
+            use_strength=_bool_param("use_strength", use_strength),
             centrality=cent,
         )
         out = []
@@ -949,6 +956,43 @@ class KnowledgeGraph:
             f"KnowledgeGraph(entities={self.n_entities}, facts={self.n_facts}, "
             f"chunks={self.n_chunks}, tenants={self.n_tenants})"
         )
+
+
+def _sequence_col(sequence: Any) -> npt.NDArray[np.int64]:
+    """Sequence numbers as int64; None / NaN become the null sentinel, anything else must be
+    an integer."""
+    s = np.asarray(sequence)
+    if s.dtype.kind not in "fO":
+        return ints(s, np.int64, "facts", "sequence")
+    if s.dtype.kind == "O":
+        s = np.array([np.nan if v is None else v for v in s.tolist()], dtype=np.float64)
+    null = np.isnan(s)
+    with np.errstate(invalid="ignore"):
+        bad = ~null & (~np.isfinite(s) | (s != np.floor(s)) | (np.abs(s) >= 2.0**63))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"facts row {i}: sequence = {float(s[i])!r} is not an integer")
+    out = np.where(null, 0, s).astype(np.int64)
+    out[null] = NULL_SEQUENCE
+    return out
+
+
+NULL_SEQUENCE = -(2**63)
+
+
+def _distances(values: list[Any]) -> npt.NDArray[np.uint32]:
+    try:
+        d = ints(np.asarray(values), np.int64, "related", "distance")
+    except DataError as exc:
+        raise ParameterError(f"invalid parameter related_distance: {exc}") from None
+    bad = (d < 1) | (d > 2**32 - 2)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ParameterError(
+            f"invalid parameter related_distance: value at position {i} is {d[i]}; "
+            "related entities are at distance >= 1"
+        )
+    return d.astype(np.uint32)
 
 
 def _time_col(rows: list[Mapping[str, Any]], key: str, table: str) -> npt.NDArray[np.int64] | None:
@@ -998,11 +1042,12 @@ class SpreadPlan:
             idx, sc, off = anchors, None, None  # the fast path: no conversion at all
         else:
             idx, sc, off = self._graph._anchors(anchors, anchor_scores)
-        t = (
-            None
-            if now is None
-            else (now if type(now) is int else time_value(now, "query", "now", 0))
-        )
+        if now is None:
+            t = None
+        elif type(now) is int and -(2**63) < now < 2**63:
+            t = now  # the fast path
+        else:
+            t = _time_param("now", now)
         if self._needs_now and t is None:
             raise ParameterError("invalid parameter now: is required to rank by score_fact")
         return Activation(self._core(idx, sc, off, t), self._graph)

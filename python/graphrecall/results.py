@@ -104,8 +104,13 @@ class Activation:
         return self._graph._entities.to_external(self._core.anchors)
 
     @cached_property
+    def parent_indices(self) -> npt.NDArray[np.int64]:
+        """Dense index of each fact's parent fact (-1 at hop 0)."""
+        return self._core.parents
+
+    @cached_property
     def parents(self) -> _Array:
-        return self._graph._facts.to_external(self._core.parents)
+        return self._graph._facts.to_external(self.parent_indices)
 
     @cached_property
     def via(self) -> _Array:
@@ -216,13 +221,14 @@ class QueryActivation:
         """Fact ids from the anchor to the ``i``-th reached fact (inclusive), in order."""
         n = len(self)
         i = _check_query(i, n)
+        # Walk dense indices (an external fact id may itself be -1).
+        idx = self._b.fact_indices[self._f].tolist()
+        parents = self._b.parent_indices[self._f].tolist()
         ids = self.fact_ids.tolist()
-        parents = self.parents.tolist()
-        position = {f: k for k, f in enumerate(ids)}
+        position = {f: k for k, f in enumerate(idx)}
         chain = [ids[i]]
         k = i
-        none = (-1, None)
-        while parents[k] not in none:
+        while parents[k] >= 0:
             k = position[parents[k]]
             chain.append(ids[k])
         return chain[::-1]
@@ -230,14 +236,16 @@ class QueryActivation:
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per reached fact, in result order."""
         scores = self.scores
+        has_parent = (self._b.parent_indices[self._f] >= 0).tolist()
         out = []
-        for k, (f, h, a, p, v) in enumerate(
+        for k, (f, h, a, p, v, hp) in enumerate(
             zip(
                 self.fact_ids.tolist(),
                 self.hops.tolist(),
                 self.anchors.tolist(),
                 self.parents.tolist(),
                 self.via.tolist(),
+                has_parent,
                 strict=True,
             )
         ):
@@ -248,7 +256,7 @@ class QueryActivation:
                     "fact": f,
                     "hop": h,
                     "anchor": a,
-                    "parent": None if p == -1 else p,
+                    "parent": p if hp else None,
                     "via": v,
                     "score": None if scores is None else float(scores[k]),
                 }
@@ -257,6 +265,7 @@ class QueryActivation:
 
     def entity_records(self) -> list[dict[str, Any]]:
         """One dict per reached entity."""
+        has_parent = (self._b._core.entity_parents[self._e] >= 0).tolist()
         return [
             {
                 "query": self.query,
@@ -264,14 +273,15 @@ class QueryActivation:
                 "hop": h,
                 "strength": float(s),
                 "anchor": a,
-                "parent": None if p == -1 else p,
+                "parent": p if hp else None,
             }
-            for e, h, s, a, p in zip(
+            for e, h, s, a, p, hp in zip(
                 self.entity_ids.tolist(),
                 self.entity_hops.tolist(),
                 self.entity_strengths.tolist(),
                 self.entity_anchors.tolist(),
                 self.entity_parents.tolist(),
+                has_parent,
                 strict=True,
             )
         ]

@@ -195,10 +195,12 @@ fn rank_one(
 ) -> QueryRank {
     let n = t.nodes.len();
     let mut reset = vec![0.0f64; n];
-    let total: f64 = weights.iter().sum();
+    // Scale by the largest weight first so that huge finite weights cannot sum to inf.
+    let max = weights.iter().copied().fold(0.0f64, f64::max);
+    let total: f64 = weights.iter().map(|w| w / max).sum();
     for (&s, &w) in seeds.iter().zip(weights) {
         if let Some(i) = local(t.nodes, s) {
-            reset[i] += w / total;
+            reset[i] += (w / max) / total;
         }
     }
     let d = p.damping;

@@ -273,7 +273,7 @@ fn recall_one(
             }
             hits.sort_unstable();
             let mut triples: FxHashSet<(u32, u32, u16)> = FxHashSet::default();
-            let mut out = Vec::with_capacity(p.top_k);
+            let mut out = Vec::with_capacity(p.top_k.min(hits.len()));
             for h in hits {
                 let pos = g.fact_to_pos[h.fact as usize];
                 let key = (
