@@ -147,6 +147,8 @@ struct Collector<'g> {
     order: Vec<u128>,
     tmp_u32: Vec<u32>,
     scores: Vec<f64>,
+    /// Sink of [`touch`]'s loads, so that they are not optimised away.
+    warm: u32,
 }
 
 impl<'g> Collector<'g> {
@@ -185,6 +187,7 @@ impl<'g> Collector<'g> {
             order: Vec::new(),
             tmp_u32: Vec::new(),
             scores: Vec::new(),
+            warm: 0,
         }
     }
 
@@ -370,6 +373,32 @@ impl<'g> Collector<'g> {
     }
 }
 
+/// Read the first fact records of every frontier entity up front. The loads are
+/// independent, so the CPU overlaps their cache misses instead of paying them one entity
+/// at a time inside the dependent traversal loop (a prefetch without `unsafe`).
+#[inline]
+fn touch(g: &KnowledgeGraph, entities: impl Iterator<Item = u32>, direction: Direction) -> u32 {
+    let mut acc = 0u32;
+    for e in entities {
+        if direction != Direction::In {
+            let r = g.out_range(e);
+            if r.start < r.end {
+                acc = acc.wrapping_add(g.rec[r.start].object);
+                if r.start + 2 < r.end {
+                    acc = acc.wrapping_add(g.rec[r.start + 2].object);
+                }
+            }
+        }
+        if direction != Direction::Out {
+            let r = g.in_range(e);
+            if r.start < r.end {
+                acc = acc.wrapping_add(g.in_pos[r.start]);
+            }
+        }
+    }
+    acc
+}
+
 /// A u64 whose unsigned order is `f64::total_cmp`'s order.
 #[inline]
 pub(crate) fn total_order_key(x: f64) -> u64 {
@@ -397,6 +426,7 @@ fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
             break;
         }
         next.clear();
+        c.warm ^= touch(g, frontier.iter().map(|f| f.0), p.direction);
         for &(e, anchor, parent_pos) in &frontier {
             // Every frontier entity has a record; the flag is seed 000's `visited` set.
             match c.entity_index.get_mut(&e) {
@@ -505,6 +535,7 @@ pub fn spread(
             }
             c.end(p, now);
         }
+        std::hint::black_box(c.warm);
         (c.out, c.fact_offsets, c.entity_offsets)
     });
     let mut act = concat(chunks);
