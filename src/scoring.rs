@@ -56,7 +56,11 @@ fn non_finite(table: &'static str, row: usize, column: &'static str, value: f64)
 /// `int - int` then `float`).
 #[inline]
 fn elapsed(then: i64, now: i64) -> f64 {
-    (i128::from(now) - i128::from(then)) as f64
+    // The i64 difference is exact when it does not overflow; i128 only for the extremes.
+    match now.checked_sub(then) {
+        Some(d) => d as f64,
+        None => (i128::from(now) - i128::from(then)) as f64,
+    }
 }
 
 /// Fill `out` with `f(i)`, in parallel above [`PAR_THRESHOLD`] rows.

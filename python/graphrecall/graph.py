@@ -1056,12 +1056,29 @@ class SpreadPlan:
 class RecallPlan:
     """A validated seed-004 recall configuration; ``plan(anchors, match_scores)``."""
 
-    __slots__ = ("_core", "_graph")
+    __slots__ = ("_core", "_graph", "_identity")
 
     def __init__(self, graph: KnowledgeGraph, core: _core.CoreRecallPlan):
         self._graph = graph
         self._core = core
+        self._identity = graph._entities.kind == "identity"
 
     def __call__(self, anchors: Any, match_scores: Any = None) -> Recall:
+        if (
+            self._identity
+            and type(anchors) is np.ndarray
+            and anchors.ndim == 1
+            and anchors.dtype == np.int64
+            and (
+                match_scores is None
+                or (
+                    type(match_scores) is np.ndarray
+                    and match_scores.dtype == np.float64
+                    and match_scores.shape == anchors.shape
+                )
+            )
+        ):
+            # The fast path: one query given as arrays already in the core's dtypes.
+            return Recall(self._core(anchors, match_scores, None), self._graph)
         idx, sc, off = self._graph._anchors(anchors, match_scores)
         return Recall(self._core(idx, sc, off), self._graph)

@@ -126,6 +126,54 @@ struct EntityRec {
     expanded: bool,
 }
 
+/// Per-thread buffers, kept between calls: a small query should not pay for allocating and
+/// growing its hash maps every time.
+#[derive(Default)]
+struct Scratch {
+    entity_index: FxHashMap<u32, EntityRec>,
+    fact_index: FxHashMap<u32, usize>,
+    fact_keys: Vec<f64>,
+    dist: FxHashMap<u32, u32>,
+    anchor_score: FxHashMap<u32, f64>,
+    frontier: Vec<(u32, u32, u32)>,
+    next: Vec<(u32, u32, u32)>,
+    order: Vec<u128>,
+    tmp_u32: Vec<u32>,
+    scores: Vec<f64>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Option<Scratch>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Buffers larger than this are not kept after a call (a huge query should not pin memory).
+const KEEP_CAPACITY: usize = 1 << 16;
+
+impl Scratch {
+    fn take() -> Scratch {
+        SCRATCH
+            .try_with(|s| s.borrow_mut().take())
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| {
+                let mut s = Scratch::default();
+                s.entity_index.reserve(128);
+                s.anchor_score.reserve(8);
+                s
+            })
+    }
+
+    fn give_back(self) {
+        let small = self.entity_index.capacity() <= KEEP_CAPACITY
+            && self.fact_index.capacity() <= KEEP_CAPACITY
+            && self.dist.capacity() <= KEEP_CAPACITY
+            && self.order.capacity() <= KEEP_CAPACITY;
+        if small {
+            let _ = SCRATCH.try_with(|s| *s.borrow_mut() = Some(self));
+        }
+    }
+}
+
 /// Collects the activations of a chunk of queries into one set of flat vectors, reusing its
 /// maps and buffers from query to query (allocation, not traversal, dominates small queries).
 struct Collector<'g> {
@@ -158,6 +206,7 @@ impl<'g> Collector<'g> {
         let mut entity_offsets = Vec::with_capacity(n_queries + 1);
         entity_offsets.push(0);
         let cap = 64 * n_queries.min(64);
+        let sc = Scratch::take();
         Collector {
             g,
             out: QueryActivation {
@@ -176,19 +225,38 @@ impl<'g> Collector<'g> {
             fact_offsets,
             entity_offsets,
             f0: 0,
-            entity_index: FxHashMap::default(),
-            fact_index: FxHashMap::default(),
-            fact_keys: Vec::new(),
+            entity_index: sc.entity_index,
+            fact_index: sc.fact_index,
+            fact_keys: sc.fact_keys,
             dedupe: true,
-            dist: FxHashMap::default(),
-            anchor_score: FxHashMap::default(),
-            frontier: Vec::new(),
-            next: Vec::new(),
-            order: Vec::new(),
-            tmp_u32: Vec::new(),
-            scores: Vec::new(),
+            dist: sc.dist,
+            anchor_score: sc.anchor_score,
+            frontier: sc.frontier,
+            next: sc.next,
+            order: sc.order,
+            tmp_u32: sc.tmp_u32,
+            scores: sc.scores,
             warm: 0,
         }
+    }
+
+    /// Hand the results out and the buffers back to the thread.
+    fn finish(self) -> (QueryActivation, Vec<usize>, Vec<usize>) {
+        std::hint::black_box(self.warm);
+        Scratch {
+            entity_index: self.entity_index,
+            fact_index: self.fact_index,
+            fact_keys: self.fact_keys,
+            dist: self.dist,
+            anchor_score: self.anchor_score,
+            frontier: self.frontier,
+            next: self.next,
+            order: self.order,
+            tmp_u32: self.tmp_u32,
+            scores: self.scores,
+        }
+        .give_back();
+        (self.out, self.fact_offsets, self.entity_offsets)
     }
 
     /// Number of facts collected by the current query so far.
@@ -535,8 +603,7 @@ pub fn spread(
             }
             c.end(p, now);
         }
-        std::hint::black_box(c.warm);
-        (c.out, c.fact_offsets, c.entity_offsets)
+        c.finish()
     });
     let mut act = concat(chunks);
     act.ranked = !matches!(p.rank, Rank::None);

@@ -277,6 +277,21 @@ pub(crate) fn for_each_edge(
                 }
             }
         }
+        Direction::Both if limit == usize::MAX => {
+            // No limit, so no need to merge the two lists by confidence (which would read
+            // every in-fact's record at random): walk out, then in.
+            for p in g.out_range(e) {
+                if filter.admits(g, p) && !visit(p, g.rec[p].object) {
+                    return;
+                }
+            }
+            for i in g.in_range(e) {
+                let (p, other) = (g.in_pos[i] as usize, g.in_subject[i]);
+                if other != e && filter.admits(g, p) && !visit(p, other) {
+                    return;
+                }
+            }
+        }
         Direction::Both => {
             let out = g.out_range(e);
             let inn = g.in_range(e);

@@ -99,7 +99,11 @@ struct Reach {
     rank: u32,
 }
 
-/// Buffers reused from query to query within a rayon task.
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Option<Scratch>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Buffers reused from query to query (and call to call) on a thread.
 #[derive(Default)]
 struct Scratch {
     reach: FxHashMap<u32, Reach>,
@@ -346,13 +350,22 @@ pub fn graph_recall(g: &KnowledgeGraph, queries: &Queries<'_>, p: &RecallParams)
     const CHUNK: usize = 32;
     let n = queries.len();
     let per = per_query(n.div_ceil(CHUNK), |c| {
-        let mut sc = Scratch::default();
-        (c * CHUNK..((c + 1) * CHUNK).min(n))
+        let mut sc = SCRATCH
+            .try_with(|s| s.borrow_mut().take())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let out = (c * CHUNK..((c + 1) * CHUNK).min(n))
             .map(|q| {
                 let (anchors, scores) = queries.query(q);
                 recall_one(g, anchors, scores, p, &mut sc)
             })
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>();
+        // Keep the buffers for the thread's next call unless a huge query inflated them.
+        if sc.reach.capacity() <= 1 << 16 && sc.dist.capacity() <= 1 << 16 {
+            let _ = SCRATCH.try_with(|s| *s.borrow_mut() = Some(sc));
+        }
+        out
     });
     let total: usize = per.iter().flatten().map(Vec::len).sum();
     let mut out = Recall {
