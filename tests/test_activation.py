@@ -602,3 +602,24 @@ def test_graph_recall_w4_example() -> None:
     assert g.graph_recall(["a0"], [1.0], top_k=1)[0].fact_ids.tolist() == [0]
     with pytest.raises(ValueError):
         g.graph_recall(["a0"], [1.0], top_k=0)
+
+
+def test_one_shot_calls_reuse_their_plan_and_equal_the_plan() -> None:
+    """`spread(...)` keeps a plan per parameter set; a different parameter is a new plan."""
+    g = KnowledgeGraph.from_records(
+        [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+        [
+            {"subject": "a", "object": "b", "confidence": 0.9, "status": "staged"},
+            {"subject": "b", "object": "c", "confidence": 0.8, "status": "rejected"},
+        ],
+    )
+    r1 = g.spread(["a"], max_hops=2, statuses=["staged", "confirmed"])
+    n_plans = len(g._plans)
+    r2 = g.spread(["a"], max_hops=2, statuses=["staged", "confirmed"])
+    assert len(g._plans) == n_plans
+    assert list(r1[0].fact_ids) == list(r2[0].fact_ids) == [0]
+    r3 = g.spread(["a"], max_hops=2, statuses=["staged", "rejected"])
+    assert len(g._plans) == n_plans + 1
+    assert list(r3[0].fact_ids) == [0, 1]
+    plan = g.spread_plan(max_hops=2, statuses=["staged", "confirmed"])
+    assert list(plan(["a"])[0].fact_ids) == [0]

@@ -8,7 +8,7 @@ predicates and tenants are small vocabularies of names mapped to codes.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -126,6 +126,8 @@ class KnowledgeGraph:
         self.tenants = tenants
         self.entity_names = entity_names
         self.object_values = object_values
+        # Plans of the one-shot calls, by their parameters (a prepared-statement cache).
+        self._plans: dict[tuple[Any, ...], SpreadPlan | RecallPlan] = {}
 
     # ------------------------------------------------------------------ construction
 
@@ -774,7 +776,8 @@ class KnowledgeGraph:
         Returns:
             An :class:`Activation` with per-query views.
         """
-        return self.spread_plan(**params)(anchors, anchor_scores, now=now)
+        plan = cast(SpreadPlan, self._cached_plan("spread", params))
+        return plan(anchors, anchor_scores, now=now)
 
     def recall_plan(
         self,
@@ -814,7 +817,7 @@ class KnowledgeGraph:
     def graph_recall(self, anchors: Any, match_scores: Any = None, **params: Any) -> Recall:
         """Seed 004 graph recall from ``anchors`` with ``match_scores`` (see
         :meth:`recall_plan`)."""
-        return self.recall_plan(**params)(anchors, match_scores)
+        return cast(RecallPlan, self._cached_plan("recall", params))(anchors, match_scores)
 
     def personalized_pagerank(
         self,
@@ -951,11 +954,41 @@ class KnowledgeGraph:
             )
         return out
 
+    def _cached_plan(self, kind: str, params: dict[str, Any]) -> SpreadPlan | RecallPlan:
+        """The plan for these parameters, built once and kept (at most 64 kept)."""
+        try:
+            key = (kind, *sorted((k, _freeze(v)) for k, v in params.items()))
+            hash(key)
+        except TypeError:  # unhashable parameter values: build a fresh plan
+            key = None
+        if key is not None:
+            cached = self._plans.get(key)
+            if cached is not None:
+                return cached
+        plan: SpreadPlan | RecallPlan = (
+            self.spread_plan(**params) if kind == "spread" else self.recall_plan(**params)
+        )
+        if key is not None:
+            if len(self._plans) >= 64:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = plan
+        return plan
+
     def __repr__(self) -> str:
         return (
             f"KnowledgeGraph(entities={self.n_entities}, facts={self.n_facts}, "
             f"chunks={self.n_chunks}, tenants={self.n_tenants})"
         )
+
+
+def _freeze(v: Any) -> Any:
+    """A hashable stand-in for a parameter value (lists and sets of names become tuples;
+    the type is part of the key so that 1 and True, or "1" and 1, never share a plan)."""
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, tuple(_freeze(x) for x in v))
+    if isinstance(v, (set, frozenset)):
+        return ("set", tuple(sorted(map(repr, v))))
+    return (type(v).__name__, v)
 
 
 def _sequence_col(sequence: Any) -> npt.NDArray[np.int64]:
