@@ -64,6 +64,9 @@ pub enum Error {
     /// One query of a batch is malformed (bad anchor, anchor of another tenant, ...).
     #[error("query {query}: {problem}")]
     InvalidQuery { query: usize, problem: String },
+    /// A part of a stored graph (snapshot) is inconsistent: truncated, corrupted or foreign.
+    #[error("corrupted graph part {part}: {problem}")]
+    Corrupt { part: &'static str, problem: String },
     /// The input exceeds what the compact u32 layout can index.
     #[error("{what} = {value} exceeds the limit of {limit}")]
     Capacity {

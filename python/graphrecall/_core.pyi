@@ -83,6 +83,37 @@ class CoreGraph:
         self, chunk: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint32]]: ...
     def tenant_entities(self, tenant: int) -> npt.NDArray[np.int64]: ...
+    def to_parts(self) -> dict[str, Any]: ...
+    @staticmethod
+    def from_parts(
+        *,
+        n_predicates: int,
+        n_statuses: int,
+        n_sources: int,
+        entity_tenant: npt.NDArray[np.uint32],
+        out_offsets: npt.NDArray[np.uint32],
+        last_accessed: npt.NDArray[np.int64],
+        object: npt.NDArray[np.uint32],
+        confidence: npt.NDArray[np.float32],
+        strength: npt.NDArray[np.float32],
+        fact: npt.NDArray[np.uint32],
+        access_count: npt.NDArray[np.uint32],
+        predicate: npt.NDArray[np.uint16],
+        status: npt.NDArray[np.uint8],
+        source: npt.NDArray[np.uint8],
+        in_offsets: npt.NDArray[np.uint32],
+        in_pos: npt.NDArray[np.uint32],
+        in_subject: npt.NDArray[np.uint32],
+        chunk_tenant: npt.NDArray[np.uint32],
+        chunk_offsets: npt.NDArray[np.uint32],
+        chunk_entity: npt.NDArray[np.uint32],
+        chunk_count: npt.NDArray[np.uint32],
+        created_at: npt.NDArray[np.int64] | None = None,
+        valid_from: npt.NDArray[np.int64] | None = None,
+        valid_to: npt.NDArray[np.int64] | None = None,
+        sequence: npt.NDArray[np.int64] | None = None,
+        full_check: bool = True,
+    ) -> CoreGraph: ...
     def entity_tenants(self) -> npt.NDArray[np.uint32]: ...
     def chunk_tenants(self) -> npt.NDArray[np.uint32]: ...
     def spread_plan(

@@ -8,8 +8,10 @@
 //! the subject inlined so that walking an edge backwards costs no extra random read.
 
 mod build;
+mod parts;
 
 pub use build::GraphInput;
+pub use parts::GraphParts;
 
 use crate::error::{Error, Result};
 

@@ -10,7 +10,7 @@ use crate::activation::{
     BoostParams, CodeSet, Dedupe, Direction, EdgeWeight, FactFilter, PprParams, Queries, Rank,
     Recall, RecallParams, SpreadParams,
 };
-use crate::graph::{GraphInput, KnowledgeGraph, NONE};
+use crate::graph::{GraphInput, GraphParts, KnowledgeGraph, NONE};
 use crate::scoring::FactScoreProfile;
 use crate::Error;
 
@@ -361,6 +361,116 @@ impl CoreGraph {
         tenant: u32,
     ) -> PyResult<Bound<'py, PyArray1<i64>>> {
         Ok(id64(self.inner.tenant_entities(tenant)?).into_pyarray(py))
+    }
+
+    /// Every array of the graph, by name (the snapshot payload); see `from_parts`.
+    fn to_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = py.detach(|| self.inner.to_parts());
+        let d = PyDict::new(py);
+        d.set_item("n_predicates", p.n_predicates)?;
+        d.set_item("n_statuses", p.n_statuses)?;
+        d.set_item("n_sources", p.n_sources)?;
+        d.set_item("entity_tenant", p.entity_tenant.into_pyarray(py))?;
+        d.set_item("out_offsets", p.out_offsets.into_pyarray(py))?;
+        d.set_item("last_accessed", p.last_accessed.into_pyarray(py))?;
+        d.set_item("object", p.object.into_pyarray(py))?;
+        d.set_item("confidence", p.confidence.into_pyarray(py))?;
+        d.set_item("strength", p.strength.into_pyarray(py))?;
+        d.set_item("fact", p.fact.into_pyarray(py))?;
+        d.set_item("access_count", p.access_count.into_pyarray(py))?;
+        d.set_item("predicate", p.predicate.into_pyarray(py))?;
+        d.set_item("status", p.status.into_pyarray(py))?;
+        d.set_item("source", p.source.into_pyarray(py))?;
+        for (name, col) in [
+            ("created_at", p.created_at),
+            ("valid_from", p.valid_from),
+            ("valid_to", p.valid_to),
+            ("sequence", p.sequence),
+        ] {
+            match col {
+                Some(c) => d.set_item(name, c.into_pyarray(py))?,
+                None => d.set_item(name, py.None())?,
+            }
+        }
+        d.set_item("in_offsets", p.in_offsets.into_pyarray(py))?;
+        d.set_item("in_pos", p.in_pos.into_pyarray(py))?;
+        d.set_item("in_subject", p.in_subject.into_pyarray(py))?;
+        d.set_item("chunk_tenant", p.chunk_tenant.into_pyarray(py))?;
+        d.set_item("chunk_offsets", p.chunk_offsets.into_pyarray(py))?;
+        d.set_item("chunk_entity", p.chunk_entity.into_pyarray(py))?;
+        d.set_item("chunk_count", p.chunk_count.into_pyarray(py))?;
+        Ok(d)
+    }
+
+    /// Rebuild a graph from `to_parts` arrays, checking every structural invariant
+    /// (a corrupted or foreign payload raises DataError, never a crash).
+    #[staticmethod]
+    #[pyo3(signature = (
+        *, n_predicates, n_statuses, n_sources, entity_tenant, out_offsets, last_accessed,
+        object, confidence, strength, fact, access_count, predicate, status, source,
+        in_offsets, in_pos, in_subject, chunk_tenant, chunk_offsets, chunk_entity,
+        chunk_count, created_at=None, valid_from=None, valid_to=None, sequence=None,
+        full_check=true
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_parts(
+        py: Python<'_>,
+        n_predicates: u32,
+        n_statuses: u32,
+        n_sources: u32,
+        entity_tenant: Arr<'_, u32>,
+        out_offsets: Arr<'_, u32>,
+        last_accessed: Arr<'_, i64>,
+        object: Arr<'_, u32>,
+        confidence: Arr<'_, f32>,
+        strength: Arr<'_, f32>,
+        fact: Arr<'_, u32>,
+        access_count: Arr<'_, u32>,
+        predicate: Arr<'_, u16>,
+        status: Arr<'_, u8>,
+        source: Arr<'_, u8>,
+        in_offsets: Arr<'_, u32>,
+        in_pos: Arr<'_, u32>,
+        in_subject: Arr<'_, u32>,
+        chunk_tenant: Arr<'_, u32>,
+        chunk_offsets: Arr<'_, u32>,
+        chunk_entity: Arr<'_, u32>,
+        chunk_count: Arr<'_, u32>,
+        created_at: Option<Arr<'_, i64>>,
+        valid_from: Option<Arr<'_, i64>>,
+        valid_to: Option<Arr<'_, i64>>,
+        sequence: Option<Arr<'_, i64>>,
+        full_check: bool,
+    ) -> PyResult<Self> {
+        let parts = GraphParts {
+            n_predicates,
+            n_statuses,
+            n_sources,
+            entity_tenant: slice(&entity_tenant, "entity_tenant")?.to_vec(),
+            out_offsets: slice(&out_offsets, "out_offsets")?.to_vec(),
+            last_accessed: slice(&last_accessed, "last_accessed")?.to_vec(),
+            object: slice(&object, "object")?.to_vec(),
+            confidence: slice(&confidence, "confidence")?.to_vec(),
+            strength: slice(&strength, "strength")?.to_vec(),
+            fact: slice(&fact, "fact")?.to_vec(),
+            access_count: slice(&access_count, "access_count")?.to_vec(),
+            predicate: slice(&predicate, "predicate")?.to_vec(),
+            status: slice(&status, "status")?.to_vec(),
+            source: slice(&source, "source")?.to_vec(),
+            created_at: opt(&created_at, "created_at")?.map(<[i64]>::to_vec),
+            valid_from: opt(&valid_from, "valid_from")?.map(<[i64]>::to_vec),
+            valid_to: opt(&valid_to, "valid_to")?.map(<[i64]>::to_vec),
+            sequence: opt(&sequence, "sequence")?.map(<[i64]>::to_vec),
+            in_offsets: slice(&in_offsets, "in_offsets")?.to_vec(),
+            in_pos: slice(&in_pos, "in_pos")?.to_vec(),
+            in_subject: slice(&in_subject, "in_subject")?.to_vec(),
+            chunk_tenant: slice(&chunk_tenant, "chunk_tenant")?.to_vec(),
+            chunk_offsets: slice(&chunk_offsets, "chunk_offsets")?.to_vec(),
+            chunk_entity: slice(&chunk_entity, "chunk_entity")?.to_vec(),
+            chunk_count: slice(&chunk_count, "chunk_count")?.to_vec(),
+        };
+        let inner = py.detach(|| KnowledgeGraph::from_parts_checked(parts, full_check))?;
+        Ok(CoreGraph { inner })
     }
 
     /// Tenant code of every entity.

@@ -28,7 +28,8 @@ impl From<Error> for PyErr {
             | Error::InvalidValue { .. }
             | Error::CrossTenant { .. }
             | Error::Duplicate { .. }
-            | Error::Capacity { .. } => "DataError",
+            | Error::Capacity { .. }
+            | Error::Corrupt { .. } => "DataError",
             Error::InvalidParameter { .. } => "ParameterError",
             Error::UnknownTenant { .. } => "UnknownTenantError",
             Error::InvalidQuery { .. } => "QueryError",

@@ -1,0 +1,98 @@
+"""Time the storage loaders on the W1/W4 workload data: Parquet (and DuckDB) -> GraphTables ->
+KnowledgeGraph, with peak memory.
+
+Usage::
+
+    python benches/workload.py --entities 100000 --seed 0 --out benches/data/100k   # once
+    python benches/bench_storage.py benches/data/100k [--repeat 3] [--duckdb]
+
+Prints, per phase, the best wall time over ``--repeat`` runs: ``load_parquet`` (read and
+convert the columns), ``check`` (validate every row), ``build`` (compile the core graph)
+and their sum (what ``load_parquet(...).to_graph()`` costs), then the process's peak RSS.
+With ``--duckdb`` the Parquet files are first imported into a temporary DuckDB file (not
+timed) and ``load_duckdb`` is timed the same way. The workload's facts name their columns
+``subject_id`` / ``object_id``, which the ColumnMapping below maps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: The workload's schema (benches/workload.py) in graphrecall's names.
+COLUMNS = {"facts.subject": "subject_id", "facts.object": "object_id", "facts.tenant": None}
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
+    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kib / (1024 * 1024) if sys.platform == "darwin" else kib / 1024
+
+
+def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        out = None
+        gc.collect()
+        t0 = time.perf_counter()
+        out = run()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def bench(name: str, load: Callable[[], Any], repeat: int) -> None:
+    t_load, tables = best_of(repeat, load)
+    t_check, (checked, report) = best_of(repeat, tables.check)
+    if not report.ok:
+        raise SystemExit(f"{name}: the workload has bad rows:\n{report}")
+    t_build, graph = best_of(repeat, checked.build_graph)
+    print(f"{name}: {graph!r}")
+    print(f"  load        {t_load:7.3f} s")
+    print(f"  check       {t_check:7.3f} s")
+    print(f"  build       {t_build:7.3f} s")
+    print(f"  to_graph    {t_load + t_check + t_build:7.3f} s  (load + check + build)")
+    print(f"  peak RSS    {peak_rss_mib():7.0f} MiB  (process so far)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("data", type=Path, help="a directory written by benches/workload.py")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per phase (best is shown)")
+    ap.add_argument("--duckdb", action="store_true", help="also time load_duckdb")
+    args = ap.parse_args()
+
+    t0 = time.perf_counter()
+    import pyarrow.parquet as pq
+    from graphrecall.storage.arrow import load_parquet
+    from graphrecall.storage.mapping import ColumnMapping
+
+    print(f"imports       {time.perf_counter() - t0:7.3f} s  (graphrecall.storage, pyarrow)")
+    rows = pq.ParquetFile(args.data / "facts.parquet").metadata.num_rows
+    print(f"data          {args.data} ({rows} facts)")
+    print(f"baseline RSS  {peak_rss_mib():7.0f} MiB")
+    mapping = ColumnMapping(columns=COLUMNS)
+    bench("load_parquet", lambda: load_parquet(args.data, mapping), args.repeat)
+
+    if args.duckdb:
+        import duckdb
+        from graphrecall.storage.duckdb import load_duckdb
+
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "workload.duckdb"
+            con = duckdb.connect(str(db))
+            for table in ("entities", "facts"):
+                path = str(args.data / f"{table}.parquet")
+                con.execute(f"CREATE TABLE {table} AS SELECT * FROM read_parquet(?)", [path])
+            con.close()
+            bench("load_duckdb", lambda: load_duckdb(db, mapping), args.repeat)
+
+
+if __name__ == "__main__":
+    main()

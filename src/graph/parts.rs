@@ -1,0 +1,467 @@
+//! The graph as plain arrays and back: the snapshot format's payload.
+//!
+//! `from_parts` trusts nothing: a snapshot may be truncated, corrupted or foreign, so every
+//! structural invariant that traversal relies on is checked (O(E)) before the graph is
+//! handed out. A bad part gives an error naming it, never a panic or a wrong answer.
+
+use rayon::prelude::*;
+
+use super::{FactRec, KnowledgeGraph, NONE, NULL_TIME};
+use crate::error::{Error, Result};
+
+/// Every array of a graph, in position order where it applies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GraphParts {
+    pub n_predicates: u32,
+    pub n_statuses: u32,
+    pub n_sources: u32,
+    pub entity_tenant: Vec<u32>,
+    pub out_offsets: Vec<u32>,
+    // Fact columns by position.
+    pub last_accessed: Vec<i64>,
+    pub object: Vec<u32>,
+    pub confidence: Vec<f32>,
+    pub strength: Vec<f32>,
+    pub fact: Vec<u32>,
+    pub access_count: Vec<u32>,
+    pub predicate: Vec<u16>,
+    pub status: Vec<u8>,
+    pub source: Vec<u8>,
+    pub created_at: Option<Vec<i64>>,
+    pub valid_from: Option<Vec<i64>>,
+    pub valid_to: Option<Vec<i64>>,
+    pub sequence: Option<Vec<i64>>,
+    pub in_offsets: Vec<u32>,
+    pub in_pos: Vec<u32>,
+    pub in_subject: Vec<u32>,
+    pub chunk_tenant: Vec<u32>,
+    pub chunk_offsets: Vec<u32>,
+    pub chunk_entity: Vec<u32>,
+    pub chunk_count: Vec<u32>,
+}
+
+fn bad(part: &'static str, problem: impl Into<String>) -> Error {
+    Error::Corrupt {
+        part,
+        problem: problem.into(),
+    }
+}
+
+fn check_offsets(part: &'static str, offsets: &[u32], n: usize, total: usize) -> Result<()> {
+    if offsets.len() != n + 1 {
+        return Err(bad(
+            part,
+            format!("has {} entries, expected {}", offsets.len(), n + 1),
+        ));
+    }
+    if offsets[0] != 0 || offsets[n] as usize != total {
+        return Err(bad(part, format!("must run from 0 to {total}")));
+    }
+    if offsets.windows(2).any(|w| w[0] > w[1]) {
+        return Err(bad(part, "is not non-decreasing"));
+    }
+    Ok(())
+}
+
+fn same_len(part: &'static str, len: usize, expected: usize) -> Result<()> {
+    if len != expected {
+        return Err(bad(part, format!("has {len} entries, expected {expected}")));
+    }
+    Ok(())
+}
+
+impl KnowledgeGraph {
+    /// All arrays of the graph (the inverse of [`KnowledgeGraph::from_parts`]).
+    pub fn to_parts(&self) -> GraphParts {
+        let col = |f: fn(&FactRec) -> u32| self.rec.iter().map(f).collect::<Vec<u32>>();
+        GraphParts {
+            n_predicates: self.n_predicates,
+            n_statuses: self.n_statuses,
+            n_sources: self.n_sources,
+            entity_tenant: self.entity_tenant.clone(),
+            out_offsets: self.out_offsets.clone(),
+            last_accessed: self.rec.iter().map(|r| r.last_accessed).collect(),
+            object: col(|r| r.object),
+            confidence: self.rec.iter().map(|r| r.confidence).collect(),
+            strength: self.rec.iter().map(|r| r.strength).collect(),
+            fact: col(|r| r.fact),
+            access_count: col(|r| r.access_count),
+            predicate: self.rec.iter().map(|r| r.predicate).collect(),
+            status: self.rec.iter().map(|r| r.status).collect(),
+            source: self.rec.iter().map(|r| r.source).collect(),
+            created_at: self.created_at.clone(),
+            valid_from: self.valid_from.clone(),
+            valid_to: self.valid_to.clone(),
+            sequence: self.sequence.clone(),
+            in_offsets: self.in_offsets.clone(),
+            in_pos: self.in_pos.clone(),
+            in_subject: self.in_subject.clone(),
+            chunk_tenant: self.chunk_tenant.clone(),
+            chunk_offsets: self.chunk_offsets.clone(),
+            chunk_entity: self.chunk_entity.clone(),
+            chunk_count: self.chunk_count.clone(),
+        }
+    }
+
+    /// Rebuild a graph from its arrays, checking every invariant traversal relies on.
+    ///
+    /// # Errors
+    /// `Corrupt` naming the inconsistent part.
+    pub fn from_parts(p: GraphParts) -> Result<Self> {
+        Self::from_parts_checked(p, true)
+    }
+
+    /// [`KnowledgeGraph::from_parts`] with a choice of checks: `full` verifies every
+    /// semantic invariant (tenants, orders, that the in-adjacency is exactly the facts'
+    /// objects); without it only what memory safety needs is checked (lengths, bounds,
+    /// codes, the fact/position bijection) — for payloads whose integrity a checksum has
+    /// already established.
+    ///
+    /// # Errors
+    /// `Corrupt` naming the inconsistent part.
+    pub fn from_parts_checked(p: GraphParts, full: bool) -> Result<Self> {
+        let n = p.entity_tenant.len();
+        let m = p.object.len();
+        if n >= NONE as usize || m >= NONE as usize || p.chunk_tenant.len() >= NONE as usize {
+            return Err(bad("sizes", "exceed the u32 layout"));
+        }
+        for (part, len) in [
+            ("last_accessed", p.last_accessed.len()),
+            ("confidence", p.confidence.len()),
+            ("strength", p.strength.len()),
+            ("fact", p.fact.len()),
+            ("access_count", p.access_count.len()),
+            ("predicate", p.predicate.len()),
+            ("status", p.status.len()),
+            ("source", p.source.len()),
+        ] {
+            same_len(part, len, m)?;
+        }
+        for (part, col) in [
+            ("created_at", &p.created_at),
+            ("valid_from", &p.valid_from),
+            ("valid_to", &p.valid_to),
+            ("sequence", &p.sequence),
+        ] {
+            if let Some(c) = col {
+                same_len(part, c.len(), m)?;
+            }
+        }
+        check_offsets("out_offsets", &p.out_offsets, n, m)?;
+        check_offsets("in_offsets", &p.in_offsets, n, p.in_pos.len())?;
+        same_len("in_subject", p.in_subject.len(), p.in_pos.len())?;
+        let n_chunks = p.chunk_tenant.len();
+        check_offsets(
+            "chunk_offsets",
+            &p.chunk_offsets,
+            n_chunks,
+            p.chunk_entity.len(),
+        )?;
+        same_len("chunk_count", p.chunk_count.len(), p.chunk_entity.len())?;
+        if p.n_predicates > 1 << 16 || p.n_statuses > 256 || p.n_sources > 256 {
+            return Err(bad("codes", "vocabulary sizes exceed their limits"));
+        }
+        if p.entity_tenant
+            .iter()
+            .chain(&p.chunk_tenant)
+            .any(|&t| t >= 1 << 24)
+        {
+            return Err(bad("entity_tenant", "holds a tenant code beyond the limit"));
+        }
+
+        // Subject of every position, from the out offsets.
+        // (Only the full check reads subjects.)
+        let mut subject = vec![0u32; if full { m } else { 0 }];
+        if full {
+            for e in 0..n {
+                let r = p.out_offsets[e] as usize..p.out_offsets[e + 1] as usize;
+                subject[r].fill(e as u32);
+            }
+        }
+        // Fact columns: ranges, codes, tenants, and the fact <-> position bijection.
+        let mut fact_to_pos = vec![NONE; m];
+        for pos in 0..m {
+            let f = p.fact[pos] as usize;
+            if f >= m || fact_to_pos[f] != NONE {
+                return Err(bad(
+                    "fact",
+                    format!("position {pos}: fact id {f} is out of range or repeated"),
+                ));
+            }
+            fact_to_pos[f] = pos as u32;
+        }
+        let tenant = &p.entity_tenant;
+        let row_ok = |pos: usize| -> bool {
+            let o = p.object[pos];
+            let c = p.confidence[pos];
+            let s = p.strength[pos];
+            (o == NONE
+                || ((o as usize) < n
+                    && (!full || tenant[o as usize] == tenant[subject[pos] as usize])))
+                && (0.0..=1.0).contains(&c)
+                && s.is_finite()
+                && s >= 0.0
+                && u32::from(p.predicate[pos]) < p.n_predicates
+                && u32::from(p.status[pos]) < p.n_statuses
+                && u32::from(p.source[pos]) < p.n_sources
+        };
+        if let Some(pos) = (0..m).into_par_iter().position_first(|pos| !row_ok(pos)) {
+            return Err(bad(
+                "facts",
+                format!("position {pos} holds an invalid fact"),
+            ));
+        }
+        if let (Some(from), Some(to)) = (&p.valid_from, &p.valid_to) {
+            if (0..m).any(|i| from[i] != NULL_TIME && to[i] != NULL_TIME && from[i] > to[i]) {
+                return Err(bad("valid_from", "a validity interval is inverted"));
+            }
+        }
+        // Out order: confidence desc, fact id asc within each entity.
+        let ordered = |a: usize, b: usize| -> bool {
+            let (ca, cb) = (p.confidence[a], p.confidence[b]);
+            ca > cb || (ca == cb && p.fact[a] < p.fact[b])
+        };
+        if full
+            && (1..m)
+                .into_par_iter()
+                .any(|pos| subject[pos] == subject[pos - 1] && !ordered(pos - 1, pos))
+        {
+            return Err(bad(
+                "out_offsets",
+                "an entity's facts are not in confidence order",
+            ));
+        }
+        // In-adjacency: exactly the non-literal facts, each under its object, ordered.
+        let mut in_count = vec![0u32; if full { n } else { 0 }];
+        if full {
+            for &o in &p.object {
+                if o != NONE {
+                    in_count[o as usize] += 1;
+                }
+            }
+        }
+        let in_ok = |e: usize| -> bool {
+            let r = p.in_offsets[e] as usize..p.in_offsets[e + 1] as usize;
+            r.len() == in_count[e] as usize
+                && r.clone().all(|i| {
+                    let pos = p.in_pos[i] as usize;
+                    pos < m
+                        && p.object[pos] == e as u32
+                        && p.in_subject[i] == subject[pos]
+                        && (i == r.start || ordered(p.in_pos[i - 1] as usize, pos))
+                })
+        };
+        let in_bounded = || {
+            p.in_pos.par_iter().all(|&x| (x as usize) < m)
+                && p.in_subject.par_iter().all(|&x| (x as usize) < n)
+        };
+        if !full && !in_bounded() {
+            return Err(bad("in_pos", "holds an index out of range"));
+        }
+        if let Some(e) = (0..n).into_par_iter().position_first(|e| full && !in_ok(e)) {
+            return Err(bad(
+                "in_pos",
+                format!("entity {e}: the in-facts do not match the facts pointing at it"),
+            ));
+        }
+        // Mentions: entities in range, same tenant, strictly ascending per chunk, counts >= 1.
+        for c in 0..n_chunks {
+            let r = p.chunk_offsets[c] as usize..p.chunk_offsets[c + 1] as usize;
+            for i in r.clone() {
+                let e = p.chunk_entity[i] as usize;
+                if e >= n || (full && tenant[e] != p.chunk_tenant[c]) || p.chunk_count[i] == 0 {
+                    return Err(bad(
+                        "chunk_entity",
+                        format!("chunk {c} holds an invalid mention"),
+                    ));
+                }
+                if i > r.start && p.chunk_entity[i - 1] >= p.chunk_entity[i] {
+                    return Err(bad(
+                        "chunk_entity",
+                        format!("chunk {c}: mentions are not ascending"),
+                    ));
+                }
+            }
+        }
+
+        let rec: Vec<FactRec> = (0..m)
+            .into_par_iter()
+            .map(|pos| FactRec {
+                last_accessed: p.last_accessed[pos],
+                object: p.object[pos],
+                confidence: p.confidence[pos],
+                strength: p.strength[pos],
+                fact: p.fact[pos],
+                access_count: p.access_count[pos],
+                predicate: p.predicate[pos],
+                status: p.status[pos],
+                source: p.source[pos],
+            })
+            .collect();
+        drop(subject);
+        // Derived indexes: tenants -> entities, entity -> chunks.
+        let n_tenants = tenant
+            .iter()
+            .chain(&p.chunk_tenant)
+            .copied()
+            .max()
+            .map_or(0, |t| t + 1);
+        let mut tenant_offsets = vec![0u32; n_tenants as usize + 1];
+        for &t in tenant {
+            tenant_offsets[t as usize + 1] += 1;
+        }
+        for t in 0..n_tenants as usize {
+            tenant_offsets[t + 1] += tenant_offsets[t];
+        }
+        let mut cursor = tenant_offsets[..n_tenants as usize].to_vec();
+        let mut tenant_entities = vec![0u32; n];
+        for (e, &t) in tenant.iter().enumerate() {
+            tenant_entities[cursor[t as usize] as usize] = e as u32;
+            cursor[t as usize] += 1;
+        }
+        let mut mention_offsets = vec![0u32; n + 1];
+        for &e in &p.chunk_entity {
+            mention_offsets[e as usize + 1] += 1;
+        }
+        for e in 0..n {
+            mention_offsets[e + 1] += mention_offsets[e];
+        }
+        let mut cursor = mention_offsets[..n].to_vec();
+        let mut mention_chunk = vec![0u32; p.chunk_entity.len()];
+        let mut mention_count = vec![0u32; p.chunk_entity.len()];
+        for c in 0..n_chunks {
+            for i in p.chunk_offsets[c] as usize..p.chunk_offsets[c + 1] as usize {
+                let e = p.chunk_entity[i] as usize;
+                mention_chunk[cursor[e] as usize] = c as u32;
+                mention_count[cursor[e] as usize] = p.chunk_count[i];
+                cursor[e] += 1;
+            }
+        }
+        Ok(KnowledgeGraph {
+            n_entities: n as u32,
+            n_facts: m as u32,
+            n_tenants,
+            n_statuses: p.n_statuses,
+            n_sources: p.n_sources,
+            n_predicates: p.n_predicates,
+            entity_tenant: p.entity_tenant,
+            tenant_offsets,
+            tenant_entities,
+            out_offsets: p.out_offsets,
+            rec,
+            created_at: p.created_at,
+            valid_from: p.valid_from,
+            valid_to: p.valid_to,
+            sequence: p.sequence,
+            fact_to_pos,
+            in_offsets: p.in_offsets,
+            in_pos: p.in_pos,
+            in_subject: p.in_subject,
+            n_chunks: n_chunks as u32,
+            chunk_tenant: p.chunk_tenant,
+            chunk_offsets: p.chunk_offsets,
+            chunk_entity: p.chunk_entity,
+            chunk_count: p.chunk_count,
+            mention_offsets,
+            mention_chunk,
+            mention_count,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::graph::tests::arb_cols;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        #[test]
+        fn parts_round_trip(c in arb_cols()) {
+            let g = c.graph();
+            let back = KnowledgeGraph::from_parts(g.to_parts()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(back.to_parts(), g.to_parts());
+            prop_assert_eq!(&back.tenant_entities, &g.tenant_entities);
+            prop_assert_eq!(&back.mention_chunk, &g.mention_chunk);
+            prop_assert_eq!(&back.fact_to_pos, &g.fact_to_pos);
+        }
+
+        /// Any single corrupted value is either harmless (the same graph) or refused.
+        #[test]
+        fn corrupted_parts_are_refused_or_harmless(c in arb_cols(), which in 0usize..8, at in any::<usize>(), v in any::<u32>()) {
+            let g = c.graph();
+            let mut p = g.to_parts();
+            let poke = |col: &mut Vec<u32>| { if !col.is_empty() { let i = at % col.len(); col[i] = v; } };
+            match which {
+                0 => poke(&mut p.out_offsets),
+                1 => poke(&mut p.object),
+                2 => poke(&mut p.fact),
+                3 => poke(&mut p.in_offsets),
+                4 => poke(&mut p.in_pos),
+                5 => poke(&mut p.in_subject),
+                6 => poke(&mut p.chunk_entity),
+                _ => poke(&mut p.entity_tenant),
+            }
+            if let Ok(back) = KnowledgeGraph::from_parts(p.clone()) {
+                // Accepted only if it is still a consistent graph: rebuilding from its own
+                // parts gives the same parts.
+                let again = KnowledgeGraph::from_parts(back.to_parts()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(again.to_parts(), p);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+        /// With only the memory-safety checks, a corrupted payload is refused or gives a
+        /// graph every kernel runs on without panicking.
+        #[test]
+        fn unchecked_corruption_never_panics(c in arb_cols(), which in 0usize..8, at in any::<usize>(), v in any::<u32>()) {
+            use crate::activation::{graph_recall, personalized_pagerank, spread, Direction, PprParams, Queries, RecallParams, SpreadParams};
+            let g = c.graph();
+            let mut p = g.to_parts();
+            let poke = |col: &mut Vec<u32>| { if !col.is_empty() { let i = at % col.len(); col[i] = v % (col.len() as u32 + 3); } };
+            match which {
+                0 => poke(&mut p.out_offsets),
+                1 => poke(&mut p.object),
+                2 => poke(&mut p.fact),
+                3 => poke(&mut p.in_offsets),
+                4 => poke(&mut p.in_pos),
+                5 => poke(&mut p.in_subject),
+                6 => poke(&mut p.chunk_entity),
+                _ => poke(&mut p.entity_tenant),
+            }
+            if let Ok(back) = KnowledgeGraph::from_parts_checked(p, false) {
+                for e in 0..back.n_entities() as u32 {
+                    let q = Queries { anchors: &[e], scores: &[1.0], offsets: &[0, 1] };
+                    let sp = SpreadParams { direction: Direction::Both, ..SpreadParams::default() };
+                    let _ = spread(&back, &q, &sp, 0);
+                    let _ = graph_recall(&back, &q, &RecallParams::default());
+                    let _ = personalized_pagerank(&back, &q, &PprParams::default());
+                    let _ = back.fact_columns();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn truncated_parts_are_refused() {
+        let mut c = crate::graph::tests::Cols {
+            tenant: vec![0, 0, 0],
+            ..Default::default()
+        };
+        c.push(0, 1, 0.5);
+        c.push(1, 2, 0.7);
+        let g = c.graph();
+        let mut p = g.to_parts();
+        p.confidence.pop();
+        let e = KnowledgeGraph::from_parts(p).err().map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("corrupted graph part confidence: has 1 entries, expected 2")
+        );
+    }
+}

@@ -1,0 +1,195 @@
+"""Snapshots: save / load round trip, and every way a snapshot can be broken."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from graphrecall import KnowledgeGraph
+from graphrecall.storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError
+from graphrecall.storage.snapshot import load_snapshot, save_snapshot
+
+NOW = 1_767_225_600
+
+
+def _graph(ids: str) -> KnowledgeGraph:
+    ent = ["user", "jacq", "duckdb", "ned"] if ids == "str" else [10, 20, 30, 40]
+    u, j, d, n = ent
+    return KnowledgeGraph.from_records(
+        [
+            {"id": u, "tenant": "alice", "name": "User"},
+            {"id": j, "tenant": "alice", "name": "JACQ"},
+            {"id": d, "tenant": "alice", "name": "DuckDB"},
+            {"id": n, "tenant": "stark", "name": "Ned"},
+        ],
+        [
+            {
+                "id": "f1" if ids == "str" else 1,
+                "subject": u,
+                "object": j,
+                "predicate": "works_on",
+                "confidence": 0.9,
+                "last_accessed": NOW - 86400 * 20,
+                "access_count": 3,
+                "valid_from": 0,
+                "valid_to": NOW * 2,
+            },
+            {
+                "id": "f2" if ids == "str" else 2,
+                "subject": j,
+                "object": d,
+                "predicate": "uses",
+                "confidence": 0.8,
+                "status": "staged",
+                "source": "file",
+            },
+            {
+                "id": "f3" if ids == "str" else 3,
+                "subject": d,
+                "object": None,
+                "predicate": "type",
+                "object_value": "OLAP database",
+                "confidence": 0.99,
+            },
+        ],
+        chunks=[{"id": "c1", "tenant": "alice"}, {"id": "c2", "tenant": "stark"}],
+        mentions=[{"chunk": "c1", "entity": j, "count": 2}, {"chunk": "c2", "entity": n}],
+    )
+
+
+def _same(a: KnowledgeGraph, b: KnowledgeGraph) -> None:
+    assert a.stats() == b.stats()
+    pa, pb = a._core.to_parts(), b._core.to_parts()
+    assert pa.keys() == pb.keys()
+    for k in pa:
+        if isinstance(pa[k], np.ndarray):
+            np.testing.assert_array_equal(pa[k], pb[k])
+        else:
+            assert pa[k] == pb[k]
+    assert list(a.entity_ids) == list(b.entity_ids)
+    assert list(a.fact_ids) == list(b.fact_ids)
+    assert list(a.chunk_ids) == list(b.chunk_ids)
+    assert a.tenants.names == b.tenants.names
+    assert a.predicates.names == b.predicates.names
+    assert a.facts(a.fact_ids) == b.facts(b.fact_ids)
+    anchors = [a.entity_ids[0]]
+    ra = a.spread(anchors, rank="score_fact", now=NOW)
+    rb = b.spread(anchors, rank="score_fact", now=NOW)
+    assert list(ra.fact_ids) == list(rb.fact_ids)
+    np.testing.assert_array_equal(ra.scores, rb.scores)
+
+
+@pytest.mark.parametrize("verify", ["checksums", "full"])
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_round_trip(tmp_path: Path, ids: str, verify: str) -> None:
+    g = _graph(ids)
+    save_snapshot(g, tmp_path / "snap")
+    _same(g, load_snapshot(tmp_path / "snap", verify=verify))  # type: ignore[arg-type]
+
+
+def test_round_trip_of_a_numpy_built_graph(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    n, m = 300, 3000
+    tenant = rng.integers(0, 3, n)
+    subj = rng.integers(0, n, m)
+    obj = np.array([rng.choice(np.flatnonzero(tenant == tenant[s])) for s in subj])
+    obj[rng.random(m) < 0.2] = -1
+    g = KnowledgeGraph.from_arrays(
+        entity_tenant=tenant,
+        fact_subject=subj,
+        fact_object=obj,
+        confidence=rng.random(m).astype(np.float32),
+        status=rng.integers(0, 4, m),
+        sequence=rng.integers(0, 10, m),
+    )
+    save_snapshot(g, tmp_path / "s")
+    _same(g, load_snapshot(tmp_path / "s"))
+
+
+def test_saving_over_an_existing_snapshot_replaces_it(tmp_path: Path) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+    save_snapshot(_graph("int"), tmp_path / "s")
+    assert list(load_snapshot(tmp_path / "s").entity_ids) == [10, 20, 30, 40]
+
+
+def test_not_a_snapshot(tmp_path: Path) -> None:
+    with pytest.raises(NotAStoreError, match=r"no header\.json"):
+        load_snapshot(tmp_path)
+    (tmp_path / "header.json").write_text(json.dumps({"magic": "something-else"}))
+    with pytest.raises(NotAStoreError, match="magic"):
+        load_snapshot(tmp_path)
+
+
+def test_unknown_format_version(tmp_path: Path) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+    h = json.loads((tmp_path / "s" / "header.json").read_text())
+    h["format_version"] = 99
+    (tmp_path / "s" / "header.json").write_text(json.dumps(h))
+    with pytest.raises(SchemaVersionError, match="version 99"):
+        load_snapshot(tmp_path / "s")
+
+
+@pytest.mark.parametrize("part", ["object", "out_offsets", "confidence", "in_pos", "chunk_entity"])
+def test_corrupted_or_truncated_files_are_refused(tmp_path: Path, part: str) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+    path = tmp_path / "s" / f"{part}.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x5A  # flip bits in the payload
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptStoreError, match="checksum mismatch"):
+        load_snapshot(tmp_path / "s")
+    path.write_bytes(bytes(data[: len(data) // 2]))  # truncated
+    with pytest.raises(CorruptStoreError, match=r"truncated|holds"):
+        load_snapshot(tmp_path / "s")
+    path.unlink()
+    with pytest.raises(CorruptStoreError, match="missing"):
+        load_snapshot(tmp_path / "s")
+
+
+def test_consistent_checksums_but_inconsistent_graph_is_refused(tmp_path: Path) -> None:
+    """A payload rewritten with a matching checksum still has to be a valid graph."""
+    from graphrecall.storage.snapshot import _crc
+
+    save_snapshot(_graph("str"), tmp_path / "s")
+    path = tmp_path / "s" / "object.npy"
+    obj = np.load(path)
+    obj[0] = 3  # an entity of another tenant
+    np.save(path, obj)
+    h = json.loads((tmp_path / "s" / "header.json").read_text())
+    h["arrays"]["object"]["crc32"] = _crc(obj)
+    (tmp_path / "s" / "header.json").write_text(json.dumps(h))
+    with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
+        load_snapshot(tmp_path / "s", verify="full")
+    obj[0] = 99  # out of bounds: refused even by the fast check
+    np.save(path, obj)
+    h["arrays"]["object"]["crc32"] = _crc(obj)
+    (tmp_path / "s" / "header.json").write_text(json.dumps(h))
+    with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
+        load_snapshot(tmp_path / "s")
+
+
+def test_python_sidecar_corruption(tmp_path: Path) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+    p = tmp_path / "s" / "python.json"
+    p.write_text(p.read_text().replace("JACQ", "JACK"))
+    with pytest.raises(CorruptStoreError, match=r"python\.json: checksum"):
+        load_snapshot(tmp_path / "s")
+
+
+def test_failed_save_leaves_no_partial_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = _graph("str")
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr("graphrecall.storage.snapshot.json.dumps", boom)
+    with pytest.raises(OSError, match="disk full"):
+        save_snapshot(g, tmp_path / "s")
+    assert not (tmp_path / "s").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []
+    shutil.rmtree(tmp_path, ignore_errors=True)
