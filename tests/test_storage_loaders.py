@@ -17,7 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb  # the test extra has it: these tests never skip
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import PROPERTY, GraphData, graph_data
 from graphrecall import DataError, KnowledgeGraph, ParameterError
@@ -27,11 +31,6 @@ from graphrecall.storage.duckdb import load_duckdb
 from graphrecall.storage.mapping import PRESETS, ColumnMapping, quote_identifier
 from graphrecall.storage.tables import NULL_TIME
 from hypothesis import given, settings
-
-pd = pytest.importorskip("pandas")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-duckdb = pytest.importorskip("duckdb")
 
 UTC = dt.timezone.utc
 

@@ -21,7 +21,7 @@ Example:
 
 from __future__ import annotations
 
-from . import fusion, scoring
+from . import fusion, scoring, storage
 from ._core import __version__
 from .errors import (
     DataError,
@@ -33,6 +33,7 @@ from .errors import (
 )
 from .graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, RecallPlan, SpreadPlan
 from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
+from .storage import GraphTables, LiveGraph, SQLiteStore
 
 __all__ = [
     "DEFAULT_SOURCES",
@@ -40,7 +41,9 @@ __all__ = [
     "Activation",
     "DataError",
     "GraphRecallError",
+    "GraphTables",
     "KnowledgeGraph",
+    "LiveGraph",
     "PageRank",
     "ParameterError",
     "QueryActivation",
@@ -49,10 +52,12 @@ __all__ = [
     "QueryRecall",
     "Recall",
     "RecallPlan",
+    "SQLiteStore",
     "SpreadPlan",
     "UnknownIdError",
     "UnknownTenantError",
     "__version__",
     "fusion",
     "scoring",
+    "storage",
 ]

@@ -41,6 +41,7 @@ from .tables import (
     LoadReport,
     OnBad,
     _check,
+    _column,
 )
 
 if TYPE_CHECKING:
@@ -207,12 +208,15 @@ class LiveGraph:
         stay valid whatever ``on_bad`` says (an update never drops stored rows)."""
         view = _reference_view(base, table, combined)
         label = f"{op} records"
-        checked = _check(view, on_bad, base={table: n_old}, label={table: label})
+        checked = _check(view, "skip", base={table: n_old}, label={table: label})
         keep = checked.keep[table]
-        report = LoadReport(tuple(t for t in checked.report.tables if t.table == label), on_bad)
-        if not keep[:n_old].all():
-            raise BadDataError(LoadReport(checked.report.tables, "raise"))
-        return checked.tables, report
+        operation = "update" if op.startswith("update") else "add"
+        if not keep[:n_old].all():  # stored rows are never dropped by an update
+            raise BadDataError(LoadReport(checked.report.tables, "raise", operation))
+        mine = tuple(t for t in checked.report.tables if t.table == label)
+        if on_bad == "raise" and not LoadReport(mine).ok:
+            raise BadDataError(LoadReport(mine, "raise", operation))
+        return checked.tables, LoadReport(mine, on_bad, operation)
 
     # ------------------------------------------------------------------ updates
 
@@ -279,7 +283,10 @@ class LiveGraph:
                     pos = [col_names.index(c) for c in sets]
                     cur.executemany(
                         f"UPDATE facts SET {', '.join(f'{c} = ?' for c in sets)} WHERE id = ?",
-                        [(*(v[p] for p in pos), i) for v, i in zip(values, ids, strict=True)],
+                        [
+                            (*(v[p] for p in pos), i)
+                            for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
+                        ],
                     )
             return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None)
 
@@ -543,7 +550,7 @@ def _filled(tables: GraphTables, table: str, col: str, n: int) -> Array:
         value = _default_tenant(tables, table)
     else:
         value = fill_value(tables, table, col)
-    return _object([value] * n)
+    return _column([value] * n, table, col)
 
 
 def _records_to_columns(
@@ -569,7 +576,7 @@ def _records_to_columns(
             from .sqlite import fill_value
 
             default = fill_value(base, table, col)
-        cols[col] = _object([r.get(col, default) if col in r else default for r in recs])
+        cols[col] = _column([r.get(col, default) for r in recs], table, col)
     if table == "facts" and "id" in base.facts:
         existing = base.facts["id"]
         need = [i for i, r in enumerate(recs) if "id" not in r]
@@ -587,7 +594,20 @@ def _records_to_columns(
     return cols
 
 
-def _concat(a: Array, b: Array) -> Array:
+_NULLABLE_INTS = frozenset(
+    {"created_at", "expires_at", "last_accessed", "valid_from", "valid_to", "sequence"}
+)
+
+
+def _concat(a: Array, b: Array, col: str) -> Array:
+    """Stored rows + new rows. New values are typed like the stored column when they can
+    be (so that the check stays vectorised); otherwise both become objects."""
+    if b.dtype == object and a.dtype.kind in "if" and len(b):
+        kinds = set(map(type, b.tolist()))
+        if a.dtype.kind == "f" and kinds <= {int, float}:
+            b = np.asarray(b.tolist(), dtype=a.dtype)
+        elif a.dtype == np.int64 and col in _NULLABLE_INTS and kinds <= {int, type(None)}:
+            b = np.array([NULL_TIME if v is None else v for v in b.tolist()], dtype=np.int64)
     if a.dtype == b.dtype and a.dtype.kind != "U":
         return np.concatenate([a, b])
     return np.concatenate([a.astype(object), b.astype(object)])
@@ -606,7 +626,7 @@ def _concat_table(
             continue
         a = old[col] if col in old else _filled(base, table, col, n_old)
         b = new[col] if col in new else _filled(base, table, col, n_new)
-        out[col] = _concat(a, b)
+        out[col] = _concat(a, b, col)
     return out
 
 
@@ -652,7 +672,8 @@ def _member(values: Array, ids: Array) -> npt.NDArray[np.bool_]:
 
 
 def _drop_orphan_embeddings(tables: GraphTables) -> tuple[GraphTables, int]:
-    """Drop the vectors of entities, chunks and alias texts no longer present."""
+    """Drop the vectors of entities, chunks and alias texts no longer present (and sets
+    left empty)."""
     if not tables.embeddings:
         return tables, 0
     present = {
@@ -665,5 +686,6 @@ def _drop_orphan_embeddings(tables: GraphTables) -> tuple[GraphTables, int]:
     for es in tables.embeddings:
         keep = _member(es.ids, present[es.kind])
         dropped += int((~keep).sum())
-        out.append(EmbeddingSet(es.kind, es.ids[keep], es.vectors[keep], es.model))
+        if keep.any():  # a set left empty is no set (as a store reads it back)
+            out.append(EmbeddingSet(es.kind, es.ids[keep], es.vectors[keep], es.model))
     return replace(tables, embeddings=out), dropped

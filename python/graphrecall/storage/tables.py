@@ -228,11 +228,13 @@ class LoadReport:
 
     ``ok`` is True when every row passed. With ``on_bad="skip"`` the refused rows were
     dropped (``skipped`` counts them per table); with ``"raise"`` the load was refused.
-    ``str(report)`` is a readable multi-line report.
+    ``str(report)`` is a readable multi-line report; ``operation`` names what was
+    checked in it (``"load"``, ``"add"``, ``"update"``).
     """
 
     tables: tuple[TableReport, ...]
     on_bad: OnBad = "raise"
+    operation: str = "load"
 
     @property
     def ok(self) -> bool:
@@ -261,11 +263,13 @@ class LoadReport:
             return f"graphrecall load report: every row passed ({sizes})"
         total = sum(t.refused for t in self.tables)
         n_tables = sum(1 for t in self.tables if t.refused)
-        verdict = (
-            "skipped them"
-            if self.on_bad == "skip"
-            else 'refused the load; pass on_bad="skip" to drop them'
-        )
+        if self.on_bad == "skip":
+            verdict = "skipped them"
+        elif self.operation == "update":
+            verdict = "refused the update"
+        else:
+            verdict = f'refused the {self.operation}; pass on_bad="skip" to drop them'
+
         lines = [
             f"graphrecall load report: {total} bad row{'s' * (total != 1)} in {n_tables} "
             f"table{'s' * (n_tables != 1)} ({verdict})"
@@ -460,15 +464,18 @@ def _column(values: Any, table: str, name: str) -> Array:
         values = values.to_numpy()  # pandas Series / Arrow arrays
     if isinstance(values, np.ndarray):
         arr = values
-    elif name in _OBJECT_COLUMNS:
-        arr = _object_array(list(values))
     else:
-        try:
-            arr = np.asarray(values)
-        except ValueError:  # ragged nested lists
-            arr = _object_array(list(values))
-        if arr.ndim != 1:
-            arr = _object_array(list(values))
+        # Python sequences: numpy only when every value has one plain type, so that numpy
+        # never turns [1, "1"] into text or [True, 2] into ints.
+        seq = list(values)
+        kinds = {type(v) for v in seq}
+        if name not in _OBJECT_COLUMNS and (kinds == {int} or kinds == {float}):
+            try:
+                arr = np.asarray(seq)
+            except OverflowError:
+                arr = _object_array(seq)
+        else:
+            arr = _object_array(seq)
     if arr.ndim != 1:
         raise DataError(f"{table}.{name} must be one-dimensional, got shape {arr.shape}")
     if arr.dtype.kind in "US":
@@ -530,6 +537,15 @@ def _is_null(v: Any) -> bool:
     if isinstance(v, np.datetime64):
         return bool(np.isnat(v))
     return type(v).__name__ in ("NAType", "NaTType")
+
+
+def _is_none(arr: Array) -> Mask:
+    return np.fromiter((v is None for v in arr.tolist()), dtype=bool, count=len(arr))
+
+
+def _types(arr: Array) -> set[type]:
+    """The Python types of an object array's values."""
+    return set(map(type, arr.tolist()))
 
 
 def _py(v: Any) -> Any:
@@ -690,6 +706,17 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
         return arr.astype(np.int64), np.zeros(n, dtype=bool)
     if kind == "U":
         return arr.astype(object), np.zeros(n, dtype=bool)
+    if kind == "O":  # the common cases without a per-value branch
+        kinds = _types(arr)
+        if kinds == {str}:
+            return arr, np.zeros(n, dtype=bool)
+        if kinds == {int}:
+            try:
+                return np.array(arr.tolist(), dtype=np.int64), np.zeros(n, dtype=bool)
+            except OverflowError:
+                pass
+        if nullable and kinds == {str, type(None)}:
+            return arr, _is_none(arr)
     null = np.zeros(n, dtype=bool)
     badm = np.zeros(n, dtype=bool)
     out = np.empty(n, dtype=object)
@@ -877,6 +904,11 @@ def _texts(w: _Work, col: str, *, required: bool = False) -> Array | None:
     arr = w.cols.get(col)
     if arr is None:
         return None
+    if arr.dtype == object and _types(arr) <= {str, type(None)}:
+        if required:
+            null = _is_none(arr)
+            w.bad(null, lambda i: f"{col} is missing")
+        return arr
     out = np.empty(w.n, dtype=object)
     null = np.zeros(w.n, dtype=bool)
     badm = np.zeros(w.n, dtype=bool)
@@ -946,6 +978,11 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
         badm = (codes < 0) | (codes >= len(vocab))
         names = np.asarray(vocab, dtype=object)
         out[~badm] = names[codes[~badm]]
+    elif arr.dtype == object and _types(arr) == {str}:
+        vals = arr.tolist()
+        known = np.fromiter((v in index for v in vals), dtype=bool, count=len(vals))
+        badm = ~known
+        out = arr
     else:
         for i, v in enumerate(arr.tolist()):
             v = _py(v)
@@ -1176,9 +1213,16 @@ def _unique(
 
     def why(i: int) -> str:
         value = _py(keys[i]) if second is None else _py(second[i])
-        return f"duplicate {what} {value!r} (first at row {int(dup[i]) - w.base})"
+        return f"duplicate {what} {value!r} ({_first_at(w, int(dup[i]))})"
 
     w.bad(dup >= 0, why)
+
+
+def _first_at(w: _Work, row: int) -> str:
+    """Where the first occurrence of a duplicate is: a given row, or a stored one."""
+    if row < w.base:
+        return f"already stored: {w.name} row {row}"
+    return f"first at row {row - w.base}"
 
 
 def _in_unit_interval(w: _Work, col: str, *, nullable: bool) -> npt.NDArray[np.float64] | None:
@@ -1317,7 +1361,7 @@ def _check_mentions(
         dup >= 0,
         lambda i: (
             f"duplicate mention of entity {_py(ment[i])!r} by chunk {_py(mc[i])!r} "
-            f"(first at row {int(dup[i]) - me.base})"
+            f"({_first_at(me, int(dup[i]))})"
         ),
     )
     me.out["chunk"], me.out["entity"] = mc, ment
@@ -1347,6 +1391,8 @@ def _predicates(fa: _Work) -> Array:
             lambda i: f"predicate = {int(codes[i])} is not a predicate code in [0, 65535]",
         )
         return codes
+    if arr.dtype == object and _types(arr) == {str}:
+        return arr
     out = np.empty(fa.n, dtype=object)
     badm = np.zeros(fa.n, dtype=bool)
     for i, v in enumerate(arr.tolist()):
@@ -1512,7 +1558,8 @@ def _check_embeddings(
             vectors = np.ascontiguousarray(mat[keep], dtype=np.float32)
         else:  # every row has the wrong dimension
             vectors = np.zeros((0, dim), dtype=np.float32)
-        out.append(EmbeddingSet(es.kind, _compact(ids), vectors, es.model))
+        if len(ids):  # a set left without vectors is no set (as a store reads it back)
+            out.append(EmbeddingSet(es.kind, _compact(ids), vectors, es.model))
     return works, out
 
 
