@@ -26,6 +26,9 @@ def test_demo_runs_and_prints_every_section(capsys: object) -> None:
         "## Known Facts",
         "Personalized PageRank",
         "queries in one call",
+        "SQLite store",
+        "## update: add_facts",
+        "- deployed_on: a Raspberry Pi",
     ):
         assert heading in out
     # The seed's TODO: object names are resolved, never "...".

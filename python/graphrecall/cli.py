@@ -1,8 +1,9 @@
 """Command line: ``graphrecall demo``.
 
-The demo builds the small knowledge graph shipped with the package
-(``graphrecall/data/demo_graph.json``, written for it), runs the graph kernels of the source
-designs on example questions and prints what they return with per-call timings.
+The demo writes the small knowledge graph shipped with the package
+(``graphrecall/data/demo_graph.json``, written for it) into the embedded SQLite store, loads
+it back, runs the graph kernels of the source designs on example questions, prints what they
+return with per-call timings, then applies an incremental update and a usage write-back.
 """
 
 from __future__ import annotations
@@ -11,21 +12,53 @@ import argparse
 import json
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import __version__
 from .graph import KnowledgeGraph
+from .storage import GraphTables, LiveGraph, SQLiteStore
+
+
+def demo_data() -> dict[str, Any]:
+    """The packaged demo graph's records (``graphrecall/data/demo_graph.json``)."""
+    text = resources.files("graphrecall").joinpath("data/demo_graph.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _columns(records: list[dict[str, Any]]) -> dict[str, npt.NDArray[Any]]:
+    keys: list[str] = []
+    for r in records:
+        keys.extend(k for k in r if k not in keys)
+    out: dict[str, npt.NDArray[Any]] = {}
+    for k in keys:
+        col = np.empty(len(records), dtype=object)
+        col[:] = [r.get(k) for r in records]
+        out[k] = col
+    return out
+
+
+def demo_tables(data: dict[str, Any]) -> GraphTables:
+    """The demo records as storage tables."""
+    return GraphTables(
+        entities=_columns(data["entities"]),
+        facts=_columns(data["facts"]),
+        chunks=_columns(data["chunks"]),
+        mentions=_columns(data["mentions"]),
+    )
 
 
 def load_demo() -> tuple[KnowledgeGraph, dict[str, Any]]:
-    """The packaged demo graph and its raw records."""
-    text = resources.files("graphrecall").joinpath("data/demo_graph.json").read_text("utf-8")
-    data = json.loads(text)
+    """The packaged demo graph, built in memory, and its raw records."""
+    data = demo_data()
     graph = KnowledgeGraph.from_records(
         data["entities"], data["facts"], data["chunks"], data["mentions"]
     )
@@ -58,18 +91,37 @@ def _timed(fn: Any, repeat: int = 200) -> tuple[Any, float]:
     return out, (time.perf_counter_ns() - t0) / repeat / 1000.0
 
 
-def demo(out: Any = sys.stdout) -> int:
-    """Run the demo; returns the process exit code."""
-    t0 = time.perf_counter()
-    graph, data = load_demo()
-    build_ms = (time.perf_counter() - t0) * 1000
+def demo(out: Any = sys.stdout, db: str | None = None) -> int:
+    """Run the demo on the embedded SQLite store; returns the process exit code."""
+    data = demo_data()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(db) if db else Path(tmp) / "graphrecall-demo.sqlite"
+        t0 = time.perf_counter()
+        with SQLiteStore.create(path, overwrite=True) as store:
+            store.write(demo_tables(data))
+        write_ms = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        store = SQLiteStore.open(path)
+        try:
+            live = store.load()
+            load_ms = (time.perf_counter() - t0) * 1000
+            return _run(live, data, out, path, write_ms, load_ms)
+        finally:
+            store.close()
+
+
+def _run(
+    live: LiveGraph, data: dict[str, Any], out: Any, path: Path, write_ms: float, load_ms: float
+) -> int:
+    graph = live.graph
     names = {e["id"]: e["name"] for e in data["entities"]}
     now = int(data["now"])
 
     def p(*parts: object) -> None:
         print(*parts, file=out)
 
-    p(f"graphrecall {__version__} demo: {graph} built in {build_ms:.1f} ms")
+    p(f"graphrecall {__version__} demo: {graph}")
+    p(f"  SQLite store {path.name}: written in {write_ms:.1f} ms, loaded in {load_ms:.1f} ms")
     p("")
 
     # Seed 000: spreading activation + scoreFact, narrative grouped by subject.
@@ -146,6 +198,38 @@ def demo(out: Any = sys.stdout) -> int:
         f"## batch: {len(res)} spreading-activation queries in one call: "
         f"{dt * 1000:.2f} ms ({len(res) / dt:,.0f} queries/s)"
     )
+    p("")
+
+    # An incremental update: committed to SQLite first, then swapped in atomically.
+    report = live.add_facts(
+        [
+            {
+                "id": 1000,
+                "subject": "jacq",
+                "predicate": "deployed_on",
+                "object": None,
+                "object_value": "a Raspberry Pi",
+                "confidence": 0.99,
+                "source": "user_edit",
+                "status": "confirmed",
+                "last_accessed": now,
+            }
+        ]
+    )
+    plan = live.graph.spread_plan(
+        max_hops=1,
+        per_entity_limit=3,
+        direction="out",
+        statuses=["staged", "confirmed"],
+        tenant="alice",
+        rank="score_fact",
+    )
+    top = live.graph.facts(plan(["jacq"], now=now)[0].fact_ids)
+    p(f"## update: {report}; graph version {live.version}; JACQ's top facts now:")
+    for row in top:
+        value = row["object_value"] or names.get(row["object"], "...")
+        p(f"- {row['predicate']}: {value}")
+    live.record_access(fact_ids=[row["id"] for row in top], at=now)
     return 0
 
 
@@ -156,10 +240,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"graphrecall {__version__}")
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("demo", help="build the packaged demo graph and run the kernels on it")
+    d = sub.add_parser("demo", help="store the packaged demo graph in SQLite and query it")
+    d.add_argument("--db", help="keep the SQLite file at this path (default: a temporary file)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return demo()
+        return demo(db=args.db)
     parser.print_help()
     return 2
 
