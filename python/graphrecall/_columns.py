@@ -63,6 +63,9 @@ def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDAr
     elif arr.dtype.kind not in "iu":
         raise DataError(f"{table}.{column} must hold integers, got dtype {arr.dtype}")
     lo, hi = _INT_RANGES[target]
+    # min / max first: two passes and no temporary on the (usual) clean column.
+    if int(arr.min()) >= lo and int(arr.max()) <= hi:
+        return np.ascontiguousarray(arr.astype(target))
     if arr.dtype.kind == "u":
         bad = arr > hi
     else:
@@ -237,7 +240,10 @@ class IdMap:
                     raise DataError(f"{table} row {first_row(nan)}: {column} is missing")
                 arr = np.where(nan, -1, arr)
             out = ints(arr, np.int64, table, column)
-            bad = (out >= self._n) | (out < (-1 if allow_none else 0))
+            floor = -1 if allow_none else 0
+            if int(out.min()) >= floor and int(out.max()) < self._n:
+                return out
+            bad = (out >= self._n) | (out < floor)
             if bad.any():
                 i = first_row(bad)
                 raise DataError(
@@ -340,6 +346,10 @@ class Vocab:
         """Encode a column of names or codes."""
         arr = np.asarray(values)
         if arr.dtype.kind in "iu":
+            if arr.size == 0:
+                return np.zeros(0, dtype=dtype)
+            if arr.ndim == 1 and int(arr.min()) >= 0 and int(arr.max()) < len(self.names):
+                return np.ascontiguousarray(arr.astype(dtype, copy=arr.dtype != np.dtype(dtype)))
             out = ints(arr, np.int64, table, column)
             bad = (out < 0) | (out >= len(self.names))
             if bad.any():

@@ -249,7 +249,8 @@ class KnowledgeGraph:
         fact_map = IdMap(None if fact_ids is None else np.asarray(fact_ids), n_facts, "fact")
         subject = entities.to_index(subj_raw, "facts", "subject").astype(np.uint32)
         obj_idx = entities.to_index(np.asarray(fact_object), "facts", "object", allow_none=True)
-        obj32 = np.where(obj_idx < 0, _U32_MAX, obj_idx).astype(np.uint32)
+        # Validated to -1..n-1: the wrapping cast maps -1 to the core's "none" (2**32 - 1).
+        obj32 = obj_idx.astype(np.uint32)
 
         def col(v: Any, default: Any, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
             if v is None:
