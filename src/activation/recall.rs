@@ -95,8 +95,6 @@ struct Reach {
     g: f64,
     hop: u32,
     anchor: u32,
-    /// Position in the processing order (larger g first).
-    rank: u32,
 }
 
 thread_local! {
@@ -145,15 +143,9 @@ fn expanded_entities(
                 g: f64::NEG_INFINITY,
                 hop,
                 anchor: a,
-                rank: 0,
             });
             if g > r.g {
-                *r = Reach {
-                    g,
-                    hop,
-                    anchor: a,
-                    rank: 0,
-                };
+                *r = Reach { g, hop, anchor: a };
             }
         };
         offer(a, 0);
@@ -187,14 +179,14 @@ fn recall_one(
     expanded_entities(g, anchors, scores, p, sc);
     sc.order.clear();
     sc.order.extend(sc.reach.iter().map(|(&x, &r)| (x, r)));
-    sc.order
-        .sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g).then(a.0.cmp(&b.0)));
-    // Rank of each expanded entity in `order`: an edge between two expanded entities is
-    // scored from the one that comes first (the larger g).
-    for (i, (x, _)) in sc.order.iter().enumerate() {
-        if let Some(r) = sc.reach.get_mut(x) {
-            r.rank = i as u32;
-        }
+    if p.dedupe == Dedupe::Fact {
+        // Only g decides when the walk may stop, and g takes a handful of values (one per
+        // anchor and hop): sorting by g alone is near-linear even around a hub. Which end
+        // an edge is scored from is decided by (g desc, entity asc) below, not by order.
+        sc.order.sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g));
+    } else {
+        sc.order
+            .sort_unstable_by(|a, b| b.1.g.total_cmp(&a.1.g).then(a.0.cmp(&b.0)));
     }
     let mut heap_buf = std::mem::take(&mut sc.heap);
     let reach = &sc.reach;
@@ -206,7 +198,7 @@ fn recall_one(
             let k = p.top_k;
             heap_buf.clear();
             let mut heap: BinaryHeap<Hit> = BinaryHeap::from(heap_buf);
-            for (i, &(x, r)) in order.iter().enumerate() {
+            for &(x, r) in order.iter() {
                 if heap.len() >= k {
                     if let Some(worst) = heap.peek() {
                         // Confidence is in [0, 1], so g * confidence <= max(g, 0), and g only
@@ -232,8 +224,11 @@ fn recall_one(
                     }
                     if both && other != x {
                         if let Some(o) = reach.get(&other) {
-                            if (o.rank as usize) < i {
-                                return true; // scored from the other end, with a larger g
+                            // Scored from the other end: the larger g, ties to the smaller
+                            // entity. That end comes no later in `order` (same or larger g),
+                            // and a bucket of equal g is walked whole or not at all.
+                            if o.g > r.g || (o.g == r.g && other < x) {
+                                return true;
                             }
                         }
                     }
