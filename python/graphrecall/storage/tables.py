@@ -39,7 +39,9 @@ object arrays, ``None`` = none); times are ``int64`` seconds with ``NULL_TIME``
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -134,6 +136,9 @@ _I64_MAX = 2**63 - 1
 _U32_LIMIT = 2**32 - 2  # 2**32 - 1 is the core's "none"
 _MAX_TENANT = 2**24 - 1
 _F32_MAX = float(np.finfo(np.float32).max)
+#: Value types whose ``==`` against None falls back to identity (vectorised None tests).
+_PLAIN_TYPES: frozenset[type] = frozenset({int, str, float, type(None)})
+_NONE = np.array(None, dtype=object)
 
 Array = npt.NDArray[Any]
 Mask = npt.NDArray[np.bool_]
@@ -540,7 +545,17 @@ def _is_null(v: Any) -> bool:
 
 
 def _is_none(arr: Array) -> Mask:
-    return np.fromiter((v is None for v in arr.tolist()), dtype=bool, count=len(arr))
+    return np.fromiter(
+        map(operator.is_, arr.tolist(), itertools.repeat(None)), dtype=bool, count=len(arr)
+    )
+
+
+def _none_mask(arr: Array, kinds: set[type]) -> Mask:
+    """``v is None`` per value, for an object array whose value types are ``kinds``:
+    vectorised when every type is one whose ``==`` against None is identity."""
+    if kinds <= _PLAIN_TYPES:
+        return np.asarray(np.equal(arr, _NONE), dtype=np.bool_)
+    return _is_none(arr)
 
 
 def _types(arr: Array) -> set[type]:
@@ -628,6 +643,7 @@ class _Index:
     def __init__(self, ids: Array, rows: Mask):
         pos = np.flatnonzero(rows)
         self._dict: dict[Hashable, int] | None = None
+        self._table: npt.NDArray[np.int64] | None = None
         if ids.dtype == np.int64:
             keys = ids[pos]
             order = np.argsort(keys, kind="stable")
@@ -641,14 +657,45 @@ class _Index:
                 d.setdefault(ids[i], i)
             self._dict = d
 
-    def find(self, refs: Array, unusable: Mask) -> npt.NDArray[np.int64]:
+    def _rows_of(self, refs: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The row of each int64 id (-1 when absent), for an index of int64 ids."""
+        keys = self._keys
+        assert keys is not None
         out = np.full(len(refs), -1, dtype=np.int64)
-        if self._keys is not None and refs.dtype == np.int64:
-            if len(self._keys) and len(refs):
-                at = np.minimum(np.searchsorted(self._keys, refs), len(self._keys) - 1)
-                hit = (self._keys[at] == refs) & ~unusable
-                out[hit] = self._pos[at[hit]]
+        if not len(keys) or not len(refs):
             return out
+        lo, hi = int(keys[0]), int(keys[-1])
+        if hi - lo < 4 * len(keys) + 1024:  # dense ids: a direct lookup table
+            if self._table is None:
+                first = np.concatenate(([True], keys[1:] != keys[:-1]))
+                table = np.full(hi - lo + 1, -1, dtype=np.int64)
+                table[keys[first] - lo] = self._pos[first]
+                self._table = table
+            inside = (refs >= lo) & (refs <= hi)
+            out[inside] = self._table[refs[inside] - lo]
+            return out
+        at = np.minimum(np.searchsorted(keys, refs), len(keys) - 1)
+        hit = keys[at] == refs
+        out[hit] = self._pos[at[hit]]
+        return out
+
+    def find(self, refs: Array, unusable: Mask) -> npt.NDArray[np.int64]:
+        if self._keys is not None and refs.dtype == np.int64:
+            out = self._rows_of(refs)
+            out[unusable] = -1
+            return out
+        out = np.full(len(refs), -1, dtype=np.int64)
+        if self._keys is not None and refs.dtype == object:
+            sel = np.flatnonzero(~unusable)
+            vals = refs[sel].tolist()
+            if set(map(type, vals)) <= {int}:
+                try:
+                    ints = np.array(vals, dtype=np.int64)
+                except OverflowError:
+                    pass
+                else:
+                    out[sel] = self._rows_of(ints)
+                    return out
         if self._dict is None:
             assert self._keys is not None
             d: dict[Hashable, int] = {}
@@ -716,7 +763,17 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
             except OverflowError:
                 pass
         if nullable and kinds == {str, type(None)}:
-            return arr, _is_none(arr)
+            return arr, _none_mask(arr, kinds)
+        if kinds == {int, type(None)}:  # ints with nulls (nullable references)
+            null = _none_mask(arr, kinds)
+            try:  # every int within int64 (else the per-value path below refuses some)
+                np.array(arr[~null].tolist(), dtype=np.int64)
+            except OverflowError:
+                pass
+            else:
+                if not nullable:
+                    w.bad(null, lambda i: f"{col} is missing")
+                return arr.copy(), null
     null = np.zeros(n, dtype=bool)
     badm = np.zeros(n, dtype=bool)
     out = np.empty(n, dtype=object)
@@ -980,8 +1037,8 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
         out[~badm] = names[codes[~badm]]
     elif arr.dtype == object and _types(arr) == {str}:
         vals = arr.tolist()
-        known = np.fromiter((v in index for v in vals), dtype=bool, count=len(vals))
-        badm = ~known
+        if not set(vals) <= index.keys():  # the distinct names first: usually all known
+            badm = ~np.fromiter(map(index.__contains__, vals), dtype=bool, count=len(vals))
         out = arr
     else:
         for i, v in enumerate(arr.tolist()):
@@ -1413,6 +1470,8 @@ def _predicates(fa: _Work) -> Array:
 
 def _literals(fa: _Work) -> Array:
     arr = fa.cols["object_value"]
+    if arr.dtype == object and _types(arr) <= {str, type(None)}:
+        return arr.copy()  # every value is text or null: nothing to refuse or convert
     out = np.empty(fa.n, dtype=object)
     badm = np.zeros(fa.n, dtype=bool)
     for i, v in enumerate(arr.tolist()):
