@@ -284,7 +284,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--db", help="keep the SQLite file at this path (default: a temporary file)")
     args = parser.parse_args(argv)
     if args.command == "demo":
-        return demo(db=args.db)
+        try:
+            return demo(db=args.db)
+        except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
     parser.print_help()
     return 2
 
