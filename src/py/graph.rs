@@ -35,7 +35,7 @@ fn o32<'a>(a: &'a Option<Arr<'_, u32>>, name: &'static str) -> PyResult<&'a [u32
     }
 }
 
-fn direction(s: &str) -> PyResult<Direction> {
+fn parse_direction(s: &str) -> PyResult<Direction> {
     match s {
         "out" => Ok(Direction::Out),
         "in" => Ok(Direction::In),
@@ -544,7 +544,7 @@ impl CoreGraph {
             max_hops,
             per_entity_limit,
             max_facts,
-            direction: direction_of(direction)?,
+            direction: parse_direction(direction)?,
             filter: filter(g, statuses, predicates, min_confidence, as_of, max_sequence)?,
             tenant,
             independent_anchors,
@@ -594,7 +594,7 @@ impl CoreGraph {
         };
         let params = RecallParams {
             max_hops,
-            direction: direction_of(direction)?,
+            direction: parse_direction(direction)?,
             filter: filter(g, statuses, predicates, min_confidence, as_of, max_sequence)?,
             tenant,
             top_k,
@@ -670,7 +670,7 @@ impl CoreGraph {
             tol,
             max_iter,
             weight,
-            direction: direction_of(direction)?,
+            direction: parse_direction(direction)?,
             filter: filter(g, statuses, predicates, min_confidence, as_of, max_sequence)?,
             tenant,
             top_k,
@@ -758,10 +758,6 @@ impl CoreGraph {
             r.order.into_pyarray(py),
         ))
     }
-}
-
-fn direction_of(s: &str) -> PyResult<Direction> {
-    direction(s)
 }
 
 /// A validated spreading-activation configuration bound to a graph.

@@ -50,6 +50,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import DataError, ParameterError
+from .tables import COLUMNS as _TABLE_COLUMNS
 
 __all__ = [
     "COLUMNS",
@@ -70,57 +71,13 @@ TABLES: tuple[str, ...] = ("entities", "facts", "chunks", "mentions", "aliases")
 #: Our columns per table (``embedding`` / ``embedding_model`` become ``EmbeddingSet``s;
 #: ``facts.tenant`` is only used to filter by tenant: the core takes a fact's tenant from
 #: its subject).
+_EXTRA: Mapping[str, tuple[str, ...]] = {
+    "entities": ("embedding", "embedding_model"),
+    "facts": ("tenant",),
+    "chunks": ("embedding", "embedding_model"),
+}
 COLUMNS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "entities": (
-            "id",
-            "tenant",
-            "name",
-            "type",
-            "description",
-            "primary_chunk",
-            "created_at",
-            "embedding",
-            "embedding_model",
-        ),
-        "facts": (
-            "id",
-            "subject",
-            "object",
-            "predicate",
-            "object_value",
-            "description",
-            "confidence",
-            "strength",
-            "status",
-            "source",
-            "access_count",
-            "last_accessed",
-            "created_at",
-            "valid_from",
-            "valid_to",
-            "sequence",
-            "tenant",
-        ),
-        "chunks": (
-            "id",
-            "tenant",
-            "text",
-            "scope",
-            "category",
-            "tags",
-            "metadata",
-            "created_at",
-            "expires_at",
-            "confidence",
-            "access_count",
-            "last_accessed",
-            "embedding",
-            "embedding_model",
-        ),
-        "mentions": ("chunk", "entity", "count"),
-        "aliases": ("entity", "alias"),
-    }
+    {t: cols + _EXTRA.get(t, ()) for t, cols in _TABLE_COLUMNS.items()}
 )
 
 #: Columns a table cannot be loaded without.
