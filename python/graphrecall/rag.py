@@ -1,0 +1,292 @@
+"""The product surface: :class:`GraphRAG`, a query string in, ranked facts / chunks and an
+LLM-ready context block out.
+
+It ties the pieces together: an optional router picks the recipe (seeds 002 / 004), a TTL
+cache answers repeated questions (seed 000: 60 s), the recipe runs (one embedding call and
+one native call per batch), every stage is timed and logged with seed 001's fan-out and
+boost statistics, queries slower than a threshold are logged as warnings (seed 002: 200 ms),
+and the result renders as the recipe's own context block within a token budget.
+
+Example:
+    >>> from graphrecall import GraphRAG
+    >>> rag = GraphRAG.demo()  # doctest: +SKIP
+    >>> res = rag.retrieve("What does JACQ use?", recipe="spreading_activation",
+    ...                    tenant="alice", now=1767225600)  # doctest: +SKIP
+    >>> print(rag.context(res).text)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import context as ctx
+from .cache import ResultCache
+from .embed import Embedder
+from .errors import ParameterError
+from .explain import explain
+from .index import GraphIndex
+from .recipes import RECIPES, RetrievalResult
+from .storage.tables import GraphTables, OnBad
+
+__all__ = ["DEFAULT_FORMATS", "GraphRAG"]
+
+log = logging.getLogger("graphrecall")
+
+#: The context block each recipe renders by default (its source's format).
+DEFAULT_FORMATS: Mapping[str, str] = {
+    "spreading_activation": "narrative",
+    "chunk_boost": "chunks",
+    "routed_hybrid": "tiers",
+    "hybrid_expand": "knowledge_graph",
+    "graph_recall": "known_facts",
+    "ppr": "chunks",
+}
+
+
+class GraphRAG:
+    """Graph-RAG retrieval over a :class:`~graphrecall.index.GraphIndex`.
+
+    Args:
+        index: The retrieval index.
+        router: Picks the recipe when ``retrieve`` is called without one (default
+            :class:`~graphrecall.router.HeuristicRouter` with the graph's names as the
+            "known entity" test, seed 004).
+        cache: A :class:`~graphrecall.cache.ResultCache` (default: 60 s TTL, seed 000), or
+            None for no cache.
+        slow_query_ms: Log a warning for queries slower than this (seed 002: 200 ms).
+        token_counter: Counts tokens for context budgets (default: the embedder's
+            tokenizer when it is the default model, else a conservative estimate).
+    """
+
+    def __init__(
+        self,
+        index: GraphIndex,
+        *,
+        router: Any = None,
+        cache: ResultCache | None | str = "default",
+        slow_query_ms: float = 200.0,
+        token_counter: Any = None,
+    ):
+        self.index = index
+        self.router = router
+        self.cache: ResultCache | None = ResultCache(ttl=60.0) if cache == "default" else cache  # type: ignore[assignment]
+        if not isinstance(slow_query_ms, (int, float)) or not slow_query_ms > 0:
+            raise ParameterError(f"invalid parameter slow_query_ms: {slow_query_ms!r}")
+        self.slow_query_ms = float(slow_query_ms)
+        self.generation = 0
+        self._counter = token_counter
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_tables(
+        cls,
+        tables: GraphTables,
+        *,
+        embedder: Embedder | str | None = "default",
+        on_bad: OnBad = "raise",
+        **kwargs: Any,
+    ) -> GraphRAG:
+        """Build the index from tables (see :meth:`GraphIndex.build`) and wrap it."""
+        return cls(GraphIndex.build(tables, embedder=embedder, on_bad=on_bad), **kwargs)
+
+    @classmethod
+    def from_sqlite(
+        cls, path: str | os.PathLike[str], *, embedder: Embedder | str | None = "default", **kwargs: Any
+    ) -> GraphRAG:
+        """Open a graphrecall SQLite store and build the index from it (stored
+        embeddings are used as they are)."""
+        from .storage import SQLiteStore
+
+        with SQLiteStore.open(path) as store:
+            tables = store.read()
+        return cls(GraphIndex.build(tables, embedder=embedder), **kwargs)
+
+    def replace_index(self, index: GraphIndex) -> None:
+        """Swap in a rebuilt index (after an update): cached results are never served again."""
+        self.index = index
+        self.generation += 1
+        self._router_cache = None
+        if self.cache is not None:
+            self.cache.clear()
+
+    # ------------------------------------------------------------------ retrieval
+
+    def _router(self) -> Any:
+        if self.router is None:
+            from .router import HeuristicRouter
+
+            names = self.index.names
+
+            def known(query: str) -> bool:
+                try:
+                    return bool(names.recognize(query, tenant=None, limit=1))
+                except ParameterError:
+                    return False
+
+            self.router = HeuristicRouter(known_entity=known)
+        return self.router
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        recipe: str | None = None,
+        tenant: Hashable | None = None,
+        now: int | None = None,
+        context: Mapping[str, Any] | None = None,
+        query_vector: Any = None,
+        use_cache: bool = True,
+        **params: Any,
+    ) -> RetrievalResult:
+        """Retrieve for one query (see :meth:`retrieve_batch`)."""
+        if not isinstance(query, str):
+            raise ParameterError(f"invalid parameter query: {type(query).__name__} is not a str")
+        qv = None if query_vector is None else np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
+        return self.retrieve_batch(
+            [query],
+            recipe=recipe,
+            tenant=tenant,
+            now=now,
+            context=context,
+            query_vectors=qv,
+            use_cache=use_cache,
+            **params,
+        )[0]
+
+    def retrieve_batch(
+        self,
+        queries: Sequence[str],
+        *,
+        recipe: str | None = None,
+        tenant: Hashable | None = None,
+        now: int | None = None,
+        context: Mapping[str, Any] | None = None,
+        query_vectors: Any = None,
+        use_cache: bool = True,
+        **params: Any,
+    ) -> list[RetrievalResult]:
+        """Run a recipe on a batch of queries: one embedding call, one native call per stage.
+
+        Args:
+            queries: Query strings.
+            recipe: A name of :data:`graphrecall.recipes.RECIPES`; None lets the router
+                choose per query.
+            tenant: The tenant (may be omitted when the graph holds one).
+            now: Unix seconds (scoring by age, expiry, time windows); default: the clock.
+            context: Caller context for routing and seed 002's filters.
+            query_vectors: Pre-computed query embeddings (n, d).
+            use_cache: Serve / store results in the TTL cache (the key holds tenant, query,
+                recipe, params and context, not ``now``: the TTL bounds staleness).
+            **params: Recipe parameters.
+
+        Returns:
+            One :class:`~graphrecall.recipes.RetrievalResult` per query.
+        """
+        if isinstance(queries, str) or not isinstance(queries, Sequence):
+            raise ParameterError("invalid parameter queries: give a sequence of str (retrieve() takes one)")
+        qs = list(queries)
+        t_start = time.perf_counter()
+        if now is None:
+            now = int(time.time())
+        routes: list[Any] = [None] * len(qs)
+        if recipe is None:
+            router = self._router()
+            routes = [router.route(q, context) for q in qs]
+            names = [r.recipe for r in routes]
+        else:
+            if recipe not in RECIPES:
+                raise ParameterError(f"invalid parameter recipe: {recipe!r}; known: {sorted(RECIPES)}")
+            names = [recipe] * len(qs)
+        out: list[RetrievalResult | None] = [None] * len(qs)
+        keys: list[str | None] = [None] * len(qs)
+        if self.cache is not None and use_cache and query_vectors is None:
+            for i, q in enumerate(qs):
+                keys[i] = self.cache.key(
+                    tenant if tenant is not None else "",
+                    q,
+                    {"recipe": names[i], "params": _plain(params), "context": _plain(context or {})},
+                    self.generation,
+                )
+                hit = self.cache.get(keys[i])
+                if hit is not None:
+                    out[i] = hit
+        for name in dict.fromkeys(names):
+            todo = [i for i in range(len(qs)) if names[i] == name and out[i] is None]
+            if not todo:
+                continue
+            fn = RECIPES[name]
+            kwargs: dict[str, Any] = dict(params)
+            if name == "routed_hybrid":
+                kwargs["context"] = context
+                if recipe is None:
+                    kwargs["router"] = self._router()
+            qv = None if query_vectors is None else np.asarray(query_vectors)[todo]
+            results = fn(self.index, [qs[i] for i in todo], tenant=tenant, now=now, query_vectors=qv, **kwargs)
+            for i, r in zip(todo, results, strict=True):
+                if routes[i] is not None and r.route is None:
+                    r.route = routes[i]
+                out[i] = r
+                if keys[i] is not None and self.cache is not None:
+                    self.cache.put(keys[i], r)
+        done = [r for r in out if r is not None]
+        ms = (time.perf_counter() - t_start) * 1e3
+        for r in done:
+            log.debug(
+                "retrieval",
+                extra={
+                    "recipe": r.recipe,
+                    "query": r.query[:100],
+                    "tenant": r.tenant,
+                    "timings_us": {k: round(v * 1e6, 1) for k, v in r.timings.items()},
+                    "stats": r.stats,
+                    "facts": len(r.facts),
+                    "chunks": len(r.chunks),
+                },
+            )
+        if ms > self.slow_query_ms * max(1, len(qs)):
+            log.warning("slow query: %d queries took %.1f ms (threshold %.0f ms per query)", len(qs), ms, self.slow_query_ms)
+        return done
+
+    # ------------------------------------------------------------------ presentation
+
+    def token_counter(self) -> Any:
+        """The token counter of context budgets."""
+        if self._counter is None:
+            from .embed import E5Embedder
+
+            self._counter = (
+                ctx.e5_token_counter() if isinstance(self.index.embedder, E5Embedder) else ctx.whitespace_tokens
+            )
+        return self._counter
+
+    def context(self, result: RetrievalResult, *, format: str | None = None, budget: int | None = 500) -> Any:
+        """The result as a context block (the recipe's source format by default: seed 000's
+        narrative, seed 003's "## Knowledge Graph Context", seed 004's "## Known Facts", a
+        passage list for chunk recipes, or "json"), packed by score within ``budget`` tokens."""
+        from .narrative import render
+
+        return render(result, format or DEFAULT_FORMATS.get(result.recipe, "chunks"), budget=budget, count=self.token_counter())
+
+    def explain(self, result: RetrievalResult) -> str:
+        """Paths and score components of every item (:func:`graphrecall.explain.explain`)."""
+        return explain(result)
+
+
+def _plain(v: Any) -> Any:
+    """A JSON-ready form of parameters for cache keys."""
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_plain(x) for x in v]
+    if hasattr(v, "__dataclass_fields__"):
+        return _plain(dict(v.__dict__))
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

@@ -1,0 +1,139 @@
+"""Shared first stages of the recipes: embed the batch once, find vector anchors, fall back.
+
+Every recipe embeds its whole batch of queries in one call (or takes the caller's
+``query_vectors``, as users with their own embedding service do), then searches the vector
+indexes per tenant. When there is no embedder or it fails, the recipes degrade as the
+sources say: seed 000 to keyword search on entity names, seed 004 to fuzzy name matching.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ..embed import EmbeddingError
+from ..errors import ParameterError
+from ..index import GraphIndex
+from .base import Timer
+
+__all__ = ["Anchor", "chunk_search", "embed_batch", "entity_search", "name_anchors", "with_params"]
+
+#: (dense row, score, how it was found)
+Anchor = tuple[int, float, str]
+P = TypeVar("P")
+
+
+def with_params(defaults: P, overrides: Mapping[str, Any]) -> P:
+    """``defaults`` with ``overrides`` applied; an unknown name is a ParameterError."""
+    names = {f.name for f in dataclasses.fields(defaults)}  # type: ignore[arg-type]
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ParameterError(
+            f"invalid parameter {unknown[0]!r} for {type(defaults).__name__}; "
+            f"known: {sorted(names)}"
+        )
+    return dataclasses.replace(defaults, **overrides)  # type: ignore[type-var]
+
+
+def embed_batch(
+    index: GraphIndex,
+    queries: Sequence[str],
+    query_vectors: npt.ArrayLike | None,
+    timer: Timer,
+) -> tuple[npt.NDArray[np.float32] | None, str | None]:
+    """The batch's query vectors (one embedder call), or None and why not.
+
+    ``query_vectors`` (n, d) given by the caller are used as they are (after a shape and
+    finiteness check). Embedding errors are caught here, not raised: the recipes fall back.
+    """
+    if query_vectors is not None:
+        qv = np.asarray(query_vectors, dtype=np.float32)
+        if qv.ndim == 1:
+            qv = qv.reshape(1, -1)
+        if qv.ndim != 2 or qv.shape[0] != len(queries):
+            raise ParameterError(
+                f"invalid parameter query_vectors: shape {qv.shape} for {len(queries)} queries"
+            )
+        if not np.isfinite(qv).all():
+            raise ParameterError("invalid parameter query_vectors: NaN or inf values")
+        norms = np.linalg.norm(qv, axis=1, keepdims=True)
+        if (norms == 0).any():
+            raise ParameterError("invalid parameter query_vectors: a zero vector")
+        return np.ascontiguousarray(qv / norms, dtype=np.float32), None
+    if index.embedder is None:
+        return None, "no embedder"
+    with timer.stage("embed"):
+        try:
+            return index.embed_queries(queries), None
+        except (EmbeddingError, ParameterError, RuntimeError, OSError, ValueError) as exc:
+            return None, f"embedding failed: {type(exc).__name__}: {exc}"
+
+
+def _search(
+    vectors: Any, qv: npt.NDArray[np.float32], k: int, tenant: int, min_score: float | None
+) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
+    m = vectors.search(qv, k, tenant=tenant, min_score=min_score)
+    return [m.query(i) for i in range(qv.shape[0])]
+
+
+def entity_search(
+    index: GraphIndex,
+    qv: npt.NDArray[np.float32] | None,
+    tenant: int,
+    k: int,
+    min_score: float | None = None,
+) -> list[list[Anchor]] | None:
+    """Top-k entities by cosine per query (None when there are no entity vectors)."""
+    if qv is None or index.entity_vectors is None:
+        return None
+    if qv.shape[1] != index.entity_vectors.dim:
+        raise EmbeddingError(
+            f"query vectors have dimension {qv.shape[1]}, entity vectors {index.entity_vectors.dim}"
+        )
+    return [
+        [(int(r), float(s), "vector") for r, s in zip(rows.tolist(), sc.tolist(), strict=True)]
+        for rows, sc in _search(index.entity_vectors, qv, k, tenant, min_score)
+    ]
+
+
+def chunk_search(
+    index: GraphIndex,
+    qv: npt.NDArray[np.float32] | None,
+    tenant: int,
+    k: int,
+    min_score: float | None = None,
+) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] | None:
+    """Top-k chunks by cosine per query (None when there are no chunk vectors)."""
+    if qv is None or index.chunk_vectors is None:
+        return None
+    if qv.shape[1] != index.chunk_vectors.dim:
+        raise EmbeddingError(
+            f"query vectors have dimension {qv.shape[1]}, chunk vectors {index.chunk_vectors.dim}"
+        )
+    return _search(index.chunk_vectors, qv, k, tenant, min_score)
+
+
+def name_anchors(
+    index: GraphIndex, query: str, tenant: int, k: int, how: str
+) -> list[Anchor]:
+    """Anchors by name: "recognize" (n-grams, seed 003), "fuzzy" (seed 004) or "keyword"
+    (seed 000's fallback), as (row, score, how)."""
+    if how == "recognize":
+        found = index.names.recognize(query, tenant=tenant, limit=k)
+    elif how == "fuzzy":
+        found = index.names.fuzzy(query, tenant=tenant, limit=k)
+    elif how == "keyword":
+        found = index.names.keyword(query, tenant=tenant, limit=k)
+    else:
+        raise ParameterError(f"invalid parameter fallback: {how!r}")
+    out: list[Anchor] = []
+    seen: set[int] = set()
+    for m in found:
+        if m.row not in seen:
+            seen.add(m.row)
+            out.append((int(m.row), float(m.score), str(m.kind)))
+    return out

@@ -1,0 +1,374 @@
+"""What every recipe returns, and the pieces they share.
+
+A recipe turns a batch of query strings into one :class:`RetrievalResult` per query: the
+anchors it entered the graph by, the entities, facts and chunks it ranked (each with the
+components of its score and the path that reached it from an anchor), per-stage timings and
+the fan-out statistics of seed 001's logging.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ParameterError
+from ..index import GraphIndex
+
+__all__ = [
+    "ChunkHit",
+    "EntityHit",
+    "FactHit",
+    "RetrievalResult",
+    "Step",
+    "Timer",
+    "check_count",
+    "check_queries",
+    "check_real",
+]
+
+I64 = npt.NDArray[np.int64]
+Direction = Literal["out", "in"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a provenance path: from ``entity`` along ``predicate`` (fact ``fact``)
+    in ``direction`` ("out": the entity is the fact's subject) to the next step's entity.
+    The last step of a path has no fact."""
+
+    entity: Hashable
+    name: str
+    predicate: str | None = None
+    fact: Hashable | None = None
+    direction: Direction = "out"
+
+
+@dataclass(frozen=True)
+class EntityHit:
+    """An entity a recipe used: an anchor (``hop`` 0) or one reached through the graph.
+
+    Attributes:
+        how: How it was found: "vector", "name", "alias", "fuzzy", "keyword", "graph".
+    """
+
+    id: Hashable
+    name: str
+    score: float
+    hop: int = 0
+    how: str = "graph"
+    anchor: Hashable | None = None
+    type: str | None = None
+    strength: float | None = None
+    path: tuple[Step, ...] = ()
+
+
+@dataclass(frozen=True)
+class FactHit:
+    """A ranked fact with its score components and its path from the anchor."""
+
+    id: Hashable
+    subject: Hashable
+    subject_name: str
+    predicate: str
+    object: Hashable | None
+    object_name: str | None
+    object_value: str | None
+    confidence: float
+    score: float
+    hop: int
+    anchor: Hashable | None = None
+    strength: float | None = None
+    description: str | None = None
+    since: int | None = None
+    components: Mapping[str, float] = field(default_factory=dict)
+    path: tuple[Step, ...] = ()
+
+    @property
+    def value(self) -> str:
+        """The object as text: its literal value, else the object entity's name."""
+        if self.object_value is not None:
+            return self.object_value
+        return self.object_name if self.object_name is not None else "..."
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    """A ranked chunk (passage / memory).
+
+    Attributes:
+        source: Where it came from: "vector", "keyword", "hybrid", "graph", "expansion",
+            "ppr", "fused".
+        components: The parts of its score (similarity, boosts, ranks, ...).
+        path: The graph path that boosted or added it (empty for pure vector hits).
+        tier: Its scope / tier (seed 002).
+    """
+
+    id: Hashable
+    text: str
+    score: float
+    source: str
+    components: Mapping[str, float] = field(default_factory=dict)
+    path: tuple[Step, ...] = ()
+    tier: str | None = None
+
+
+@dataclass
+class RetrievalResult:
+    """One query's result.
+
+    Attributes:
+        recipe: The recipe that produced it.
+        query: The query text.
+        tenant: The tenant it ran in.
+        anchors: The entities the query entered the graph by.
+        entities: Entities reached (anchors first).
+        facts: Ranked facts (graph recipes).
+        chunks: Ranked chunks (chunk recipes).
+        tiers: Seed 002's results by tier.
+        timings: Seconds per stage (embed, anchors, graph, score, ...).
+        stats: Fan-out per hop, boosts and other numbers seed 001 logs.
+        route: The router's decision, when the query was routed.
+        params: The parameters used.
+        fallback: Why a fallback was taken (e.g. embedding failed), else None.
+    """
+
+    recipe: str
+    query: str
+    tenant: Hashable | None
+    anchors: list[EntityHit] = field(default_factory=list)
+    entities: list[EntityHit] = field(default_factory=list)
+    facts: list[FactHit] = field(default_factory=list)
+    chunks: list[ChunkHit] = field(default_factory=list)
+    tiers: dict[str, list[ChunkHit]] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    route: Any = None
+    params: dict[str, Any] = field(default_factory=dict)
+    fallback: str | None = None
+
+    @property
+    def chunk_ids(self) -> list[Hashable]:
+        """Ids of the ranked chunks."""
+        return [c.id for c in self.chunks]
+
+    @property
+    def fact_ids(self) -> list[Hashable]:
+        """Ids of the ranked facts."""
+        return [f.id for f in self.facts]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (paths as lists of steps)."""
+
+        def step(s: Step) -> dict[str, Any]:
+            return {
+                "entity": s.entity,
+                "name": s.name,
+                "predicate": s.predicate,
+                "fact": s.fact,
+                "direction": s.direction,
+            }
+
+        def plain(obj: Any) -> Any:
+            out = {}
+            for k, v in obj.__dict__.items():
+                if k == "path":
+                    out[k] = [step(s) for s in v]
+                elif isinstance(v, Mapping):
+                    out[k] = dict(v)
+                else:
+                    out[k] = v
+            return out
+
+        return {
+            "recipe": self.recipe,
+            "query": self.query,
+            "tenant": self.tenant,
+            "anchors": [plain(a) for a in self.anchors],
+            "entities": [plain(e) for e in self.entities],
+            "facts": [plain(f) for f in self.facts],
+            "chunks": [plain(c) for c in self.chunks],
+            "tiers": None
+            if self.tiers is None
+            else {t: [plain(c) for c in cs] for t, cs in self.tiers.items()},
+            "timings": dict(self.timings),
+            "stats": dict(self.stats),
+            "fallback": self.fallback,
+        }
+
+
+class Timer:
+    """Accumulates seconds per stage into a dict (shared by a batch's results)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
+
+
+def check_queries(queries: str | Sequence[str]) -> tuple[list[str], bool]:
+    """A batch of query strings (and whether a single str was given)."""
+    if isinstance(queries, str):
+        return [queries], True
+    if not isinstance(queries, Sequence):
+        raise ParameterError(
+            f"invalid parameter queries: {type(queries).__name__} is not a str or a sequence of str"
+        )
+    out = list(queries)
+    for i, q in enumerate(out):
+        if not isinstance(q, str):
+            raise ParameterError(f"invalid parameter queries: item {i} is {type(q).__name__}, not str")
+    return out, False
+
+
+def check_count(name: str, value: object, lo: int = 1, hi: int = 1_000_000) -> int:
+    """An int parameter within [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not an integer in [{lo}, {hi}]")
+    return int(value)
+
+
+def check_real(name: str, value: object, lo: float = 0.0, hi: float = math.inf) -> float:
+    """A finite float parameter within [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a number")
+    v = float(value)
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise ParameterError(f"invalid parameter {name}: {value!r} is not a finite number in [{lo}, {hi}]")
+    return v
+
+
+# ------------------------------------------------------------------------------ builders
+
+
+def entity_path(
+    index: GraphIndex, entity: int, parent_of: Mapping[int, int], limit: int = 64
+) -> tuple[Step, ...]:
+    """The path from an anchor to ``entity`` following each entity's parent fact
+    (``parent_of``: dense entity -> dense fact, absent for anchors)."""
+    steps: list[Step] = []
+    ids = index.graph.entity_ids
+    fids = index.graph.fact_ids
+    e = entity
+    for _ in range(limit):
+        f = parent_of.get(e, -1)
+        if f < 0:
+            break
+        s, o = int(index.fact_subject[f]), int(index.fact_object[f])
+        prev, direction = (s, "out") if o == e else (o, "in")
+        steps.append(
+            Step(ids[prev], index.entity_name[prev], index.fact_predicate[f], fids[f], direction)  # type: ignore[arg-type]
+        )
+        e = prev
+    steps.reverse()
+    steps.append(Step(ids[entity], index.entity_name[entity]))
+    return tuple(steps)
+
+
+def fact_path(index: GraphIndex, chain: Sequence[int]) -> tuple[Step, ...]:
+    """Steps along a chain of dense fact indices from an anchor (each fact's subject
+    first; the chain of seed 000's out-traversal)."""
+    ids = index.graph.entity_ids
+    fids = index.graph.fact_ids
+    steps = []
+    for f in chain:
+        s = int(index.fact_subject[f])
+        steps.append(Step(ids[s], index.entity_name[s], index.fact_predicate[f], fids[f], "out"))
+    if chain:
+        o = int(index.fact_object[chain[-1]])
+        if o >= 0:
+            steps.append(Step(ids[o], index.entity_name[o]))
+    return tuple(steps)
+
+
+def fact_hit(
+    index: GraphIndex,
+    f: int,
+    *,
+    score: float,
+    hop: int,
+    anchor: int | None,
+    components: Mapping[str, float],
+    path: tuple[Step, ...] = (),
+) -> FactHit:
+    """A :class:`FactHit` for dense fact ``f``."""
+    ids = index.graph.entity_ids
+    s, o = int(index.fact_subject[f]), int(index.fact_object[f])
+    since = int(index.fact_since[f])
+    return FactHit(
+        id=index.graph.fact_ids[f],
+        subject=ids[s],
+        subject_name=index.entity_name[s],
+        predicate=index.fact_predicate[f],
+        object=None if o < 0 else ids[o],
+        object_name=None if o < 0 else index.entity_name[o],
+        object_value=index.fact_value[f],
+        confidence=float(index.fact_confidence[f]),
+        strength=float(index.fact_strength[f]),
+        description=index.fact_description[f],
+        since=None if since == -(2**63) else since,
+        score=score,
+        hop=hop,
+        anchor=None if anchor is None or anchor < 0 else ids[anchor],
+        components=components,
+        path=path,
+    )
+
+
+def chunk_hit(
+    index: GraphIndex,
+    c: int,
+    *,
+    score: float,
+    source: str,
+    components: Mapping[str, float],
+    path: tuple[Step, ...] = (),
+) -> ChunkHit:
+    """A :class:`ChunkHit` for dense chunk ``c``."""
+    return ChunkHit(
+        id=index.graph.chunk_ids[c],
+        text=index.chunk_text[c],
+        score=score,
+        source=source,
+        components=components,
+        path=path,
+        tier=index.chunk_scope[c],
+    )
+
+
+def entity_hit(
+    index: GraphIndex,
+    e: int,
+    *,
+    score: float,
+    how: str,
+    hop: int = 0,
+    anchor: int | None = None,
+    strength: float | None = None,
+    path: tuple[Step, ...] = (),
+) -> EntityHit:
+    """An :class:`EntityHit` for dense entity ``e``."""
+    ids = index.graph.entity_ids
+    return EntityHit(
+        id=ids[e],
+        name=index.entity_name[e],
+        score=score,
+        hop=hop,
+        how=how,
+        anchor=None if anchor is None or anchor < 0 else ids[anchor],
+        type=index.entity_type[e],
+        strength=strength,
+        path=path,
+    )

@@ -1,0 +1,226 @@
+"""Recipe ``routed_hybrid``: seed 002, "Graph-Based Hierarchical Retrieval" (companion memory).
+
+1. **Graph routing**: a router (:class:`graphrecall.router.HeuristicRouter` by default: the
+   seed's ``route_query`` rules, in its order) picks the query type, the filters (goal_id,
+   mission_id + last day, character_id, time window) and the tiers to search
+   (``search_scope``: personal / project / task / character_conversations).
+2. **Metadata filtering**, per tier as the seed's SQL does: personal by category and tags
+   overlap; project by goal_id and tags overlap; task: not expired, by mission_id, goal_id
+   and ``created_at >= now - days``; character conversations by character_id. A chunk's tier
+   is its ``scope`` column; goal_id / mission_id / character_id are read from its metadata.
+3. **Vector search** within each tier: the ``limit`` (10) most similar by cosine.
+4. **Rerank** each tier: ``0.5 x 1/(rank+1) + 0.3 x 0.95^days_old + 0.15 x confidence +
+   0.05 x access`` (confidence 1.0 when unknown, access a constant 1.0 as the seed).
+
+Choices where the seed is silent or loses data: the seed's routes never pass the caller's
+``tags`` / ``category`` / ``days`` on to the filters (its use cases 2-4 give them in the
+context and they are dropped): here a context's ``tags``, ``category`` and ``days`` apply
+to the tiers whose SQL filters on them. A task memory without ``expires_at`` never expires
+(SQL's ``NULL > now()`` would silently hide it). Results come by tier (``result.tiers``)
+and merged by final score in ``result.chunks``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import ParameterError
+from ..index import GraphIndex
+from ..scoring import RerankProfile, rerank_memories_batch
+from ..storage.tables import NULL_TIME
+from .anchoring import embed_batch, with_params
+from .base import ChunkHit, RetrievalResult, Timer, check_count, check_queries, chunk_hit
+
+__all__ = ["TIER_FILTERS", "RoutedHybridParams", "routed_hybrid"]
+
+NAME = "routed_hybrid"
+
+#: Which filters each tier's SQL applies (seed 002's search_*_memories); other tiers apply
+#: every filter given.
+TIER_FILTERS: Mapping[str, tuple[str, ...]] = {
+    "personal": ("category", "tags"),
+    "project": ("goal_id", "tags"),
+    "task": ("expires", "mission_id", "goal_id", "days"),
+    "character_conversations": ("character_id", "days"),
+}
+_ALL_FILTERS = ("category", "tags", "goal_id", "mission_id", "character_id", "days", "expires")
+_EXACT_MAX = 4096
+
+
+@dataclass(frozen=True)
+class RoutedHybridParams:
+    """Seed 002's parameters, with its defaults.
+
+    Attributes:
+        limit: Results per tier (10).
+        profile: rerank_memories' constants.
+        context_filters: Apply the context's tags / category / days (see the module doc).
+    """
+
+    limit: int = 10
+    profile: RerankProfile = field(default_factory=RerankProfile)
+    context_filters: bool = True
+
+
+def _tier_rows(index: GraphIndex, tenant: int) -> dict[str, npt.NDArray[np.int64]]:
+    key = f"tiers:{tenant}"
+    got = index._tier_vectors.get(key)
+    if got is None:
+        rows = np.flatnonzero(index.chunk_tenant == tenant)
+        got = {}
+        scopes = [index.chunk_scope[r] for r in rows.tolist()]
+        for s in set(scopes):
+            if s is not None:
+                got[s] = rows[np.array([x == s for x in scopes], dtype=bool)]
+        index._tier_vectors[key] = got
+    return got  # type: ignore[no-any-return]
+
+
+def _keep(index: GraphIndex, c: int, tier: str, f: Mapping[str, Any], now: int) -> bool:
+    names = TIER_FILTERS.get(tier, _ALL_FILTERS)
+    meta = index.chunk_metadata[c]
+    for name in names:
+        if name == "expires":
+            exp = int(index.chunk_expires_at[c])
+            if exp != NULL_TIME and not exp > now:
+                return False
+            continue
+        want = f.get(name)
+        if want is None:
+            continue
+        if name == "category":
+            if index.chunk_category[c] != want:
+                return False
+        elif name == "tags":
+            if not set(index.chunk_tags[c]) & set(want):
+                return False
+        elif name == "days":
+            created = int(index.chunk_created_at[c])
+            if created == NULL_TIME or created < now - int(want) * 86_400:
+                return False
+        elif meta.get(name) != want:
+            return False
+    return True
+
+
+def routed_hybrid(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    context: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+    router: Any = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **params: Any,
+) -> list[RetrievalResult]:
+    """Run seed 002's routed, filtered, per-tier search and rerank for a batch of queries.
+
+    Args:
+        index: The retrieval index (chunks with a ``scope`` column are the tiers).
+        queries: One query or a batch.
+        tenant: The user / tenant (may be omitted when the graph holds one).
+        now: Unix seconds (recency, expiry, time windows); required.
+        context: The caller's context (goal_id, mission_id, character_id, tags, days, ...),
+            one for the batch or one per query.
+        router: Anything with ``route(query, context) -> Route`` (default
+            :class:`~graphrecall.router.HeuristicRouter`).
+        query_vectors: Pre-computed query embeddings (n, d).
+        **params: Overrides of :class:`RoutedHybridParams`.
+
+    Returns:
+        One result per query: ``tiers`` (tier -> reranked chunks), ``chunks`` (all tiers
+        by final score), ``route``.
+    """
+    p = with_params(RoutedHybridParams(), params)
+    qs, _ = check_queries(queries)
+    t = index.tenant_code(tenant)
+    tenant_name = index.graph.tenants.names[t]
+    limit = check_count("limit", p.limit)
+    if now is None:
+        raise ParameterError("invalid parameter now: recency and expiry need the current time")
+    now = int(now)
+    if context is None or isinstance(context, Mapping):
+        contexts: list[Mapping[str, Any]] = [context or {}] * len(qs)
+    else:
+        contexts = [c or {} for c in context]
+        if len(contexts) != len(qs):
+            raise ParameterError(f"invalid parameter context: {len(contexts)} contexts for {len(qs)} queries")
+    if router is None:
+        from ..router import HeuristicRouter
+
+        router = HeuristicRouter()
+    timer = Timer()
+    with timer.stage("route"):
+        routes = [router.route(q, c) for q, c in zip(qs, contexts, strict=True)]
+    qv, why = embed_batch(index, qs, query_vectors, timer)
+    if qv is None or index.chunk_matrix is None:
+        raise ParameterError(f"routed_hybrid needs chunk vectors and query vectors ({why or 'no chunk vectors'})")
+    tiers_of = _tier_rows(index, t)
+    per: list[tuple[int, str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
+    with timer.stage("search"):
+        for q in range(len(qs)):
+            f = dict(routes[q].filters)
+            if p.context_filters:
+                for name in ("tags", "category", "days"):
+                    if contexts[q].get(name) is not None and f.get(name) is None:
+                        f[name] = contexts[q][name]
+            for tier in routes[q].search_scope:
+                rows = tiers_of.get(tier)
+                if rows is None or not len(rows):
+                    per.append((q, tier, np.zeros(0, np.int64), np.zeros(0, np.float32)))
+                    continue
+                keep = np.fromiter((_keep(index, c, tier, f, now) for c in rows.tolist()), dtype=bool, count=len(rows))
+                cands = rows[keep]
+                sims = index.chunk_matrix[cands] @ qv[q] if len(cands) else np.zeros(0, np.float32)
+                order = np.lexsort((cands, -sims))[:limit]
+                per.append((q, tier, cands[order], sims[order]))
+    with timer.stage("rerank"):
+        rr = rerank_memories_batch(
+            [index.chunk_created_at[c] for _, _, c, _ in per],
+            now=now,
+            confidence=[[None if np.isnan(x) else float(x) for x in index.chunk_confidence[c].tolist()] for _, _, c, _ in per],
+            profile=p.profile,
+        )
+    results = [
+        RetrievalResult(NAME, query, tenant_name, tiers={}, route=routes[q], params=dict(p.__dict__), fallback=None)
+        for q, query in enumerate(qs)
+    ]
+    prof = p.profile
+    for j, (q, tier, cands, sims) in enumerate(per):
+        r = rr[j]
+        hits: list[ChunkHit] = []
+        for pos in r.order.tolist():
+            c = int(cands[pos])
+            created = int(index.chunk_created_at[c])
+            days_old = (now - created) // prof.day_seconds if created != NULL_TIME else None
+            conf = float(index.chunk_confidence[c])
+            hits.append(
+                chunk_hit(
+                    index,
+                    c,
+                    score=float(r.scores[pos]),
+                    source="vector",
+                    components={
+                        "cosine": float(sims[pos]),
+                        "similarity": 1.0 / (pos + 1),
+                        "recency": 1.0 if days_old is None else prof.recency_base**days_old,
+                        "confidence": 1.0 if np.isnan(conf) else conf,
+                        "access": 1.0,
+                    },
+                )
+            )
+        tiers = results[q].tiers
+        if tiers is not None:
+            tiers[tier] = hits
+    for res in results:
+        merged = [(h, i) for i, hs in enumerate((res.tiers or {}).values()) for h in hs]
+        merged.sort(key=lambda x: (-x[0].score, x[1]))
+        res.chunks = [h for h, _ in merged]
+        res.timings = dict(timer.seconds)
+    return results

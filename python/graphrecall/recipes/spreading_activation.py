@@ -1,0 +1,253 @@
+"""Recipe ``spreading_activation``: seed 000, "Graph-RAG Retrieval Strategy" (ADR 3).
+
+1. **Vector anchor**: the top 3 entities of the user's tenant by cosine similarity to the
+   query (``findAnchorEntities(..., limit = 3)``); if embedding fails, keyword search on
+   entity names ("Adopted as fallback").
+2. **Spreading activation**: BFS from the anchors, ``maxHops = 2``; each entity expanded
+   once, its first 10 facts by confidence among status ``staged`` / ``confirmed``; the
+   traversal stops before a hop once ``maxFacts = 30`` facts were collected (checked between
+   hops only, as the source does, so a query can return more than 30).
+3. **Relevance scoring**: every collected fact ranked by ``scoreFact`` at ``now``:
+   ``confidence x sourceWeight x decay x usageBoost x statusWeight`` (source weights
+   user_edit 2.0, file 1.5, system 1.2, conversation 1.0; 5 % per week after a one-week
+   grace period on ``last_accessed``; ``1 + log10(accessCount + 1) x 0.5``; confirmed 1.2).
+4. **Narrative**: facts grouped by subject under "### 👤 USER CONTEXT" /
+   "### 💡 CONTEXT: name" headers (:func:`graphrecall.context.narrative_000`), with the
+   object entity's *name* where the source printed ``...`` (its TODO).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..index import GraphIndex
+from ..scoring import FactScoreProfile
+from .anchoring import embed_batch, entity_search, name_anchors, with_params
+from .base import (
+    RetrievalResult,
+    Timer,
+    check_count,
+    check_queries,
+    entity_hit,
+    fact_hit,
+    fact_path,
+)
+
+__all__ = ["SpreadingActivationParams", "spreading_activation"]
+
+NAME = "spreading_activation"
+
+
+@dataclass(frozen=True)
+class SpreadingActivationParams:
+    """Seed 000's parameters, with its defaults.
+
+    Attributes:
+        anchors: Anchor entities per query (``limit = 3``).
+        max_hops: BFS rounds (``maxHops = 2``).
+        per_entity_limit: Facts per expanded entity by confidence (``LIMIT 10``).
+        max_facts: The stop rule checked between hops (``maxFacts = 30``).
+        statuses: Admitted fact statuses (``IN ('staged', 'confirmed')``).
+        direction: "out" (the source reads outgoing facts), "in" or "both".
+        min_anchor_score: Drop vector anchors below this cosine (None: keep the top 3).
+        fallback: Name search when embedding fails: "keyword" (the source), "fuzzy",
+            "recognize" or None (no anchors).
+        top_k: Keep only the best k facts after ranking (None: all, as the source).
+        profile: scoreFact's constants.
+    """
+
+    anchors: int = 3
+    max_hops: int = 2
+    per_entity_limit: int | None = 10
+    max_facts: int | None = 30
+    statuses: tuple[str, ...] | None = ("staged", "confirmed")
+    direction: str = "out"
+    min_anchor_score: float | None = None
+    fallback: str | None = "keyword"
+    top_k: int | None = None
+    profile: FactScoreProfile = field(default_factory=FactScoreProfile)
+
+
+def _components(
+    index: GraphIndex, facts: npt.NDArray[np.int64], now: int, p: FactScoreProfile
+) -> list[dict[str, float]]:
+    """scoreFact's factors per fact (for explain), computed as the source writes them."""
+    if not len(facts):
+        return []
+    cols = index.graph._core.fact_rows(facts)
+    conf, status, source, access, last = cols[3], cols[5], cols[6], cols[7], cols[8]
+    out = []
+    for k in range(len(facts)):
+        sw = p.source_weights[int(source[k])] if int(source[k]) < len(p.source_weights) else p.default_source_weight
+        stw = p.status_weights[int(status[k])] if int(status[k]) < len(p.status_weights) else p.default_status_weight
+        if int(last[k]) == -(2**63):
+            decay = 1.0
+        else:
+            weeks = (now - int(last[k])) * 1000 / (1000 * 60 * 60 * 24 * 7)
+            decay = p.decay_base ** (weeks - p.grace_weeks) if weeks > p.grace_weeks else 1.0
+        usage = 1 + float(np.log10(int(access[k]) + 1)) * p.usage_log_factor
+        out.append(
+            {
+                "confidence": float(conf[k]),
+                "source_weight": float(sw),
+                "decay": float(decay),
+                "usage_boost": usage,
+                "status_weight": float(stw),
+            }
+        )
+    return out
+
+
+def spreading_activation(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **params: Any,
+) -> list[RetrievalResult]:
+    """Run seed 000's pipeline for a batch of queries (one embedding call, one graph call).
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The user / tenant (may be omitted when the graph holds one).
+        now: Unix seconds to score at (scoreFact's ``Date.now()``); required.
+        query_vectors: Pre-computed query embeddings (n, d), skipping the embedder.
+        **params: Overrides of :class:`SpreadingActivationParams`.
+
+    Returns:
+        One :class:`RetrievalResult` per query: ranked ``facts`` (scoreFact, components,
+        path from the anchor), ``anchors``, reached ``entities`` in narrative order.
+
+    Raises:
+        ParameterError, UnknownTenantError: Bad parameters or tenant.
+    """
+    p = with_params(SpreadingActivationParams(), params)
+    qs, _ = check_queries(queries)
+    t = index.tenant_code(tenant)
+    tenant_name = index.graph.tenants.names[t] if index.graph.n_tenants else tenant
+    k = check_count("anchors", p.anchors, 1, 1000)
+    if now is None:
+        from ..errors import ParameterError
+
+        raise ParameterError("invalid parameter now: scoreFact needs the current time (unix seconds)")
+    timer = Timer()
+    qv, why = embed_batch(index, qs, query_vectors, timer)
+    with timer.stage("anchors"):
+        found = entity_search(index, qv, t, k, p.min_anchor_score)
+        fallback = None
+        if found is None:
+            fallback = why or "no entity vectors"
+            found = [
+                name_anchors(index, q, t, k, p.fallback) if p.fallback else [] for q in qs
+            ]
+    ids = index.graph.entity_ids
+    with timer.stage("graph"):
+        act = index.graph.spread(
+            [ids[[a[0] for a in row]] if row else [] for row in found],
+            now=now,
+            max_hops=p.max_hops,
+            per_entity_limit=p.per_entity_limit,
+            max_facts=p.max_facts,
+            direction=p.direction,
+            statuses=p.statuses,
+            tenant=tenant_name,
+            rank="score_fact",
+            top_k=p.top_k,
+            profile=p.profile,
+        )
+    results = []
+    with timer.stage("results"):
+        core = act._core
+        fo, eo = core.fact_offsets, core.entity_offsets
+        all_facts, all_hops, all_anchors, all_parents = core.facts, core.hops, core.anchors, core.parents
+        scores = core.scores
+        ents, ehops, eanch, estr = core.entities, core.entity_hops, core.entity_anchors, core.entity_strengths
+        comps = _components(index, all_facts, int(now), p.profile)
+        for q, query in enumerate(qs):
+            a, b = int(fo[q]), int(fo[q + 1])
+            facts = all_facts[a:b].tolist()
+            parents = all_parents[a:b].tolist()
+            pos = {f: i for i, f in enumerate(facts)}
+            hits = []
+            for i, f in enumerate(facts):
+                chain = [f]
+                j = i
+                while parents[j] >= 0 and parents[j] in pos:
+                    j = pos[parents[j]]
+                    chain.append(facts[j])
+                chain.reverse()
+                hits.append(
+                    fact_hit(
+                        index,
+                        f,
+                        score=float(scores[a + i]) if scores is not None else 0.0,
+                        hop=int(all_hops[a + i]),
+                        anchor=int(all_anchors[a + i]),
+                        components=comps[a + i],
+                        path=fact_path(index, chain),
+                    )
+                )
+            anchor_hits = [
+                entity_hit(index, r, score=s, how=how) for r, s, how in found[q]
+            ]
+            anchor_rows = {r for r, _, _ in found[q]}
+            ea, eb = int(eo[q]), int(eo[q + 1])
+            reached = [
+                entity_hit(
+                    index,
+                    int(e),
+                    score=0.0,
+                    how="graph",
+                    hop=int(h),
+                    anchor=int(an),
+                    strength=float(s),
+                )
+                for e, h, an, s in zip(
+                    ents[ea:eb].tolist(),
+                    ehops[ea:eb].tolist(),
+                    eanch[ea:eb].tolist(),
+                    estr[ea:eb].tolist(),
+                    strict=True,
+                )
+                if e not in anchor_rows
+            ]
+            hops_fanout: dict[int, int] = {}
+            for h in all_hops[a:b].tolist():
+                hops_fanout[h] = hops_fanout.get(h, 0) + 1
+            results.append(
+                RetrievalResult(
+                    recipe=NAME,
+                    query=query,
+                    tenant=tenant_name,
+                    anchors=anchor_hits,
+                    entities=anchor_hits + reached,
+                    facts=hits,
+                    timings=timer.seconds,
+                    stats={"facts_per_hop": hops_fanout, "entities_reached": eb - ea},
+                    params=_plain(p),
+                    fallback=fallback,
+                )
+            )
+    for r in results:
+        r.timings = dict(timer.seconds)
+    return results
+
+
+def _plain(p: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in p.__dict__.items():
+        out[k] = v if not hasattr(v, "__dataclass_fields__") else dict(v.__dict__)
+    return out
+
+
+def params_dict(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameters as plain values (for cache keys and logs)."""
+    return dict(p)
