@@ -19,6 +19,7 @@ from .duckdb import load_duckdb
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from .live import GraphVersion, LiveGraph, UpdateReport
 from .mapping import ColumnMapping
+from .postgres import load_postgres
 from .snapshot import load_snapshot, save_snapshot
 from .sqlite import SCHEMA_VERSION, SQLiteStore
 from .tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
@@ -44,6 +45,7 @@ __all__ = [
     "load_dataframes",
     "load_duckdb",
     "load_parquet",
+    "load_postgres",
     "load_snapshot",
     "save_snapshot",
 ]
