@@ -485,7 +485,7 @@ class NameIndex:
                 scorer=fuzz.ratio,
                 processor=None,
                 score_cutoff=cutoff,
-                dtype=np.float32,
+                dtype=np.float64,
                 workers=1,
             )
             for gi, j in zip(*np.nonzero(scores >= cutoff), strict=True):
