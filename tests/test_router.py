@@ -263,7 +263,8 @@ def test_seed002_use_case_2_and_3() -> None:
 
 def test_seed002_context_id_presence() -> None:
     # None / "" / False / empty collections do not count; the numeric id 0 does.
-    for absent in (None, "", False, [], ()):
+    absents: tuple[object, ...] = (None, "", False, [], ())
+    for absent in absents:
         assert route("hello there", {"goal_id": absent}).query_type is QueryType.GENERAL
     assert route("hello there", {"goal_id": 0}).query_type is QueryType.GOAL_SPECIFIC
 
