@@ -760,6 +760,27 @@ def test_connection_errors_are_storage_errors(db: Db) -> None:
         load_postgres(42)  # type: ignore[arg-type]
 
 
+def test_error_in_the_middle_of_a_copy(db: Db) -> None:
+    """A query failing after rows were sent (a view dividing by zero at row 3000) is a
+    StorageError naming the table; the caller's connection stays usable."""
+    db.run(
+        "CREATE TABLE entities (id int)",
+        "CREATE TABLE base (n int)",
+        "INSERT INTO entities SELECT generate_series(0, 9)",
+        "INSERT INTO base SELECT generate_series(0, 5000)",
+        "CREATE VIEW facts AS SELECT n % 10 AS subject, 1.0 / (3000 - n) AS strength FROM base",
+    )
+    with psycopg.connect(db.uri) as conn:
+        with pytest.raises(StorageError, match=r"reading table 'facts' .*division by zero"):
+            load_postgres(conn)
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert conn.execute("SELECT count(*) FROM base").fetchone() == (5001,)
+        db.run(
+            "CREATE OR REPLACE VIEW facts AS SELECT n % 10 AS subject, 1.0 AS strength FROM base"
+        )
+        assert load_postgres(conn).n_rows("facts") == 5001
+
+
 def test_empty_tables_load(db: Db) -> None:
     create_seed000(db, [], [])
     tables = load_postgres(db.uri, mapping=ColumnMapping.preset("seed000"))

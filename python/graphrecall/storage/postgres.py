@@ -2,26 +2,34 @@
 
 The user's tables and columns are named by a :class:`~graphrecall.storage.mapping.ColumnMapping`
 (validated identifiers, quoted with ``psycopg.sql.Identifier``); the only value that enters
-a query, the tenant, is a parameter. All tables are read in one read-only transaction
-(``REPEATABLE READ`` when the loader starts it, so the tables are one consistent snapshot;
-inside a transaction of the caller's connection, a savepoint rolled back at the end).
+a query, the tenant, is a query parameter (bound by psycopg; in a ``COPY``, which takes no
+server-side parameters, psycopg's quoted literal), never text formatted by us. All tables
+are read in one read-only transaction (``REPEATABLE READ`` when the loader starts it, so
+the tables are one consistent snapshot; inside a transaction of the caller's connection, a
+savepoint rolled back at the end).
 
 Each table is read with one ``COPY (SELECT ...) TO STDOUT (FORMAT csv)`` parsed by
 ``pyarrow.csv`` with the column types taken from the catalog, then converted like
 :func:`~graphrecall.storage.arrow.load_arrow`. (Measured on 1M facts rows: about 3x faster
 than ``cursor.fetchall()`` of the same query, text or binary, plus its conversion to
-columns; no Python object is made per numeric value.) How PostgreSQL types are read:
+columns; no Python object is made per numeric value, and the COPY's rows are drained from
+libpq in one loop.) How PostgreSQL types are read:
 
-* ``smallint`` / ``integer`` / ``bigint`` -> int64; ``real`` / ``double precision`` /
-  ``numeric`` -> float64 (``numeric`` converted on the server); ``boolean`` -> bool;
+* ``smallint`` / ``integer`` / ``bigint`` -> int64; ``real`` -> float32 (the stored value);
+  ``double precision`` / ``numeric`` -> float64 (``numeric`` converted on the server);
+  ``boolean`` -> bool;
 * ``timestamp`` / ``timestamptz`` / ``date`` in a time column -> int64 seconds (the epoch
   computed on the server; ``infinity`` is reported by the check);
-* pgvector ``vector`` / ``halfvec`` and arrays of numbers in an ``embedding`` column ->
-  ``float32 (n, d)`` matrices (read as text and parsed by Arrow compute: the ``pgvector``
-  Python package is not needed); ``bytea`` of little-endian float32 too;
+* pgvector ``vector`` in an ``embedding`` column -> ``float32 (n, d)`` matrices, read in
+  its binary form (``vector_send``, hex in the CSV) and decoded for the whole column at
+  once: exact, and 3x faster end to end than its text form (measured on 50k x 384); the
+  ``pgvector`` Python package is not needed. ``halfvec`` and arrays of numbers (``real[]``,
+  ``float8[]``) are parsed from their text by Arrow compute; ``bytea`` of little-endian
+  float32 is read as blobs;
 * an array in a list column (``mentions.entity``, ``mentions.chunk``, ``aliases.alias``,
   e.g. seed 001's ``chunks.mentioned_entity_ids uuid[]``) -> one row per element
   (``unnest`` on the server);
+* a time column of another type is read as it is (ints as seconds, ISO-8601 text);
 * other arrays (``tags text[]``) -> their JSON text; ``json`` / ``jsonb`` -> JSON text
   (:meth:`GraphTables.check` parses both); ``uuid``, enums and anything else -> text.
 
@@ -39,6 +47,7 @@ Needs ``psycopg`` 3 (``pip install "psycopg[binary]"``) and ``pyarrow``.
 
 from __future__ import annotations
 
+import binascii
 import importlib
 import selectors
 import uuid
@@ -48,6 +57,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import DataError, ParameterError
 from .arrow import ArrowSource, Column, tables_from_sources
@@ -272,8 +282,9 @@ def _table_names(conn: psycopg.Connection[Any], schema: str | None) -> list[str]
 class _Expr:
     """How one of the user's columns is selected and parsed.
 
-    ``mode``: ``"plain"`` (CSV of ``arrow``), ``"vector"`` / ``"vector64"`` (``[...]`` /
-    ``{...}`` text -> list of float32 / float64), ``"hex"`` (hex text -> binary blob).
+    ``mode``: ``"plain"`` (CSV of ``arrow``), ``"pgvector"`` (hex of ``vector_send``),
+    ``"vector"`` / ``"vector64"`` (``[...]`` / ``{...}`` text -> list of float32 /
+    float64), ``"hex"`` (hex text -> binary blob).
     """
 
     key: tuple[str, str]
@@ -292,6 +303,13 @@ def _expr(table: _Table, ours: str, theirs: str) -> _Expr:
     t = col.typname
     if ours == "embedding":
         numeric_array = col.is_array and col.elem_category == "N"
+        if t == "vector":  # its binary form, hex: no float formatting on the server
+            return _Expr(
+                (theirs, "pgvector"),
+                sql.SQL("encode(vector_send({}), 'hex')").format(ident),
+                pa.string(),
+                "pgvector",
+            )
         if t in _VECTOR_TYPES or numeric_array:
             # float8 / numeric elements are parsed as float64 and then rounded to float32,
             # like the other loaders do; vector / real as float32 (exactly the stored value).
@@ -348,26 +366,66 @@ def _vectors(col: Any, where: str, wide: bool) -> Any:
     the conversion makes NaN and the check refuses."""
     pa = _pa()
     pc = _pc()
-    arr = col.combine_chunks() if hasattr(col, "combine_chunks") else col
-    n = len(arr)
-    inner = pc.utf8_slice_codeunits(arr, 1, -1)
-    parts = pc.split_pattern(inner, ",")
-    flat = pc.list_flatten(parts)
-    parents = pc.list_parent_indices(parts)
-    keep = pc.not_equal(flat, "")  # "[]" / "{}": no element
-    flat = flat.filter(keep)
-    parents = parents.filter(keep)
-    flat = pc.if_else(pc.equal(flat, "NULL"), pa.scalar(None, pa.string()), flat)
-    try:
-        values = flat.cast(pa.float64() if wide else pa.float32())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        raise DataError(f"{where}.embedding holds a vector that is not numbers: {exc}") from None
-    counts = np.bincount(parents.to_numpy(zero_copy_only=False), minlength=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    mask = arr.is_null()
-    out = pa.LargeListArray.from_arrays(pa.array(offsets), values, mask=mask)
-    return pa.chunked_array([out])
+    chunks = []
+    for arr in col.chunks:
+        n = len(arr)
+        inner = pc.utf8_slice_codeunits(arr, 1, -1)
+        parts = pc.split_pattern(inner, ",")
+        flat = pc.list_flatten(parts)
+        parents = pc.list_parent_indices(parts)
+        keep = pc.not_equal(flat, "")  # "[]" / "{}": no element
+        flat = flat.filter(keep)
+        parents = parents.filter(keep)
+        flat = pc.if_else(pc.equal(flat, "NULL"), pa.scalar(None, pa.string()), flat)
+        try:
+            values = flat.cast(pa.float64() if wide else pa.float32())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            raise DataError(
+                f"{where}.embedding holds a vector that is not numbers: {exc}"
+            ) from None
+        counts = np.bincount(parents.to_numpy(zero_copy_only=False), minlength=n)
+        chunks.append(_list_array(counts, values, arr.is_null()))
+    return pa.chunked_array(chunks, type=pa.large_list(pa.float64() if wide else pa.float32()))
+
+
+def _list_array(lengths: npt.NDArray[Any], values: Any, null: Any) -> Any:
+    pa = _pa()
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.LargeListArray.from_arrays(pa.array(offsets), values, mask=null)
+
+
+def _pgvectors(col: Any, where: str) -> Any:
+    """pgvector's binary form (``vector_send``: int16 dimension, int16 unused, then the
+    big-endian float32 values), hex-encoded -> ``large_list<float32>``, null for null.
+
+    Decoding hex and dropping each row's 4 header bytes is done on the whole column at once
+    (``binascii`` and numpy): 5-6x faster than parsing the text form ``[1,2,3]`` with Arrow
+    (measured on 50k x 384), and exact."""
+    pa = _pa()
+    chunks = []
+    for arr in col.chunks:
+        n = len(arr)
+        offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32)[arr.offset : arr.offset + n + 1]
+        offsets = offsets.astype(np.int64)
+        data = arr.buffers()[2]
+        hexes = b"" if data is None else memoryview(data)[offsets[0] : offsets[-1]]
+        raw = np.frombuffer(binascii.a2b_hex(hexes), dtype=np.uint8)
+        sizes = (offsets[1:] - offsets[:-1]) // 2
+        starts = (offsets[:-1] - offsets[0]) // 2
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+        lengths = np.where(valid, (sizes - 4) // 4, 0)
+        heads = starts[valid]
+        dims = (raw[heads].astype(np.int64) << 8) | raw[heads + 1]
+        bad = (sizes[valid] < 4) | (sizes[valid] % 4 != 0) | (dims != lengths[valid])
+        if bad.any():  # pragma: no cover - vector_send always writes this layout
+            row = int(np.flatnonzero(valid)[int(np.argmax(bad))])
+            raise DataError(f"{where} row {row}: a pgvector value of unexpected layout")
+        body = np.ones(len(raw), dtype=bool)
+        body[(heads[:, None] + np.arange(4)).ravel()] = False
+        values = raw[body].view(">f4").astype(np.float32)
+        chunks.append(_list_array(lengths, pa.array(values), arr.is_null()))
+    return pa.chunked_array(chunks, type=pa.large_list(pa.float32()))
 
 
 def _blobs(col: Any) -> Any:
@@ -488,7 +546,8 @@ def _failure(res: Any, encoding: str) -> _QueryFailed:
     pq = _psycopg().pq
     if res is None:  # pragma: no cover - libpq always answers a query
         return _QueryFailed("the server sent no result", "")
-    message = (res.error_message or b"").decode(encoding, "replace").strip()
+    primary = res.error_field(pq.DiagnosticField.MESSAGE_PRIMARY) or res.error_message or b""
+    message = primary.decode(encoding, "replace").strip()
     state = (res.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode("ascii", "replace")
     return _QueryFailed(message or f"unexpected result status {res.status!r}", state)
 
@@ -614,7 +673,9 @@ def _source(
         columns = []
         for i, e in enumerate(exprs):
             col = got.column(f"c{i}")
-            if e.mode in ("vector", "vector64"):
+            if e.mode == "pgvector":
+                col = _pgvectors(col, label)
+            elif e.mode in ("vector", "vector64"):
                 col = _vectors(col, label, e.mode == "vector64")
             elif e.mode == "hex":
                 col = _blobs(col)
