@@ -852,15 +852,12 @@ def test_random_rows_equal_load_dataframes(server: PgServer, rows: Any) -> None:
         ])  # fmt: skip
         fac["created_at"] = pd.to_datetime(fac["created_at"], utc=True)
         assert_same_tables(got, checked(load_dataframes(ent, fac)))
+        tenant_of = {e["id"]: e["tenant"] for e in entities}
         tenant = entities[0]["tenant"]
         mine = load_postgres(d.uri, tenant=tenant)
-        assert set(mine.entities["id"].tolist()) == {
-            e["id"] for e in entities if e["tenant"] == tenant
-        }
+        assert set(mine.entities["id"].tolist()) == {i for i, t in tenant_of.items() if t == tenant}
         assert set(mine.facts["id"].tolist()) == {
-            f["id"]
-            for f in facts
-            if entities[[e["id"] for e in entities].index(f["subject"])]["tenant"] == tenant
+            f["id"] for f in facts if tenant_of[f["subject"]] == tenant
         }
     finally:
         d.conn.execute(f"DROP SCHEMA {d.schema} CASCADE")
