@@ -23,6 +23,7 @@ seed-000-shaped ``facts`` table (``python tests/pg_server.py --rows 1000000``).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import shutil
 import tempfile
@@ -67,6 +68,9 @@ class PgServer:
         try:
             self.handle.cleanup()
         finally:
+            # pgserver's own exit hook would take its lock file again, re-creating the
+            # runtime dir inside the removed directory: it has nothing left to do.
+            atexit.unregister(self.handle._cleanup)
             shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -111,6 +115,7 @@ def start() -> PgServer:
     except BaseException:
         if handle is not None:
             handle.cleanup()
+            atexit.unregister(handle._cleanup)
         shutil.rmtree(root, ignore_errors=True)
         raise
 
