@@ -3,12 +3,19 @@
 Casting to the core's narrow dtypes must never wrap silently (``np.uint8(300) == 44``), so
 every integer column is range-checked before it is cast, and every float column is checked
 for NaN / infinity by the core after conversion.
+
+Object columns that a loader made from typed data (Arrow dictionaries, integer ids with
+nulls) can carry an :class:`ObjectColumn` description (:func:`describe`): their codes or
+integers, so that checking and building never walk millions of Python objects again. A
+described array is made read-only, so the description can never go stale.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import weakref
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,6 +32,97 @@ _INT_RANGES = {
     np.dtype(np.uint32): (0, 2**32 - 2),  # 2**32 - 1 is the core's "none" sentinel
     np.dtype(np.int64): (-(2**63), 2**63 - 1),
 }
+
+
+@dataclass(frozen=True)
+class ObjectColumn:
+    """What is known about an object column without reading its values.
+
+    Attributes:
+        types: The Python types of its values (``type(None)`` when some are None).
+        codes: Dictionary columns: ``int32`` codes into ``values``, ``-1`` for None.
+        values: Dictionary columns: the distinct values (each once).
+        ints: Integer columns (ints and None): the ints as ``int64``, 0 where None.
+        null: Integer columns: True where the value is None.
+    """
+
+    types: frozenset[type]
+    codes: npt.NDArray[np.int32] | None = None
+    values: tuple[Any, ...] | None = None
+    ints: npt.NDArray[np.int64] | None = None
+    null: npt.NDArray[np.bool_] | None = None
+
+    def take(self, rows: npt.NDArray[Any]) -> ObjectColumn:
+        """The description of ``column[rows]`` (a mask or indices)."""
+        codes = None if self.codes is None else self.codes[rows]
+        ints_ = None if self.ints is None else self.ints[rows]
+        null = None if self.null is None else self.null[rows]
+        types = set(self.types)
+        if null is not None and not null.any():
+            types.discard(type(None))
+        if codes is not None and not (codes < 0).any():
+            types.discard(type(None))
+        return ObjectColumn(frozenset(types), codes, self.values, ints_, null)
+
+
+#: id(array) -> (weak reference to it, its description).
+_DESCRIBED: dict[int, tuple[weakref.ReferenceType[npt.NDArray[Any]], ObjectColumn]] = {}
+
+
+def _forget(key: int, ref: weakref.ReferenceType[npt.NDArray[Any]]) -> None:
+    entry = _DESCRIBED.get(key)
+    if entry is not None and entry[0] is ref:
+        del _DESCRIBED[key]
+
+
+def describe(arr: npt.NDArray[Any], info: ObjectColumn) -> npt.NDArray[Any]:
+    """Attach ``info`` to the object array ``arr`` (which must hold exactly what ``info``
+    says) and make ``arr`` read-only, so that the two cannot drift apart.
+
+    Returns:
+        ``arr`` itself, or a copy of it when it is a view (whose base could still change).
+    """
+    if arr.base is not None:
+        arr = arr.copy()
+    arr.flags.writeable = False
+    key = id(arr)
+
+    def forget(r: weakref.ReferenceType[npt.NDArray[Any]]) -> None:
+        _forget(key, r)
+
+    _DESCRIBED[key] = (weakref.ref(arr, forget), info)
+    return arr
+
+
+def description(arr: Any) -> ObjectColumn | None:
+    """The :class:`ObjectColumn` attached to ``arr`` by :func:`describe`, if any (and if
+    the array is still read-only)."""
+    entry = _DESCRIBED.get(id(arr))
+    if entry is None:
+        return None
+    ref, info = entry
+    held = ref()
+    if held is None or held is not arr or held.flags.writeable:
+        return None
+    return info
+
+
+def take(arr: npt.NDArray[Any], rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``arr[rows]``, described as ``arr`` is (when it is)."""
+    out: npt.NDArray[Any] = arr[rows]
+    info = description(arr)
+    if info is not None:
+        describe(out, info.take(rows))
+    return out
+
+
+def value_types(arr: npt.NDArray[Any]) -> set[type]:
+    """The Python types of an object array's values (from its description when it has
+    one)."""
+    info = description(arr)
+    if info is not None:
+        return set(info.types)
+    return set(map(type, arr.tolist()))
 
 
 def first_row(mask: npt.NDArray[np.bool_]) -> int:
@@ -187,14 +285,20 @@ class IdMap:
             raise DataError(f"{name} ids: expected {n} ids in one dimension, got shape {arr.shape}")
         if arr.dtype.kind in "iu":
             arr = arr.astype(np.int64)
+            self.kind = "int"
+            self._ext = arr
+            if n < 2 or bool((arr[1:] > arr[:-1]).all()):
+                # Already in order (the usual case: ids from a store's primary key): the
+                # ids are their own sorted keys, at their own positions.
+                self._sorted_keys = arr
+                self._sorted_pos = None
+                return
             order = np.argsort(arr, kind="stable")
             keys = arr[order]
             dup = keys[1:] == keys[:-1]
             if dup.any():
                 i = int(order[first_row(dup) + 1])
                 raise DataError(f"{_PLURAL.get(name, name + 's')} row {i}: duplicate id {arr[i]}")
-            self.kind = "int"
-            self._ext = arr
             self._sorted_keys = keys
             self._sorted_pos = order.astype(np.int64)
         else:
@@ -227,7 +331,12 @@ class IdMap:
             arr = np.asarray(ids)
             if arr.size == 0:
                 return np.zeros(0, dtype=np.int64)
-            if arr.dtype.kind == "O":
+            info = description(arr)
+            if info is not None and info.ints is not None and info.null is not None:
+                if info.null.any() and not allow_none:
+                    raise DataError(f"{table} row {first_row(info.null)}: {column} is missing")
+                arr = np.where(info.null, -1, info.ints)
+            elif arr.dtype.kind == "O":
                 arr = np.array(
                     [-1 if (allow_none and v is None) else v for v in arr], dtype=np.float64
                 )
@@ -256,25 +365,22 @@ class IdMap:
             if arr.size == 0:
                 return np.zeros(0, dtype=np.int64)
             missing = np.zeros(len(arr), dtype=bool)
-            if arr.dtype.kind in "fO":
+            info = description(arr)
+            if info is not None and info.ints is not None and info.null is not None:
+                arr, missing = info.ints, info.null
+            elif arr.dtype.kind in "fO":
                 missing = np.array([v is None or (isinstance(v, float) and v != v) for v in arr])
                 arr = np.where(missing, 0, arr).astype(np.int64)
             arr = ints(arr, np.int64, table, column)
-            assert self._sorted_keys is not None and self._sorted_pos is not None
-            pos = np.searchsorted(self._sorted_keys, arr)
-            pos = np.minimum(pos, len(self._sorted_keys) - 1) if len(self._sorted_keys) else pos
-            found = (
-                (self._sorted_keys[pos] == arr)
-                if len(self._sorted_keys)
-                else np.zeros(len(arr), dtype=bool)
-            )
+            pos, found = self._positions(arr)
             bad = ~found & ~missing
             if bad.any() or (missing.any() and not allow_none):
                 i = first_row(bad | (missing & (not allow_none)))
                 what = "is missing" if missing[i] else f"= {arr[i]} refers to no {self.name}"
                 raise DataError(f"{table} row {i}: {column} {what}")
-            out = np.where(missing, -1, self._sorted_pos[pos] if len(arr) else pos)
-            return out.astype(np.int64)
+            if missing.any():
+                pos = np.where(missing, -1, pos)
+            return pos
         assert self._index is not None
         index = self._index
         vals = list(ids) if not isinstance(ids, np.ndarray) else ids.tolist()
@@ -290,6 +396,40 @@ class IdMap:
                 raise DataError(f"{table} row {i}: {column} = {v!r} refers to no {self.name}")
             out[i] = j
         return out
+
+    def _positions(
+        self, arr: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """(index of each int id, found mask) for an int map; index 0 where not found."""
+        keys = self._sorted_keys
+        assert keys is not None
+        n = len(keys)
+        if n == 0:
+            return np.zeros(len(arr), dtype=np.int64), np.zeros(len(arr), dtype=bool)
+        lo, hi = int(keys[0]), int(keys[-1])
+        if self._sorted_pos is None and hi - lo == n - 1:
+            # Consecutive ids in order (0..n-1, 1..n...): the index is the id minus the first.
+            found = (arr >= lo) & (arr <= hi)
+            pos = arr - lo
+            if not found.all():
+                pos[~found] = 0
+            return pos, found
+        if len(arr) >= 65_536 and hi - lo < 4 * n + 1024:
+            # Dense ids and many to map: one lookup table instead of a binary search each.
+            table = np.full(hi - lo + 1, -1, dtype=np.int64)
+            table[keys - lo] = (
+                np.arange(n, dtype=np.int64) if self._sorted_pos is None else self._sorted_pos
+            )
+            inside = (arr >= lo) & (arr <= hi)
+            pos = np.full(len(arr), -1, dtype=np.int64)
+            pos[inside] = table[arr[inside] - lo]
+            found = pos >= 0
+            pos[~found] = 0
+            return pos, found
+        at = np.minimum(np.searchsorted(keys, arr), n - 1)
+        found = keys[at] == arr
+        pos = at if self._sorted_pos is None else self._sorted_pos[at]
+        return pos.astype(np.int64, copy=False), found
 
     def lookup(self, ids: Iterable[Hashable], what: str) -> npt.NDArray[np.int64]:
         """Map query-time ids, raising :class:`UnknownIdError` for an unknown one."""
@@ -359,6 +499,23 @@ class Vocab:
                     f"(known: {list(self.names)!r})"
                 )
             return out.astype(dtype)
+        coded = _coded_as_text(arr)
+        if coded is not None:
+            keys, present, codes_in = coded
+            lut = np.full(len(keys), -1, dtype=np.int64)
+            by_key: dict[str, list[int]] = {}
+            for k in present:
+                by_key.setdefault(keys[k], []).append(k)
+            for text in sorted(by_key):  # in the order np.unique gives
+                c = self._index.get(text)
+                if c is None:
+                    i = first_row(np.isin(codes_in, by_key[text]))
+                    raise DataError(
+                        f"{table} row {i}: {column} = {arr[i]!r} is an unknown {self.kind} "
+                        f"(known: {list(self.names)!r})"
+                    )
+                lut[by_key[text]] = c
+            return lut[codes_in].astype(dtype)
         uniq, inverse = np.unique(
             arr.astype(object).astype(str) if arr.dtype.kind == "O" else arr, return_inverse=True
         )
@@ -379,8 +536,36 @@ class Vocab:
     def learn(cls, values: Any, kind: str) -> tuple[Vocab, npt.NDArray[np.int64]]:
         """Build a vocabulary from the distinct values of a column (sorted) and encode it."""
         arr = np.asarray(values)
+        coded = _coded_as_text(arr)
+        if coded is not None:
+            keys, present, codes_in = coded
+            distinct = sorted({keys[k] for k in present})
+            where = {name: c for c, name in enumerate(distinct)}
+            lut = np.array([where.get(key, -1) for key in keys], dtype=np.int64)
+            return cls(distinct, kind), lut[codes_in]
         if arr.dtype.kind == "O":
             arr = arr.astype(str)
         uniq, inverse = np.unique(arr, return_inverse=True)
         names = [u.item() if isinstance(u, np.generic) else u for u in uniq]
         return cls(names, kind), inverse.reshape(-1).astype(np.int64)
+
+
+def _coded_as_text(
+    arr: npt.NDArray[Any],
+) -> tuple[list[str], list[int], npt.NDArray[np.int64]] | None:
+    """A described dictionary column as numpy would see it as text: ``(keys, present,
+    codes)`` with ``keys[k]`` the text of value ``k`` (the last key, ``"None"``, is that of
+    None), ``present`` the keys that occur, and each row's key. None when ``arr`` has no
+    dictionary description, or when a text would not survive numpy's fixed-width strings
+    (trailing NUL characters), so that the result is always the slow path's."""
+    info = description(arr)
+    if info is None or info.codes is None or info.values is None or arr.dtype.kind != "O":
+        return None
+    keys = [str(v) for v in info.values]
+    keys.append(str(None))
+    if any(k.endswith("\x00") for k in keys):
+        return None
+    codes = info.codes.astype(np.int64)
+    codes[codes < 0] = len(keys) - 1
+    counts = np.bincount(codes, minlength=len(keys))
+    return keys, np.flatnonzero(counts).tolist(), codes

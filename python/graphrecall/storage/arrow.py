@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._columns import NULL_TIME
+from .._columns import NULL_TIME, ObjectColumn, describe
 from ..errors import DataError, ParameterError
 from .mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping
 from .tables import EmbeddingKind, EmbeddingSet, GraphTables
@@ -187,14 +187,31 @@ def _plain(col: Column) -> Column:
     return col
 
 
+def _is_text(t: Any) -> bool:
+    pa = _pa()
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
+
+
+def _is_text_dictionary(col: Column) -> bool:
+    pa = _pa()
+    return (
+        _is_arrow(col)
+        and not isinstance(col.type, pa.ExtensionType)
+        and pa.types.is_dictionary(col.type)
+        and _is_text(col.type.value_type)
+    )
+
+
 def _objects(col: Column) -> npt.NDArray[Any]:
     """Any column as a 1-D object array (``None`` for null)."""
     if not _is_arrow(col):
         arr = np.asarray(col, dtype=object)
         return _nan_to_none(arr)
+    if _is_text_dictionary(col):
+        return _from_dictionary(col)
     pa = _pa()
     t = col.type
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    if _is_text(t):
         return _strings(col)
     values = col.to_pylist()
     if pa.types.is_map(t):  # key-value pairs -> dicts
@@ -209,21 +226,49 @@ def _strings(col: Column) -> npt.NDArray[Any]:
     predicates, text ids) are dictionary-encoded first, so that each distinct string is
     made into a Python object once (3-10x faster than converting row by row)."""
     pc = _pc()
+    pa = _pa()
     n = len(col)
     sample = col.slice(0, 4096)
     valid = len(sample) - sample.null_count
     if n >= 1024 and pc.count_distinct(sample).as_py() * 2 < valid:
-        enc = col.combine_chunks().dictionary_encode()
-        distinct = np.empty(len(enc.dictionary) + 1, dtype=object)
-        distinct[:-1] = enc.dictionary.to_numpy(zero_copy_only=False)
-        distinct[-1] = None
-        idx: npt.NDArray[np.intp] = enc.indices.fill_null(len(enc.dictionary)).to_numpy(
-            zero_copy_only=False
-        )
-        out: npt.NDArray[Any] = distinct[idx]
-        return out
+        return _from_dictionary(pa.chunked_array([col.combine_chunks().dictionary_encode()]))
     text: npt.NDArray[Any] = col.to_numpy(zero_copy_only=False)
-    return text if text.dtype == object else text.astype(object)
+    if text.dtype != object:
+        text = text.astype(object)
+    types: frozenset[type] = frozenset({str, type(None)} if col.null_count else {str})
+    return describe(text, ObjectColumn(types))
+
+
+def _from_dictionary(col: Column) -> npt.NDArray[Any]:
+    """A dictionary-encoded text column as an object array of its values (each distinct
+    string made into a Python object once), described by its codes."""
+    pa = _pa()
+    pc = _pc()
+    if col.num_chunks > 1:
+        col = col.unify_dictionaries()
+    chunks = col.chunks
+    if chunks:
+        values: list[Any] = chunks[0].dictionary.to_pylist()
+        indices = pa.chunked_array([c.indices for c in chunks], type=col.type.index_type)
+        codes = pc.fill_null(indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
+    else:
+        values, codes = [], np.zeros(0, dtype=np.int32)
+    distinct: dict[Any, int] = {}
+    for v in values:
+        distinct.setdefault(v, len(distinct))
+    if len(distinct) != len(values):  # a dictionary may repeat a value: code each once
+        lut = np.array([distinct[v] for v in values] + [-1], dtype=np.int32)
+        codes = lut[codes]
+        values = list(distinct)
+    lookup = np.empty(len(values) + 1, dtype=object)
+    lookup[:-1] = values
+    lookup[-1] = None  # code -1
+    out: npt.NDArray[Any] = lookup[codes]
+    present = np.bincount(codes.astype(np.int64) + 1, minlength=len(values) + 1) > 0
+    types = {type(values[k]) for k in np.flatnonzero(present[1:]).tolist()}
+    if present[0]:
+        types.add(type(None))
+    return describe(out, ObjectColumn(frozenset(types), codes=codes, values=tuple(values)))
 
 
 def _nan_to_none(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -260,12 +305,19 @@ def _ids(col: Column, where: str, column: str) -> npt.NDArray[Any]:
         if pa.types.is_uint64(t) and pc.any(pc.greater(col, 2**63 - 1)).as_py():
             return np.asarray(col.to_numpy(zero_copy_only=False))
         if col.null_count == 0:
-            return np.ascontiguousarray(col.to_numpy(zero_copy_only=False).astype(np.int64))
-        vals = pc.fill_null(col, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+            return _int64(col.to_numpy(zero_copy_only=False))
+        vals = _int64(pc.fill_null(col, 0).to_numpy(zero_copy_only=False))
         out: npt.NDArray[Any] = vals.astype(object)
-        out[col.is_null().to_numpy(zero_copy_only=False)] = None
-        return out
+        null = col.is_null().to_numpy(zero_copy_only=False)
+        out[null] = None
+        types = frozenset({int, type(None)} if null.any() else {int})
+        return describe(out, ObjectColumn(types, ints=vals, null=null))
     return _objects(col)
+
+
+def _int64(arr: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """``arr`` as contiguous int64, copied only when it is not that already."""
+    return np.ascontiguousarray(arr.astype(np.int64, copy=False))
 
 
 def _floats(col: Column, where: str, column: str) -> npt.NDArray[Any]:
@@ -303,7 +355,7 @@ def _ints(col: Column, where: str, column: str) -> npt.NDArray[Any]:
         vals = col.to_numpy(zero_copy_only=False)
         if pa.types.is_uint64(t) and len(vals) and int(vals.max()) > 2**63 - 1:
             return np.asarray(vals)  # GraphTables.check reports the rows beyond int64
-        return np.ascontiguousarray(vals.astype(np.int64))
+        return _int64(vals)
     return _floats(col, where, column)
 
 
@@ -311,6 +363,8 @@ def _codes(col: Column, where: str, column: str) -> npt.NDArray[Any]:
     """Names (object array) or integer codes (int64)."""
     if not _is_arrow(col):
         return _nan_to_none(np.asarray(col, dtype=object))
+    if _is_text_dictionary(col):
+        return _from_dictionary(col)
     pa = _pa()
     col = _plain(col)
     if pa.types.is_integer(col.type) and col.null_count == 0:
@@ -359,6 +413,8 @@ def _times(col: Column, where: str, column: str) -> npt.NDArray[Any]:
         raise DataError(f"{where}.{column} must hold times, got Arrow type {t}")
     out = np.ascontiguousarray(out, dtype=np.int64)
     if null is not None and null.any():
+        if not out.flags.writeable:  # a view of Arrow's buffer
+            out = out.copy()
         out[null] = NULL_TIME
     return out
 
@@ -578,6 +634,8 @@ def _convert(
             out[ours] = _ints(col, where, ours)
         elif key in _CODE_COLUMNS:
             out[ours] = _codes(col, where, ours)
+        elif _is_text_dictionary(col):
+            out[ours] = _from_dictionary(col)
         else:
             out[ours] = _objects(_plain(col) if _is_arrow(col) else col)
     embeddings: list[EmbeddingSet] = []
@@ -731,7 +789,12 @@ def load_dataframes(
     return tables_from_sources(sources, m)
 
 
-def _parquet_source(name: str, path: Path) -> ArrowSource:
+#: Our text columns with few distinct values, read from Parquet as dictionaries (Parquet
+#: stores them so): no string is decoded or hashed per row.
+_DICTIONARY_COLUMNS = _CODE_COLUMNS | {"entities.type", "chunks.scope", "chunks.category"}
+
+
+def _parquet_source(name: str, path: Path, table: str) -> ArrowSource:
     pq = importlib.import_module("pyarrow.parquet")
     pa = _pa()
     try:
@@ -741,11 +804,16 @@ def _parquet_source(name: str, path: Path) -> ArrowSource:
 
     def read(sel: dict[str, str]) -> dict[str, Column]:
         wanted = list(dict.fromkeys(sel.values()))
+        coded = [
+            theirs
+            for ours, theirs in sel.items()
+            if f"{table}.{ours}" in _DICTIONARY_COLUMNS and _is_text(schema.field(theirs).type)
+        ]
         if path.is_file():  # ParquetFile: no pyarrow.dataset (which imports pandas)
-            table = pq.ParquetFile(path).read(columns=wanted)
+            data = pq.ParquetFile(path, read_dictionary=coded).read(columns=wanted)
         else:
-            table = pq.read_table(path, columns=wanted)
-        return {ours: table.column(theirs) for ours, theirs in sel.items()}
+            data = pq.read_table(path, columns=wanted, read_dictionary=coded)
+        return {ours: data.column(theirs) for ours, theirs in sel.items()}
 
     return ArrowSource(name, schema.names, read)
 
@@ -787,5 +855,7 @@ def load_parquet(
                         f"{sorted(p.name for p in root.iterdir())!r}"
                     )
     assigned = _assign(files.keys(), m, "Parquet tables")
-    sources = {ours: _parquet_source(theirs, files[theirs]) for ours, theirs in assigned.items()}
+    sources = {
+        ours: _parquet_source(theirs, files[theirs], ours) for ours, theirs in assigned.items()
+    }
     return tables_from_sources(sources, m)

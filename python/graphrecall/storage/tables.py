@@ -49,7 +49,16 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .._columns import NULL_TIME, time_value, times
+from .._columns import (
+    NULL_TIME,
+    ObjectColumn,
+    describe,
+    description,
+    take,
+    time_value,
+    times,
+    value_types,
+)
 from ..errors import DataError, ParameterError
 from ..graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph
 
@@ -560,7 +569,7 @@ def _none_mask(arr: Array, kinds: set[type]) -> Mask:
 
 def _types(arr: Array) -> set[type]:
     """The Python types of an object array's values."""
-    return set(map(type, arr.tolist()))
+    return value_types(arr)
 
 
 def _py(v: Any) -> Any:
@@ -684,6 +693,13 @@ class _Index:
             out = self._rows_of(refs)
             out[unusable] = -1
             return out
+        info = description(refs)
+        if self._keys is not None and info is not None and info.ints is not None:
+            out = self._rows_of(info.ints)  # ints (and None) a loader described
+            out[unusable] = -1
+            if info.null is not None:
+                out[info.null] = -1
+            return out
         out = np.full(len(refs), -1, dtype=np.int64)
         if self._keys is not None and refs.dtype == object:
             sel = np.flatnonzero(~unusable)
@@ -720,6 +736,8 @@ def _later_duplicates(
         return first
     if keys.dtype == np.int64 and (second is None or second.dtype == np.int64):
         k = keys[rows]
+        if second is None and bool((k[1:] > k[:-1]).all()):
+            return first  # in strictly increasing order (a primary key): no duplicate
         cols = (rows, k) if second is None else (rows, second[rows], k)
         order = np.lexsort(cols)
         sk = k[order]
@@ -754,6 +772,14 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
     if kind == "U":
         return arr.astype(object), np.zeros(n, dtype=bool)
     if kind == "O":  # the common cases without a per-value branch
+        info = description(arr)
+        if info is not None and info.ints is not None and info.null is not None:
+            # ints (and None) a loader described: no value to look at
+            if not info.null.any():
+                return info.ints.copy(), np.zeros(n, dtype=bool)
+            if not nullable:
+                w.bad(info.null, lambda i: f"{col} is missing")
+            return arr, info.null.copy()
         kinds = _types(arr)
         if kinds == {str}:
             return arr, np.zeros(n, dtype=bool)
@@ -817,9 +843,26 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
 
 def _compact(ids: Array) -> Array:
     """An object column of ids that are all ints -> int64."""
+    info = description(ids)
+    if info is not None and info.ints is not None and info.null is not None:
+        return info.ints if not info.null.any() else ids
     if ids.dtype == object and all(type(v) is int for v in ids.tolist()):
         return np.array(ids.tolist(), dtype=np.int64)
     return ids
+
+
+def _nullable_ids(ids: Array) -> Array:
+    """A nullable reference column as checked tables hold it: an object array (None =
+    none), described by its ints when they are all ints, so that a build maps them
+    without looking at the objects."""
+    if ids.dtype == object:
+        return ids
+    if ids.dtype == np.int64:
+        return describe(
+            ids.astype(object),
+            ObjectColumn(frozenset({int}), ints=ids, null=np.zeros(len(ids), dtype=bool)),
+        )
+    return ids.astype(object)
 
 
 def _ref(
@@ -1030,11 +1073,24 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
     out = np.empty(w.n, dtype=object)
     badm = np.zeros(w.n, dtype=bool)
     index = {name: name for name in vocab}
+    info = description(arr)
     if arr.dtype.kind in "iu":
         codes = arr.astype(np.int64)
         badm = (codes < 0) | (codes >= len(vocab))
-        names = np.asarray(vocab, dtype=object)
-        out[~badm] = names[codes[~badm]]
+        names = np.empty(len(vocab) + 1, dtype=object)
+        names[:-1] = vocab
+        code32 = np.where(badm, -1, codes).astype(np.int32)
+        types: frozenset[type] = frozenset({str, type(None)} if badm.any() else {str})
+        out = describe(names[code32], ObjectColumn(types, codes=code32, values=tuple(vocab)))
+    elif (
+        info is not None
+        and info.codes is not None
+        and info.values is not None
+        and all(isinstance(v, str) for v in info.values)
+    ):  # a dictionary column: each distinct value looked up once
+        known = np.array([v in index for v in info.values] + [False], dtype=bool)
+        badm = ~known[info.codes]  # code -1 (None) is the last: refused as missing
+        out = arr
     elif arr.dtype == object and _types(arr) == {str}:
         vals = arr.tolist()
         if not set(vals) <= index.keys():  # the distinct names first: usually all known
@@ -1073,6 +1129,10 @@ def _tenant_values(w: _Work) -> tuple[Array, Mask, Mask]:
         badm = (big < 0) | (big > _MAX_TENANT)
         out[:] = arr.tolist()
         is_int[:] = True
+        if big.dtype == np.int64:  # described by its ints: no object is looked at again
+            out = describe(
+                out, ObjectColumn(frozenset({int}), ints=big, null=np.zeros(n, dtype=bool))
+            )
     else:
         for i, v in enumerate(arr.tolist()):
             v = _py(v)
@@ -1165,7 +1225,21 @@ def _graph_tenants(
     tenants are coded in sorted order over entities and chunks together."""
     if ent is None and ch is None:
         return np.zeros(n_ent, np.uint32), np.zeros(n_ch, np.uint32), [0]
-    values = [np.asarray(v, dtype=object) for v in (ent, ch) if v is not None]
+    given = [v for v in (ent, ch) if v is not None]
+    if all(
+        isinstance(v, np.ndarray) and v.dtype.kind in "iu" and (not len(v) or int(v.min()) >= 0)
+        for v in given
+    ):
+        # int tenants (checked: in [0, 2**24)): their own codes
+        top = max((int(v.max()) for v in given if len(v)), default=0)
+        ec = ent.astype(np.uint32) if ent is not None else np.zeros(n_ent, np.uint32)
+        cc = ch.astype(np.uint32) if ch is not None else np.zeros(n_ch, np.uint32)
+        if ent is None and n_ch:
+            ec = np.full(n_ent, cc[0], np.uint32)
+        if ch is None and n_ent:
+            cc = np.full(n_ch, ec[0], np.uint32)
+        return ec, cc, list(range(top + 1))
+    values = [np.asarray(v, dtype=object) for v in given]
     allv = np.concatenate(values).tolist() if values else []
     if all(isinstance(v, (int, np.integer)) for v in allv):
         names: list[Hashable] = list(range(int(max(allv)) + 1 if allv else 1))
@@ -1366,7 +1440,7 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
                 f"subject {_py(subj[i])!r} and object {_py(obj[i])!r} are in different tenants"
             ),
         )
-        fa.out["object"] = obj.astype(object)
+        fa.out["object"] = _nullable_ids(obj)
     if "predicate" in fa.cols:
         fa.out["predicate"] = _predicates(fa)
     if "object_value" in fa.cols:
@@ -1471,7 +1545,8 @@ def _predicates(fa: _Work) -> Array:
 def _literals(fa: _Work) -> Array:
     arr = fa.cols["object_value"]
     if arr.dtype == object and _types(arr) <= {str, type(None)}:
-        return arr.copy()  # every value is text or null: nothing to refuse or convert
+        # every value is text or null: nothing to refuse or convert
+        return arr if description(arr) is not None else arr.copy()
     out = np.empty(fa.n, dtype=object)
     badm = np.zeros(fa.n, dtype=bool)
     for i, v in enumerate(arr.tolist()):
@@ -1628,11 +1703,16 @@ def _kept(x: _Work) -> dict[str, Array] | None:
         return None
     assert x.keep is not None
     out: dict[str, Array] = {}
+    keep_all = bool(x.keep.all())
+    given = [a for a in x.cols.values() if isinstance(a, np.ndarray)]
     for col in COLUMNS[x.name]:
         v = x.out.get(col)
         if v is None:
             continue
-        v = v[x.keep]
+        if not keep_all:
+            v = take(v, x.keep)
+        elif v.flags.writeable and any(np.may_share_memory(v, a) for a in given):
+            v = v.copy()  # every row kept: share only what nobody can change
         if col in ("id", "subject", "chunk", "entity", "tenant"):
             v = _compact(v)
         out[col] = v
