@@ -6,9 +6,14 @@ Usage::
     python benches/workload.py --entities 100000 --seed 0 --out benches/data/100k   # once
     python benches/bench_storage.py benches/data/100k [--repeat 3] [--duckdb]
 
-Prints, per phase, the best wall time over ``--repeat`` runs: ``load_parquet`` (read and
-convert the columns), ``check`` (validate every row), ``build`` (compile the core graph)
-and their sum (what ``load_parquet(...).to_graph()`` costs), then the process's peak RSS.
+Prints first the memory of one ``load_parquet(...).to_graph()`` (in the fresh process, before
+anything else is allocated): the peak resident-set growth while it loads, checks and builds,
+the growth the built graph retains once the tables are dropped (after ``malloc_trim`` and
+releasing Arrow's pool, so that freed memory kept by the allocators is not counted), and
+their ratio. Then, per phase, the best wall time over ``--repeat`` runs: ``load_parquet``
+(read and convert the columns), ``check`` (validate every row), ``build`` (compile the core
+graph) and their sum (what ``load_parquet(...).to_graph()`` costs), then the process's peak
+RSS.
 With ``--duckdb`` the Parquet files are first imported into a temporary DuckDB file (not
 timed) and ``load_duckdb`` is timed the same way. The workload's facts name their columns
 ``subject_id`` / ``object_id``, which the ColumnMapping below maps.
@@ -17,6 +22,8 @@ timed) and ``load_duckdb`` is timed the same way. The workload's facts name thei
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import gc
 import resource
 import sys
@@ -34,6 +41,60 @@ def peak_rss_mib() -> float:
     """Peak resident set size of this process so far, in MiB (Linux reports KiB)."""
     kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return kib / (1024 * 1024) if sys.platform == "darwin" else kib / 1024
+
+
+def rss_mib() -> float:
+    """Resident set size now, in MiB (Linux ``/proc/self/statm``)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def hwm_mib() -> float:
+    """Peak resident set size since the last :func:`reset_hwm` (``VmHWM``), in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return peak_rss_mib()
+
+
+def reset_hwm() -> bool:
+    """Reset the kernel's peak-RSS mark of this process (``clear_refs`` 5); False if not
+    allowed (the peak is then the process's so far)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def trim() -> None:
+    """Collect garbage and hand memory the allocators keep (glibc, Arrow's pool) back."""
+    import pyarrow as pa
+
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name:
+        ctypes.CDLL(name).malloc_trim(0)
+    pa.default_memory_pool().release_unused()
+
+
+def memory(load: Callable[[], Any]) -> None:
+    """Peak RSS growth of ``load().to_graph()`` vs the growth the graph retains."""
+    trim()
+    base = rss_mib()
+    fresh = reset_hwm()
+    graph, _ = load().to_graph()
+    peak = (hwm_mib() if fresh else peak_rss_mib()) - base
+    trim()
+    retained = rss_mib() - base
+    print(f"memory: {graph!r}")
+    print(f"  peak growth {peak:7.0f} MiB  (load + check + build, one pipeline)")
+    print(f"  retained    {retained:7.0f} MiB  (the built graph)")
+    print(f"  ratio       {peak / retained:7.2f}    (peak / retained)")
+    del graph
+    trim()
 
 
 def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
@@ -78,6 +139,7 @@ def main() -> None:
     print(f"data          {args.data} ({rows} facts)")
     print(f"baseline RSS  {peak_rss_mib():7.0f} MiB")
     mapping = ColumnMapping(columns=COLUMNS)
+    memory(lambda: load_parquet(args.data, mapping))
     bench("load_parquet", lambda: load_parquet(args.data, mapping), args.repeat)
 
     if args.duckdb:

@@ -768,7 +768,7 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
         return np.full(n, None, dtype=object), np.ones(n, dtype=bool)
     kind = arr.dtype.kind
     if kind == "i" or (kind == "u" and arr.dtype.itemsize < 8):
-        return arr.astype(np.int64), np.zeros(n, dtype=bool)
+        return arr.astype(np.int64, copy=False), np.zeros(n, dtype=bool)
     if kind == "U":
         return arr.astype(object), np.zeros(n, dtype=bool)
     if kind == "O":  # the common cases without a per-value branch
@@ -943,7 +943,7 @@ def _ints(
     null = np.zeros(n, dtype=bool)
     badm = np.zeros(n, dtype=bool)
     if arr.dtype.kind == "i" or (arr.dtype.kind == "u" and arr.dtype.itemsize < 8):
-        out = arr.astype(np.int64)
+        out = arr.astype(np.int64, copy=null_value is not None)  # nulls are written below
         if null_value is not None:
             null = out == null_value
     elif arr.dtype.kind == "f":
@@ -1079,7 +1079,7 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
         badm = (codes < 0) | (codes >= len(vocab))
         names = np.empty(len(vocab) + 1, dtype=object)
         names[:-1] = vocab
-        code32 = np.where(badm, -1, codes).astype(np.int32)
+        code32 = np.where(badm, -1, codes).astype(np.int8 if len(vocab) < 127 else np.int32)
         types: frozenset[type] = frozenset({str, type(None)} if badm.any() else {str})
         out = describe(names[code32], ObjectColumn(types, codes=code32, values=tuple(vocab)))
     elif (
@@ -1356,6 +1356,15 @@ def _first_at(w: _Work, row: int) -> str:
     return f"first at row {row - w.base}"
 
 
+def _as_given(w: _Work, col: str, checked: Array | None) -> Array | None:
+    """A float column as given when it is float32 (its values exactly, in half the memory of
+    the float64 copy the rules read), else the checked float64 values."""
+    given = w.cols.get(col)
+    if checked is not None and given is not None and given.dtype == np.float32:
+        return given
+    return checked
+
+
 def _in_unit_interval(w: _Work, col: str, *, nullable: bool) -> npt.NDArray[np.float64] | None:
     conv = _floats(w, col)
     if conv is None:
@@ -1446,7 +1455,9 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
     if "object_value" in fa.cols:
         fa.out["object_value"] = _literals(fa)
     fa.out["description"] = _texts(fa, "description")
-    fa.out["confidence"] = _in_unit_interval(fa, "confidence", nullable=False)
+    fa.out["confidence"] = _as_given(
+        fa, "confidence", _in_unit_interval(fa, "confidence", nullable=False)
+    )
     stren = _floats(fa, "strength")
     if stren is not None:
         s, null = stren
@@ -1454,7 +1465,7 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
         with np.errstate(invalid="ignore"):
             rng = ~null & ~(np.isfinite(s) & (s >= 0.0) & (s <= _F32_MAX))
         fa.bad(rng, lambda i: f"strength = {float(s[i])!r} is not a finite number >= 0")
-        fa.out["strength"] = s
+        fa.out["strength"] = _as_given(fa, "strength", s)
     fa.out["status"] = _names(fa, "status", t.statuses, "status")
     fa.out["source"] = _names(fa, "source", t.sources, "source")
     fa.out["access_count"] = _ints(fa, "access_count", 0, _U32_LIMIT, null_value=None)
