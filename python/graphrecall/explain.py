@@ -27,6 +27,9 @@ def render_steps(steps: Sequence[Step]) -> str:
         pred = prev.predicate or "?"
         parts.append(f"-{pred}->" if prev.direction == "out" else f"<-{pred}-")
         parts.append(nxt.name)
+    last = steps[-1]
+    if last.predicate is not None:  # a literal fact: the path ends on its value
+        parts.append(f"-{last.predicate}-> (value)")
     return " ".join(parts)
 
 

@@ -38,7 +38,10 @@ from .errors import ParameterError, UnknownTenantError
 from .graph import KnowledgeGraph
 from .storage.tables import NULL_TIME, EmbeddingSet, GraphTables, OnBad
 
-__all__ = ["GraphIndex", "MentionLinks"]
+__all__ = ["EXACT_BELOW", "GraphIndex", "MentionLinks"]
+
+#: Default size under which a tenant's vectors are searched exactly (see GraphIndex.build).
+EXACT_BELOW = 5000
 
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
@@ -129,6 +132,7 @@ class GraphIndex:
         entity_matrix: npt.NDArray[np.float32] | None,
         chunk_matrix: npt.NDArray[np.float32] | None,
         vector_backend: str = "auto",
+        exact_below: int = EXACT_BELOW,
         build_seconds: dict[str, float] | None = None,
     ):
         self.tables = tables
@@ -223,19 +227,35 @@ class GraphIndex:
         if al is not None and len(al["entity"]):
             rows = graph.entity_index(al["entity"].tolist()).tolist()
             aliases = [(int(r), str(a)) for r, a in zip(rows, al["alias"].tolist(), strict=True)]
-        self.names = NameIndex(self.entity_name, self.entity_tenant, aliases=aliases)
+        self.names = NameIndex(
+            self.entity_name, self.entity_tenant, aliases=aliases, n_tenants=max(graph.n_tenants, 1)
+        )
         self.chunk_keywords: BM25Index | None = (
-            BM25Index(self.chunk_text, self.chunk_tenant) if n_c else None
+            BM25Index(self.chunk_text, self.chunk_tenant, n_tenants=max(graph.n_tenants, 1))
+            if n_c
+            else None
         )
         self.build_seconds["text_indexes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self.entity_vectors: VectorIndex | None = (
-            VectorIndex(entity_matrix, self.entity_tenant, backend=vector_backend)  # type: ignore[arg-type]
+            VectorIndex(
+                entity_matrix,
+                self.entity_tenant,
+                backend=vector_backend,  # type: ignore[arg-type]
+                exact_below=exact_below,
+                n_tenants=max(graph.n_tenants, 1),
+            )
             if entity_matrix is not None and len(entity_matrix)
             else None
         )
         self.chunk_vectors: VectorIndex | None = (
-            VectorIndex(chunk_matrix, self.chunk_tenant, backend=vector_backend)  # type: ignore[arg-type]
+            VectorIndex(
+                chunk_matrix,
+                self.chunk_tenant,
+                backend=vector_backend,  # type: ignore[arg-type]
+                exact_below=exact_below,
+                n_tenants=max(graph.n_tenants, 1),
+            )
             if chunk_matrix is not None and len(chunk_matrix)
             else None
         )
@@ -255,6 +275,7 @@ class GraphIndex:
         checked: bool = False,
         batch_size: int = 64,
         vector_backend: str = "auto",
+        exact_below: int = EXACT_BELOW,
     ) -> GraphIndex:
         """Check the tables, compile the graph, embed what is not embedded, index it all.
 
@@ -269,6 +290,10 @@ class GraphIndex:
             checked: The tables already went through :meth:`GraphTables.check`.
             batch_size: Texts per embedding call.
             vector_backend: ``"auto"``, ``"exact"`` or ``"hnsw"`` (see VectorIndex).
+            exact_below: With "auto", tenants with fewer vectors than this are searched
+                exactly (numpy), larger ones by HNSW. Measured here (d = 384): exact takes
+                ~0.35 ms at 5k rows and ~1.6 ms at 20k, HNSW ~0.25-0.35 ms at any size,
+                so 5000 keeps every search under ~0.4 ms.
 
         Raises:
             BadDataError: Bad rows with ``on_bad="raise"``.
@@ -308,6 +333,7 @@ class GraphIndex:
             entity_matrix=ent_vec,
             chunk_matrix=chunk_vec,
             vector_backend=vector_backend,
+            exact_below=exact_below,
             build_seconds=secs,
         )
 

@@ -29,26 +29,46 @@ def top_cosine(
 
 
 def spreading_activation(
-    entities: Sequence[Row], facts: Sequence[Row], ent_vec: np.ndarray, tenant: Hashable, q: np.ndarray, now: int
+    entities: Sequence[Row],
+    facts: Sequence[Row],
+    ent_vec: np.ndarray,
+    tenant: Hashable,
+    q: np.ndarray,
+    now: int,
 ) -> list[tuple[Hashable, float]]:
     """Seed 000: top-3 anchors, BFS (2 hops, 10 per entity, staged/confirmed, max 30),
     scoreFact ranking. Returns (fact id, score)."""
-    anchors = [entities[r]["id"] for r, _ in top_cosine(ent_vec, [e["tenant"] for e in entities], tenant, q, 3)]
+    anchors = [
+        entities[r]["id"]
+        for r, _ in top_cosine(ent_vec, [e["tenant"] for e in entities], tenant, q, 3)
+    ]
     out = graph_ref.spread(
-        facts, anchors, max_hops=2, per_entity_limit=10, max_facts=30, direction="out", statuses=["staged", "confirmed"]
+        facts,
+        anchors,
+        max_hops=2,
+        per_entity_limit=10,
+        max_facts=30,
+        direction="out",
+        statuses=["staged", "confirmed"],
     )
     return [(facts[r]["id"], s) for r, s in graph_ref.rank_facts(facts, out["rows"], now)]
 
 
 def graph_recall(
-    entities: Sequence[Row], facts: Sequence[Row], ent_vec: np.ndarray, tenant: Hashable, q: np.ndarray
+    entities: Sequence[Row],
+    facts: Sequence[Row],
+    ent_vec: np.ndarray,
+    tenant: Hashable,
+    q: np.ndarray,
 ) -> list[tuple[Hashable, float]]:
     """Seed 004: top-5 entities with cosine match scores, BFS 2 hops both ways, composite,
     triple dedupe, top 10. Returns (fact id, score)."""
     top = top_cosine(ent_vec, [e["tenant"] for e in entities], tenant, q, 5)
     anchors = [entities[r]["id"] for r, _ in top]
     scores = [s for _, s in top]
-    best = graph_ref.graph_recall(facts, anchors, scores, max_hops=2, direction="both", top_k=10, dedupe="triple")
+    best = graph_ref.graph_recall(
+        facts, anchors, scores, max_hops=2, direction="both", top_k=10, dedupe="triple"
+    )
     return [(facts[r]["id"], s) for r, s in best]
 
 
@@ -67,11 +87,16 @@ def chunk_boost(
     strongest relation at it), boosts, stable re-rank, top k; expansion needs primary chunks,
     which random graphs lack. Returns (chunk id, adjusted)."""
     cands = top_cosine(chunk_vec, [c["tenant"] for c in chunks], tenant, q, 2 * k)
-    anchors = [entities[r]["id"] for r, _ in top_cosine(ent_vec, [e["tenant"] for e in entities], tenant, q, 3)]
+    anchors = [
+        entities[r]["id"]
+        for r, _ in top_cosine(ent_vec, [e["tenant"] for e in entities], tenant, q, 3)
+    ]
     out = graph_ref.spread(facts, anchors, max_hops=1, direction="both")
     related = [
         (e, h, s)
-        for e, h, s in zip(out["entities"], out["entity_hops"], out["entity_strengths"], strict=True)
+        for e, h, s in zip(
+            out["entities"], out["entity_hops"], out["entity_strengths"], strict=True
+        )
         if h >= 1 and e not in anchors
     ]
     b = graph_ref.mention_boost(
@@ -104,7 +129,9 @@ def graph_chunk_scores(
     return best
 
 
-def additive(base: list[tuple[int, float]], graph: Mapping[int, float]) -> list[tuple[int, float, int]]:
+def additive(
+    base: list[tuple[int, float]], graph: Mapping[int, float]
+) -> list[tuple[int, float, int]]:
     """Seed 003's final merge (0.7 / 0.3, at most 4 new)."""
     return fusion_ref.additive_merge(
         ([c for c, _ in base], [s for _, s in base]),

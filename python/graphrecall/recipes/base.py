@@ -253,6 +253,11 @@ def check_real(name: str, value: object, lo: float = 0.0, hi: float = math.inf) 
 # ------------------------------------------------------------------------------ builders
 
 
+def py(value: Any) -> Any:
+    """A numpy scalar as the Python value (ids in results are plain ints / strs)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def entity_path(
     index: GraphIndex, entity: int, parent_of: Mapping[int, int], limit: int = 64
 ) -> tuple[Step, ...]:
@@ -269,11 +274,11 @@ def entity_path(
         s, o = int(index.fact_subject[f]), int(index.fact_object[f])
         prev, direction = (s, "out") if o == e else (o, "in")
         steps.append(
-            Step(ids[prev], index.entity_name[prev], index.fact_predicate[f], fids[f], direction)  # type: ignore[arg-type]
+            Step(py(ids[prev]), index.entity_name[prev], index.fact_predicate[f], py(fids[f]), direction)  # type: ignore[arg-type]
         )
         e = prev
     steps.reverse()
-    steps.append(Step(ids[entity], index.entity_name[entity]))
+    steps.append(Step(py(ids[entity]), index.entity_name[entity]))
     return tuple(steps)
 
 
@@ -285,11 +290,11 @@ def fact_path(index: GraphIndex, chain: Sequence[int]) -> tuple[Step, ...]:
     steps = []
     for f in chain:
         s = int(index.fact_subject[f])
-        steps.append(Step(ids[s], index.entity_name[s], index.fact_predicate[f], fids[f], "out"))
+        steps.append(Step(py(ids[s]), index.entity_name[s], index.fact_predicate[f], py(fids[f]), "out"))
     if chain:
         o = int(index.fact_object[chain[-1]])
         if o >= 0:
-            steps.append(Step(ids[o], index.entity_name[o]))
+            steps.append(Step(py(ids[o]), index.entity_name[o]))
     return tuple(steps)
 
 
@@ -308,11 +313,11 @@ def fact_hit(
     s, o = int(index.fact_subject[f]), int(index.fact_object[f])
     since = int(index.fact_since[f])
     return FactHit(
-        id=index.graph.fact_ids[f],
-        subject=ids[s],
+        id=py(index.graph.fact_ids[f]),
+        subject=py(ids[s]),
         subject_name=index.entity_name[s],
         predicate=index.fact_predicate[f],
-        object=None if o < 0 else ids[o],
+        object=None if o < 0 else py(ids[o]),
         object_name=None if o < 0 else index.entity_name[o],
         object_value=index.fact_value[f],
         confidence=float(index.fact_confidence[f]),
@@ -321,7 +326,7 @@ def fact_hit(
         since=None if since == -(2**63) else since,
         score=score,
         hop=hop,
-        anchor=None if anchor is None or anchor < 0 else ids[anchor],
+        anchor=None if anchor is None or anchor < 0 else py(ids[anchor]),
         components=components,
         path=path,
     )
@@ -338,7 +343,7 @@ def chunk_hit(
 ) -> ChunkHit:
     """A :class:`ChunkHit` for dense chunk ``c``."""
     return ChunkHit(
-        id=index.graph.chunk_ids[c],
+        id=py(index.graph.chunk_ids[c]),
         text=index.chunk_text[c],
         score=score,
         source=source,
@@ -362,12 +367,12 @@ def entity_hit(
     """An :class:`EntityHit` for dense entity ``e``."""
     ids = index.graph.entity_ids
     return EntityHit(
-        id=ids[e],
+        id=py(ids[e]),
         name=index.entity_name[e],
         score=score,
         hop=hop,
         how=how,
-        anchor=None if anchor is None or anchor < 0 else ids[anchor],
+        anchor=None if anchor is None or anchor < 0 else py(ids[anchor]),
         type=index.entity_type[e],
         strength=strength,
         path=path,
