@@ -174,9 +174,82 @@ def test_consistent_checksums_but_inconsistent_graph_is_refused(tmp_path: Path) 
 def test_python_sidecar_corruption(tmp_path: Path) -> None:
     save_snapshot(_graph("str"), tmp_path / "s")
     p = tmp_path / "s" / "python.json"
-    p.write_text(p.read_text().replace("JACQ", "JACK"))
+    p.write_text(p.read_text().replace("works_on", "works_in"))
     with pytest.raises(CorruptStoreError, match=r"python\.json: checksum"):
         load_snapshot(tmp_path / "s")
+
+
+def test_text_column_corruption(tmp_path: Path) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+    p = tmp_path / "s" / "text_entity_names.txt"
+    p.write_bytes(p.read_bytes().replace(b"JACQ", b"JACK"))
+    with pytest.raises(CorruptStoreError, match=r"text_entity_names\.txt: checksum"):
+        load_snapshot(tmp_path / "s")
+    p.write_bytes(p.read_bytes()[:-1])  # shorter than the header says
+    with pytest.raises(CorruptStoreError, match="bytes"):
+        load_snapshot(tmp_path / "s")
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_every_flipped_byte_is_refused(tmp_path: Path, ids: str) -> None:
+    """Whatever file a flipped byte is in, the load refuses it: never a wrong graph."""
+    save_snapshot(_graph(ids), tmp_path / "s")
+    files = sorted(p.name for p in (tmp_path / "s").iterdir() if p.name != "header.json")
+    assert "text_object_values.txt" in files and "python.json" in files
+    for name in files:
+        path = tmp_path / "s" / name
+        data = path.read_bytes()
+        for at in sorted({0, len(data) // 2, len(data) - 1}):
+            broken = bytearray(data)
+            broken[at] ^= 0x01
+            path.write_bytes(bytes(broken))
+            with pytest.raises(CorruptStoreError):
+                load_snapshot(tmp_path / "s")
+        path.write_bytes(data)
+    _same(_graph(ids), load_snapshot(tmp_path / "s"))
+
+
+def test_text_columns_with_nul_and_numbers(tmp_path: Path) -> None:
+    """Literal values may be numbers, and text may hold NUL (kept as a JSON list then)."""
+    g = KnowledgeGraph.from_records(
+        [{"id": "a", "name": "A\x00B"}, {"id": "b", "name": ""}],
+        [
+            {"subject": "a", "object": None, "object_value": 3},
+            {"subject": "a", "object": None, "object_value": 2.5},
+            {"subject": "a", "object": None, "object_value": ""},
+            {"subject": "a", "object": "b"},
+        ],
+    )
+    save_snapshot(g, tmp_path / "s")
+    assert not (tmp_path / "s" / "text_entity_names.txt").exists()
+    back = load_snapshot(tmp_path / "s")
+    assert back.entity_names is not None and back.object_values is not None
+    assert back.entity_names.tolist() == ["A\x00B", ""]
+    assert back.object_values.tolist() == [3, 2.5, "", None]
+    assert [type(v) for v in back.object_values.tolist()] == [int, float, str, type(None)]
+
+
+def test_reads_format_version_1(tmp_path: Path) -> None:
+    """A version 1 snapshot (text columns as JSON lists in python.json) still loads."""
+    from graphrecall.storage.snapshot import _crc
+
+    g = _graph("int")
+    root = save_snapshot(g, tmp_path / "s")
+    h = json.loads((root / "header.json").read_text())
+    py = json.loads((root / "python.json").read_text())
+    py["entity_names"] = g.entity_names.tolist() if g.entity_names is not None else None
+    py["object_values"] = g.object_values.tolist() if g.object_values is not None else None
+    for col in ("entity_names", "object_values"):
+        (root / f"text_{col}.txt").unlink()
+        (root / f"text_{col}.npy").unlink()
+        del h["arrays"][f"text_{col}"]
+    del h["texts"]
+    blob = json.dumps(py).encode()
+    (root / "python.json").write_bytes(blob)
+    h["python"]["crc32"] = _crc(blob)
+    h["format_version"] = 1
+    (root / "header.json").write_text(json.dumps(h))
+    _same(g, load_snapshot(root))
 
 
 def test_failed_save_leaves_no_partial_snapshot(

@@ -1,20 +1,29 @@
 """Snapshots: a built graph saved to a directory and loaded back without rebuilding.
 
-Layout of a snapshot directory (format version 1)::
+Layout of a snapshot directory (format version 2)::
 
     header.json      magic, format version, counts, and for every file its dtype, shape
                      and CRC-32
     <part>.npy       one numpy array per core array (CSR offsets, fact columns in position
                      order, in-adjacency, mentions)
-    python.json      vocabularies (statuses, sources, predicates, tenants), string ids,
-                     entity names and literal values
-    <ids>.npy        integer external ids (entities / facts / chunks), when not 0..n-1
+    python.json      vocabularies (statuses, sources, predicates, tenants), string ids, and
+                     the values of text columns that are not text (literal numbers)
+    ids_<kind>.npy   integer external ids (entities / facts / chunks)
+    text_<col>.txt   a text column (entity names, literal values): its strings in row order,
+                     UTF-8, separated by NUL (a column with a NUL in a value is kept in
+                     python.json instead)
+    text_<col>.npy   what each row of that column holds: 0 None, 1 the next string, 2 the
+                     next value of python.json's list for the column
 
 Arrays are read memory-mapped and handed to the core in one call, which copies them into its
-own layout and re-checks every structural invariant (offsets, orders, the fact/position
-bijection, tenants), so a snapshot that passes its checksums but is inconsistent is still
-refused. The header is written last, through a rename, so a crash while saving leaves no
-snapshot rather than half of one.
+own layout and checks what memory safety needs (lengths, bounds, codes; ``verify="full"``:
+every structural invariant, offsets, orders, the fact/position bijection, tenants). The
+checksums of all files are computed in threads while the core builds and the text columns
+are decoded; a graph is returned only once every checksum matched, so a flipped byte is
+always refused (as a checksum mismatch), never answered from. The header is written last,
+through a rename, so a crash while saving leaves no snapshot rather than half of one.
+
+Version 1 snapshots (text columns as JSON lists in python.json) are still read.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ import os
 import shutil
 import tempfile
 import zlib
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,20 +50,21 @@ from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
 __all__ = ["FORMAT_VERSION", "MAGIC", "load_snapshot", "save_snapshot"]
 
 MAGIC = "graphrecall-snapshot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The format versions this module reads.
+READ_VERSIONS = (1, 2)
 _SCALARS = ("n_predicates", "n_statuses", "n_sources")
-_CHUNK = 1 << 24
+_TEXT_COLUMNS = ("entity_names", "object_values")
+_NONE, _STR, _OTHER = 0, 1, 2
 
 
 def _crc(data: bytes | npt.NDArray[Any]) -> int:
+    """CRC-32 of an array's bytes (or of bytes): one call, which releases the GIL."""
     if isinstance(data, np.ndarray):
         view = memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8).data)
     else:
         view = memoryview(data)
-    crc = 0
-    for start in range(0, len(view), _CHUNK):
-        crc = zlib.crc32(view[start : start + _CHUNK], crc)
-    return crc
+    return zlib.crc32(view)
 
 
 def _json_value(v: Any) -> Any:
@@ -61,11 +73,36 @@ def _json_value(v: Any) -> Any:
     return v
 
 
+def _text_column(values: npt.NDArray[Any] | None) -> tuple[Any, bytes | None, Any]:
+    """A text column for saving: (its python.json entry, the text file's bytes or None, the
+    row kinds or None). Columns with a NUL in a string stay a JSON list (version 1 form)."""
+    if values is None:
+        return None, None, None
+    items = values.tolist()
+    kinds = np.fromiter(
+        (_NONE if v is None else _STR if type(v) is str else _OTHER for v in items),
+        dtype=np.uint8,
+        count=len(items),
+    )
+    strings = [v for v in items if type(v) is str]
+    if any("\x00" in v for v in strings):
+        return [_json_value(v) for v in items], None, None
+    others = [_json_value(v) for v in items if v is not None and type(v) is not str]
+    return {"others": others, "strings": len(strings)}, "\x00".join(strings).encode(), kinds
+
+
 def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> Path:
     """Save ``graph`` to ``directory`` (created; an existing snapshot there is replaced).
 
+    Args:
+        graph: The graph to save.
+        directory: The snapshot directory.
+
     Returns:
         The snapshot directory.
+
+    Raises:
+        OSError: The directory cannot be written (nothing is left behind).
     """
     target = Path(directory)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -74,11 +111,14 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
         parts = graph._core.to_parts()
         files: dict[str, dict[str, Any]] = {}
         scalars = {k: int(parts.pop(k)) for k in _SCALARS}
-        for name, arr in parts.items():
-            if arr is None:
-                continue
+
+        def save_array(name: str, arr: npt.NDArray[Any]) -> None:
             np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
             files[name] = {"dtype": arr.dtype.str, "shape": list(arr.shape), "crc32": _crc(arr)}
+
+        for name, arr in parts.items():
+            if arr is not None:
+                save_array(name, arr)
         ids: dict[str, Any] = {}
         for kind, m in (
             ("entities", graph._entities),
@@ -88,13 +128,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             if m.kind == "identity":
                 ids[kind] = {"kind": "identity", "n": len(m)}
             elif m.kind == "int":
-                arr = np.ascontiguousarray(m.external, dtype=np.int64)
-                np.save(tmp / f"ids_{kind}.npy", arr, allow_pickle=False)
-                files[f"ids_{kind}"] = {
-                    "dtype": arr.dtype.str,
-                    "shape": list(arr.shape),
-                    "crc32": _crc(arr),
-                }
+                save_array(f"ids_{kind}", np.ascontiguousarray(m.external, dtype=np.int64))
                 ids[kind] = {"kind": "int", "n": len(m)}
             else:
                 ids[kind] = {
@@ -102,6 +136,20 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
                     "n": len(m),
                     "values": [_json_value(v) for v in m.external.tolist()],
                 }
+        text: dict[str, Any] = {}
+        texts: dict[str, Any] = {}
+        for col, values in (
+            ("entity_names", graph.entity_names),
+            ("object_values", graph.object_values),
+        ):
+            entry, blob, kinds = _text_column(values)
+            if blob is None:
+                text[col] = entry
+                continue
+            (tmp / f"text_{col}.txt").write_bytes(blob)
+            save_array(f"text_{col}", kinds)
+            texts[col] = {"file": f"text_{col}.txt", "crc32": _crc(blob), "bytes": len(blob)}
+            text[col] = {"file": f"text_{col}.txt", **entry}
         python = {
             "vocab": {
                 "statuses": list(graph.statuses.names),
@@ -110,12 +158,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
                 "tenants": [_json_value(v) for v in graph.tenants.names],
             },
             "ids": ids,
-            "entity_names": None
-            if graph.entity_names is None
-            else [_json_value(v) for v in graph.entity_names.tolist()],
-            "object_values": None
-            if graph.object_values is None
-            else [_json_value(v) for v in graph.object_values.tolist()],
+            **text,
         }
         blob = json.dumps(python, ensure_ascii=False).encode("utf-8")
         (tmp / "python.json").write_bytes(blob)
@@ -130,6 +173,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             },
             "scalars": scalars,
             "arrays": files,
+            "texts": texts,
             "python": {"file": "python.json", "crc32": _crc(blob)},
         }
         (tmp / "header.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
@@ -153,30 +197,105 @@ def _read_header(root: Path) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("magic") != MAGIC:
         raise NotAStoreError(f"{root}: not a graphrecall snapshot (header has no {MAGIC!r} magic)")
     version = header.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise SchemaVersionError(
             f"{root}: snapshot format version {version!r}; "
-            f"this graphrecall reads version {FORMAT_VERSION}"
+            f"this graphrecall reads versions {', '.join(map(str, READ_VERSIONS))}"
         )
+    for key, kind in (("arrays", dict), ("python", dict), ("scalars", dict), ("texts", dict)):
+        if not isinstance(header.get(key, {}), kind):
+            raise CorruptStoreError(f"{path}: the header's {key!r} is not an object")
     return header
 
 
-def _load_array(root: Path, name: str, meta: dict[str, Any]) -> npt.NDArray[Any]:
+def _open_array(root: Path, name: str, meta: dict[str, Any]) -> npt.NDArray[Any]:
+    """A snapshot array, memory-mapped, of the dtype and shape the header says (its
+    checksum is verified separately)."""
     path = root / f"{name}.npy"
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise CorruptStoreError(f"{path}: missing from the snapshot") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise CorruptStoreError(f"{path}: truncated or not a numpy array ({exc})") from None
+    except Exception as exc:  # a garbled .npy header fails in numpy's parser any which way
+        raise CorruptStoreError(f"{path}: truncated or not a numpy array ({exc!r})") from None
     if arr.dtype.str != meta.get("dtype") or list(arr.shape) != meta.get("shape"):
         raise CorruptStoreError(
             f"{path}: holds {arr.dtype.str}{list(arr.shape)}, the header says "
             f"{meta.get('dtype')}{meta.get('shape')}"
         )
-    if _crc(arr) != meta.get("crc32"):
-        raise CorruptStoreError(f"{path}: checksum mismatch (the file is corrupted)")
     out: npt.NDArray[Any] = arr
+    return out
+
+
+def _read_file(root: Path, name: str, size: int | None = None) -> bytes:
+    path = root / name
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CorruptStoreError(f"{path}: missing from the snapshot") from None
+    except OSError as exc:
+        raise CorruptStoreError(f"{path}: unreadable ({exc})") from None
+    if size is not None and len(data) != size:
+        raise CorruptStoreError(f"{path}: holds {len(data)} bytes, the header says {size}")
+    return data
+
+
+class _Checksums:
+    """Checksums of a snapshot's files, computed in threads while the caller goes on;
+    :meth:`verify` raises for the first file (in header order) whose checksum differs."""
+
+    def __init__(self, pool: ThreadPoolExecutor):
+        self._pool = pool
+        self._pending: list[tuple[Path, int, Future[int]]] = []
+
+    def add(self, path: Path, expected: Any, data: bytes | npt.NDArray[Any]) -> None:
+        self._pending.append((path, expected, self._pool.submit(_crc, data)))
+
+    def verify(self) -> None:
+        for path, expected, future in self._pending:
+            if future.result() != expected:
+                raise CorruptStoreError(f"{path}: checksum mismatch (the file is corrupted)")
+
+
+def _text_values(
+    root: Path,
+    col: str,
+    spec: Any,
+    texts: dict[str, Any],
+    arrays: dict[str, npt.NDArray[Any]],
+    blobs: dict[str, bytes],
+) -> npt.NDArray[Any] | None:
+    """A text column of python.json: a JSON list (version 1), or its text file and kinds."""
+    if spec is None:
+        return None
+    if isinstance(spec, list):
+        return np.fromiter(spec, dtype=object, count=len(spec))
+    where = root / f"text_{col}.txt"
+    kinds = arrays.get(f"text_{col}")
+    if not isinstance(spec, dict) or col not in texts or kinds is None or kinds.ndim != 1:
+        raise CorruptStoreError(f"{root}: text column {col!r} is not described consistently")
+    try:
+        text = blobs[col].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CorruptStoreError(f"{where}: not UTF-8 text ({exc})") from None
+    strings = text.split("\x00") if spec.get("strings") else []
+    others = spec.get("others")
+    n = len(kinds)
+    is_str = kinds == _STR
+    is_other = kinds == _OTHER
+    if (
+        not isinstance(others, list)
+        or len(strings) != int(is_str.sum())
+        or len(others) != int(is_other.sum())
+        or int(np.count_nonzero(kinds > _OTHER))
+    ):
+        raise CorruptStoreError(f"{where}: does not hold the rows its kinds array says")
+    if len(strings) == n:
+        return np.fromiter(strings, dtype=object, count=n)
+    out = np.full(n, None, dtype=object)
+    out[is_str] = np.fromiter(strings, dtype=object, count=len(strings))
+    if others:
+        out[is_other] = np.fromiter(others, dtype=object, count=len(others))
     return out
 
 
@@ -193,7 +312,11 @@ def load_snapshot(
             in-adjacency is exactly the facts' objects), for snapshots from an untrusted
             source.
 
+    Returns:
+        The graph, ready to query.
+
     Raises:
+        ParameterError: ``verify`` is neither "checksums" nor "full".
         NotAStoreError: The directory holds no graphrecall snapshot.
         SchemaVersionError: The snapshot's format version is unknown.
         CorruptStoreError: A file is missing, truncated, corrupted, or inconsistent.
@@ -202,29 +325,74 @@ def load_snapshot(
         raise ParameterError(f"invalid parameter verify: {verify!r} is not 'checksums' or 'full'")
     root = Path(directory)
     header = _read_header(root)
-    # Checksums of the files in parallel (zlib releases the GIL on large buffers).
-    from concurrent.futures import ThreadPoolExecutor
-
-    items = list(header["arrays"].items())
+    metas: dict[str, dict[str, Any]] = header["arrays"]
+    arrays = {name: _open_array(root, name, meta) for name, meta in metas.items()}
+    texts: dict[str, Any] = header.get("texts", {})
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        loaded = list(pool.map(lambda kv: _load_array(root, kv[0], kv[1]), items))
-    arrays = {name: arr for (name, _), arr in zip(items, loaded, strict=True)}
-    pyfile = root / header["python"]["file"]
-    try:
-        blob = pyfile.read_bytes()
-    except OSError:
-        raise CorruptStoreError(f"{pyfile}: missing from the snapshot") from None
-    if _crc(blob) != header["python"]["crc32"]:
-        raise CorruptStoreError(f"{pyfile}: checksum mismatch (the file is corrupted)")
-    py = json.loads(blob.decode("utf-8"))
-    core_names = [n for n in arrays if not n.startswith("ids_")]
-    kwargs: dict[str, Any] = {k: int(v) for k, v in header["scalars"].items()}
-    kwargs.update({n: arrays[n] for n in core_names})  # memory-mapped, copied once by the core
-    try:
-        core = _core.CoreGraph.from_parts(**kwargs, full_check=verify == "full")
-    except (DataError, TypeError) as exc:
-        raise CorruptStoreError(f"{root}: inconsistent snapshot ({exc})") from None
+        sums = _Checksums(pool)
+        # Largest first, so that the threads finish together.
+        for name in sorted(arrays, key=lambda k: -arrays[k].nbytes):
+            sums.add(root / f"{name}.npy", metas[name].get("crc32"), arrays[name])
+        python_meta = header["python"]
+        blob = _read_file(root, str(python_meta.get("file", "python.json")))
+        sums.add(root / str(python_meta.get("file")), python_meta.get("crc32"), blob)
+        blobs: dict[str, bytes] = {}
+        for col, meta in texts.items():
+            if col not in _TEXT_COLUMNS or not isinstance(meta, dict):
+                raise CorruptStoreError(f"{root}: unknown text column {col!r} in the header")
+            blobs[col] = _read_file(root, f"text_{col}.txt", meta.get("bytes"))
+            sums.add(root / f"text_{col}.txt", meta.get("crc32"), blobs[col])
 
+        def checked(step: Callable[[], Any]) -> Any:
+            """Run a step on unverified data; if it fails, a checksum mismatch is the
+            better explanation, when there is one."""
+            try:
+                return step()
+            except CorruptStoreError:
+                sums.verify()
+                raise
+
+        def build() -> _core.CoreGraph:
+            core_names = [n for n in arrays if not n.startswith(("ids_", "text_"))]
+            kwargs: dict[str, Any] = {k: int(v) for k, v in header["scalars"].items()}
+            kwargs.update({n: arrays[n] for n in core_names})  # copied once by the core
+            try:
+                return _core.CoreGraph.from_parts(**kwargs, full_check=verify == "full")
+            except (DataError, TypeError, ValueError) as exc:
+                raise CorruptStoreError(f"{root}: inconsistent snapshot ({exc})") from None
+
+        # The core checks bounds itself, so it may build from unverified bytes: the graph
+        # is handed out only after every checksum matched.
+        core = checked(build)
+        py = checked(lambda: _python(root, blob))
+        names, values = checked(
+            lambda: tuple(
+                _text_values(root, col, py.get(col), texts, arrays, blobs) for col in _TEXT_COLUMNS
+            )
+        )
+        graph: KnowledgeGraph = checked(lambda: _graph(root, core, py, arrays, names, values))
+        sums.verify()
+    return graph
+
+
+def _python(root: Path, blob: bytes) -> dict[str, Any]:
+    try:
+        py = json.loads(blob.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptStoreError(f"{root}: unreadable python.json ({exc})") from None
+    if not isinstance(py, dict) or not isinstance(py.get("vocab"), dict):
+        raise CorruptStoreError(f"{root}: python.json has no vocabularies")
+    return py
+
+
+def _graph(
+    root: Path,
+    core: _core.CoreGraph,
+    py: dict[str, Any],
+    arrays: dict[str, npt.NDArray[Any]],
+    names: npt.NDArray[Any] | None,
+    values: npt.NDArray[Any] | None,
+) -> KnowledgeGraph:
     def idmap(kind: str, name: str) -> IdMap:
         spec = py["ids"][kind]
         if spec["kind"] == "identity":
@@ -233,23 +401,32 @@ def load_snapshot(
             return IdMap(np.asarray(arrays[f"ids_{kind}"]), int(spec["n"]), name)
         return IdMap(spec["values"], int(spec["n"]), name)
 
-    entities = idmap("entities", "entity")
-    facts = idmap("facts", "fact")
-    chunks = idmap("chunks", "chunk")
+    try:
+        entities = idmap("entities", "entity")
+        facts = idmap("facts", "fact")
+        chunks = idmap("chunks", "chunk")
+        vocab = py["vocab"]
+        statuses = Vocab(vocab["statuses"], "status")
+        sources = Vocab(vocab["sources"], "source")
+        predicates = Vocab(vocab["predicates"], "predicate")
+        tenants = Vocab(vocab["tenants"], "tenant")
+    except (KeyError, TypeError, ValueError, DataError) as exc:
+        raise CorruptStoreError(f"{root}: unreadable ids or vocabularies ({exc!r})") from None
     if (len(entities), len(facts), len(chunks)) != (core.n_entities, core.n_facts, core.n_chunks):
         raise CorruptStoreError(f"{root}: id maps do not match the graph's sizes")
-    vocab = py["vocab"]
-    names = py["entity_names"]
-    values = py["object_values"]
+    if names is not None and len(names) != core.n_entities:
+        raise CorruptStoreError(f"{root}: {len(names)} entity names for {core.n_entities}")
+    if values is not None and len(values) != core.n_facts:
+        raise CorruptStoreError(f"{root}: {len(values)} literal values for {core.n_facts} facts")
     return KnowledgeGraph(
         core,
         entities=entities,
         facts=facts,
         chunks=chunks,
-        statuses=Vocab(vocab["statuses"], "status"),
-        sources=Vocab(vocab["sources"], "source"),
-        predicates=Vocab(vocab["predicates"], "predicate"),
-        tenants=Vocab(vocab["tenants"], "tenant"),
-        entity_names=None if names is None else np.array(names, dtype=object),
-        object_values=None if values is None else np.array(values, dtype=object),
+        statuses=statuses,
+        sources=sources,
+        predicates=predicates,
+        tenants=tenants,
+        entity_names=names,
+        object_values=values,
     )
