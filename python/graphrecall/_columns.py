@@ -40,14 +40,14 @@ class ObjectColumn:
 
     Attributes:
         types: The Python types of its values (``type(None)`` when some are None).
-        codes: Dictionary columns: ``int32`` codes into ``values``, ``-1`` for None.
+        codes: Dictionary columns: signed integer codes into ``values``, ``-1`` for None.
         values: Dictionary columns: the distinct values (each once).
         ints: Integer columns (ints and None): the ints as ``int64``, 0 where None.
         null: Integer columns: True where the value is None.
     """
 
     types: frozenset[type]
-    codes: npt.NDArray[np.int32] | None = None
+    codes: npt.NDArray[np.signedinteger[Any]] | None = None
     values: tuple[Any, ...] | None = None
     ints: npt.NDArray[np.int64] | None = None
     null: npt.NDArray[np.bool_] | None = None

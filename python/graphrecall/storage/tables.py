@@ -1079,9 +1079,11 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
         badm = (codes < 0) | (codes >= len(vocab))
         names = np.empty(len(vocab) + 1, dtype=object)
         names[:-1] = vocab
-        code32 = np.where(badm, -1, codes).astype(np.int8 if len(vocab) < 127 else np.int32)
+        small: npt.NDArray[np.signedinteger[Any]] = np.where(badm, -1, codes).astype(
+            np.int8 if len(vocab) < 127 else np.int32
+        )
         types: frozenset[type] = frozenset({str, type(None)} if badm.any() else {str})
-        out = describe(names[code32], ObjectColumn(types, codes=code32, values=tuple(vocab)))
+        out = describe(names[small], ObjectColumn(types, codes=small, values=tuple(vocab)))
     elif (
         info is not None
         and info.codes is not None
