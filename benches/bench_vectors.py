@@ -1,0 +1,137 @@
+"""VectorIndex measurements: query latency exact vs HNSW, HNSW build rate, recall@10 f16/f32.
+
+Two kinds of data, d = 384, k = 10:
+
+* ``lowrank``: embedding-like, a rank-32 gaussian signal projected to d plus isotropic noise
+  (about 18% of the signal's norm); queries from the same distribution. Text embeddings
+  have a low intrinsic dimension like this.
+* ``random``: isotropic unit vectors, the worst case for HNSW (every distance is nearly the
+  same, nearest neighbours are barely nearer than the rest).
+
+One query per call with ``threads=1`` (BLAS pinned to one thread too, set before numpy
+loads), median over the queries. HNSW is built with all cores. Recall@10 is the share of
+the exact top 10 that HNSW returns, at the default ``expansion_search=64``.
+
+    python benches/bench_vectors.py                    # n = 20k and 100k
+    python benches/bench_vectors.py --sizes 5000 --queries 100
+
+Prints a markdown table (and ``--json PATH`` writes the numbers).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import argparse
+import itertools
+import json
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from graphrecall.anchors.vectors import VectorIndex
+
+F32 = npt.NDArray[np.float32]
+
+
+def unit(rng: np.random.Generator, n: int, d: int) -> F32:
+    """``n`` random unit vectors of dimension ``d``."""
+    v = rng.standard_normal((n, d), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def lowrank(rng: np.random.Generator, basis: F32, n: int) -> F32:
+    """``n`` unit vectors: a gaussian mix of ``basis`` rows plus unit-variance noise."""
+    v = rng.standard_normal((n, basis.shape[0]), dtype=np.float32) @ basis
+    v += rng.standard_normal(v.shape, dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def latency_us(index: VectorIndex, queries: F32, k: int) -> float:
+    """Median microseconds of one single-query search."""
+    index.search(queries[0], k)  # warm up
+    times = []
+    for q in queries:
+        t0 = time.perf_counter_ns()
+        index.search(q, k)
+        times.append(time.perf_counter_ns() - t0)
+    return statistics.median(times) / 1e3
+
+
+def recall(index: VectorIndex, truth: npt.NDArray[np.int64], queries: F32, k: int) -> float:
+    """Share of the exact top-k rows found by ``index``."""
+    got = index.search(queries, k).rows
+    hits = sum(len(np.intersect1d(g, t)) for g, t in zip(got, truth, strict=True))
+    return hits / truth.size
+
+
+def run(data: str, n: int, d: int, k: int, n_queries: int, seed: int) -> dict[str, Any]:
+    """All measurements at one size."""
+    rng = np.random.default_rng([seed, n])
+    if data == "random":
+        vectors = unit(rng, n, d)
+        queries = unit(rng, n_queries, d)
+    else:
+        basis = rng.standard_normal((32, d), dtype=np.float32)
+        vectors = lowrank(rng, basis, n)
+        queries = lowrank(rng, basis, n_queries)
+    out: dict[str, Any] = {"data": data, "n": n, "d": d, "k": k, "queries": n_queries}
+    exact = VectorIndex(vectors, backend="exact")
+    out["exact_us"] = latency_us(exact, queries, k)
+    t0 = time.perf_counter()
+    exact.search(queries, k)
+    out["exact_batch_us_per_query"] = (time.perf_counter() - t0) / n_queries * 1e6
+    truth = exact.search(queries, k).rows
+    for dtype in ("f16", "f32"):
+        t0 = time.perf_counter()
+        hnsw = VectorIndex(vectors, backend="hnsw", dtype=dtype)  # type: ignore[arg-type]
+        build = time.perf_counter() - t0
+        out[f"hnsw_{dtype}_build_per_s"] = n / build
+        out[f"hnsw_{dtype}_us"] = latency_us(hnsw, queries, k)
+        out[f"hnsw_{dtype}_recall"] = recall(hnsw, truth, queries, k)
+        del hnsw
+    return out
+
+
+def main() -> None:
+    """Parse arguments, measure, print a markdown table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", nargs="+", default=["lowrank", "random"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=str, default=None)
+    args = ap.parse_args()
+    results = []
+    print(
+        "| data | n | exact us | exact batch us/q | HNSW f16 us | HNSW f32 us | build f16 vec/s "
+        "| build f32 vec/s | recall@10 f16 | recall@10 f32 |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for data, n in itertools.product(args.data, args.sizes):
+        r = run(data, n, args.dim, args.k, args.queries, args.seed)
+        results.append(r)
+        print(
+            f"| {data} | {n:,} | {r['exact_us']:.0f} | {r['exact_batch_us_per_query']:.0f} "
+            f"| {r['hnsw_f16_us']:.0f} | {r['hnsw_f32_us']:.0f} "
+            f"| {r['hnsw_f16_build_per_s']:,.0f} | {r['hnsw_f32_build_per_s']:,.0f} "
+            f"| {r['hnsw_f16_recall']:.3f} | {r['hnsw_f32_recall']:.3f} |",
+            flush=True,
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,918 @@
+"""Vector anchors: cosine top-k over entity or chunk embeddings, one sub-index per tenant.
+
+:class:`VectorIndex` holds L2-normalised float32 vectors (as :mod:`graphrecall.embed` makes
+them), each with a tenant code, and answers batched cosine top-k queries for one tenant.
+
+Design:
+
+* **Tenant isolation by construction.** The rows of each tenant form their own sub-index
+  that knows nothing of other tenants' rows, so a query for tenant T returns only T's rows,
+  at any ``k`` and on either backend (no post-filtering that a large ``k`` or an
+  approximate search could defeat). Sub-indexes map their local positions back to the
+  global rows (the positions of ``vectors``).
+* **Two backends per tenant.** ``"exact"``: a float32 matrix, one matrix product per batch
+  of queries, then ``argpartition`` and a stable sort, best first, ties by row, the same
+  rule as :func:`graphrecall.embed.exact_top_k`. ``"hnsw"``: a usearch HNSW graph
+  (``metric="cos"``, ``dtype`` f16 or f32) whose keys are local positions. ``backend="auto"``
+  gives tenants with fewer than ``exact_below`` rows the exact matrix (faster to build,
+  exact, and fast enough below ~20k rows) and larger tenants HNSW.
+* **Scores** are cosine similarities as float32. On the exact path they are the float32
+  dot products of the normalised vectors; on HNSW they are ``1 - distance`` as usearch
+  computes it in its scalar kind (f16 storage: about 1e-3 off the f32 value), and results
+  are re-sorted best first with ties by row. Padding: ``rows`` -1, ``scores`` NaN.
+* **Known tenants** are the codes that occur in ``tenants``, or ``0..n_tenants-1`` when
+  ``n_tenants`` is given (a known tenant without rows gives empty results). Any other
+  code raises :class:`~graphrecall.errors.UnknownTenantError`. ``tenant=None`` names the
+  only known tenant and is an error when there are several.
+* **Threads.** ``threads`` (default 1) is what one HNSW search may use: a service runs
+  concurrent requests, each on one core. HNSW building uses ``build_threads`` (0: all
+  cores). The exact path is a numpy matrix product (BLAS decides its threads).
+
+Persistence (:meth:`VectorIndex.save`, :meth:`VectorIndex.load`) writes a directory::
+
+    header.json          magic, format version, dim, n, dtype, parameters, and for every
+                         file its size and CRC-32
+    tenants.npy          uint32 (t,) known tenant codes, ascending
+    offsets.npy          int64 (t+1,) each tenant's slice of rows.npy
+    kinds.npy            uint8 (t,) backend of each tenant: 0 exact, 1 hnsw
+    rows.npy             int64 (n,) global rows grouped by tenant, ascending in a tenant
+    exact.npy            float32 (n_exact, dim) vectors of the exact tenants, same order
+    hnsw-<code>.usearch  one usearch index per HNSW tenant (keys = local positions)
+
+The header is written last and the directory appears through a rename, so a crash while
+saving leaves no half-written index. Loading checks every checksum and the structure
+(offsets, rows a permutation, usearch dimensions, scalar kind, sizes and keys) before
+use: a truncated, corrupted, foreign or future-version directory raises a
+:class:`~graphrecall.storage.errors.StorageError` subclass, never a crash or wrong answers.
+
+Measurements: ``benches/bench_vectors.py`` (numbers to follow).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import numpy as np
+import numpy.typing as npt
+from usearch.index import BatchMatches, Index, Matches
+
+from ..embed import EmbeddingError
+from ..errors import DataError, ParameterError, UnknownTenantError
+from ..storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+
+__all__ = ["FORMAT_VERSION", "MAGIC", "MAX_K", "MAX_N_TENANTS", "VectorIndex", "VectorMatches"]
+
+#: Format name written in ``header.json``.
+MAGIC = "graphrecall-vectors"
+#: Version of the directory layout this module writes and reads.
+FORMAT_VERSION = 1
+#: The largest ``k`` accepted by :meth:`VectorIndex.search`.
+MAX_K = 10_000_000
+#: The largest ``n_tenants`` accepted (the known-tenant table is dense).
+MAX_N_TENANTS = 1 << 24
+_MAX_EXPANSION = 1 << 16
+_MAX_THREADS = 1024
+
+Backend = Literal["exact", "hnsw"]
+I64 = npt.NDArray[np.int64]
+F32 = npt.NDArray[np.float32]
+
+_EXACT, _HNSW = 0, 1
+_KIND_NAMES: tuple[Backend, Backend] = ("exact", "hnsw")
+_MAX_CODE = 2**32 - 1
+#: Score-matrix cells (queries x rows) computed at once on the exact path (~64 MiB).
+_BLOCK_CELLS = 1 << 24
+_CRC_CHUNK = 1 << 24
+_ARRAYS: dict[str, tuple[str, int]] = {  # file stem -> (dtype, ndim)
+    "tenants": ("<u4", 1),
+    "offsets": ("<i8", 1),
+    "kinds": ("|u1", 1),
+    "rows": ("<i8", 1),
+    "exact": ("<f4", 2),
+}
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class VectorMatches:
+    """Top-k results of a batch of ``q`` queries (read-only arrays).
+
+    Attributes:
+        rows: int64 (q, k) global rows, best first, padded with -1.
+        scores: float32 (q, k) cosine similarities, padded with NaN.
+        counts: int64 (q,) results of each query (its first ``counts[i]`` columns).
+    """
+
+    rows: I64
+    scores: F32
+    counts: I64
+
+    def __len__(self) -> int:
+        """Number of queries."""
+        return len(self.counts)
+
+    def query(self, i: int) -> tuple[I64, F32]:
+        """The results of query ``i``, without padding.
+
+        Args:
+            i: Query position (negative counts from the end, as for a list).
+
+        Returns:
+            ``(rows, scores)``: int64 and float32 arrays of length ``counts[i]``, best
+            first (read-only views).
+
+        Raises:
+            ParameterError: ``i`` is not an integer or is out of range.
+        """
+        n = len(self.counts)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise ParameterError(f"invalid parameter i: expected an integer, got {i!r}")
+        j = operator.index(i)
+        if not -n <= j < n:
+            raise ParameterError(f"invalid parameter i: query {j} out of range for {n} queries")
+        c = int(self.counts[j])
+        return self.rows[j, :c], self.scores[j, :c]
+
+    def __iter__(self) -> Iterator[tuple[I64, F32]]:
+        """Iterate over :meth:`query` of every query, in order."""
+        return (self.query(i) for i in range(len(self.counts)))
+
+
+def _frozen(rows: I64, scores: F32, counts: I64) -> VectorMatches:
+    for a in (rows, scores, counts):
+        a.setflags(write=False)
+    return VectorMatches(rows, scores, counts)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _int_param(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    """``value`` as an int in ``[minimum, maximum]`` (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ParameterError(f"invalid parameter {name}: expected an integer, got {value!r}")
+    v = operator.index(value)
+    if v < minimum:
+        raise ParameterError(f"invalid parameter {name}: {name} = {v} must be >= {minimum}")
+    if maximum is not None and v > maximum:
+        raise ParameterError(f"invalid parameter {name}: {name} = {v} must be <= {maximum}")
+    return v
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ParameterError(
+            f"invalid parameter {name}: {value!r} is not one of {', '.join(map(repr, allowed))}"
+        )
+    return value
+
+
+def _normalised_vectors(vectors: npt.ArrayLike) -> F32:
+    """``vectors`` as a C-contiguous float32 (n, d) matrix of unit rows."""
+    try:
+        arr = np.asarray(vectors)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"dtype {arr.dtype}")
+        with np.errstate(over="ignore"):  # a float64 beyond float32 becomes inf: refused below
+            arr = np.asarray(arr, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"vectors: expected a numeric (n, d) matrix ({exc})") from None
+    if arr.ndim != 2:
+        raise DataError(f"vectors: expected a 2-D (n, d) matrix, got shape {arr.shape}")
+    n, d = arr.shape
+    if n == 0:
+        raise DataError("vectors: the matrix has no rows (an index needs at least one vector)")
+    if d == 0:
+        raise DataError("vectors: the vectors have dimension 0")
+    finite = np.isfinite(arr).all(axis=1)
+    if not finite.all():
+        r = int(np.argmin(finite))
+        col = int(np.argmin(np.isfinite(arr[r])))
+        raise DataError(
+            f"vectors: row {r} holds a NaN or infinite value (column {col}: {arr[r, col]!r}"
+            " as float32)"
+        )
+    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
+    zero = norms == 0
+    if zero.any():
+        raise DataError(f"vectors: row {int(np.argmax(zero))} is a zero vector (no direction)")
+    out: F32 = np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
+    return out
+
+
+def _tenant_codes(tenants: npt.ArrayLike | None, n: int) -> I64:
+    """Validated tenant codes (int64 in ``0..2**32-1``), one per row."""
+    if tenants is None:
+        return np.zeros(n, dtype=np.int64)
+    arr = np.asarray(tenants)
+    if arr.ndim != 1 or len(arr) != n:
+        raise DataError(
+            f"tenants: expected a 1-D array of {n} tenant codes (one per vector), "
+            f"got shape {arr.shape}"
+        )
+    if arr.dtype.kind == "O" and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.tolist()
+    ):
+        big = [v for v in arr.tolist() if not 0 <= v <= _MAX_CODE]
+        if big:
+            r = next(i for i, v in enumerate(arr.tolist()) if not 0 <= v <= _MAX_CODE)
+            raise DataError(f"tenants: row {r} has code {big[0]}, outside 0..{_MAX_CODE} (uint32)")
+        arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        raise DataError(f"tenants: expected integer (uint32) tenant codes, got dtype {arr.dtype}")
+    if arr.dtype == np.uint64:
+        bad = np.flatnonzero(arr > _MAX_CODE)
+    else:
+        bad = np.flatnonzero((arr < 0) | (arr > _MAX_CODE))
+    if len(bad):
+        r = int(bad[0])
+        raise DataError(f"tenants: row {r} has code {int(arr[r])}, outside 0..{_MAX_CODE} (uint32)")
+    return arr.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- exact search
+
+
+def _exact_search(matrix: F32, queries: F32, k: int, local: I64, rows: I64, scores: F32) -> int:
+    """Exact top-k of every query over the rows of ``matrix``, written into the first
+    ``min(k, m)`` columns of ``rows`` (as ``local[position]``) and ``scores``.
+
+    Best first, ties by position (``local`` ascends, so by row too). Returns the width.
+    """
+    m, q = int(matrix.shape[0]), int(queries.shape[0])
+    width = min(k, m)
+    block = max(1, _BLOCK_CELLS // m)
+    for lo in range(0, q, block):
+        hi = min(q, lo + block)
+        neg = queries[lo:hi] @ matrix.T  # (b, m)
+        np.negative(neg, out=neg)  # ascending -score = descending score
+        if width == m:
+            order = np.argsort(neg, axis=1, kind="stable")  # stable: ties by position
+        else:
+            part = np.argpartition(neg, width - 1, axis=1)[:, :width]
+            pneg = np.take_along_axis(neg, part, axis=1)
+            order = np.take_along_axis(part, np.lexsort((part, pneg), axis=1), axis=1)
+            # argpartition picks arbitrary members of a tie at the k-th score; where more
+            # rows tie there than fit, redo that query with every candidate.
+            kth = np.take_along_axis(neg, order[:, -1:], axis=1)
+            ties = np.flatnonzero(np.count_nonzero(neg <= kth, axis=1) > width)
+            for i in ties.tolist():
+                cand = np.flatnonzero(neg[i] <= kth[i, 0])
+                order[i] = cand[np.argsort(neg[i, cand], kind="stable")[:width]]
+        rows[lo:hi, :width] = local[order]
+        # Not np.negative(..., out=) on this strided view: numpy 2.4 writes NaN there.
+        scores[lo:hi, :width] = -np.take_along_axis(neg, order, axis=1)
+    return width
+
+
+# --------------------------------------------------------------------------- persistence
+
+
+def _crc_bytes(data: memoryview) -> int:
+    crc = 0
+    for start in range(0, len(data), _CRC_CHUNK):
+        crc = zlib.crc32(data[start : start + _CRC_CHUNK], crc)
+    return crc
+
+
+def _crc_file(path: Path) -> int:
+    crc = 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CRC_CHUNK):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _check_file(root: Path, name: str, meta: object, verify: bool) -> Path:
+    """The path of file ``name``, after checking it exists with the header's size and CRC."""
+    path = root / name
+    if not isinstance(meta, dict) or not {"size", "crc32"} <= meta.keys():
+        raise CorruptStoreError(f"{root}: header has no size and checksum for {name}")
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise CorruptStoreError(f"{path}: missing from the vector index") from None
+    except OSError as exc:
+        raise CorruptStoreError(f"{path}: unreadable ({exc})") from None
+    if size != meta["size"]:
+        raise CorruptStoreError(
+            f"{path}: {size} bytes, the header says {meta['size']} (truncated or replaced)"
+        )
+    if verify and _crc_file(path) != meta["crc32"]:
+        raise CorruptStoreError(f"{path}: checksum mismatch (the file is corrupted)")
+    return path
+
+
+def _load_npy(root: Path, stem: str, meta: object, view: bool, verify: bool) -> npt.NDArray[Any]:
+    path = _check_file(root, f"{stem}.npy", meta, verify)
+    try:
+        arr = np.load(path, mmap_mode="r" if view else None, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise CorruptStoreError(f"{path}: truncated or not a numpy array ({exc})") from None
+    dtype, ndim = _ARRAYS[stem]
+    if not isinstance(arr, np.ndarray) or arr.dtype.str != dtype or arr.ndim != ndim:
+        raise CorruptStoreError(
+            f"{path}: holds {getattr(arr, 'dtype', '?')} with shape {getattr(arr, 'shape', '?')},"
+            f" expected {dtype} with {ndim} dimension(s)"
+        )
+    out: npt.NDArray[Any] = arr
+    return out
+
+
+def _read_header(root: Path) -> dict[str, Any]:
+    path = root / "header.json"
+    if not root.is_dir():
+        raise NotAStoreError(f"{root}: not a graphrecall vector index (no such directory)")
+    if not path.is_file():
+        raise NotAStoreError(f"{root}: not a graphrecall vector index (no header.json)")
+    try:
+        header = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CorruptStoreError(f"{path}: unreadable vector index header ({exc})") from None
+    if not isinstance(header, dict) or header.get("magic") != MAGIC:
+        raise NotAStoreError(
+            f"{root}: not a graphrecall vector index (header has no {MAGIC!r} magic)"
+        )
+    version = header.get("format_version")
+    if version != FORMAT_VERSION:
+        raise SchemaVersionError(
+            f"{root}: vector index format version {version!r}; "
+            f"this graphrecall reads version {FORMAT_VERSION}"
+        )
+    return header
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class VectorIndex:
+    """Cosine top-k over vectors with tenant codes (see the module docstring).
+
+    Rows are the positions of ``vectors`` (for instance a graph's dense entity or chunk
+    indices); every result is a global row. The index is immutable: an update builds a new
+    one. Searches are safe from several threads at once.
+
+    Args:
+        vectors: (n, d) float32-convertible matrix, n >= 1; rows are L2-normalised here
+            (already normalised rows are kept, up to float32 rounding).
+        tenants: (n,) integer tenant codes in ``0..2**32-1``; None: every row is tenant 0.
+        backend: ``"exact"``, ``"hnsw"`` or ``"auto"`` (exact for tenants with fewer than
+            ``exact_below`` rows, HNSW for the others).
+        exact_below: The ``"auto"`` threshold (>= 0).
+        dtype: Scalar kind of the HNSW vectors: ``"f16"`` (half the memory, the same
+            recall) or ``"f32"``. The exact path always uses float32.
+        connectivity: HNSW edges per node ("M", 2..1024).
+        expansion_add: HNSW search depth while building ("efConstruction", 1..65536).
+        expansion_search: HNSW search depth while querying ("ef", 1..65536; usearch
+            searches at least ``k`` deep anyway).
+        threads: Threads one HNSW search may use (1..1024; 1 suits a service's concurrent
+            requests).
+        build_threads: Threads used to build the HNSW graphs (0: all cores; <= 1024).
+        n_tenants: When given (1..:data:`MAX_N_TENANTS`), the known tenants are
+            ``0..n_tenants-1`` (a tenant without rows then gives empty results); otherwise
+            the codes present in ``tenants``.
+
+    Raises:
+        DataError: ``vectors`` is not a non-empty numeric 2-D matrix, holds a NaN or
+            infinite value or a zero row (the message names the row), or ``tenants`` has
+            the wrong length, a non-integer dtype or a code outside uint32 /
+            ``0..n_tenants-1``.
+        ParameterError: Any other parameter is out of range.
+    """
+
+    def __init__(
+        self,
+        vectors: npt.ArrayLike,
+        tenants: npt.ArrayLike | None = None,
+        *,
+        backend: Literal["auto", "exact", "hnsw"] = "auto",
+        exact_below: int = 20_000,
+        dtype: Literal["f16", "f32"] = "f16",
+        connectivity: int = 16,
+        expansion_add: int = 128,
+        expansion_search: int = 64,
+        threads: int = 1,
+        build_threads: int = 0,
+        n_tenants: int | None = None,
+    ) -> None:
+        mode = _choice("backend", backend, ("auto", "exact", "hnsw"))
+        below = _int_param("exact_below", exact_below, 0)
+        self._dtype = cast(Literal["f16", "f32"], _choice("dtype", dtype, ("f16", "f32")))
+        self._connectivity = _int_param("connectivity", connectivity, 2, 1024)
+        self._expansion_add = _int_param("expansion_add", expansion_add, 1, _MAX_EXPANSION)
+        self._expansion_search = _int_param("expansion_search", expansion_search, 1, _MAX_EXPANSION)
+        self._threads = _int_param("threads", threads, 1, _MAX_THREADS)
+        build = _int_param("build_threads", build_threads, 0, _MAX_THREADS)
+        n_known = (
+            None if n_tenants is None else _int_param("n_tenants", n_tenants, 1, MAX_N_TENANTS)
+        )
+
+        matrix = _normalised_vectors(vectors)
+        n, self._dim = int(matrix.shape[0]), int(matrix.shape[1])
+        codes = _tenant_codes(tenants, n)
+        if n_known is not None:
+            bad = np.flatnonzero(codes >= n_known)
+            if len(bad):
+                r = int(bad[0])
+                raise DataError(
+                    f"tenants: row {r} has tenant code {int(codes[r])}, outside "
+                    f"0..{n_known - 1} (n_tenants = {n_known})"
+                )
+            known = np.arange(n_known, dtype=np.int64)
+        else:
+            known = np.unique(codes)
+        rows = np.argsort(codes, kind="stable").astype(np.int64)  # grouped, ascending rows
+        offsets = np.zeros(len(known) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(np.bincount(np.searchsorted(known, codes), minlength=len(known)))
+        sizes = np.diff(offsets)
+        if mode == "exact":
+            kinds = np.zeros(len(known), dtype=np.uint8)
+        elif mode == "hnsw":
+            kinds = np.where(sizes > 0, _HNSW, _EXACT).astype(np.uint8)
+        else:
+            kinds = np.where(sizes >= max(below, 1), _HNSW, _EXACT).astype(np.uint8)
+
+        self._n = n
+        self._mode = mode
+        self._exact_below = below
+        self._codes = known.astype(np.uint32)
+        self._offsets = offsets
+        self._kinds = kinds
+        self._rows = rows
+        exact_mask = np.repeat(kinds == _EXACT, sizes)
+        self._exact: F32 = np.ascontiguousarray(matrix[rows[exact_mask]])
+        self._exact_start = np.zeros(len(known), dtype=np.int64)
+        self._exact_start[1:] = np.cumsum(np.where(kinds == _EXACT, sizes, 0))[:-1]
+        self._hnsw: dict[int, Index] = {}
+        for t in np.flatnonzero(kinds == _HNSW).tolist():
+            lo, hi = int(offsets[t]), int(offsets[t + 1])
+            index = self._new_hnsw()
+            index.add(
+                np.arange(hi - lo, dtype=np.uint64),
+                matrix[rows[lo:hi]],
+                threads=build,
+            )
+            self._hnsw[t] = index
+        self._position = {int(c): i for i, c in enumerate(known.tolist())}
+
+    def _new_hnsw(self) -> Index:
+        return Index(
+            ndim=self._dim,
+            metric="cos",
+            dtype=self._dtype,
+            connectivity=self._connectivity,
+            expansion_add=self._expansion_add,
+            expansion_search=self._expansion_search,
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def dim(self) -> int:
+        """Dimension of the vectors."""
+        return self._dim
+
+    def __len__(self) -> int:
+        """Number of vectors (rows) held, over all tenants."""
+        return self._n
+
+    @property
+    def dtype(self) -> Literal["f16", "f32"]:
+        """Scalar kind of the HNSW sub-indexes."""
+        return self._dtype
+
+    @property
+    def threads(self) -> int:
+        """Threads one HNSW search uses."""
+        return self._threads
+
+    @property
+    def backend(self) -> Literal["exact", "hnsw", "mixed"]:
+        """``"exact"`` or ``"hnsw"`` when every tenant with rows uses that backend, else
+        ``"mixed"`` (see :attr:`backends` for each tenant)."""
+        used = set(self._kinds[np.diff(self._offsets) > 0].tolist())
+        if used == {_HNSW}:
+            return "hnsw"
+        return "exact" if used <= {_EXACT} else "mixed"
+
+    @property
+    def backends(self) -> dict[int, Backend]:
+        """Backend of each known tenant code (a tenant without rows is ``"exact"``)."""
+        return {
+            int(c): _KIND_NAMES[int(k)]
+            for c, k in zip(self._codes.tolist(), self._kinds.tolist(), strict=True)
+        }
+
+    def tenants(self) -> npt.NDArray[np.uint32]:
+        """Known tenant codes, ascending (uint32, read-only)."""
+        out = self._codes.view()
+        out.setflags(write=False)
+        return out
+
+    def tenant_size(self, tenant: int | np.integer[Any] | None = None) -> int:
+        """Number of rows of ``tenant``.
+
+        Args:
+            tenant: Tenant code (None: the index's only tenant).
+
+        Returns:
+            The tenant's row count (0 for a known tenant without rows).
+
+        Raises:
+            ParameterError: ``tenant`` is None but the index holds several tenants, or is
+                not an integer.
+            UnknownTenantError: The index does not know ``tenant``.
+        """
+        t = self._resolve(tenant)
+        return int(self._offsets[t + 1] - self._offsets[t])
+
+    def __repr__(self) -> str:
+        return (
+            f"VectorIndex(n={self._n}, dim={self._dim}, tenants={len(self._codes)}, "
+            f"backend={self.backend!r}, dtype={self._dtype!r})"
+        )
+
+    # ------------------------------------------------------------------ search
+
+    def _resolve(self, tenant: object) -> int:
+        """Position of the tenant argument among the known codes."""
+        if tenant is None:
+            if len(self._codes) > 1:
+                shown = ", ".join(map(str, self._codes[:10].tolist()))
+                more = ", ..." if len(self._codes) > 10 else ""
+                raise ParameterError(
+                    f"invalid parameter tenant: the index holds {len(self._codes)} tenants "
+                    f"({shown}{more}); name one"
+                )
+            return 0
+        if isinstance(tenant, bool) or not isinstance(tenant, (int, np.integer)):
+            raise ParameterError(
+                f"invalid parameter tenant: expected an integer tenant code or None, got {tenant!r}"
+            )
+        t = operator.index(tenant)
+        pos = self._position.get(t)
+        if pos is None:
+            raise UnknownTenantError(f"unknown tenant {t}: the vector index holds no such tenant")
+        return pos
+
+    def _queries(self, queries: npt.ArrayLike) -> F32:
+        try:
+            raw = np.asarray(queries)
+            if raw.dtype.kind not in "biuf":
+                raise TypeError(f"dtype {raw.dtype}")
+            with np.errstate(over="ignore"):  # beyond float32 becomes inf: refused below
+                arr = np.asarray(raw, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(
+                f"queries: expected a numeric (d,) or (q, d) array ({exc})"
+            ) from None
+        if arr.ndim == 1:
+            arr = arr.reshape(1, -1)
+        if arr.ndim != 2:
+            raise EmbeddingError(f"queries: expected shape (d,) or (q, d), got {arr.shape}")
+        if arr.shape[1] != self._dim:
+            raise EmbeddingError(
+                f"queries have dimension {arr.shape[1]}, the index holds {self._dim}-d vectors"
+            )
+        finite = np.isfinite(arr).all(axis=1)
+        if not finite.all():
+            raise EmbeddingError(f"queries: query {int(np.argmin(finite))} holds NaN or inf")
+        norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
+        if (norms == 0).any():
+            raise EmbeddingError(f"queries: query {int(np.argmax(norms == 0))} is a zero vector")
+        out: F32 = np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
+        return out
+
+    def search(
+        self,
+        queries: npt.ArrayLike,
+        k: int | np.integer[Any],
+        *,
+        tenant: int | np.integer[Any] | None = None,
+        min_score: float | np.floating[Any] | None = None,
+    ) -> VectorMatches:
+        """The ``k`` rows of ``tenant`` most similar to each query, best first.
+
+        Args:
+            queries: (d,) or (q, d) query vectors (normalised here; q may be 0).
+            k: Results wanted per query (1..:data:`MAX_K`); the result has ``k`` columns.
+            tenant: Tenant code (None: the index's only tenant).
+            min_score: Drop results with a cosine similarity below this (finite).
+
+        Returns:
+            :class:`VectorMatches` with (q, k) rows and scores: exact path best first
+            with ties by row; HNSW approximate, best first, ties by row among what it found.
+            A known tenant without rows gives empty results.
+
+        Raises:
+            EmbeddingError: A query of the wrong dimension or shape, NaN / inf, or zero.
+            ParameterError: ``k`` or ``min_score`` out of range; ``tenant`` None with
+                several tenants, or not an integer.
+            UnknownTenantError: The index does not know ``tenant``.
+        """
+        kk = _int_param("k", k, 1, MAX_K)
+        floor: float | None = None
+        if min_score is not None:
+            if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.number)):
+                raise ParameterError(
+                    f"invalid parameter min_score: expected a number or None, got {min_score!r}"
+                )
+            floor = float(min_score)
+            if not math.isfinite(floor):
+                raise ParameterError(f"invalid parameter min_score: {floor} is not finite")
+        t = self._resolve(tenant)
+        qs = self._queries(queries)
+        nq = qs.shape[0]
+        rows = np.full((nq, kk), -1, dtype=np.int64)
+        scores = np.full((nq, kk), np.nan, dtype=np.float32)
+        counts = np.zeros(nq, dtype=np.int64)
+        lo, hi = int(self._offsets[t]), int(self._offsets[t + 1])
+        if hi == lo or nq == 0:
+            return _frozen(rows, scores, counts)
+        local = self._rows[lo:hi]
+        if self._kinds[t] == _EXACT:
+            start = int(self._exact_start[t])
+            width = _exact_search(self._exact[start : start + hi - lo], qs, kk, local, rows, scores)
+            counts[:] = width
+        else:
+            self._hnsw_search(self._hnsw[t], qs, min(kk, hi - lo), local, rows, scores, counts)
+        if floor is not None:
+            drop = scores < floor  # padding is NaN: never below; best first: a suffix drops
+            if drop.any():
+                rows[drop] = -1
+                scores[drop] = np.nan
+                counts[:] = (rows >= 0).sum(axis=1)
+        return _frozen(rows, scores, counts)
+
+    def _hnsw_search(
+        self,
+        index: Index,
+        queries: F32,
+        count: int,
+        local: I64,
+        rows: I64,
+        scores: F32,
+        counts: I64,
+    ) -> None:
+        """usearch search of ``count`` neighbours, written into ``rows`` / ``scores`` /
+        ``counts`` as global rows, best first, ties by row."""
+        found = index.search(queries, count, threads=self._threads)
+        if isinstance(found, Matches):  # usearch unwraps a batch of one query
+            keys = np.asarray(found.keys).reshape(1, -1)
+            dist = np.asarray(found.distances).reshape(1, -1)
+            cnt = np.array([keys.shape[1]], dtype=np.int64)
+        elif isinstance(found, BatchMatches):
+            keys = np.asarray(found.keys)
+            dist = np.asarray(found.distances)
+            cnt = np.asarray(found.counts, dtype=np.int64)
+        else:  # pragma: no cover - usearch API change
+            raise TypeError(f"usearch returned {type(found).__name__}")
+        got = min(count, keys.shape[1])
+        cnt = np.minimum(cnt, got)
+        filled = np.arange(got) < cnt[:, None]
+        pos = np.where(filled, keys[:, :got], 0).astype(np.int64)
+        if ((pos < 0) | (pos >= len(local))).any():  # pragma: no cover - checked at load
+            raise CorruptStoreError("usearch returned a key outside its sub-index")
+        # usearch sorts by distance; 1 - distance keeps that order but may round distinct
+        # distances to one score: re-sort those ties by row (positions ascend with rows).
+        val = np.where(filled, np.float32(1.0) - dist[:, :got], np.float32(np.nan))
+        rows[:, :got] = np.where(filled, local[pos], -1)
+        scores[:, :got] = val
+        counts[:] = cnt
+        if got > 1 and (val[:, 1:] == val[:, :-1]).any():
+            key_rows = np.where(filled, rows[:, :got], np.iinfo(np.int64).max)
+            order = np.lexsort((key_rows, np.where(filled, -val, np.inf)), axis=1)
+            rows[:, :got] = np.take_along_axis(rows[:, :got], order, axis=1)
+            scores[:, :got] = np.take_along_axis(val, order, axis=1)
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Save the index to ``directory`` (see the module docstring for the layout).
+
+        The directory is created; an existing vector index there is replaced atomically.
+
+        Args:
+            directory: Target directory. It must not exist, be empty, or hold a vector
+                index.
+
+        Returns:
+            The directory.
+
+        Raises:
+            ParameterError: ``directory`` exists and is neither empty nor a vector index.
+            StorageError: Writing failed (the message names the path).
+        """
+        target = Path(directory)
+        if target.exists():
+            if not target.is_dir():
+                raise ParameterError(f"invalid parameter directory: {target} is not a directory")
+            if any(target.iterdir()):
+                try:
+                    _read_header(target)
+                except StorageError:
+                    raise ParameterError(
+                        f"invalid parameter directory: {target} exists, is not empty and is "
+                        "not a vector index; refusing to replace it"
+                    ) from None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".vectors-", dir=target.parent))
+        except OSError as exc:
+            raise StorageError(f"{target}: cannot create the vector index ({exc})") from None
+        try:
+            files: dict[str, dict[str, int]] = {}
+            arrays = {
+                "tenants": self._codes,
+                "offsets": self._offsets,
+                "kinds": self._kinds,
+                "rows": self._rows,
+                "exact": self._exact,
+            }
+            for stem, arr in arrays.items():
+                path = tmp / f"{stem}.npy"
+                np.save(path, np.ascontiguousarray(arr), allow_pickle=False)
+                files[path.name] = {"size": path.stat().st_size, "crc32": _crc_file(path)}
+            hnsw: dict[str, str] = {}
+            for t, index in self._hnsw.items():
+                code = int(self._codes[t])
+                path = tmp / f"hnsw-{code}.usearch"
+                index.save(os.fspath(path))
+                files[path.name] = {"size": path.stat().st_size, "crc32": _crc_file(path)}
+                hnsw[str(code)] = path.name
+            header = {
+                "magic": MAGIC,
+                "format_version": FORMAT_VERSION,
+                "dim": self._dim,
+                "n": self._n,
+                "n_tenants": len(self._codes),
+                "dtype": self._dtype,
+                "backend": self._mode,
+                "exact_below": self._exact_below,
+                "connectivity": self._connectivity,
+                "expansion_add": self._expansion_add,
+                "expansion_search": self._expansion_search,
+                "threads": self._threads,
+                "tenant_backends": {
+                    str(c): b for c, b in self.backends.items() if self.tenant_size(c) > 0
+                },
+                "hnsw": hnsw,
+                "files": files,
+            }
+            (tmp / "header.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
+            if target.exists():
+                shutil.rmtree(target)
+            os.replace(tmp, target)
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StorageError(f"{target}: cannot write the vector index ({exc})") from None
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return target
+
+    @classmethod
+    def load(
+        cls, directory: str | os.PathLike[str], *, view: bool = True, verify: bool = True
+    ) -> VectorIndex:
+        """Load an index written by :meth:`save`.
+
+        Args:
+            directory: The index directory.
+            view: Memory-map the files (numpy ``mmap_mode="r"``, usearch ``view``) instead
+                of reading them into memory: a fast cold start, pages shared between
+                processes. The files must then stay unchanged while the index is used.
+            verify: Check every file's CRC-32 (reads each file once). Sizes, shapes and the
+                structure are always checked.
+
+        Returns:
+            The index, answering exactly as the saved one.
+
+        Raises:
+            ParameterError: ``view`` or ``verify`` is not a bool.
+            NotAStoreError: ``directory`` holds no graphrecall vector index.
+            SchemaVersionError: The index was written in another format version.
+            CorruptStoreError: A file is missing, truncated, corrupted or inconsistent.
+        """
+        for name, flag in (("view", view), ("verify", verify)):
+            if not isinstance(flag, bool):
+                raise ParameterError(f"invalid parameter {name}: expected a bool, got {flag!r}")
+        root = Path(directory)
+        header = _read_header(root)
+        try:
+            return cls._from_header(root, header, view=view, verify=verify)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptStoreError(f"{root}: inconsistent vector index ({exc!r})") from None
+
+    @classmethod
+    def _from_header(
+        cls, root: Path, header: dict[str, Any], *, view: bool, verify: bool
+    ) -> VectorIndex:
+        files = header["files"]
+        if not isinstance(files, dict):
+            raise CorruptStoreError(f"{root}: header lists no files")
+        arr = {s: _load_npy(root, s, files.get(f"{s}.npy"), view, verify) for s in _ARRAYS}
+        dim, n = int(header["dim"]), int(header["n"])
+        dtype = header["dtype"]
+        codes, offsets, kinds, rows, exact = (arr[s] for s in _ARRAYS)
+
+        def bad(what: str) -> CorruptStoreError:
+            return CorruptStoreError(f"{root}: inconsistent vector index ({what})")
+
+        t = len(codes)
+        if dim < 1 or n < 1 or dtype not in ("f16", "f32") or t < 1:
+            raise bad("dim, n, dtype or tenant count out of range")
+        if t != int(header["n_tenants"]) or len(offsets) != t + 1 or len(kinds) != t:
+            raise bad("tenant tables of different lengths")
+        if t > 1 and not (np.diff(codes.astype(np.int64)) > 0).all():
+            raise bad("tenant codes not strictly ascending")
+        sizes = np.diff(offsets)
+        if offsets[0] != 0 or offsets[-1] != n or (sizes < 0).any() or len(rows) != n:
+            raise bad("row offsets do not cover the rows")
+        if not np.isin(kinds, (_EXACT, _HNSW)).all():
+            raise bad("unknown backend code")
+        if (rows < 0).any() or (rows >= n).any() or (np.bincount(rows, minlength=n) != 1).any():
+            raise bad("rows are not a permutation of 0..n-1")
+        inner = np.ones(n, dtype=bool)
+        inner[offsets[:-1][sizes > 0]] = False
+        if n > 1 and not (np.diff(rows)[inner[1:]] > 0).all():
+            raise bad("rows not ascending within a tenant")
+        n_exact = int(sizes[kinds == _EXACT].sum())
+        if exact.shape != (n_exact, dim):
+            raise bad(f"exact.npy has shape {exact.shape}, expected ({n_exact}, {dim})")
+        if verify and n_exact and not np.isfinite(exact).all():
+            raise bad("exact.npy holds NaN or inf")
+
+        out = cls.__new__(cls)
+        out._dim, out._n = dim, n
+        out._dtype = dtype
+        out._mode = _choice("backend", header["backend"], ("auto", "exact", "hnsw"))
+        out._exact_below = _int_param("exact_below", header["exact_below"], 0)
+        out._connectivity = _int_param("connectivity", header["connectivity"], 2, 1024)
+        out._expansion_add = _int_param("expansion_add", header["expansion_add"], 1, _MAX_EXPANSION)
+        out._expansion_search = _int_param(
+            "expansion_search", header["expansion_search"], 1, _MAX_EXPANSION
+        )
+        out._threads = _int_param("threads", header["threads"], 1, _MAX_THREADS)
+        out._codes = np.asarray(codes, dtype=np.uint32)
+        out._offsets = np.asarray(offsets, dtype=np.int64)
+        out._kinds = np.asarray(kinds, dtype=np.uint8)
+        out._rows = rows
+        out._exact = exact
+        out._exact_start = np.zeros(t, dtype=np.int64)
+        out._exact_start[1:] = np.cumsum(np.where(kinds == _EXACT, sizes, 0))[:-1]
+        out._position = {int(c): i for i, c in enumerate(out._codes.tolist())}
+        listed = header["hnsw"]
+        wanted = {str(int(out._codes[i])) for i in np.flatnonzero(kinds == _HNSW).tolist()}
+        if not isinstance(listed, dict) or set(listed) != wanted:
+            raise bad("the HNSW files listed do not match the HNSW tenants")
+        scalar = {"f16": "F16", "f32": "F32"}[dtype]
+        out._hnsw = {}
+        for i in np.flatnonzero(kinds == _HNSW).tolist():
+            code = int(out._codes[i])
+            name = f"hnsw-{code}.usearch"
+            if listed[str(code)] != name:
+                raise bad(f"tenant {code}'s HNSW file is {listed[str(code)]!r}")
+            path = _check_file(root, name, files.get(name), verify)
+            try:
+                meta = Index.metadata(os.fspath(path))
+            except (ValueError, RuntimeError) as exc:
+                raise CorruptStoreError(f"{path}: not a usearch index ({exc})") from None
+            size = int(sizes[i])
+            if (
+                meta is None
+                or int(meta["dimensions"]) != dim
+                or getattr(meta["kind_scalar"], "name", None) != scalar
+                or getattr(meta["kind_metric"], "name", None) != "Cos"
+                or int(meta["count_present"]) != size
+                or int(meta["count_deleted"]) != 0
+            ):
+                raise CorruptStoreError(
+                    f"{path}: usearch index does not match the header "
+                    f"(want {size} {dtype} cos vectors of dimension {dim}, found {meta})"
+                )
+            index = out._new_hnsw()
+            try:
+                if view:
+                    index.view(os.fspath(path))
+                else:
+                    index.load(os.fspath(path))
+            except (ValueError, RuntimeError) as exc:
+                raise CorruptStoreError(f"{path}: unreadable usearch index ({exc})") from None
+            keys = np.sort(np.asarray(index.keys, dtype=np.int64))
+            if len(index) != size or not np.array_equal(keys, np.arange(size)):
+                raise CorruptStoreError(f"{path}: usearch keys are not 0..{size - 1}")
+            out._hnsw[i] = index
+        return out
