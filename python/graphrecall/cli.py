@@ -282,7 +282,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     d = sub.add_parser("demo", help="store the packaged demo graph in SQLite and query it")
     d.add_argument("--db", help="keep the SQLite file at this path (default: a temporary file)")
+    from . import indexer
+
+    ix = sub.add_parser(
+        "index",
+        help="read a store, check it, write a snapshot or a SQLite store",
+        description=indexer.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    indexer.add_arguments(ix)
     args = parser.parse_args(argv)
+    if args.command == "index":
+        return indexer.run(args)
     if args.command == "demo":
         try:
             return demo(db=args.db)
