@@ -31,6 +31,7 @@ from graphrecall.storage.duckdb import load_duckdb
 from graphrecall.storage.mapping import PRESETS, ColumnMapping, quote_identifier
 from graphrecall.storage.tables import NULL_TIME
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 UTC = dt.timezone.utc
 
@@ -943,3 +944,137 @@ def test_any_arrow_stream_and_integer_value_maps() -> None:
     )
     tables = load_arrow({"entities": Stream(pa.table({"id": [1]})), "facts": facts}, mapping)
     assert tables.facts["status"].tolist() == ["staged", "archived"]
+
+
+# ---------------------------------------------------------------------------- fast paths
+# The loaders describe the object columns they make (dictionary codes, nullable ints) so
+# that checking and building never walk the objects; every result must be the one the plain
+# object arrays give.
+
+
+def _plain(arr: np.ndarray) -> np.ndarray:
+    """The same values in an undescribed (writeable) object array."""
+    out = np.empty(len(arr), dtype=object)
+    out[:] = arr.tolist()
+    return out
+
+
+def _text(values: list[Any]) -> pa.ChunkedArray:
+    return pa.chunked_array([pa.array(values[:3], pa.string()), pa.array(values[3:], pa.string())])
+
+
+@settings(PROPERTY, max_examples=60)
+@given(
+    values=st.lists(st.sampled_from(["p0", "p1", "b", "a\x00", "", None]), max_size=12),
+    known=st.sets(st.sampled_from(["p0", "p1", "b", "", "None"])),
+)
+def test_described_dictionary_columns_encode_as_plain_ones(
+    values: list[Any], known: set[str]
+) -> None:
+    from graphrecall._columns import Vocab, description
+    from graphrecall.storage.arrow import _from_dictionary
+
+    col = _from_dictionary(pa.chunked_array([_text(values).combine_chunks().dictionary_encode()]))
+    assert description(col) is not None and col.tolist() == values
+    plain = _plain(col)
+    assert description(plain) is None
+
+    def outcome(f: Callable[[], Any]) -> Any:
+        try:
+            out = f()
+        except DataError as exc:
+            return ("error", str(exc))
+        if isinstance(out, tuple):
+            return (out[0].names, out[1].tolist())
+        return out.tolist()
+
+    assert outcome(lambda: Vocab.learn(col, "predicate")) == outcome(
+        lambda: Vocab.learn(plain, "predicate")
+    )
+    vocab = Vocab(sorted(known), "status")
+    assert outcome(lambda: vocab.encode(col, "facts", "status", np.uint8)) == outcome(
+        lambda: vocab.encode(plain, "facts", "status", np.uint8)
+    )
+
+
+def test_described_columns_are_read_only_and_forgotten_when_writeable() -> None:
+    from graphrecall._columns import ObjectColumn, describe, description, take
+
+    arr = describe(
+        np.array([1, None, 3], dtype=object),
+        ObjectColumn(
+            frozenset({int, type(None)}),
+            ints=np.array([1, 0, 3]),
+            null=np.array([False, True, False]),
+        ),
+    )
+    with pytest.raises(ValueError, match="read-only"):
+        arr[0] = 7
+    kept = take(arr, np.array([True, False, True]))
+    info = description(kept)
+    assert info is not None and info.types == {int} and info.ints is not None
+    assert info.ints.tolist() == [1, 3] and kept.tolist() == [1, 3]
+    view_of = np.array([1, 2], dtype=object)
+    described = describe(view_of[:1], ObjectColumn(frozenset({int})))  # a view is copied
+    assert described.base is None
+    arr.flags.writeable = True  # whoever unlocks it gets the plain path again
+    assert description(arr) is None
+
+
+@settings(PROPERTY, max_examples=60)
+@given(
+    ids=st.lists(st.integers(-5, 40), unique=True, max_size=12),
+    refs=st.lists(st.integers(-8, 45) | st.none(), max_size=70_000 // 1000),
+    ordered=st.booleans(),
+)
+def test_id_maps_of_ordered_and_dense_ids(
+    ids: list[int], refs: list[int | None], ordered: bool
+) -> None:
+    from graphrecall._columns import IdMap
+
+    keys = sorted(ids) if ordered else ids
+    m = IdMap(np.array(keys, dtype=np.int64), len(keys), "entity")
+    where = {k: i for i, k in enumerate(keys)}
+    wanted = [where.get(r, None) if r is not None else -1 for r in refs]
+    arr = np.array(refs, dtype=object)
+    if any(w is None for w in wanted):
+        with pytest.raises(DataError, match="refers to no entity"):
+            m.to_index(arr, "facts", "object", allow_none=True)
+    else:
+        assert m.to_index(arr, "facts", "object", allow_none=True).tolist() == wanted
+    # Many references at once take the lookup-table path: the same answers.
+    big = np.resize(np.array([k for k in keys] or [0], dtype=np.int64), 70_000)
+    if keys:
+        assert m.to_index(big, "facts", "subject").tolist() == [where[k] for k in big.tolist()]
+
+
+def test_loaded_nullable_ids_share_their_ints_and_check_as_plain_ones(tmp_path: Path) -> None:
+    from graphrecall._columns import description
+
+    facts = pa.table(
+        {
+            "subject": pa.array([1, 2, 3, 1], pa.int64()),
+            "object": pa.array([2, None, 1, 99], pa.int64()),
+            "status": pa.array(["staged", None, "bogus", "confirmed"]).dictionary_encode(),
+        }
+    )
+    entities = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    loaded = load_arrow({"entities": entities, "facts": facts})
+    obj = loaded.facts["object"]
+    assert obj.tolist() == [2, None, 1, 99] and description(obj) is not None
+    assert obj[0] is loaded.facts["object"][0]
+    plain = GraphTables(
+        entities={"id": [1, 2, 3]},
+        facts={k: _plain(v) for k, v in loaded.facts.items()},
+    )
+    with pytest.raises(BadDataError) as fast:
+        loaded.check()
+    with pytest.raises(BadDataError) as slow:
+        plain.check()
+    assert str(fast.value) == str(slow.value)
+    assert "status is missing" in str(fast.value) and "'bogus' is an unknown status" in str(
+        fast.value
+    )
+    a, _ = loaded.to_graph(on_bad="skip")
+    b, _ = plain.to_graph(on_bad="skip")
+    assert a.facts(a.fact_ids) == b.facts(b.fact_ids)
