@@ -9,8 +9,9 @@ Two kinds of data, d = 384, k = 10:
   same, nearest neighbours are barely nearer than the rest).
 
 One query per call with ``threads=1`` (BLAS pinned to one thread too, set before numpy
-loads), median over the queries. HNSW is built with all cores. Recall@10 is the share of
-the exact top 10 that HNSW returns, at the default ``expansion_search=64``.
+loads), median over the queries, the indexes timed in turn on every query. HNSW is built with all
+cores. Recall@10 is the share of the exact top 10 that HNSW returns, at the default
+``expansion_search=64`` and, for f16, at 128 and 256.
 
     python benches/bench_vectors.py                    # n = 20k and 100k
     python benches/bench_vectors.py --sizes 5000 --queries 100
@@ -55,15 +56,18 @@ def lowrank(rng: np.random.Generator, basis: F32, n: int) -> F32:
     return v
 
 
-def latency_us(index: VectorIndex, queries: F32, k: int) -> float:
-    """Median microseconds of one single-query search."""
-    index.search(queries[0], k)  # warm up
-    times = []
+def interleaved_us(indexes: dict[str, VectorIndex], queries: F32, k: int) -> dict[str, float]:
+    """Median microseconds of one single-query search for each index, the indexes timed
+    in turn on every query (so that the machine's load hits them alike)."""
+    times: dict[str, list[int]] = {name: [] for name in indexes}
+    for index in indexes.values():
+        index.search(queries[0], k)  # warm up
     for q in queries:
-        t0 = time.perf_counter_ns()
-        index.search(q, k)
-        times.append(time.perf_counter_ns() - t0)
-    return statistics.median(times) / 1e3
+        for name, index in indexes.items():
+            t0 = time.perf_counter_ns()
+            index.search(q, k)
+            times[name].append(time.perf_counter_ns() - t0)
+    return {name: statistics.median(t) / 1e3 for name, t in times.items()}
 
 
 def recall(index: VectorIndex, truth: npt.NDArray[np.int64], queries: F32, k: int) -> float:
@@ -84,20 +88,25 @@ def run(data: str, n: int, d: int, k: int, n_queries: int, seed: int) -> dict[st
         vectors = lowrank(rng, basis, n)
         queries = lowrank(rng, basis, n_queries)
     out: dict[str, Any] = {"data": data, "n": n, "d": d, "k": k, "queries": n_queries}
-    exact = VectorIndex(vectors, backend="exact")
-    out["exact_us"] = latency_us(exact, queries, k)
+    indexes = {"exact": VectorIndex(vectors, backend="exact")}
     t0 = time.perf_counter()
-    exact.search(queries, k)
+    truth = indexes["exact"].search(queries, k).rows
     out["exact_batch_us_per_query"] = (time.perf_counter() - t0) / n_queries * 1e6
-    truth = exact.search(queries, k).rows
     for dtype in ("f16", "f32"):
         t0 = time.perf_counter()
-        hnsw = VectorIndex(vectors, backend="hnsw", dtype=dtype)  # type: ignore[arg-type]
-        build = time.perf_counter() - t0
-        out[f"hnsw_{dtype}_build_per_s"] = n / build
-        out[f"hnsw_{dtype}_us"] = latency_us(hnsw, queries, k)
-        out[f"hnsw_{dtype}_recall"] = recall(hnsw, truth, queries, k)
-        del hnsw
+        indexes[dtype] = VectorIndex(vectors, backend="hnsw", dtype=dtype)  # type: ignore[arg-type]
+        out[f"hnsw_{dtype}_build_per_s"] = n / (time.perf_counter() - t0)
+        out[f"hnsw_{dtype}_recall"] = recall(indexes[dtype], truth, queries, k)
+    for name, us in interleaved_us(indexes, queries, k).items():
+        out[f"{name}_us" if name == "exact" else f"hnsw_{name}_us"] = us
+    # Deeper HNSW searches (usearch's search-time knob, set on the built f16 graph).
+    sweep = {}
+    for ef in (128, 256):
+        for sub in indexes["f16"]._hnsw.values():
+            sub.expansion_search = ef
+        us = interleaved_us({"f16": indexes["f16"]}, queries, k)["f16"]
+        sweep[ef] = {"us": us, "recall": recall(indexes["f16"], truth, queries, k)}
+    out["hnsw_f16_ef_sweep"] = sweep
     return out
 
 
@@ -115,17 +124,21 @@ def main() -> None:
     results = []
     print(
         "| data | n | exact us | exact batch us/q | HNSW f16 us | HNSW f32 us | build f16 vec/s "
-        "| build f32 vec/s | recall@10 f16 | recall@10 f32 |"
+        "| build f32 vec/s | recall@10 f16 | recall@10 f32 | f16 ef=128 us / recall "
+        "| f16 ef=256 us / recall |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for data, n in itertools.product(args.data, args.sizes):
         r = run(data, n, args.dim, args.k, args.queries, args.seed)
         results.append(r)
+        sw = r["hnsw_f16_ef_sweep"]
         print(
             f"| {data} | {n:,} | {r['exact_us']:.0f} | {r['exact_batch_us_per_query']:.0f} "
             f"| {r['hnsw_f16_us']:.0f} | {r['hnsw_f32_us']:.0f} "
             f"| {r['hnsw_f16_build_per_s']:,.0f} | {r['hnsw_f32_build_per_s']:,.0f} "
-            f"| {r['hnsw_f16_recall']:.3f} | {r['hnsw_f32_recall']:.3f} |",
+            f"| {r['hnsw_f16_recall']:.3f} | {r['hnsw_f32_recall']:.3f} "
+            f"| {sw[128]['us']:.0f} / {sw[128]['recall']:.3f} "
+            f"| {sw[256]['us']:.0f} / {sw[256]['recall']:.3f} |",
             flush=True,
         )
     if args.json:

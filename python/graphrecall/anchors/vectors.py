@@ -60,7 +60,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -105,9 +105,9 @@ _ARRAYS: dict[str, tuple[str, int]] = {  # file stem -> (dtype, ndim)
 # --------------------------------------------------------------------------- results
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class VectorMatches:
-    """Top-k results of a batch of ``q`` queries (read-only arrays).
+    """Top-k results of a batch of ``q`` queries (read-only arrays; compared by identity).
 
     Attributes:
         rows: int64 (q, k) global rows, best first, padded with -1.
@@ -150,6 +150,15 @@ class VectorMatches:
         return (self.query(i) for i in range(len(self.counts)))
 
 
+class _Part(NamedTuple):
+    """One tenant's sub-index: its global rows (ascending) and either an exact matrix or
+    an HNSW index whose keys are positions in ``rows``."""
+
+    rows: I64
+    exact: F32 | None
+    hnsw: Index | None
+
+
 def _frozen(rows: I64, scores: F32, counts: I64) -> VectorMatches:
     for a in (rows, scores, counts):
         a.setflags(write=False)
@@ -179,16 +188,37 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
     return value
 
 
-def _normalised_vectors(vectors: npt.ArrayLike) -> F32:
-    """``vectors`` as a C-contiguous float32 (n, d) matrix of unit rows."""
+def _as_f32(values: npt.ArrayLike, what: str, error: type[Exception]) -> F32:
+    """``values`` as a float32 array (numbers only; beyond float32 becomes inf)."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float32:
+        return values
     try:
-        arr = np.asarray(vectors)
+        arr = np.asarray(values)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"dtype {arr.dtype}")
-        with np.errstate(over="ignore"):  # a float64 beyond float32 becomes inf: refused below
-            arr = np.asarray(arr, dtype=np.float32)
+        with np.errstate(over="ignore"):  # inf is refused by the caller
+            out: F32 = arr.astype(np.float32)
     except (TypeError, ValueError) as exc:
-        raise DataError(f"vectors: expected a numeric (n, d) matrix ({exc})") from None
+        raise error(f"{what}: expected a numeric (n, d) matrix ({exc})") from None
+    return out
+
+
+def _unit_rows(arr: F32) -> tuple[F32, int, int]:
+    """Rows of a float32 (n, d) matrix divided by their L2 norms, or the first row with a
+    NaN / inf (``-1, row``) or a zero norm (``-2, row``) as ``(arr, code, row)``."""
+    sq = np.einsum("ij,ij->i", arr, arr, dtype=np.float64)  # no overflow in float64
+    if not np.isfinite(sq).all():
+        return arr, -1, int(np.argmin(np.isfinite(sq)))
+    if not sq.all():
+        return arr, -2, int(np.argmin(sq))
+    # Divide by float32 norms: stays float32, and a subnormal row's norm is representable.
+    out: F32 = np.ascontiguousarray(arr / np.sqrt(sq).astype(np.float32)[:, None])
+    return out, 0, 0
+
+
+def _normalised_vectors(vectors: npt.ArrayLike) -> F32:
+    """``vectors`` as a C-contiguous float32 (n, d) matrix of unit rows."""
+    arr = _as_f32(vectors, "vectors", DataError)
     if arr.ndim != 2:
         raise DataError(f"vectors: expected a 2-D (n, d) matrix, got shape {arr.shape}")
     n, d = arr.shape
@@ -196,19 +226,15 @@ def _normalised_vectors(vectors: npt.ArrayLike) -> F32:
         raise DataError("vectors: the matrix has no rows (an index needs at least one vector)")
     if d == 0:
         raise DataError("vectors: the vectors have dimension 0")
-    finite = np.isfinite(arr).all(axis=1)
-    if not finite.all():
-        r = int(np.argmin(finite))
+    out, code, r = _unit_rows(arr)
+    if code == -1:
         col = int(np.argmin(np.isfinite(arr[r])))
         raise DataError(
             f"vectors: row {r} holds a NaN or infinite value (column {col}: {arr[r, col]!r}"
             " as float32)"
         )
-    norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
-    zero = norms == 0
-    if zero.any():
-        raise DataError(f"vectors: row {int(np.argmax(zero))} is a zero vector (no direction)")
-    out: F32 = np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
+    if code == -2:
+        raise DataError(f"vectors: row {r} is a zero vector (no direction)")
     return out
 
 
@@ -253,6 +279,17 @@ def _exact_search(matrix: F32, queries: F32, k: int, local: I64, rows: I64, scor
     """
     m, q = int(matrix.shape[0]), int(queries.shape[0])
     width = min(k, m)
+    if q == 1:  # one query (the common case): 1-D arrays, fewer numpy calls
+        neg = matrix @ -queries[0]  # exactly -(scores): negation commutes with rounding
+        if width == m:
+            order = np.argsort(neg, kind="stable")
+        else:
+            kth = neg[np.argpartition(neg, width - 1)[width - 1]]
+            cand = np.flatnonzero(neg <= kth)  # the top rows and every tie at the k-th
+            order = cand[np.argsort(neg[cand], kind="stable")[:width]]
+        rows[0, :width] = local[order]
+        scores[0, :width] = -neg[order]
+        return width
     block = max(1, _BLOCK_CELLS // m)
     for lo in range(0, q, block):
         hi = min(q, lo + block)
@@ -453,8 +490,6 @@ class VectorIndex:
         self._rows = rows
         exact_mask = np.repeat(kinds == _EXACT, sizes)
         self._exact: F32 = np.ascontiguousarray(matrix[rows[exact_mask]])
-        self._exact_start = np.zeros(len(known), dtype=np.int64)
-        self._exact_start[1:] = np.cumsum(np.where(kinds == _EXACT, sizes, 0))[:-1]
         self._hnsw: dict[int, Index] = {}
         for t in np.flatnonzero(kinds == _HNSW).tolist():
             lo, hi = int(offsets[t]), int(offsets[t + 1])
@@ -465,7 +500,22 @@ class VectorIndex:
                 threads=build,
             )
             self._hnsw[t] = index
-        self._position = {int(c): i for i, c in enumerate(known.tolist())}
+        self._index_parts()
+
+    def _index_parts(self) -> None:
+        """Per-tenant views for search, from the tenant tables (after build or load)."""
+        sizes = np.diff(self._offsets)
+        starts = np.zeros(len(sizes), dtype=np.int64)
+        starts[1:] = np.cumsum(np.where(self._kinds == _EXACT, sizes, 0))[:-1]
+        self._parts: list[_Part] = []
+        bounds = zip(
+            self._offsets[:-1].tolist(), self._offsets[1:].tolist(), starts.tolist(), strict=True
+        )
+        for t, (lo, hi, start) in enumerate(bounds):
+            hnsw = self._hnsw.get(t)
+            exact = None if hnsw is not None else self._exact[start : start + hi - lo]
+            self._parts.append(_Part(self._rows[lo:hi], exact, hnsw))
+        self._position = {int(c): i for i, c in enumerate(self._codes.tolist())}
 
     def _new_hnsw(self) -> Index:
         return Index(
@@ -568,16 +618,7 @@ class VectorIndex:
         return pos
 
     def _queries(self, queries: npt.ArrayLike) -> F32:
-        try:
-            raw = np.asarray(queries)
-            if raw.dtype.kind not in "biuf":
-                raise TypeError(f"dtype {raw.dtype}")
-            with np.errstate(over="ignore"):  # beyond float32 becomes inf: refused below
-                arr = np.asarray(raw, dtype=np.float32)
-        except (TypeError, ValueError) as exc:
-            raise EmbeddingError(
-                f"queries: expected a numeric (d,) or (q, d) array ({exc})"
-            ) from None
+        arr = _as_f32(queries, "queries", EmbeddingError)
         if arr.ndim == 1:
             arr = arr.reshape(1, -1)
         if arr.ndim != 2:
@@ -586,13 +627,11 @@ class VectorIndex:
             raise EmbeddingError(
                 f"queries have dimension {arr.shape[1]}, the index holds {self._dim}-d vectors"
             )
-        finite = np.isfinite(arr).all(axis=1)
-        if not finite.all():
-            raise EmbeddingError(f"queries: query {int(np.argmin(finite))} holds NaN or inf")
-        norms = np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
-        if (norms == 0).any():
-            raise EmbeddingError(f"queries: query {int(np.argmax(norms == 0))} is a zero vector")
-        out: F32 = np.ascontiguousarray(arr / norms[:, None], dtype=np.float32)
+        out, code, i = _unit_rows(arr)
+        if code == -1:
+            raise EmbeddingError(f"queries: query {i} holds NaN or inf")
+        if code == -2:
+            raise EmbeddingError(f"queries: query {i} is a zero vector")
         return out
 
     def search(
@@ -638,16 +677,14 @@ class VectorIndex:
         rows = np.full((nq, kk), -1, dtype=np.int64)
         scores = np.full((nq, kk), np.nan, dtype=np.float32)
         counts = np.zeros(nq, dtype=np.int64)
-        lo, hi = int(self._offsets[t]), int(self._offsets[t + 1])
-        if hi == lo or nq == 0:
+        part = self._parts[t]
+        size = len(part.rows)
+        if size == 0 or nq == 0:
             return _frozen(rows, scores, counts)
-        local = self._rows[lo:hi]
-        if self._kinds[t] == _EXACT:
-            start = int(self._exact_start[t])
-            width = _exact_search(self._exact[start : start + hi - lo], qs, kk, local, rows, scores)
-            counts[:] = width
-        else:
-            self._hnsw_search(self._hnsw[t], qs, min(kk, hi - lo), local, rows, scores, counts)
+        if part.exact is not None:
+            counts[:] = _exact_search(part.exact, qs, kk, part.rows, rows, scores)
+        elif part.hnsw is not None:
+            self._hnsw_search(part.hnsw, qs, min(kk, size), part.rows, rows, scores, counts)
         if floor is not None:
             drop = scores < floor  # padding is NaN: never below; best first: a suffix drops
             if drop.any():
@@ -669,11 +706,18 @@ class VectorIndex:
         """usearch search of ``count`` neighbours, written into ``rows`` / ``scores`` /
         ``counts`` as global rows, best first, ties by row."""
         found = index.search(queries, count, threads=self._threads)
-        if isinstance(found, Matches):  # usearch unwraps a batch of one query
-            keys = np.asarray(found.keys).reshape(1, -1)
-            dist = np.asarray(found.distances).reshape(1, -1)
-            cnt = np.array([keys.shape[1]], dtype=np.int64)
-        elif isinstance(found, BatchMatches):
+        if isinstance(found, Matches):  # usearch unwraps a batch of one query: valid only
+            c = min(len(found.keys), count)
+            val1 = np.float32(1.0) - np.asarray(found.distances[:c], dtype=np.float32)
+            found_rows = local[np.asarray(found.keys[:c], dtype=np.int64)]
+            if c > 1 and (val1[1:] == val1[:-1]).any():
+                order = np.lexsort((found_rows, -val1))
+                found_rows, val1 = found_rows[order], val1[order]
+            rows[0, :c] = found_rows
+            scores[0, :c] = val1
+            counts[0] = c
+            return
+        if isinstance(found, BatchMatches):
             keys = np.asarray(found.keys)
             dist = np.asarray(found.distances)
             cnt = np.asarray(found.counts, dtype=np.int64)
@@ -682,9 +726,8 @@ class VectorIndex:
         got = min(count, keys.shape[1])
         cnt = np.minimum(cnt, got)
         filled = np.arange(got) < cnt[:, None]
+        # Keys are 0..size-1 (built so, checked at load); padding keys are masked out.
         pos = np.where(filled, keys[:, :got], 0).astype(np.int64)
-        if ((pos < 0) | (pos >= len(local))).any():  # pragma: no cover - checked at load
-            raise CorruptStoreError("usearch returned a key outside its sub-index")
         # usearch sorts by distance; 1 - distance keeps that order but may round distinct
         # distances to one score: re-sort those ties by row (positions ascend with rows).
         val = np.where(filled, np.float32(1.0) - dist[:, :got], np.float32(np.nan))
@@ -871,9 +914,6 @@ class VectorIndex:
         out._kinds = np.asarray(kinds, dtype=np.uint8)
         out._rows = rows
         out._exact = exact
-        out._exact_start = np.zeros(t, dtype=np.int64)
-        out._exact_start[1:] = np.cumsum(np.where(kinds == _EXACT, sizes, 0))[:-1]
-        out._position = {int(c): i for i, c in enumerate(out._codes.tolist())}
         listed = header["hnsw"]
         wanted = {str(int(out._codes[i])) for i in np.flatnonzero(kinds == _HNSW).tolist()}
         if not isinstance(listed, dict) or set(listed) != wanted:
@@ -915,4 +955,5 @@ class VectorIndex:
             if len(index) != size or not np.array_equal(keys, np.arange(size)):
                 raise CorruptStoreError(f"{path}: usearch keys are not 0..{size - 1}")
             out._hnsw[i] = index
+        out._index_parts()
         return out
