@@ -1358,15 +1358,6 @@ def _first_at(w: _Work, row: int) -> str:
     return f"first at row {row - w.base}"
 
 
-def _as_given(w: _Work, col: str, checked: Array | None) -> Array | None:
-    """A float column as given when it is float32 (its values exactly, in half the memory of
-    the float64 copy the rules read), else the checked float64 values."""
-    given = w.cols.get(col)
-    if checked is not None and given is not None and given.dtype == np.float32:
-        return given
-    return checked
-
-
 def _in_unit_interval(w: _Work, col: str, *, nullable: bool) -> npt.NDArray[np.float64] | None:
     conv = _floats(w, col)
     if conv is None:
@@ -1457,9 +1448,7 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
     if "object_value" in fa.cols:
         fa.out["object_value"] = _literals(fa)
     fa.out["description"] = _texts(fa, "description")
-    fa.out["confidence"] = _as_given(
-        fa, "confidence", _in_unit_interval(fa, "confidence", nullable=False)
-    )
+    fa.out["confidence"] = _in_unit_interval(fa, "confidence", nullable=False)
     stren = _floats(fa, "strength")
     if stren is not None:
         s, null = stren
@@ -1467,7 +1456,7 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
         with np.errstate(invalid="ignore"):
             rng = ~null & ~(np.isfinite(s) & (s >= 0.0) & (s <= _F32_MAX))
         fa.bad(rng, lambda i: f"strength = {float(s[i])!r} is not a finite number >= 0")
-        fa.out["strength"] = _as_given(fa, "strength", s)
+        fa.out["strength"] = s
     fa.out["status"] = _names(fa, "status", t.statuses, "status")
     fa.out["source"] = _names(fa, "source", t.sources, "source")
     fa.out["access_count"] = _ints(fa, "access_count", 0, _U32_LIMIT, null_value=None)
