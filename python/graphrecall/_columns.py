@@ -317,6 +317,16 @@ class IdMap:
         return self._n
 
     @property
+    def consecutive(self) -> bool:
+        """Int ids that are consecutive and in order (``k, k + 1, ...``), or the identity."""
+        if self.kind == "identity":
+            return True
+        keys = self._sorted_keys
+        if self.kind != "int" or self._sorted_pos is not None or keys is None:
+            return False
+        return not len(keys) or int(keys[-1]) - int(keys[0]) == len(keys) - 1
+
+    @property
     def external(self) -> npt.NDArray[Any]:
         """All external ids in index order."""
         if self._ext is None:

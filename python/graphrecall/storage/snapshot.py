@@ -128,8 +128,14 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             if m.kind == "identity":
                 ids[kind] = {"kind": "identity", "n": len(m)}
             elif m.kind == "int":
-                save_array(f"ids_{kind}", np.ascontiguousarray(m.external, dtype=np.int64))
-                ids[kind] = {"kind": "int", "n": len(m)}
+                ext = np.ascontiguousarray(m.external, dtype=np.int64)
+                first = int(ext[0]) if len(ext) else 0
+                if len(ext) and int(ext[-1]) - first == len(ext) - 1 and m.consecutive:
+                    # first, first + 1, ...: two numbers instead of a file
+                    ids[kind] = {"kind": "int", "n": len(m), "start": first}
+                else:
+                    save_array(f"ids_{kind}", ext)
+                    ids[kind] = {"kind": "int", "n": len(m)}
             else:
                 ids[kind] = {
                     "kind": "object",
@@ -292,7 +298,7 @@ def _text_values(
         raise CorruptStoreError(f"{where}: does not hold the rows its kinds array says")
     if len(strings) == n:
         return np.fromiter(strings, dtype=object, count=n)
-    out = np.full(n, None, dtype=object)
+    out = np.empty(n, dtype=object)  # None everywhere
     out[is_str] = np.fromiter(strings, dtype=object, count=len(strings))
     if others:
         out[is_other] = np.fromiter(others, dtype=object, count=len(others))
@@ -397,6 +403,9 @@ def _graph(
         spec = py["ids"][kind]
         if spec["kind"] == "identity":
             return IdMap(None, int(spec["n"]), name)
+        if spec["kind"] == "int" and "start" in spec:
+            start, n = int(spec["start"]), int(spec["n"])
+            return IdMap(np.arange(start, start + n, dtype=np.int64), n, name)
         if spec["kind"] == "int":
             return IdMap(np.asarray(arrays[f"ids_{kind}"]), int(spec["n"]), name)
         return IdMap(spec["values"], int(spec["n"]), name)
