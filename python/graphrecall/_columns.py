@@ -268,7 +268,25 @@ class IdMap:
 
     __slots__ = ("_ext", "_index", "_n", "_sorted_keys", "_sorted_pos", "kind", "name")
 
-    def __init__(self, ids: Sequence[Hashable] | npt.NDArray[Any] | None, n: int, name: str):
+    def __init__(
+        self,
+        ids: Sequence[Hashable] | npt.NDArray[Any] | None,
+        n: int,
+        name: str,
+        *,
+        copy: bool = True,
+    ):
+        """
+        Args:
+            ids: External ids by index (None: the identity, ids ``0..n-1``).
+            n: The number of ids.
+            name: What the ids name (``"entity"``...), for messages.
+            copy: Copy int ids (so that the caller cannot change them under the map);
+                False only for an array nobody else holds.
+
+        Raises:
+            DataError: A negative ``n``, ids of the wrong shape, or a duplicate id.
+        """
         if n < 0:
             raise DataError(f"the number of {_PLURAL.get(name, name + 's')} is negative ({n})")
         self.name = name
@@ -284,7 +302,7 @@ class IdMap:
         if arr.ndim != 1 or len(arr) != n:
             raise DataError(f"{name} ids: expected {n} ids in one dimension, got shape {arr.shape}")
         if arr.dtype.kind in "iu":
-            arr = arr.astype(np.int64)
+            arr = arr.astype(np.int64, copy=copy)
             self.kind = "int"
             self._ext = arr
             if n < 2 or bool((arr[1:] > arr[:-1]).all()):

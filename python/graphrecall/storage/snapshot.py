@@ -405,7 +405,8 @@ def _graph(
             return IdMap(None, int(spec["n"]), name)
         if spec["kind"] == "int" and "start" in spec:
             start, n = int(spec["start"]), int(spec["n"])
-            return IdMap(np.arange(start, start + n, dtype=np.int64), n, name)
+            ids = np.arange(start, start + n, dtype=np.int64)
+            return IdMap(ids, n, name, copy=False)  # nobody else holds it
         if spec["kind"] == "int":
             return IdMap(np.asarray(arrays[f"ids_{kind}"]), int(spec["n"]), name)
         return IdMap(spec["values"], int(spec["n"]), name)
