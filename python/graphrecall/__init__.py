@@ -21,8 +21,9 @@ Example:
 
 from __future__ import annotations
 
-from . import fusion, scoring, storage
+from . import fusion, recipes, scoring, storage
 from ._core import __version__
+from .cache import ResultCache
 from .errors import (
     DataError,
     GraphRecallError,
@@ -31,17 +32,33 @@ from .errors import (
     UnknownIdError,
     UnknownTenantError,
 )
+from .embed import CallableEmbedder, E5Embedder, Embedder
+from .explain import explain
 from .graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, RecallPlan, SpreadPlan
+from .index import GraphIndex
+from .rag import GraphRAG
+from .recipes import RECIPES, ChunkHit, EntityHit, FactHit, RetrievalResult, Step
+from .router import HeuristicRouter, Route
 from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
 from .storage import GraphTables, LiveGraph, SQLiteStore
 
 __all__ = [
     "DEFAULT_SOURCES",
     "DEFAULT_STATUSES",
+    "RECIPES",
     "Activation",
+    "CallableEmbedder",
+    "ChunkHit",
     "DataError",
+    "E5Embedder",
+    "Embedder",
+    "EntityHit",
+    "FactHit",
+    "GraphIndex",
+    "GraphRAG",
     "GraphRecallError",
     "GraphTables",
+    "HeuristicRouter",
     "KnowledgeGraph",
     "LiveGraph",
     "PageRank",
@@ -52,12 +69,18 @@ __all__ = [
     "QueryRecall",
     "Recall",
     "RecallPlan",
+    "ResultCache",
+    "RetrievalResult",
+    "Route",
     "SQLiteStore",
     "SpreadPlan",
+    "Step",
     "UnknownIdError",
     "UnknownTenantError",
     "__version__",
+    "explain",
     "fusion",
+    "recipes",
     "scoring",
     "storage",
 ]

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from . import context as ctx
 from .cache import ResultCache
 from .embed import Embedder
 from .errors import ParameterError
@@ -259,6 +258,7 @@ class GraphRAG:
     def token_counter(self) -> Any:
         """The token counter of context budgets."""
         if self._counter is None:
+            from . import context as ctx
             from .embed import E5Embedder
 
             self._counter = (

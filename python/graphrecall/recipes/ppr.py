@@ -54,6 +54,10 @@ class PPRParams:
         dense_weight: Weight of the dense chunk scores in the fusion (0: PPR alone).
         ppr_weight: Weight of the PPR chunk scores.
         dense_k: Dense candidates fused (by cosine).
+        seed_chunks: Also seed the entities mentioned by the top ``seed_chunks`` dense
+            chunks, each chunk's share (its cosine over the sum) split over its mentions
+            by count (HippoRAG 2 seeds passage nodes; passages are not nodes here).
+        entity_seed_weight, chunk_seed_weight: Relative mass of the two kinds of seeds.
         max_iter, tol: Power iteration limits.
     """
 
@@ -67,6 +71,9 @@ class PPRParams:
     dense_weight: float = 0.5
     ppr_weight: float = 0.5
     dense_k: int = 100
+    seed_chunks: int = 0
+    entity_seed_weight: float = 1.0
+    chunk_seed_weight: float = 1.0
     max_iter: int = 100
     tol: float = 1e-8
 
@@ -121,15 +128,37 @@ def ppr(
             seeds.append([(r, s, how) for r, (s, how) in best.items()])
     ids = index.graph.entity_ids
     offs = index.mentions.entity_offsets
+    n_seed_chunks = check_count("seed_chunks", p.seed_chunks, 0, 10_000)
+    with timer.stage("vector"):
+        depth = max(check_count("dense_k", p.dense_k), n_seed_chunks)
+        dense = chunk_search(index, qv, t, depth) if wd > 0 or n_seed_chunks else None
     with timer.stage("graph"):
         weights = []
-        for row in seeds:
-            w = []
+        for q, row in enumerate(seeds):
+            mass: dict[int, float] = {}
             for r, s, _ in row:
                 n = int(offs[r + 1] - offs[r])
-                w.append(s / n if p.specificity and n > 0 else s)
-            # PPR needs some positive mass; seeds with zero weight only are dropped.
-            weights.append(w if sum(w) > 0 else [])
+                mass[r] = mass.get(r, 0.0) + (s / n if p.specificity and n > 0 else s)
+            total = sum(mass.values())
+            if total > 0:
+                mass = {r: p.entity_seed_weight * v / total for r, v in mass.items()}
+            if n_seed_chunks and dense is not None:
+                crows, csims = dense[q][0][:n_seed_chunks], dense[q][1][:n_seed_chunks]
+                pos = np.maximum(csims.astype(np.float64), 0.0)
+                if pos.sum() > 0:
+                    share = pos / pos.sum()
+                    for c, w in zip(crows.tolist(), share.tolist(), strict=True):
+                        ents, counts = index.mentions.entities_of(c)
+                        if not len(ents):
+                            continue
+                        cw = counts / counts.sum()
+                        for e, x in zip(ents.tolist(), cw.tolist(), strict=True):
+                            mass[e] = mass.get(e, 0.0) + p.chunk_seed_weight * w * x
+            seeds[q] = [(r, mass[r], how) for r, _, how in row if r in mass] + [
+                (e, mass[e], "chunk") for e in mass if e not in {r for r, _, _ in row}
+            ]
+            # PPR needs some positive mass; a query without any gets no graph scores.
+            weights.append([s for _, s, _ in seeds[q]] if sum(mass.values()) > 0 else [])
         seeded = [ids[[a[0] for a in row]] if row and weights[q] else [] for q, row in enumerate(seeds)]
         pr = index.graph.personalized_pagerank(
             seeded,
@@ -141,8 +170,6 @@ def ppr(
             max_iter=p.max_iter,
             tol=p.tol,
         )
-    with timer.stage("vector"):
-        dense = chunk_search(index, qv, t, check_count("dense_k", p.dense_k)) if wd > 0 else None
     results = []
     with timer.stage("fuse"):
         for q, query in enumerate(qs):
@@ -150,8 +177,10 @@ def ppr(
             crow = index.graph.chunk_index(qp.chunk_ids.tolist()) if len(qp.chunk_ids) else np.zeros(0, np.int64)
             ppr_scores = dict(zip(crow.tolist(), qp.chunk_scores.tolist(), strict=True))
             dense_scores: dict[int, float] = {}
-            if dense is not None:
-                dense_scores = dict(zip(dense[q][0].tolist(), dense[q][1].astype(np.float64).tolist(), strict=True))
+            if dense is not None and wd > 0:
+                dense_scores = dict(
+                    zip(dense[q][0][: p.dense_k].tolist(), dense[q][1][: p.dense_k].astype(np.float64).tolist(), strict=True)
+                )
             lists, w = [], []
             if ppr_scores and wp > 0:
                 lists.append((np.asarray(list(ppr_scores), np.int64), np.asarray(list(ppr_scores.values()))))

@@ -1,0 +1,190 @@
+"""A :class:`~graphrecall.recipes.RetrievalResult` as a context block for an LLM.
+
+Converts a result's hits into :mod:`graphrecall.context`'s plain items and renders them in a
+source design's format, packed by score within a token budget (never cutting an item):
+
+============================  ==============================================================
+format                        block
+============================  ==============================================================
+``"narrative"``               seed 000: facts grouped by subject, "### 💡 CONTEXT: name"
+``"knowledge_graph"``         seed 003: passages, then "## Knowledge Graph Context" (query
+                              entities, related entities with relation and weight,
+                              relevant relationships); the graph block gets at most half
+                              the budget, the passages the rest
+``"known_facts"``             seed 004: "## Known Facts" with since-date and confidence
+``"chunks"``                  "## Relevant passages": ranked chunks (seeds 001, PPR)
+``"tiers"``                   seed 002: "## Memories" by tier (personal / project / task)
+``"json"``                    a JSON document for programs (entities, facts, chunks, paths)
+============================  ==============================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+
+from .context import (
+    ContextBlock,
+    ContextChunk,
+    ContextEntity,
+    ContextFact,
+    TokenCounter,
+    _block,
+    _check_budget,
+    json_block,
+    knowledge_graph_context_003,
+    known_facts_004,
+    narrative_000,
+    whitespace_tokens,
+)
+from .errors import ParameterError
+from .recipes.base import ChunkHit, EntityHit, FactHit, RetrievalResult, Step
+
+__all__ = ["FORMATS", "chunks_block", "render", "tiers_block"]
+
+FORMATS = ("narrative", "knowledge_graph", "known_facts", "chunks", "tiers", "json")
+
+
+def _steps(path: Sequence[Step]) -> tuple[tuple[str, str | None, str], ...]:
+    return tuple((s.name, s.predicate, s.direction) for s in path)
+
+
+def _entity(e: EntityHit) -> ContextEntity:
+    return ContextEntity(e.id, e.name, e.type, None, float(e.score), _steps(e.path))
+
+
+def _fact(f: FactHit) -> ContextFact:
+    return ContextFact(
+        f.id,
+        f.subject,
+        f.subject_name,
+        f.predicate,
+        f.object,
+        f.object_name,
+        f.object_value,
+        min(max(float(f.confidence), 0.0), 1.0),
+        f.strength,
+        f.description,
+        f.since,
+        float(f.score),
+        f.hop,
+        _steps(f.path),
+    )
+
+
+def _chunk(c: ChunkHit) -> ContextChunk:
+    return ContextChunk(c.id, c.text, float(c.score), c.source, _steps(c.path))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def chunks_block(
+    chunks: Sequence[ChunkHit], *, budget: int | None = 500, count: TokenCounter = whitespace_tokens
+) -> ContextBlock:
+    """"## Relevant passages" with one ranked line per chunk, packed by score."""
+
+    def render(idx: Sequence[int]) -> str:
+        if not idx:
+            return ""
+        lines = ["## Relevant passages"]
+        lines += [f"- {_one_line(chunks[i].text)}" for i in idx]
+        return "\n".join(lines)
+
+    return _block([c.id for c in chunks], [c.score for c in chunks], render, budget, count)
+
+
+def tiers_block(
+    tiers: dict[str, list[ChunkHit]],
+    *,
+    budget: int | None = 500,
+    count: TokenCounter = whitespace_tokens,
+) -> ContextBlock:
+    """Seed 002's results by tier: "## Memories", then "### tier" sections, packed by score."""
+    flat: list[tuple[str, ChunkHit]] = [(t, c) for t, cs in tiers.items() for c in cs]
+
+    def render(idx: Sequence[int]) -> str:
+        if not idx:
+            return ""
+        lines = ["## Memories"]
+        current = None
+        for i in idx:
+            tier, c = flat[i]
+            if tier != current:
+                lines.append(f"### {tier}")
+                current = tier
+            lines.append(f"- {_one_line(c.text)}")
+        return "\n".join(lines)
+
+    return _block([c.id for _, c in flat], [c.score for _, c in flat], render, budget, count)
+
+
+def render(
+    result: RetrievalResult,
+    format: str,
+    *,
+    budget: int | None = 500,
+    count: TokenCounter = whitespace_tokens,
+) -> ContextBlock:
+    """Render ``result`` as a context block of ``format`` (see the module doc).
+
+    Raises:
+        ParameterError: An unknown format or a bad budget.
+    """
+    b = _check_budget(budget)
+    if format == "narrative":
+        return narrative_000([_entity(e) for e in _unique(result.entities)], [_fact(f) for f in result.facts], budget=b, count=count)
+    if format == "known_facts":
+        return known_facts_004([_fact(f) for f in result.facts], budget=b, count=count)
+    if format == "chunks":
+        return chunks_block(result.chunks, budget=b, count=count)
+    if format == "tiers":
+        return tiers_block(result.tiers or {"results": result.chunks}, budget=b, count=count)
+    if format == "json":
+        return json_block(
+            [_entity(e) for e in _unique(result.entities)],
+            [_fact(f) for f in result.facts],
+            [_chunk(c) for c in result.chunks],
+            budget=b,
+            count=count,
+        )
+    if format == "knowledge_graph":
+        ents = list(_unique(result.entities))
+        graph_budget = None if b is None else b // 2
+        kg = knowledge_graph_context_003(
+            [_entity(e) for e in result.anchors],
+            [_entity(e) for e in ents],
+            [_fact(f) for f in result.facts],
+            budget=graph_budget,
+            count=count,
+        )
+        if not result.chunks:
+            return kg
+        sep = "\n\n" if kg.text else ""
+        rest = None if b is None else max(b - kg.tokens - count(sep) - 1, 0)
+        passages = chunks_block(result.chunks, budget=rest, count=count)
+        text = passages.text + (sep + kg.text if passages.text else kg.text)
+        tokens = count(text) if text else 0
+        if b is not None and tokens > b:  # the two parts did not add up: keep the graph block
+            return kg
+        return ContextBlock(
+            text=text,
+            tokens=tokens,
+            items=tuple(("chunk", i) for i in passages.items) + kg.items,
+            dropped=tuple(("chunk", i) for i in passages.dropped) + kg.dropped,
+            budget=b,
+        )
+    raise ParameterError(f"invalid parameter format: {format!r}; known: {list(FORMATS)}")
+
+
+def _unique(entities: Sequence[EntityHit]) -> list[EntityHit]:
+    seen: set[Hashable] = set()
+    out = []
+    for e in entities:
+        if e.id not in seen:
+            seen.add(e.id)
+            out.append(e)
+    return out
+
+
