@@ -100,7 +100,7 @@ def test_graph_recall_matches_seed_004(data: GraphData, seed: int, d: st.DataObj
     res = graph_recall(index, "q", tenant=tenant, query_vectors=q, chunks=0)[0]
     expected = recipes_ref.graph_recall(data.entities, data.facts, ent_vec, tenant, q)
     assert [f.id for f in res.facts] == [i for i, _ in expected]
-    assert [f.score for f in res.facts] == pytest.approx([s for _, s in expected], rel=1e-6)
+    assert [f.score for f in res.facts] == pytest.approx([s for _, s in expected], rel=1e-6, abs=1e-6)
 
 
 @PROPERTY
@@ -117,7 +117,7 @@ def test_chunk_boost_matches_seed_001(data: GraphData, seed: int, d: st.DataObje
         data.entities, data.facts, data.chunks, data.mentions, ent_vec, chunk_vec, tenant, q, k=3
     )
     assert [c.id for c in res.chunks] == [i for i, _ in expected]
-    assert [c.score for c in res.chunks] == pytest.approx([s for _, s in expected], rel=1e-6)
+    assert [c.score for c in res.chunks] == pytest.approx([s for _, s in expected], rel=1e-6, abs=1e-6)
 
 
 @PROPERTY
@@ -156,7 +156,7 @@ def test_hybrid_expand_matches_seed_003(data: GraphData, seed: int, d: st.DataOb
         ([chunk_row[c] for c in graph], list(graph.values())),
     )
     assert [c.id for c in res.chunks] == [data.chunks[r]["id"] for r, _, _ in expected]
-    assert [c.score for c in res.chunks] == pytest.approx([s for _, s, _ in expected], rel=1e-6)
+    assert [c.score for c in res.chunks] == pytest.approx([s for _, s, _ in expected], rel=1e-6, abs=1e-6)
     assert sum(c.source == "graph" for c in res.chunks) <= 4
     assert {c.id for c in res.chunks} >= {data.chunks[r]["id"] for r, _ in base}  # additive only
 
