@@ -102,8 +102,15 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
         if tkey[i] != tkey[j]:
             triples[(tkey[i], "mentions", tkey[j])] += 1
     ent_ids = sorted(names)
+    primary: dict[str, int] = {}
+    for i, k in enumerate(tkey):
+        primary.setdefault(k, i)  # a title's first passage defines it
     tables = GraphTables(
-        entities={"id": ent_ids, "name": [names[k] for k in ent_ids]},
+        entities={
+            "id": ent_ids,
+            "name": [names[k] for k in ent_ids],
+            "primary_chunk": [primary.get(k) for k in ent_ids],
+        },
         facts={
             "id": list(range(len(triples))),
             "subject": [t[0] for t in triples],

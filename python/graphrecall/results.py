@@ -440,6 +440,9 @@ class PageRank:
 
     def __init__(self, arrays: tuple[_Array, ...], graph: KnowledgeGraph):
         eo, ents, escores, co, chunks, cscores, iters = arrays
+        #: Dense indices of the scored entities / chunks (what recipes compute with).
+        self.entity_indices: npt.NDArray[np.int64] = ents
+        self.chunk_indices: npt.NDArray[np.int64] = chunks
         self.entity_offsets: npt.NDArray[np.int64] = eo
         self.entity_ids: _Array = graph._entities.to_external(ents)
         self.entity_scores: npt.NDArray[np.float64] = escores
