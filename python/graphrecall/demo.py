@@ -85,7 +85,7 @@ def _us(seconds: float) -> str:
     return f"{seconds * 1e6:,.0f} µs"
 
 
-def demo(out: Any = sys.stdout, db: str | None = None) -> int:
+def demo(out: Any = None, db: str | None = None) -> int:
     """Run the demo; returns the process exit code.
 
     Args:
@@ -93,8 +93,10 @@ def demo(out: Any = sys.stdout, db: str | None = None) -> int:
         db: Keep the SQLite file at this path (default: a temporary directory).
     """
 
+    stream = out if out is not None else sys.stdout
+
     def p(*parts: object) -> None:
-        print(*parts, file=out)
+        print(*parts, file=stream)
 
     data = demo_data()
     now = int(data["now"])
