@@ -179,30 +179,45 @@ def ppr(
                     mass[e] = (mass.get(e, (0.0, how))[0] + we * v / te, how)
             seeds.append([(e, v, how) for e, (v, how) in mass.items() if v > 0])
     ids = index.graph.entity_ids
+    # Queries without seed mass get no graph scores (PPR needs a personalisation).
+    seeded = [q for q, row in enumerate(seeds) if row]
+    slot = {q: j for j, q in enumerate(seeded)}
+    no_ents = np.zeros(0, dtype=np.int64)
+    no_scores = np.zeros(0, dtype=np.float64)
     with timer.stage("graph"):
-        pr = index.graph.personalized_pagerank(
-            [ids[[a[0] for a in row]] if row else [] for row in seeds],
-            [[a[1] for a in row] for row in seeds],
-            damping=p.damping,
-            weight=p.weight,  # type: ignore[arg-type]
-            direction="both",
-            tenant=tenant_name,
-            max_iter=p.max_iter,
-            tol=p.tol,
+        pr = (
+            None
+            if not seeded
+            else index.graph.personalized_pagerank(
+                [ids[[a[0] for a in seeds[q]]] for q in seeded],
+                [[a[1] for a in seeds[q]] for q in seeded],
+                damping=p.damping,
+                weight=p.weight,  # type: ignore[arg-type]
+                direction="both",
+                tenant=tenant_name,
+                max_iter=p.max_iter,
+                tol=p.tol,
+            )
         )
     primary = index.entity_primary_chunk
     # Mention totals per entity, for the walk's entity -> chunk step.
     totals = np.zeros(index.graph.n_entities, dtype=np.float64)
-    np.add.at(totals, m.entity_chunks, m.entity_counts)
+    np.add.at(totals, m.chunk_entities, m.chunk_counts)
     results = []
     with timer.stage("fuse"):
         for q, query in enumerate(qs):
-            a, b = int(pr.entity_offsets[q]), int(pr.entity_offsets[q + 1])
-            ents = pr.entity_indices[a:b]
-            es = pr.entity_scores[a:b]
+            j = slot.get(q)
+            if j is None or pr is None:
+                ents, es, iterations = no_ents, no_scores, 0
+            else:
+                a, b = int(pr.entity_offsets[j]), int(pr.entity_offsets[j + 1])
+                ents, es = pr.entity_indices[a:b], pr.entity_scores[a:b]
+                iterations = int(pr.iterations[j])
             n_chunks = index.graph.n_chunks
             has = primary[ents] >= 0
-            graph = np.bincount(primary[ents[has]], weights=es[has], minlength=n_chunks)
+            graph = np.bincount(primary[ents[has]], weights=es[has], minlength=n_chunks).astype(
+                np.float64
+            )
             sel, vals = ents[~has], es[~has]
             lens = n_mentions[sel]
             if lens.sum():
@@ -236,13 +251,19 @@ def ppr(
                     c,
                     score=final[c],
                     source="ppr" if graph[c] > 0 else "vector",
-                    components={"cosine": cos.get(c, 0.0), "graph": float(graph[c]) / gmax if gmax > 0 else 0.0},
+                    components={
+                        "cosine": cos.get(c, 0.0),
+                        "graph": float(graph[c]) / gmax if gmax > 0 else 0.0,
+                    },
                 )
                 for c in top
             ]
             anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in seeds[q]]
             order = np.argsort(-es, kind="stable")[:10]
-            ent_hits = [entity_hit(index, int(ents[j]), score=float(es[j]), how="ppr") for j in order.tolist()]
+            ent_hits = [
+                entity_hit(index, int(ents[j]), score=float(es[j]), how="ppr")
+                for j in order.tolist()
+            ]
             results.append(
                 RetrievalResult(
                     recipe=NAME,
@@ -251,7 +272,11 @@ def ppr(
                     anchors=anchor_hits,
                     entities=ent_hits,
                     chunks=chunks,
-                    stats={"seeds": len(anchor_hits), "iterations": int(pr.iterations[q]), "graph_chunks": int((graph > 0).sum())},
+                    stats={
+                        "seeds": len(anchor_hits),
+                        "iterations": iterations,
+                        "graph_chunks": int((graph > 0).sum()),
+                    },
                     params=dict(p.__dict__),
                     fallback=None if qv is not None else (why or "no vectors"),
                 )
