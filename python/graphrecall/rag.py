@@ -68,13 +68,20 @@ class GraphRAG:
         index: GraphIndex,
         *,
         router: Any = None,
-        cache: ResultCache | None | str = "default",
+        cache: ResultCache | str | None = "default",
         slow_query_ms: float = 200.0,
         token_counter: Any = None,
     ):
         self.index = index
         self.router = router
-        self.cache: ResultCache | None = ResultCache(ttl=60.0) if cache == "default" else cache  # type: ignore[assignment]
+        if isinstance(cache, str):
+            if cache != "default":
+                raise ParameterError(
+                    f"invalid parameter cache: {cache!r} (give 'default', None or a ResultCache)"
+                )
+            self.cache: ResultCache | None = ResultCache(ttl=60.0)
+        else:
+            self.cache = cache
         if not isinstance(slow_query_ms, (int, float)) or not slow_query_ms > 0:
             raise ParameterError(f"invalid parameter slow_query_ms: {slow_query_ms!r}")
         self.slow_query_ms = float(slow_query_ms)
@@ -97,7 +104,11 @@ class GraphRAG:
 
     @classmethod
     def from_sqlite(
-        cls, path: str | os.PathLike[str], *, embedder: Embedder | str | None = "default", **kwargs: Any
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        embedder: Embedder | str | None = "default",
+        **kwargs: Any,
     ) -> GraphRAG:
         """Open a graphrecall SQLite store and build the index from it (stored
         embeddings are used as they are)."""
@@ -147,7 +158,11 @@ class GraphRAG:
         """Retrieve for one query (see :meth:`retrieve_batch`)."""
         if not isinstance(query, str):
             raise ParameterError(f"invalid parameter query: {type(query).__name__} is not a str")
-        qv = None if query_vector is None else np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
+        qv = (
+            None
+            if query_vector is None
+            else np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
+        )
         return self.retrieve_batch(
             [query],
             recipe=recipe,
@@ -189,7 +204,9 @@ class GraphRAG:
             One :class:`~graphrecall.recipes.RetrievalResult` per query.
         """
         if isinstance(queries, str) or not isinstance(queries, Sequence):
-            raise ParameterError("invalid parameter queries: give a sequence of str (retrieve() takes one)")
+            raise ParameterError(
+                "invalid parameter queries: give a sequence of str (retrieve() takes one)"
+            )
         qs = list(queries)
         t_start = time.perf_counter()
         if now is None:
@@ -201,19 +218,26 @@ class GraphRAG:
             names = [r.recipe for r in routes]
         else:
             if recipe not in RECIPES:
-                raise ParameterError(f"invalid parameter recipe: {recipe!r}; known: {sorted(RECIPES)}")
+                raise ParameterError(
+                    f"invalid parameter recipe: {recipe!r}; known: {sorted(RECIPES)}"
+                )
             names = [recipe] * len(qs)
         out: list[RetrievalResult | None] = [None] * len(qs)
         keys: list[str | None] = [None] * len(qs)
         if self.cache is not None and use_cache and query_vectors is None:
             for i, q in enumerate(qs):
-                keys[i] = self.cache.key(
+                key = self.cache.key(
                     tenant if tenant is not None else "",
                     q,
-                    {"recipe": names[i], "params": _plain(params), "context": _plain(context or {})},
+                    {
+                        "recipe": names[i],
+                        "params": _plain(params),
+                        "context": _plain(context or {}),
+                    },
                     self.generation,
                 )
-                hit = self.cache.get(keys[i])
+                keys[i] = key
+                hit = self.cache.get(key)
                 if hit is not None:
                     out[i] = hit
         for name in dict.fromkeys(names):
@@ -227,13 +251,21 @@ class GraphRAG:
                 if recipe is None:
                     kwargs["router"] = self._router()
             qv = None if query_vectors is None else np.asarray(query_vectors)[todo]
-            results = fn(self.index, [qs[i] for i in todo], tenant=tenant, now=now, query_vectors=qv, **kwargs)
+            results = fn(
+                self.index,
+                [qs[i] for i in todo],
+                tenant=tenant,
+                now=now,
+                query_vectors=qv,
+                **kwargs,
+            )
             for i, r in zip(todo, results, strict=True):
                 if routes[i] is not None and r.route is None:
                     r.route = routes[i]
                 out[i] = r
-                if keys[i] is not None and self.cache is not None:
-                    self.cache.put(keys[i], r)
+                cache_key = keys[i]
+                if cache_key is not None and self.cache is not None:
+                    self.cache.put(cache_key, r)
         done = [r for r in out if r is not None]
         ms = (time.perf_counter() - t_start) * 1e3
         for r in done:
@@ -250,7 +282,12 @@ class GraphRAG:
                 },
             )
         if ms > self.slow_query_ms * max(1, len(qs)):
-            log.warning("slow query: %d queries took %.1f ms (threshold %.0f ms per query)", len(qs), ms, self.slow_query_ms)
+            log.warning(
+                "slow query: %d queries took %.1f ms (threshold %.0f ms per query)",
+                len(qs),
+                ms,
+                self.slow_query_ms,
+            )
         return done
 
     # ------------------------------------------------------------------ presentation
@@ -262,17 +299,26 @@ class GraphRAG:
             from .embed import E5Embedder
 
             self._counter = (
-                ctx.e5_token_counter() if isinstance(self.index.embedder, E5Embedder) else ctx.whitespace_tokens
+                ctx.e5_token_counter()
+                if isinstance(self.index.embedder, E5Embedder)
+                else ctx.whitespace_tokens
             )
         return self._counter
 
-    def context(self, result: RetrievalResult, *, format: str | None = None, budget: int | None = 500) -> Any:
+    def context(
+        self, result: RetrievalResult, *, format: str | None = None, budget: int | None = 500
+    ) -> Any:
         """The result as a context block (the recipe's source format by default: seed 000's
         narrative, seed 003's "## Knowledge Graph Context", seed 004's "## Known Facts", a
         passage list for chunk recipes, or "json"), packed by score within ``budget`` tokens."""
         from .narrative import render
 
-        return render(result, format or DEFAULT_FORMATS.get(result.recipe, "chunks"), budget=budget, count=self.token_counter())
+        return render(
+            result,
+            format or DEFAULT_FORMATS.get(result.recipe, "chunks"),
+            budget=budget,
+            count=self.token_counter(),
+        )
 
     def explain(self, result: RetrievalResult) -> str:
         """Paths and score components of every item (:func:`graphrecall.explain.explain`)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -20,23 +20,26 @@ from ..errors import ParameterError
 from ..index import GraphIndex
 from .base import Timer
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["Anchor", "chunk_search", "embed_batch", "entity_search", "name_anchors", "with_params"]
 
 #: (dense row, score, how it was found)
 Anchor = tuple[int, float, str]
-P = TypeVar("P")
+P = TypeVar("P", bound="DataclassInstance")
 
 
 def with_params(defaults: P, overrides: Mapping[str, Any]) -> P:
     """``defaults`` with ``overrides`` applied; an unknown name is a ParameterError."""
-    names = {f.name for f in dataclasses.fields(defaults)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(defaults)}
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise ParameterError(
             f"invalid parameter {unknown[0]!r} for {type(defaults).__name__}; "
             f"known: {sorted(names)}"
         )
-    return dataclasses.replace(defaults, **overrides)  # type: ignore[type-var]
+    return dataclasses.replace(defaults, **overrides)
 
 
 def embed_batch(
@@ -121,9 +124,7 @@ def chunk_search(
     return _search(index.chunk_vectors, qv, k, tenant, min_score)
 
 
-def name_anchors(
-    index: GraphIndex, query: str, tenant: int, k: int, how: str
-) -> list[Anchor]:
+def name_anchors(index: GraphIndex, query: str, tenant: int, k: int, how: str) -> list[Anchor]:
     """Anchors by name: "recognize" (n-grams, seed 003), "fuzzy" (seed 004) or "keyword"
     (seed 000's fallback), as (row, score, how)."""
     if how == "recognize":

@@ -175,8 +175,8 @@ class RetrievalResult:
                 "direction": s.direction,
             }
 
-        def plain(obj: Any) -> Any:
-            out = {}
+        def plain(obj: Any) -> dict[str, Any]:
+            out: dict[str, Any] = {}
             for k, v in obj.__dict__.items():
                 if k == "path":
                     out[k] = [step(s) for s in v]
@@ -211,6 +211,14 @@ class Timer:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
+        """Adds the seconds spent in the ``with`` block to stage ``name``.
+
+        Args:
+            name: The stage.
+
+        Yields:
+            Nothing; the block is timed.
+        """
         t0 = time.perf_counter()
         try:
             yield
@@ -229,14 +237,18 @@ def check_queries(queries: str | Sequence[str]) -> tuple[list[str], bool]:
     out = list(queries)
     for i, q in enumerate(out):
         if not isinstance(q, str):
-            raise ParameterError(f"invalid parameter queries: item {i} is {type(q).__name__}, not str")
+            raise ParameterError(
+                f"invalid parameter queries: item {i} is {type(q).__name__}, not str"
+            )
     return out, False
 
 
 def check_count(name: str, value: object, lo: int = 1, hi: int = 1_000_000) -> int:
     """An int parameter within [lo, hi]."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not an integer in [{lo}, {hi}]")
+        raise ParameterError(
+            f"invalid parameter {name}: {value!r} is not an integer in [{lo}, {hi}]"
+        )
     return int(value)
 
 
@@ -246,7 +258,9 @@ def check_real(name: str, value: object, lo: float = 0.0, hi: float = math.inf) 
         raise ParameterError(f"invalid parameter {name}: {value!r} is not a number")
     v = float(value)
     if not math.isfinite(v) or not lo <= v <= hi:
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not a finite number in [{lo}, {hi}]")
+        raise ParameterError(
+            f"invalid parameter {name}: {value!r} is not a finite number in [{lo}, {hi}]"
+        )
     return v
 
 
@@ -272,9 +286,16 @@ def entity_path(
         if f < 0:
             break
         s, o = int(index.fact_subject[f]), int(index.fact_object[f])
-        prev, direction = (s, "out") if o == e else (o, "in")
+        prev = s if o == e else o
+        direction: Direction = "out" if o == e else "in"
         steps.append(
-            Step(py(ids[prev]), index.entity_name[prev], index.fact_predicate[f], py(fids[f]), direction)  # type: ignore[arg-type]
+            Step(
+                py(ids[prev]),
+                index.entity_name[prev],
+                index.fact_predicate[f],
+                py(fids[f]),
+                direction,
+            )
         )
         e = prev
     steps.reverse()
@@ -290,7 +311,9 @@ def fact_path(index: GraphIndex, chain: Sequence[int]) -> tuple[Step, ...]:
     steps = []
     for f in chain:
         s = int(index.fact_subject[f])
-        steps.append(Step(py(ids[s]), index.entity_name[s], index.fact_predicate[f], py(fids[f]), "out"))
+        steps.append(
+            Step(py(ids[s]), index.entity_name[s], index.fact_predicate[f], py(fids[f]), "out")
+        )
     if chain:
         o = int(index.fact_object[chain[-1]])
         if o >= 0:

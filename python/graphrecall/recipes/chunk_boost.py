@@ -136,11 +136,26 @@ def chunk_boost(
         out = []
         for q, query in enumerate(qs):
             rows, sims = cands[q]
-            chunks = [
-                chunk_hit(index, int(c), score=float(s), source="vector", components={"similarity": float(s)})
+            vector_hits = [
+                chunk_hit(
+                    index,
+                    int(c),
+                    score=float(s),
+                    source="vector",
+                    components={"similarity": float(s)},
+                )
                 for c, s in zip(rows.tolist(), sims.tolist(), strict=True)
             ]
-            out.append(RetrievalResult(NAME, query, tenant_name, chunks=chunks, timings=dict(timer.seconds), params=dict(p.__dict__)))
+            out.append(
+                RetrievalResult(
+                    NAME,
+                    query,
+                    tenant_name,
+                    chunks=vector_hits,
+                    timings=dict(timer.seconds),
+                    params=dict(p.__dict__),
+                )
+            )
         return out
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, n_ent)
@@ -160,7 +175,12 @@ def chunk_boost(
         )
     core = act._core
     eo = core.entity_offsets
-    ents, ehops, estr, epar = core.entities, core.entity_hops, core.entity_strengths, core.entity_parents
+    ents, ehops, estr, epar = (
+        core.entities,
+        core.entity_hops,
+        core.entity_strengths,
+        core.entity_parents,
+    )
     with timer.stage("boost"):
         related_lists: list[list[int]] = []
         dist_lists: list[list[int]] = []
@@ -171,7 +191,13 @@ def chunk_boost(
             qset = {r for r, _, _ in found[q]}
             rel, dist, stren = [], [], []
             pm: dict[int, int] = {}
-            for e, h, s, par in zip(ents[a:b].tolist(), ehops[a:b].tolist(), estr[a:b].tolist(), epar[a:b].tolist(), strict=True):
+            for e, h, s, par in zip(
+                ents[a:b].tolist(),
+                ehops[a:b].tolist(),
+                estr[a:b].tolist(),
+                epar[a:b].tolist(),
+                strict=True,
+            ):
                 if par >= 0:
                     pm[e] = par
                 if e in qset or h < 1:
@@ -185,10 +211,10 @@ def chunk_boost(
             parent_maps.append(pm)
         cent = index.centrality(t) if p.use_centrality else None
         boosts = index.graph.mention_boost(
-            [index.graph.chunk_ids[c[0]] for c in cands],
-            [c[1].astype(np.float64) for c in cands],
-            [ids[[a[0] for a in row]] if row else [] for row in found],
-            [ids[r] if r else [] for r in related_lists],
+            [index.graph.chunk_ids[c[0]].tolist() for c in cands],
+            [c[1].astype(np.float64).tolist() for c in cands],
+            [ids[[a[0] for a in row]].tolist() if row else [] for row in found],
+            [ids[r].tolist() if r else [] for r in related_lists],
             dist_lists,
             str_lists,
             direct=p.entity_boost_direct,
@@ -204,13 +230,18 @@ def chunk_boost(
             order = bo["order"].tolist()[:k]
             qset = {r for r, _, _ in found[q]}
             rel_info = {
-                e: (d, s) for e, d, s in zip(related_lists[q], dist_lists[q], str_lists[q], strict=True)
+                e: (d, s)
+                for e, d, s in zip(related_lists[q], dist_lists[q], str_lists[q], strict=True)
             }
             chunks: list[ChunkHit] = []
             boosts_seen = []
             for i in order:
                 c = int(rows[i])
-                d_, i_, adj = float(bo["direct"][i]), float(bo["indirect"][i]), float(bo["adjusted"][i])
+                d_, i_, adj = (
+                    float(bo["direct"][i]),
+                    float(bo["indirect"][i]),
+                    float(bo["adjusted"][i]),
+                )
                 boosts_seen.append(d_ + i_)
                 path = _best_path(index, c, qset, rel_info, parent_maps[q], p, cent)
                 chunks.append(
@@ -219,7 +250,12 @@ def chunk_boost(
                         c,
                         score=adj,
                         source="vector" if d_ + i_ == 0 else "graph",
-                        components={"similarity": float(sims[i]), "direct": d_, "indirect": i_, "adjusted": adj},
+                        components={
+                            "similarity": float(sims[i]),
+                            "direct": d_,
+                            "indirect": i_,
+                            "adjusted": adj,
+                        },
                         path=path,
                     )
                 )
@@ -237,7 +273,10 @@ def chunk_boost(
                             pc,
                             score=0.0,
                             source="expansion",
-                            components={"strength": rel_info[e][1], "distance": float(rel_info[e][0])},
+                            components={
+                                "strength": rel_info[e][1],
+                                "distance": float(rel_info[e][0]),
+                            },
                             path=entity_path(index, e, parent_maps[q]),
                         )
                     )
@@ -249,7 +288,15 @@ def chunk_boost(
                 fanout[d] = fanout.get(d, 0) + 1
             anchors = [entity_hit(index, r, score=s, how=how) for r, s, how in found[q]]
             entities = anchors + [
-                entity_hit(index, e, score=0.0, how="graph", hop=d, strength=s, path=entity_path(index, e, parent_maps[q]))
+                entity_hit(
+                    index,
+                    e,
+                    score=0.0,
+                    how="graph",
+                    hop=d,
+                    strength=s,
+                    path=entity_path(index, e, parent_maps[q]),
+                )
                 for e, (d, s) in rel_info.items()
             ]
             results.append(

@@ -159,7 +159,9 @@ def graph_recall(
                 )
             chunks = []
             if n_chunks:
-                chunks = _fused_chunks(index, hits, facts[a:b], scores[a:b], vec[q] if vec else None, n_chunks, p.rrf_k)
+                chunks = _fused_chunks(
+                    index, hits, facts[a:b], scores[a:b], vec[q] if vec else None, n_chunks, p.rrf_k
+                )
             anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in anchors[q]]
             results.append(
                 RetrievalResult(

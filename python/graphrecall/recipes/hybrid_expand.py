@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -82,7 +82,7 @@ class HybridExpandParams:
     vector_weight: float = 0.7
     text_weight: float = 0.3
     text_score: str = "max"
-    keyword_mode: str = "or"
+    keyword_mode: Literal["or", "and"] = "or"
     recognize_limit: int = 5
     embedding_entities: int = 3
     embedding_min_score: float = 0.75
@@ -169,10 +169,14 @@ def hybrid_expand(
         with timer.stage("recognize"):
             ent = None
             for q, query in enumerate(qs):
-                anchors[q] = name_anchors(index, query, t, check_count("recognize_limit", p.recognize_limit), "recognize")
+                anchors[q] = name_anchors(
+                    index, query, t, check_count("recognize_limit", p.recognize_limit), "recognize"
+                )
             missing = [q for q in range(len(qs)) if not anchors[q]]
             if missing and qv is not None:
-                ent = entity_search(index, qv[missing], t, p.embedding_entities, p.embedding_min_score)
+                ent = entity_search(
+                    index, qv[missing], t, p.embedding_entities, p.embedding_min_score
+                )
                 if ent is not None:
                     for j, q in enumerate(missing):
                         anchors[q] = ent[j]
@@ -187,7 +191,12 @@ def hybrid_expand(
             )
         core = act._core
         eo, fo = core.entity_offsets, core.fact_offsets
-        ents, ehops, estr, epar = core.entities, core.entity_hops, core.entity_strengths, core.entity_parents
+        ents, ehops, estr, epar = (
+            core.entities,
+            core.entity_hops,
+            core.entity_strengths,
+            core.entity_parents,
+        )
     for q, query in enumerate(qs):
         graph_scores: dict[int, float] = {}
         graph_from: dict[int, int] = {}
@@ -198,7 +207,13 @@ def hybrid_expand(
             qset = {r for r, _, _ in anchors[q]}
             with timer.stage("graph_score"):
                 chunk_rows, weights, hops_, counts, from_e = [], [], [], [], []
-                for e, h, s, par in zip(ents[a:b].tolist(), ehops[a:b].tolist(), estr[a:b].tolist(), epar[a:b].tolist(), strict=True):
+                for e, h, s, par in zip(
+                    ents[a:b].tolist(),
+                    ehops[a:b].tolist(),
+                    estr[a:b].tolist(),
+                    epar[a:b].tolist(),
+                    strict=True,
+                ):
                     if par >= 0:
                         parents[e] = par
                     if h < 1 or e in qset:
@@ -218,14 +233,27 @@ def hybrid_expand(
                             graph_from[c] = e
             with timer.stage("merge"):
                 base = base_lists[q]
-                merged = fusion.additive_merge(
-                    (np.asarray(base, dtype=np.int64), np.asarray([comps[q][c]["hybrid"] for c in base], dtype=np.float64)),
-                    (np.asarray(list(graph_scores), dtype=np.int64), np.asarray(list(graph_scores.values()), dtype=np.float64)),
+                added = fusion.additive_merge(
+                    (
+                        np.asarray(base, dtype=np.int64),
+                        np.asarray([comps[q][c]["hybrid"] for c in base], dtype=np.float64),
+                    ),
+                    (
+                        np.asarray(list(graph_scores), dtype=np.int64),
+                        np.asarray(list(graph_scores.values()), dtype=np.float64),
+                    ),
                     alpha=p.alpha,
                     beta=p.beta,
                     max_new=max_new,
                 )
-                final = list(zip(merged.ids.tolist(), merged.scores.tolist(), merged.sources.tolist(), strict=True))
+                final = list(
+                    zip(
+                        added.ids.tolist(),
+                        added.scores.tolist(),
+                        added.sources.tolist(),
+                        strict=True,
+                    )
+                )
         else:
             final = [(c, comps[q][c]["hybrid"], 0) for c in base_lists[q]]
         chunks: list[ChunkHit] = []
@@ -236,10 +264,20 @@ def hybrid_expand(
                 comp["combined"] = float(s)
             source = {0: "hybrid", 1: "graph", 2: "hybrid+graph"}[int(src)]
             path = entity_path(index, graph_from[c], parents) if c in graph_from else ()
-            chunks.append(chunk_hit(index, int(c), score=float(s), source=source, components=comp, path=path))
+            chunks.append(
+                chunk_hit(index, int(c), score=float(s), source=source, components=comp, path=path)
+            )
         anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in anchors[q]]
         rel_hits = [
-            entity_hit(index, e, score=0.0, how="graph", hop=h, strength=s, path=entity_path(index, e, parents))
+            entity_hit(
+                index,
+                e,
+                score=0.0,
+                how="graph",
+                hop=h,
+                strength=s,
+                path=entity_path(index, e, parents),
+            )
             for e, h, s in related
         ]
         facts = []
@@ -251,7 +289,14 @@ def hybrid_expand(
                 if int(index.fact_object[f]) < 0:
                     continue
                 facts.append(
-                    fact_hit(index, f, score=float(index.fact_strength[f]), hop=int(h), anchor=None, components={"strength": float(index.fact_strength[f])})
+                    fact_hit(
+                        index,
+                        f,
+                        score=float(index.fact_strength[f]),
+                        hop=int(h),
+                        anchor=None,
+                        components={"strength": float(index.fact_strength[f])},
+                    )
                 )
         results.append(
             RetrievalResult(

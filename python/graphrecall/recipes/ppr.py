@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -84,7 +84,7 @@ class PPRParams:
     entity_seed_share: float = 0.3
     specificity: bool = True
     damping: float = 0.5
-    weight: str = "strength"
+    weight: Literal["strength", "confidence", "uniform"] = "strength"
     graph_weight: float = 0.3
     dense_k: int = 100
     graph_k: int = 100
@@ -192,7 +192,7 @@ def ppr(
                 [ids[[a[0] for a in seeds[q]]] for q in seeded],
                 [[a[1] for a in seeds[q]] for q in seeded],
                 damping=p.damping,
-                weight=p.weight,  # type: ignore[arg-type]
+                weight=p.weight,
                 direction="both",
                 tenant=tenant_name,
                 max_iter=p.max_iter,
@@ -234,8 +234,8 @@ def ppr(
             cand = set(reached.tolist())
             cos: dict[int, float] = {}
             if dense is not None:
-                rows, sims = dense[q][0][:dense_k], dense[q][1][:dense_k]
-                cos = dict(zip(rows.tolist(), sims.astype(np.float64).tolist(), strict=True))
+                rows, dense_sims = dense[q][0][:dense_k], dense[q][1][:dense_k]
+                cos = dict(zip(rows.tolist(), dense_sims.astype(np.float64).tolist(), strict=True))
                 cand |= set(cos)
             if qv is not None and index.chunk_matrix is not None:
                 missing = np.fromiter((c for c in cand if c not in cos), dtype=np.int64)
@@ -281,6 +281,6 @@ def ppr(
                     fallback=None if qv is not None else (why or "no vectors"),
                 )
             )
-    for r in results:
-        r.timings = dict(timer.seconds)
+    for res in results:
+        res.timings = dict(timer.seconds)
     return results

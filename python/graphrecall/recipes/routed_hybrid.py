@@ -49,7 +49,6 @@ TIER_FILTERS: Mapping[str, tuple[str, ...]] = {
     "character_conversations": ("character_id", "days"),
 }
 _ALL_FILTERS = ("category", "tags", "goal_id", "mission_id", "character_id", "days", "expires")
-_EXACT_MAX = 4096
 
 
 @dataclass(frozen=True)
@@ -69,16 +68,17 @@ class RoutedHybridParams:
 
 def _tier_rows(index: GraphIndex, tenant: int) -> dict[str, npt.NDArray[np.int64]]:
     key = f"tiers:{tenant}"
-    got = index._tier_vectors.get(key)
-    if got is None:
-        rows = np.flatnonzero(index.chunk_tenant == tenant)
-        got = {}
-        scopes = [index.chunk_scope[r] for r in rows.tolist()]
-        for s in set(scopes):
-            if s is not None:
-                got[s] = rows[np.array([x == s for x in scopes], dtype=bool)]
-        index._tier_vectors[key] = got
-    return got  # type: ignore[no-any-return]
+    cached: dict[str, npt.NDArray[np.int64]] | None = index._tier_vectors.get(key)
+    if cached is not None:
+        return cached
+    got: dict[str, npt.NDArray[np.int64]] = {}
+    rows = np.flatnonzero(index.chunk_tenant == tenant)
+    scopes = [index.chunk_scope[r] for r in rows.tolist()]
+    for s in set(scopes):
+        if s is not None:
+            got[s] = rows[np.array([x == s for x in scopes], dtype=bool)]
+    index._tier_vectors[key] = got
+    return got
 
 
 def _keep(index: GraphIndex, c: int, tier: str, f: Mapping[str, Any], now: int) -> bool:
@@ -150,7 +150,9 @@ def routed_hybrid(
     else:
         contexts = [c or {} for c in context]
         if len(contexts) != len(qs):
-            raise ParameterError(f"invalid parameter context: {len(contexts)} contexts for {len(qs)} queries")
+            raise ParameterError(
+                f"invalid parameter context: {len(contexts)} contexts for {len(qs)} queries"
+            )
     if router is None:
         from ..router import HeuristicRouter
 
@@ -160,7 +162,9 @@ def routed_hybrid(
         routes = [router.route(q, c) for q, c in zip(qs, contexts, strict=True)]
     qv, why = embed_batch(index, qs, query_vectors, timer)
     if qv is None or index.chunk_matrix is None:
-        raise ParameterError(f"routed_hybrid needs chunk vectors and query vectors ({why or 'no chunk vectors'})")
+        raise ParameterError(
+            f"routed_hybrid needs chunk vectors and query vectors ({why or 'no chunk vectors'})"
+        )
     tiers_of = _tier_rows(index, t)
     per: list[tuple[int, str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
     with timer.stage("search"):
@@ -175,7 +179,11 @@ def routed_hybrid(
                 if rows is None or not len(rows):
                     per.append((q, tier, np.zeros(0, np.int64), np.zeros(0, np.float32)))
                     continue
-                keep = np.fromiter((_keep(index, c, tier, f, now) for c in rows.tolist()), dtype=bool, count=len(rows))
+                keep = np.fromiter(
+                    (_keep(index, c, tier, f, now) for c in rows.tolist()),
+                    dtype=bool,
+                    count=len(rows),
+                )
                 cands = rows[keep]
                 sims = index.chunk_matrix[cands] @ qv[q] if len(cands) else np.zeros(0, np.float32)
                 order = np.lexsort((cands, -sims))[:limit]
@@ -184,11 +192,22 @@ def routed_hybrid(
         rr = rerank_memories_batch(
             [index.chunk_created_at[c] for _, _, c, _ in per],
             now=now,
-            confidence=[[None if np.isnan(x) else float(x) for x in index.chunk_confidence[c].tolist()] for _, _, c, _ in per],
+            confidence=[
+                [None if np.isnan(x) else float(x) for x in index.chunk_confidence[c].tolist()]
+                for _, _, c, _ in per
+            ],
             profile=p.profile,
         )
     results = [
-        RetrievalResult(NAME, query, tenant_name, tiers={}, route=routes[q], params=dict(p.__dict__), fallback=None)
+        RetrievalResult(
+            NAME,
+            query,
+            tenant_name,
+            tiers={},
+            route=routes[q],
+            params=dict(p.__dict__),
+            fallback=None,
+        )
         for q, query in enumerate(qs)
     ]
     prof = p.profile

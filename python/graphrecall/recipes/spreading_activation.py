@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,8 +83,16 @@ def _components(
     conf, status, source, access, last = cols[3], cols[5], cols[6], cols[7], cols[8]
     out = []
     for k in range(len(facts)):
-        sw = p.source_weights[int(source[k])] if int(source[k]) < len(p.source_weights) else p.default_source_weight
-        stw = p.status_weights[int(status[k])] if int(status[k]) < len(p.status_weights) else p.default_status_weight
+        sw = (
+            p.source_weights[int(source[k])]
+            if int(source[k]) < len(p.source_weights)
+            else p.default_source_weight
+        )
+        stw = (
+            p.status_weights[int(status[k])]
+            if int(status[k]) < len(p.status_weights)
+            else p.default_status_weight
+        )
         if int(last[k]) == -(2**63):
             decay = 1.0
         else:
@@ -137,7 +145,9 @@ def spreading_activation(
     if now is None:
         from ..errors import ParameterError
 
-        raise ParameterError("invalid parameter now: scoreFact needs the current time (unix seconds)")
+        raise ParameterError(
+            "invalid parameter now: scoreFact needs the current time (unix seconds)"
+        )
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     with timer.stage("anchors"):
@@ -145,9 +155,7 @@ def spreading_activation(
         fallback = None
         if found is None:
             fallback = why or "no entity vectors"
-            found = [
-                name_anchors(index, q, t, k, p.fallback) if p.fallback else [] for q in qs
-            ]
+            found = [name_anchors(index, q, t, k, p.fallback) if p.fallback else [] for q in qs]
     ids = index.graph.entity_ids
     with timer.stage("graph"):
         act = index.graph.spread(
@@ -167,9 +175,19 @@ def spreading_activation(
     with timer.stage("results"):
         core = act._core
         fo, eo = core.fact_offsets, core.entity_offsets
-        all_facts, all_hops, all_anchors, all_parents = core.facts, core.hops, core.anchors, core.parents
+        all_facts, all_hops, all_anchors, all_parents = (
+            core.facts,
+            core.hops,
+            core.anchors,
+            core.parents,
+        )
         scores = core.scores
-        ents, ehops, eanch, estr = core.entities, core.entity_hops, core.entity_anchors, core.entity_strengths
+        ents, ehops, eanch, estr = (
+            core.entities,
+            core.entity_hops,
+            core.entity_anchors,
+            core.entity_strengths,
+        )
         comps = _components(index, all_facts, int(now), p.profile)
         for q, query in enumerate(qs):
             a, b = int(fo[q]), int(fo[q + 1])
@@ -195,9 +213,7 @@ def spreading_activation(
                         path=fact_path(index, chain),
                     )
                 )
-            anchor_hits = [
-                entity_hit(index, r, score=s, how=how) for r, s, how in found[q]
-            ]
+            anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in found[q]]
             anchor_rows = {r for r, _, _ in found[q]}
             ea, eb = int(eo[q]), int(eo[q + 1])
             reached = [
@@ -246,8 +262,3 @@ def _plain(p: Any) -> dict[str, Any]:
     for k, v in p.__dict__.items():
         out[k] = v if not hasattr(v, "__dataclass_fields__") else dict(v.__dict__)
     return out
-
-
-def params_dict(p: Mapping[str, Any]) -> dict[str, Any]:
-    """Parameters as plain values (for cache keys and logs)."""
-    return dict(p)
