@@ -66,46 +66,66 @@ class RoutedHybridParams:
     context_filters: bool = True
 
 
-def _tier_rows(index: GraphIndex, tenant: int) -> dict[str, npt.NDArray[np.int64]]:
+class _Tier:
+    """One tenant's tier, its filter columns laid out for vectorised masks."""
+
+    def __init__(self, index: GraphIndex, rows: npt.NDArray[np.int64]):
+        self.rows = rows
+        self.matrix = None if index.chunk_matrix is None else index.chunk_matrix[rows]
+        self.expires = index.chunk_expires_at[rows]
+        self.created = index.chunk_created_at[rows]
+        rl = rows.tolist()
+        self.category = np.array([index.chunk_category[r] for r in rl], dtype=object)
+        self.meta = {
+            key: np.array([index.chunk_metadata[r].get(key) for r in rl], dtype=object)
+            for key in ("goal_id", "mission_id", "character_id")
+        }
+        tags: dict[str, list[int]] = {}
+        for i, r in enumerate(rl):
+            for tag in index.chunk_tags[r]:
+                tags.setdefault(tag, []).append(i)
+        self.tags = {tag: np.asarray(pos, dtype=np.int64) for tag, pos in tags.items()}
+
+    def mask(self, tier: str, f: Mapping[str, Any], now: int) -> npt.NDArray[np.bool_]:
+        """Which rows pass the tier's filters (seed 002's WHERE clauses)."""
+        keep = np.ones(len(self.rows), dtype=bool)
+        for name in TIER_FILTERS.get(tier, _ALL_FILTERS):
+            if name == "expires":
+                keep &= (self.expires == NULL_TIME) | (self.expires > now)
+                continue
+            want = f.get(name)
+            if want is None:
+                continue
+            if name == "category":
+                keep &= self.category == want
+            elif name == "tags":
+                hit = np.zeros(len(self.rows), dtype=bool)
+                for tag in want:
+                    pos = self.tags.get(tag)
+                    if pos is not None:
+                        hit[pos] = True
+                keep &= hit
+            elif name == "days":
+                keep &= (self.created != NULL_TIME) & (self.created >= now - int(want) * 86_400)
+            else:
+                keep &= self.meta[name] == want
+        return keep
+
+
+def _tiers(index: GraphIndex, tenant: int) -> dict[str, _Tier]:
+    """The tenant's tiers (chunks by ``scope``), built on first use and kept."""
     key = f"tiers:{tenant}"
-    cached: dict[str, npt.NDArray[np.int64]] | None = index._tier_vectors.get(key)
+    cached: dict[str, _Tier] | None = index._tier_vectors.get(key)
     if cached is not None:
         return cached
-    got: dict[str, npt.NDArray[np.int64]] = {}
+    got: dict[str, _Tier] = {}
     rows = np.flatnonzero(index.chunk_tenant == tenant)
-    scopes = [index.chunk_scope[r] for r in rows.tolist()]
-    for s in set(scopes):
-        if s is not None:
-            got[s] = rows[np.array([x == s for x in scopes], dtype=bool)]
+    scopes = np.array([index.chunk_scope[r] for r in rows.tolist()], dtype=object)
+    for scope in set(scopes.tolist()):
+        if scope is not None:
+            got[scope] = _Tier(index, rows[scopes == scope])
     index._tier_vectors[key] = got
     return got
-
-
-def _keep(index: GraphIndex, c: int, tier: str, f: Mapping[str, Any], now: int) -> bool:
-    names = TIER_FILTERS.get(tier, _ALL_FILTERS)
-    meta = index.chunk_metadata[c]
-    for name in names:
-        if name == "expires":
-            exp = int(index.chunk_expires_at[c])
-            if exp != NULL_TIME and not exp > now:
-                return False
-            continue
-        want = f.get(name)
-        if want is None:
-            continue
-        if name == "category":
-            if index.chunk_category[c] != want:
-                return False
-        elif name == "tags":
-            if not set(index.chunk_tags[c]) & set(want):
-                return False
-        elif name == "days":
-            created = int(index.chunk_created_at[c])
-            if created == NULL_TIME or created < now - int(want) * 86_400:
-                return False
-        elif meta.get(name) != want:
-            return False
-    return True
 
 
 def routed_hybrid(
@@ -165,7 +185,7 @@ def routed_hybrid(
         raise ParameterError(
             f"routed_hybrid needs chunk vectors and query vectors ({why or 'no chunk vectors'})"
         )
-    tiers_of = _tier_rows(index, t)
+    tiers_of = _tiers(index, t)
     per: list[tuple[int, str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
     with timer.stage("search"):
         for q in range(len(qs)):
@@ -175,18 +195,21 @@ def routed_hybrid(
                     if contexts[q].get(name) is not None and f.get(name) is None:
                         f[name] = contexts[q][name]
             for tier in routes[q].search_scope:
-                rows = tiers_of.get(tier)
-                if rows is None or not len(rows):
+                tr = tiers_of.get(tier)
+                if tr is None or tr.matrix is None or not len(tr.rows):
                     per.append((q, tier, np.zeros(0, np.int64), np.zeros(0, np.float32)))
                     continue
-                keep = np.fromiter(
-                    (_keep(index, c, tier, f, now) for c in rows.tolist()),
-                    dtype=bool,
-                    count=len(rows),
+                keep = tr.mask(tier, f, now)
+                # Exact cosine over the tier's rows (the SQL's ORDER BY ... LIMIT), one
+                # matrix-vector product; filtered rows are then dropped.
+                all_sims = tr.matrix @ qv[q]
+                cands, sims = tr.rows[keep], all_sims[keep]
+                top = (
+                    np.argpartition(-sims, limit - 1)[:limit]
+                    if len(sims) > limit
+                    else np.arange(len(sims))
                 )
-                cands = rows[keep]
-                sims = index.chunk_matrix[cands] @ qv[q] if len(cands) else np.zeros(0, np.float32)
-                order = np.lexsort((cands, -sims))[:limit]
+                order = top[np.lexsort((cands[top], -sims[top]))]
                 per.append((q, tier, cands[order], sims[order]))
     with timer.stage("rerank"):
         rr = rerank_memories_batch(

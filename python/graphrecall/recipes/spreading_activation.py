@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..index import GraphIndex
-from ..scoring import FactScoreProfile
+from ..scoring import NULL_TIME, FactScoreProfile
 from .anchoring import embed_batch, entity_search, name_anchors, with_params
 from .base import (
     RetrievalResult,
@@ -34,8 +34,7 @@ from .base import (
     check_count,
     check_queries,
     entity_hit,
-    fact_hit,
-    fact_path,
+    fact_hits,
 )
 
 __all__ = ["SpreadingActivationParams", "spreading_activation"]
@@ -81,34 +80,36 @@ def _components(
         return []
     cols = index.graph._core.fact_rows(facts)
     conf, status, source, access, last = cols[3], cols[5], cols[6], cols[7], cols[8]
-    out = []
-    for k in range(len(facts)):
-        sw = (
-            p.source_weights[int(source[k])]
-            if int(source[k]) < len(p.source_weights)
-            else p.default_source_weight
+    # Vectorised; each factor as the source computes it (the score itself comes from the
+    # core, bit-exact; these are its explanation).
+    sw_table = np.asarray([*p.source_weights, p.default_source_weight], dtype=np.float64)
+    st_table = np.asarray([*p.status_weights, p.default_status_weight], dtype=np.float64)
+    sw = sw_table[np.minimum(source.astype(np.int64), len(p.source_weights))]
+    stw = st_table[np.minimum(status.astype(np.int64), len(p.status_weights))]
+    last64 = last.astype(np.int64)
+    known = last64 != NULL_TIME
+    weeks = np.where(known, (now - last64) * 1000 / (1000 * 60 * 60 * 24 * 7), 0.0)
+    decay = np.where(
+        known & (weeks > p.grace_weeks), p.decay_base ** (weeks - p.grace_weeks), 1.0
+    )
+    usage = 1 + np.log10(access.astype(np.float64) + 1) * p.usage_log_factor
+    return [
+        {
+            "confidence": c,
+            "source_weight": a,
+            "decay": d,
+            "usage_boost": u,
+            "status_weight": b,
+        }
+        for c, a, d, u, b in zip(
+            conf.astype(np.float64).tolist(),
+            sw.tolist(),
+            decay.tolist(),
+            usage.tolist(),
+            stw.tolist(),
+            strict=True,
         )
-        stw = (
-            p.status_weights[int(status[k])]
-            if int(status[k]) < len(p.status_weights)
-            else p.default_status_weight
-        )
-        if int(last[k]) == -(2**63):
-            decay = 1.0
-        else:
-            weeks = (now - int(last[k])) * 1000 / (1000 * 60 * 60 * 24 * 7)
-            decay = p.decay_base ** (weeks - p.grace_weeks) if weeks > p.grace_weeks else 1.0
-        usage = 1 + float(np.log10(int(access[k]) + 1)) * p.usage_log_factor
-        out.append(
-            {
-                "confidence": float(conf[k]),
-                "source_weight": float(sw),
-                "decay": float(decay),
-                "usage_boost": usage,
-                "status_weight": float(stw),
-            }
-        )
-    return out
+    ]
 
 
 def spreading_activation(
@@ -191,28 +192,15 @@ def spreading_activation(
         comps = _components(index, all_facts, int(now), p.profile)
         for q, query in enumerate(qs):
             a, b = int(fo[q]), int(fo[q + 1])
-            facts = all_facts[a:b].tolist()
-            parents = all_parents[a:b].tolist()
-            pos = {f: i for i, f in enumerate(facts)}
-            hits = []
-            for i, f in enumerate(facts):
-                chain = [f]
-                j = i
-                while parents[j] >= 0 and parents[j] in pos:
-                    j = pos[parents[j]]
-                    chain.append(facts[j])
-                chain.reverse()
-                hits.append(
-                    fact_hit(
-                        index,
-                        f,
-                        score=float(scores[a + i]) if scores is not None else 0.0,
-                        hop=int(all_hops[a + i]),
-                        anchor=int(all_anchors[a + i]),
-                        components=comps[a + i],
-                        path=fact_path(index, chain),
-                    )
-                )
+            hits = fact_hits(
+                index,
+                all_facts[a:b],
+                scores=scores[a:b].tolist() if scores is not None else [0.0] * (b - a),
+                hops=all_hops[a:b].tolist(),
+                anchors=all_anchors[a:b].tolist(),
+                components=comps[a:b],
+                parents=all_parents[a:b].tolist(),
+            )
             anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in found[q]]
             anchor_rows = {r for r, _, _ in found[q]}
             ea, eb = int(eo[q]), int(eo[q + 1])
