@@ -89,9 +89,7 @@ def _components(
     last64 = last.astype(np.int64)
     known = last64 != NULL_TIME
     weeks = np.where(known, (now - last64) * 1000 / (1000 * 60 * 60 * 24 * 7), 0.0)
-    decay = np.where(
-        known & (weeks > p.grace_weeks), p.decay_base ** (weeks - p.grace_weeks), 1.0
-    )
+    decay = np.where(known & (weeks > p.grace_weeks), p.decay_base ** (weeks - p.grace_weeks), 1.0)
     usage = 1 + np.log10(access.astype(np.float64) + 1) * p.usage_log_factor
     return [
         {
