@@ -84,3 +84,20 @@ def test_exact_top_k_errors() -> None:
         exact_top_k(m, m[0], 0)
     with pytest.raises(EmbeddingError, match="dimension 2"):
         exact_top_k(m, np.ones(2, dtype=np.float32), 1)
+
+
+def test_long_passages_are_embedded_window_by_window() -> None:
+    from graphrecall.embed import E5Embedder
+
+    e = E5Embedder()
+    text = " ".join(f"Sentence {i} is about topic {i % 7} and nothing else." for i in range(120))
+    windows = e.windows(text)
+    assert len(windows) >= 2
+    assert " ".join(windows) == " ".join(text.split())  # nothing lost, nothing repeated
+    assert all(e._model.token_count(w) <= 512 for w in windows)
+    got = e.embed_passages([text])[0]
+    parts = e.embed_passages(windows)
+    weights = np.array([len(w) for w in windows], dtype=np.float32)
+    mean = (parts * weights[:, None]).sum(axis=0)
+    np.testing.assert_allclose(got, mean / np.linalg.norm(mean), atol=1e-5)
+    assert e.windows("short") == ["short"]
