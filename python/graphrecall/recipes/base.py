@@ -8,6 +8,7 @@ the fan-out statistics of seed 001's logging.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
@@ -37,7 +38,7 @@ I64 = npt.NDArray[np.int64]
 Direction = Literal["out", "in"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Step:
     """One step of a provenance path: from ``entity`` along ``predicate`` (fact ``fact``)
     in ``direction`` ("out": the entity is the fact's subject) to the next step's entity.
@@ -50,7 +51,7 @@ class Step:
     direction: Direction = "out"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class EntityHit:
     """An entity a recipe used: an anchor (``hop`` 0) or one reached through the graph.
 
@@ -69,7 +70,7 @@ class EntityHit:
     path: tuple[Step, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class FactHit:
     """A ranked fact with its score components and its path from the anchor."""
 
@@ -98,7 +99,7 @@ class FactHit:
         return self.object_name if self.object_name is not None else "..."
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChunkHit:
     """A ranked chunk (passage / memory).
 
@@ -177,7 +178,8 @@ class RetrievalResult:
 
         def plain(obj: Any) -> dict[str, Any]:
             out: dict[str, Any] = {}
-            for k, v in obj.__dict__.items():
+            for fld in dataclasses.fields(obj):
+                k, v = fld.name, getattr(obj, fld.name)
                 if k == "path":
                     out[k] = [step(s) for s in v]
                 elif isinstance(v, Mapping):
