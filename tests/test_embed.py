@@ -101,3 +101,100 @@ def test_long_passages_are_embedded_window_by_window() -> None:
     mean = (parts * weights[:, None]).sum(axis=0)
     np.testing.assert_allclose(got, mean / np.linalg.norm(mean), atol=1e-5)
     assert e.windows("short") == ["short"]
+
+
+def test_wordllama_is_offline_normalised_and_guards_empty_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    from graphrecall.embed import WordLlamaEmbedder
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError("WordLlamaEmbedder tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    emb = WordLlamaEmbedder()
+    assert isinstance(emb, Embedder) and emb.dim == 256
+    p = emb.embed_passages(["JACQ Project", "DuckDB database", "Ned Stark of Winterfell"])
+    q = emb.embed_queries(["Which database does JACQ use? DuckDB"])
+    assert p.shape == (3, 256) and q.shape == (1, 256) and p.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(p, axis=1), 1.0, atol=1e-5)
+    assert int(np.argmax(p @ q[0])) == 1
+    np.testing.assert_array_equal(q, emb.embed_queries(["Which database does JACQ use? DuckDB"]))
+    # Matryoshka truncation: the first 64 dimensions, renormalised.
+    small = WordLlamaEmbedder(dim=64).embed_passages(["JACQ Project"])
+    assert small.shape == (1, 64)
+    np.testing.assert_allclose(np.linalg.norm(small, axis=1), 1.0, atol=1e-5)
+    # WordLlama itself gives NaN for a text without tokens: here it is a clear error.
+    with pytest.raises(EmbeddingError, match="wordllama query: text 1 is empty"):
+        emb.embed_queries(["fine", "   "])
+    with pytest.raises(ParameterError, match="dim: 100"):
+        WordLlamaEmbedder(dim=100)
+    assert emb.embed_passages([]).shape == (0, 256)
+
+
+class _FakeSentenceTransformer:
+    """What graphrecall uses of a sentence-transformers model: encode + its dimension."""
+
+    def __init__(self, dim: int = 8, broken: bool = False):
+        self.dim, self.broken, self.calls = dim, broken, []
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.dim
+
+    def encode(self, texts: list[str], **kwargs: object) -> np.ndarray:
+        self.calls.append((list(texts), dict(kwargs)))
+        out = np.array(
+            [[(sum(map(ord, t)) * (j + 1)) % 7 + 1.0 for j in range(self.dim)] for t in texts]
+        )
+        if self.broken:
+            out[-1, 0] = np.nan
+        return out
+
+
+def test_sentence_transformer_adapter_prefixes_batches_and_checks() -> None:
+    from graphrecall.embed import SentenceTransformerEmbedder
+
+    model = _FakeSentenceTransformer()
+    emb = SentenceTransformerEmbedder(
+        model, query_prefix="query: ", passage_prefix="passage: ", batch_size=16
+    )
+    assert isinstance(emb, Embedder) and emb.dim == 8
+    q = emb.embed_queries(["a", "b"])
+    p = emb.embed_passages(["c"])
+    assert q.shape == (2, 8) and p.shape == (1, 8)
+    np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-6)
+    (qt, qkw), (pt, _) = model.calls
+    assert qt == ["query: a", "query: b"] and pt == ["passage: c"]
+    assert qkw["normalize_embeddings"] is True and qkw["batch_size"] == 16
+    with pytest.raises(EmbeddingError, match="NaN or inf for text 1"):
+        SentenceTransformerEmbedder(_FakeSentenceTransformer(broken=True)).embed_queries(["x", "y"])
+    with pytest.raises(EmbeddingError, match="dimension 8, expected 4"):
+        SentenceTransformerEmbedder(_FakeSentenceTransformer(), dim=4).embed_queries(["x"])
+    with pytest.raises(ParameterError, match="has no encode"):
+        SentenceTransformerEmbedder(object())
+    with pytest.raises(ParameterError, match="batch_size"):
+        SentenceTransformerEmbedder(model, batch_size=0)
+
+
+def test_wordllama_drives_a_recipe_and_its_fallback() -> None:
+    from graphrecall import GraphRAG, GraphTables, WordLlamaEmbedder
+
+    tables = GraphTables(
+        entities={"id": ["user", "jacq", "duckdb"], "name": ["User", "JACQ Project", "DuckDB"]},
+        facts={
+            "id": [1, 2],
+            "subject": ["user", "jacq"],
+            "object": ["jacq", "duckdb"],
+            "predicate": ["works_on", "uses"],
+            "confidence": [0.97, 0.92],
+        },
+    )
+    rag = GraphRAG.from_tables(tables, embedder=WordLlamaEmbedder())
+    res = rag.retrieve("What does the JACQ Project use?", recipe="spreading_activation", now=0)
+    assert res.anchors[0].id == "jacq" and res.fallback is None
+    assert "- uses: DuckDB" in rag.context(res).text
+    # An empty query cannot be embedded: seed 000 falls back to keyword search on names.
+    empty = rag.retrieve("", recipe="spreading_activation", now=0)
+    assert empty.fallback is not None and "text 0 is empty" in empty.fallback

@@ -32,7 +32,13 @@ _os.environ.setdefault("OMP_NUM_THREADS", "1")
 from . import fusion, recipes, scoring, storage
 from ._core import __version__
 from .cache import ResultCache
-from .embed import CallableEmbedder, E5Embedder, Embedder
+from .embed import (
+    CallableEmbedder,
+    E5Embedder,
+    Embedder,
+    SentenceTransformerEmbedder,
+    WordLlamaEmbedder,
+)
 from .errors import (
     DataError,
     GraphRecallError,
@@ -81,10 +87,12 @@ __all__ = [
     "RetrievalResult",
     "Route",
     "SQLiteStore",
+    "SentenceTransformerEmbedder",
     "SpreadPlan",
     "Step",
     "UnknownIdError",
     "UnknownTenantError",
+    "WordLlamaEmbedder",
     "__version__",
     "explain",
     "fusion",

@@ -18,7 +18,15 @@ import numpy.typing as npt
 
 from .errors import ParameterError
 
-__all__ = ["CallableEmbedder", "E5Embedder", "Embedder", "EmbeddingError", "exact_top_k"]
+__all__ = [
+    "CallableEmbedder",
+    "E5Embedder",
+    "Embedder",
+    "EmbeddingError",
+    "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
+    "exact_top_k",
+]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -192,6 +200,150 @@ class CallableEmbedder:
         if not items:
             return np.zeros((0, self._dim), dtype=np.float32)
         return _checked(self._passage_fn(items), len(items), self._dim, "embedder")
+
+
+class WordLlamaEmbedder:
+    """WordLlama (optional extra ``graphrecall[wordllama]``): static token embeddings,
+    ~0.02-0.05 ms per query on one core, much weaker than E5; for latency-bound services
+    and tests.
+
+    The weights ship inside the ``wordllama`` wheel; they are loaded from the package
+    directory with downloads disabled, so nothing is fetched, ever. WordLlama gives NaN for a
+    text without tokens (an empty or blank string): such a text is an
+    :class:`EmbeddingError` naming it, not a NaN vector (the recipes then take their
+    fallbacks, e.g. seed 000's keyword search).
+
+    Args:
+        dim: Matryoshka dimension (64, 128, 256, 512 or 1024; the shipped weights hold 256,
+            and smaller dimensions are truncations of them).
+        config: WordLlama's model config name (``"l2_supercat"``: the bundled one).
+    """
+
+    def __init__(self, dim: int = 256, config: str = "l2_supercat"):
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim not in (64, 128, 256):
+            raise ParameterError(
+                f"invalid parameter dim: {dim!r}; the bundled WordLlama weights give 64, 128 or 256"
+            )
+        try:
+            import wordllama
+            from wordllama import WordLlama
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise EmbeddingError(
+                "WordLlamaEmbedder needs the optional extra: pip install 'graphrecall[wordllama]'"
+            ) from exc
+        from pathlib import Path
+
+        package = Path(wordllama.__file__).resolve().parent
+        try:
+            # cache_dir = the package: its weights/ and tokenizers/ are where load() looks.
+            self._model = WordLlama.load(
+                config=config, cache_dir=package, dim=256, trunc_dim=dim, disable_download=True
+            )
+        except (FileNotFoundError, OSError, ValueError) as exc:
+            raise EmbeddingError(
+                f"WordLlama model {config!r} is not available offline: {exc}"
+            ) from exc
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _embed(self, texts: Sequence[str] | str, who: str) -> Matrix:
+        items = _texts(texts)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        for i, t in enumerate(items):
+            if not t.strip():
+                raise EmbeddingError(f"{who}: text {i} is empty (WordLlama has no tokens for it)")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = self._model.embed(items, norm=True)
+        return _checked(out, len(items), self._dim, who)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts, "wordllama query")
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts, "wordllama passage")
+
+
+class SentenceTransformerEmbedder:
+    """Adapter for a sentence-transformers model the user already has (graphrecall does
+    not depend on sentence-transformers: pass the loaded model).
+
+    ``encode`` is called once per batch with ``normalize_embeddings=True``; outputs are
+    checked (shape, dimension, NaN) like every embedder's. Models trained with instruction
+    prefixes take them here (E5: ``query_prefix="query: "``, ``passage_prefix="passage: "``).
+
+    Args:
+        model: An object with ``encode(texts, **kwargs)`` (a ``SentenceTransformer``).
+        query_prefix: Prepended to every query.
+        passage_prefix: Prepended to every passage (entity names, chunks).
+        batch_size: ``encode``'s batch size.
+        dim: The vector dimension; asked of the model
+            (``get_sentence_embedding_dimension``) when not given.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        batch_size: int = 64,
+        dim: int | None = None,
+    ):
+        if not callable(getattr(model, "encode", None)):
+            raise ParameterError(
+                f"invalid parameter model: {type(model).__name__} has no encode() method"
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ParameterError(
+                f"invalid parameter batch_size: {batch_size!r} is not a positive integer"
+            )
+        if not isinstance(query_prefix, str) or not isinstance(passage_prefix, str):
+            raise ParameterError("invalid parameter query_prefix / passage_prefix: not a str")
+        if dim is None:
+            ask = getattr(model, "get_sentence_embedding_dimension", None)
+            dim = ask() if callable(ask) else None
+            if dim is None:
+                dim = int(
+                    np.asarray(self._encode_with(model, ["dimension probe"], batch_size)).shape[-1]
+                )
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise ParameterError(f"invalid parameter dim: {dim!r} is not a positive integer")
+        self._model = model
+        self._query_prefix = query_prefix
+        self._passage_prefix = passage_prefix
+        self._batch_size = batch_size
+        self._dim = dim
+
+    @staticmethod
+    def _encode_with(model: Any, texts: list[str], batch_size: int) -> Any:
+        return model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _embed(self, texts: Sequence[str], prefix: str) -> Matrix:
+        items = _texts(texts)
+        if not items:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        out = self._encode_with(self._model, [prefix + t for t in items], self._batch_size)
+        return _checked(out, len(items), self._dim, type(self._model).__name__)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts, self._query_prefix)
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts, self._passage_prefix)
 
 
 def exact_top_k(
