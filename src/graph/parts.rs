@@ -3,6 +3,12 @@
 //! `from_parts` trusts nothing: a snapshot may be truncated, corrupted or foreign, so every
 //! structural invariant that traversal relies on is checked (O(E)) before the graph is
 //! handed out. A bad part gives an error naming it, never a panic or a wrong answer.
+//!
+//! The parts are read borrowed ([`PartsRef`]: a snapshot's memory-mapped files), so each
+//! array is read once, in parallel, by the pass that checks it and copies it into the
+//! graph's own layout.
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -40,6 +46,70 @@ pub struct GraphParts {
     pub chunk_count: Vec<u32>,
 }
 
+/// Every array of a graph, borrowed (the caller's memory-mapped snapshot files): what
+/// [`KnowledgeGraph::from_parts_ref`] reads. Fields as in [`GraphParts`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PartsRef<'a> {
+    pub n_predicates: u32,
+    pub n_statuses: u32,
+    pub n_sources: u32,
+    pub entity_tenant: &'a [u32],
+    pub out_offsets: &'a [u32],
+    pub last_accessed: &'a [i64],
+    pub object: &'a [u32],
+    pub confidence: &'a [f32],
+    pub strength: &'a [f32],
+    pub fact: &'a [u32],
+    pub access_count: &'a [u32],
+    pub predicate: &'a [u16],
+    pub status: &'a [u8],
+    pub source: &'a [u8],
+    pub created_at: Option<&'a [i64]>,
+    pub valid_from: Option<&'a [i64]>,
+    pub valid_to: Option<&'a [i64]>,
+    pub sequence: Option<&'a [i64]>,
+    pub in_offsets: &'a [u32],
+    pub in_pos: &'a [u32],
+    pub in_subject: &'a [u32],
+    pub chunk_tenant: &'a [u32],
+    pub chunk_offsets: &'a [u32],
+    pub chunk_entity: &'a [u32],
+    pub chunk_count: &'a [u32],
+}
+
+impl GraphParts {
+    /// The parts, borrowed.
+    pub fn view(&self) -> PartsRef<'_> {
+        PartsRef {
+            n_predicates: self.n_predicates,
+            n_statuses: self.n_statuses,
+            n_sources: self.n_sources,
+            entity_tenant: &self.entity_tenant,
+            out_offsets: &self.out_offsets,
+            last_accessed: &self.last_accessed,
+            object: &self.object,
+            confidence: &self.confidence,
+            strength: &self.strength,
+            fact: &self.fact,
+            access_count: &self.access_count,
+            predicate: &self.predicate,
+            status: &self.status,
+            source: &self.source,
+            created_at: self.created_at.as_deref(),
+            valid_from: self.valid_from.as_deref(),
+            valid_to: self.valid_to.as_deref(),
+            sequence: self.sequence.as_deref(),
+            in_offsets: &self.in_offsets,
+            in_pos: &self.in_pos,
+            in_subject: &self.in_subject,
+            chunk_tenant: &self.chunk_tenant,
+            chunk_offsets: &self.chunk_offsets,
+            chunk_entity: &self.chunk_entity,
+            chunk_count: &self.chunk_count,
+        }
+    }
+}
+
 fn bad(part: &'static str, problem: impl Into<String>) -> Error {
     Error::Corrupt {
         part,
@@ -57,10 +127,72 @@ fn check_offsets(part: &'static str, offsets: &[u32], n: usize, total: usize) ->
     if offsets[0] != 0 || offsets[n] as usize != total {
         return Err(bad(part, format!("must run from 0 to {total}")));
     }
-    if offsets.windows(2).any(|w| w[0] > w[1]) {
+    if offsets.par_windows(2).any(|w| w[0] > w[1]) {
         return Err(bad(part, "is not non-decreasing"));
     }
     Ok(())
+}
+
+/// `src` copied, in parallel; `Err(part)` if a value is `>= bound`.
+fn copy_below(part: &'static str, src: &[u32], bound: usize) -> Result<Vec<u32>> {
+    let over = AtomicUsize::new(usize::MAX);
+    let mut out = Vec::with_capacity(src.len());
+    src.par_iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            if x as usize >= bound {
+                over.fetch_min(i, Ordering::Relaxed);
+            }
+            x
+        })
+        .collect_into_vec(&mut out);
+    match over.into_inner() {
+        usize::MAX => Ok(out),
+        i => Err(bad(part, format!("entry {i} holds an index out of range"))),
+    }
+}
+
+/// `src` copied, in parallel.
+fn copy<T: Copy + Send + Sync>(src: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(src.len());
+    src.par_iter().copied().collect_into_vec(&mut out);
+    out
+}
+
+/// The inverse of the position -> fact id permutation `fact`, or the first position whose
+/// fact id is out of range or repeated. Scattered in parallel (plain stores), then checked
+/// by reading back: `fact_to_pos[fact[pos]] == pos` for every position means that no fact
+/// id repeats. A failure is located again sequentially, so that the position reported
+/// does not depend on the threads.
+fn invert(fact: &[u32]) -> std::result::Result<Vec<u32>, usize> {
+    let m = fact.len();
+    let slots: Vec<AtomicU32> = (0..m)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(NONE))
+        .collect();
+    let in_range = fact.par_iter().enumerate().all(|(pos, &f)| {
+        let ok = (f as usize) < m;
+        if ok {
+            slots[f as usize].store(pos as u32, Ordering::Relaxed);
+        }
+        ok
+    });
+    if in_range
+        && fact
+            .par_iter()
+            .enumerate()
+            .all(|(pos, &f)| slots[f as usize].load(Ordering::Relaxed) == pos as u32)
+    {
+        return Ok(slots.into_iter().map(AtomicU32::into_inner).collect());
+    }
+    let mut seen = vec![false; m];
+    for (pos, &f) in fact.iter().enumerate() {
+        if f as usize >= m || seen[f as usize] {
+            return Err(pos);
+        }
+        seen[f as usize] = true;
+    }
+    Err(m) // unreachable: the parallel passes found a problem
 }
 
 fn same_len(part: &'static str, len: usize, expected: usize) -> Result<()> {
@@ -120,6 +252,16 @@ impl KnowledgeGraph {
     /// # Errors
     /// `Corrupt` naming the inconsistent part.
     pub fn from_parts_checked(p: GraphParts, full: bool) -> Result<Self> {
+        Self::from_parts_ref(&p.view(), full)
+    }
+
+    /// [`KnowledgeGraph::from_parts_checked`] from borrowed arrays (memory-mapped files):
+    /// each array is read once, by the parallel pass that checks it and copies it into the
+    /// graph's layout.
+    ///
+    /// # Errors
+    /// `Corrupt` naming the inconsistent part.
+    pub fn from_parts_ref(p: &PartsRef<'_>, full: bool) -> Result<Self> {
         let n = p.entity_tenant.len();
         let m = p.object.len();
         if n >= NONE as usize || m >= NONE as usize || p.chunk_tenant.len() >= NONE as usize {
@@ -138,22 +280,22 @@ impl KnowledgeGraph {
             same_len(part, len, m)?;
         }
         for (part, col) in [
-            ("created_at", &p.created_at),
-            ("valid_from", &p.valid_from),
-            ("valid_to", &p.valid_to),
-            ("sequence", &p.sequence),
+            ("created_at", p.created_at),
+            ("valid_from", p.valid_from),
+            ("valid_to", p.valid_to),
+            ("sequence", p.sequence),
         ] {
             if let Some(c) = col {
                 same_len(part, c.len(), m)?;
             }
         }
-        check_offsets("out_offsets", &p.out_offsets, n, m)?;
-        check_offsets("in_offsets", &p.in_offsets, n, p.in_pos.len())?;
+        check_offsets("out_offsets", p.out_offsets, n, m)?;
+        check_offsets("in_offsets", p.in_offsets, n, p.in_pos.len())?;
         same_len("in_subject", p.in_subject.len(), p.in_pos.len())?;
         let n_chunks = p.chunk_tenant.len();
         check_offsets(
             "chunk_offsets",
-            &p.chunk_offsets,
+            p.chunk_offsets,
             n_chunks,
             p.chunk_entity.len(),
         )?;
@@ -161,13 +303,10 @@ impl KnowledgeGraph {
         if p.n_predicates > 1 << 16 || p.n_statuses > 256 || p.n_sources > 256 {
             return Err(bad("codes", "vocabulary sizes exceed their limits"));
         }
-        if p.entity_tenant
-            .iter()
-            .chain(&p.chunk_tenant)
-            .any(|&t| t >= 1 << 24)
-        {
-            return Err(bad("entity_tenant", "holds a tenant code beyond the limit"));
-        }
+        let entity_tenant = copy_below("entity_tenant", p.entity_tenant, 1 << 24)
+            .map_err(|_| bad("entity_tenant", "holds a tenant code beyond the limit"))?;
+        let chunk_tenant = copy_below("chunk_tenant", p.chunk_tenant, 1 << 24)
+            .map_err(|_| bad("entity_tenant", "holds a tenant code beyond the limit"))?;
 
         // Subject of every position, from the out offsets.
         // (Only the full check reads subjects.)
@@ -179,18 +318,16 @@ impl KnowledgeGraph {
             }
         }
         // Fact columns: ranges, codes, tenants, and the fact <-> position bijection.
-        let mut fact_to_pos = vec![NONE; m];
-        for pos in 0..m {
-            let f = p.fact[pos] as usize;
-            if f >= m || fact_to_pos[f] != NONE {
-                return Err(bad(
-                    "fact",
-                    format!("position {pos}: fact id {f} is out of range or repeated"),
-                ));
-            }
-            fact_to_pos[f] = pos as u32;
-        }
-        let tenant = &p.entity_tenant;
+        let fact_to_pos = invert(p.fact).map_err(|pos| {
+            bad(
+                "fact",
+                format!(
+                    "position {pos}: fact id {} is out of range or repeated",
+                    p.fact.get(pos).copied().unwrap_or(NONE)
+                ),
+            )
+        })?;
+        let tenant = &entity_tenant;
         let row_ok = |pos: usize| -> bool {
             let o = p.object[pos];
             let c = p.confidence[pos];
@@ -205,14 +342,41 @@ impl KnowledgeGraph {
                 && u32::from(p.status[pos]) < p.n_statuses
                 && u32::from(p.source[pos]) < p.n_sources
         };
-        if let Some(pos) = (0..m).into_par_iter().position_first(|pos| !row_ok(pos)) {
+        // One pass reads the fact columns, checks each row and writes its record.
+        let first_bad = AtomicUsize::new(usize::MAX);
+        let mut rec: Vec<FactRec> = Vec::with_capacity(m);
+        (0..m)
+            .into_par_iter()
+            .map(|pos| {
+                if !row_ok(pos) {
+                    first_bad.fetch_min(pos, Ordering::Relaxed);
+                }
+                FactRec {
+                    last_accessed: p.last_accessed[pos],
+                    object: p.object[pos],
+                    confidence: p.confidence[pos],
+                    strength: p.strength[pos],
+                    fact: p.fact[pos],
+                    access_count: p.access_count[pos],
+                    predicate: p.predicate[pos],
+                    status: p.status[pos],
+                    source: p.source[pos],
+                }
+            })
+            .collect_into_vec(&mut rec);
+        let pos = first_bad.into_inner();
+        if pos != usize::MAX {
             return Err(bad(
                 "facts",
                 format!("position {pos} holds an invalid fact"),
             ));
         }
-        if let (Some(from), Some(to)) = (&p.valid_from, &p.valid_to) {
-            if (0..m).any(|i| from[i] != NULL_TIME && to[i] != NULL_TIME && from[i] > to[i]) {
+        if let (Some(from), Some(to)) = (p.valid_from, p.valid_to) {
+            if from
+                .par_iter()
+                .zip(to)
+                .any(|(&f, &t)| f != NULL_TIME && t != NULL_TIME && f > t)
+            {
                 return Err(bad("valid_from", "a validity interval is inverted"));
             }
         }
@@ -234,7 +398,7 @@ impl KnowledgeGraph {
         // In-adjacency: exactly the non-literal facts, each under its object, ordered.
         let mut in_count = vec![0u32; if full { n } else { 0 }];
         if full {
-            for &o in &p.object {
+            for &o in p.object {
                 if o != NONE {
                     in_count[o as usize] += 1;
                 }
@@ -251,13 +415,9 @@ impl KnowledgeGraph {
                         && (i == r.start || ordered(p.in_pos[i - 1] as usize, pos))
                 })
         };
-        let in_bounded = || {
-            p.in_pos.par_iter().all(|&x| (x as usize) < m)
-                && p.in_subject.par_iter().all(|&x| (x as usize) < n)
-        };
-        if !full && !in_bounded() {
-            return Err(bad("in_pos", "holds an index out of range"));
-        }
+        let out_of_range = |_| bad("in_pos", "holds an index out of range");
+        let in_pos = copy_below("in_pos", p.in_pos, m).map_err(out_of_range)?;
+        let in_subject = copy_below("in_subject", p.in_subject, n).map_err(out_of_range)?;
         if let Some(e) = (0..n).into_par_iter().position_first(|e| full && !in_ok(e)) {
             return Err(bad(
                 "in_pos",
@@ -265,11 +425,11 @@ impl KnowledgeGraph {
             ));
         }
         // Mentions: entities in range, same tenant, strictly ascending per chunk, counts >= 1.
-        for c in 0..n_chunks {
+        for (c, &ct) in chunk_tenant.iter().enumerate() {
             let r = p.chunk_offsets[c] as usize..p.chunk_offsets[c + 1] as usize;
             for i in r.clone() {
                 let e = p.chunk_entity[i] as usize;
-                if e >= n || (full && tenant[e] != p.chunk_tenant[c]) || p.chunk_count[i] == 0 {
+                if e >= n || (full && tenant[e] != ct) || p.chunk_count[i] == 0 {
                     return Err(bad(
                         "chunk_entity",
                         format!("chunk {c} holds an invalid mention"),
@@ -283,26 +443,11 @@ impl KnowledgeGraph {
                 }
             }
         }
-
-        let rec: Vec<FactRec> = (0..m)
-            .into_par_iter()
-            .map(|pos| FactRec {
-                last_accessed: p.last_accessed[pos],
-                object: p.object[pos],
-                confidence: p.confidence[pos],
-                strength: p.strength[pos],
-                fact: p.fact[pos],
-                access_count: p.access_count[pos],
-                predicate: p.predicate[pos],
-                status: p.status[pos],
-                source: p.source[pos],
-            })
-            .collect();
         drop(subject);
         // Derived indexes: tenants -> entities, entity -> chunks.
         let n_tenants = tenant
-            .iter()
-            .chain(&p.chunk_tenant)
+            .par_iter()
+            .chain(&chunk_tenant)
             .copied()
             .max()
             .map_or(0, |t| t + 1);
@@ -320,7 +465,7 @@ impl KnowledgeGraph {
             cursor[t as usize] += 1;
         }
         let mut mention_offsets = vec![0u32; n + 1];
-        for &e in &p.chunk_entity {
+        for &e in p.chunk_entity {
             mention_offsets[e as usize + 1] += 1;
         }
         for e in 0..n {
@@ -344,24 +489,24 @@ impl KnowledgeGraph {
             n_statuses: p.n_statuses,
             n_sources: p.n_sources,
             n_predicates: p.n_predicates,
-            entity_tenant: p.entity_tenant,
+            entity_tenant,
             tenant_offsets,
             tenant_entities,
-            out_offsets: p.out_offsets,
+            out_offsets: copy(p.out_offsets),
             rec,
-            created_at: p.created_at,
-            valid_from: p.valid_from,
-            valid_to: p.valid_to,
-            sequence: p.sequence,
+            created_at: p.created_at.map(copy),
+            valid_from: p.valid_from.map(copy),
+            valid_to: p.valid_to.map(copy),
+            sequence: p.sequence.map(copy),
             fact_to_pos,
-            in_offsets: p.in_offsets,
-            in_pos: p.in_pos,
-            in_subject: p.in_subject,
+            in_offsets: copy(p.in_offsets),
+            in_pos,
+            in_subject,
             n_chunks: n_chunks as u32,
-            chunk_tenant: p.chunk_tenant,
-            chunk_offsets: p.chunk_offsets,
-            chunk_entity: p.chunk_entity,
-            chunk_count: p.chunk_count,
+            chunk_tenant,
+            chunk_offsets: copy(p.chunk_offsets),
+            chunk_entity: copy(p.chunk_entity),
+            chunk_count: copy(p.chunk_count),
             mention_offsets,
             mention_chunk,
             mention_count,
@@ -445,6 +590,87 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn small() -> KnowledgeGraph {
+        let mut c = crate::graph::tests::Cols {
+            tenant: vec![0, 0, 0, 0],
+            ..Default::default()
+        };
+        c.push(0, 1, 0.5);
+        c.push(1, 2, 0.7);
+        c.push(2, 3, 0.9);
+        c.push(3, 0, 0.2);
+        c.graph()
+    }
+
+    #[test]
+    fn repeated_fact_ids_are_refused_at_their_first_repeat() {
+        let mut p = small().to_parts();
+        p.fact = vec![2, 0, 2, 0];
+        for full in [false, true] {
+            let e = KnowledgeGraph::from_parts_checked(p.clone(), full)
+                .err()
+                .map(|e| e.to_string());
+            assert_eq!(
+                e.as_deref(),
+                Some(
+                    "corrupted graph part fact: position 2: fact id 2 is out of range or repeated"
+                )
+            );
+        }
+        p.fact = vec![0, 1, 2, 4];
+        let e = KnowledgeGraph::from_parts_checked(p, false)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("corrupted graph part fact: position 3: fact id 4 is out of range or repeated")
+        );
+    }
+
+    #[test]
+    fn the_first_invalid_fact_is_named() {
+        let mut p = small().to_parts();
+        p.confidence[3] = f32::NAN;
+        p.strength[1] = -1.0;
+        let e = KnowledgeGraph::from_parts_checked(p, false)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            e.as_deref(),
+            Some("corrupted graph part facts: position 1 holds an invalid fact")
+        );
+    }
+
+    #[test]
+    fn in_adjacency_out_of_range_is_refused_without_the_full_check() {
+        let g = small();
+        for (which, v) in [(0, 4), (1, 4)] {
+            let mut p = g.to_parts();
+            if which == 0 {
+                p.in_pos[1] = v;
+            } else {
+                p.in_subject[1] = v;
+            }
+            let e = KnowledgeGraph::from_parts_checked(p, false)
+                .err()
+                .map(|e| e.to_string());
+            assert_eq!(
+                e.as_deref(),
+                Some("corrupted graph part in_pos: holds an index out of range")
+            );
+        }
+    }
+
+    #[test]
+    fn borrowed_parts_give_the_same_graph() {
+        let g = small();
+        let p = g.to_parts();
+        let back = KnowledgeGraph::from_parts_ref(&p.view(), false).unwrap();
+        assert_eq!(back.to_parts(), p);
+        assert_eq!(back.fact_to_pos, g.fact_to_pos);
+        assert_eq!(back.tenant_entities, g.tenant_entities);
     }
 
     #[test]

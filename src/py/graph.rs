@@ -10,7 +10,7 @@ use crate::activation::{
     BoostParams, CodeSet, Dedupe, Direction, EdgeWeight, FactFilter, PprParams, Queries, Rank,
     Recall, RecallParams, SpreadParams,
 };
-use crate::graph::{GraphInput, GraphParts, KnowledgeGraph, NONE};
+use crate::graph::{GraphInput, KnowledgeGraph, PartsRef, NONE};
 use crate::scoring::FactScoreProfile;
 use crate::Error;
 
@@ -442,34 +442,36 @@ impl CoreGraph {
         sequence: Option<Arr<'_, i64>>,
         full_check: bool,
     ) -> PyResult<Self> {
-        let parts = GraphParts {
+        let parts = PartsRef {
             n_predicates,
             n_statuses,
             n_sources,
-            entity_tenant: slice(&entity_tenant, "entity_tenant")?.to_vec(),
-            out_offsets: slice(&out_offsets, "out_offsets")?.to_vec(),
-            last_accessed: slice(&last_accessed, "last_accessed")?.to_vec(),
-            object: slice(&object, "object")?.to_vec(),
-            confidence: slice(&confidence, "confidence")?.to_vec(),
-            strength: slice(&strength, "strength")?.to_vec(),
-            fact: slice(&fact, "fact")?.to_vec(),
-            access_count: slice(&access_count, "access_count")?.to_vec(),
-            predicate: slice(&predicate, "predicate")?.to_vec(),
-            status: slice(&status, "status")?.to_vec(),
-            source: slice(&source, "source")?.to_vec(),
-            created_at: opt(&created_at, "created_at")?.map(<[i64]>::to_vec),
-            valid_from: opt(&valid_from, "valid_from")?.map(<[i64]>::to_vec),
-            valid_to: opt(&valid_to, "valid_to")?.map(<[i64]>::to_vec),
-            sequence: opt(&sequence, "sequence")?.map(<[i64]>::to_vec),
-            in_offsets: slice(&in_offsets, "in_offsets")?.to_vec(),
-            in_pos: slice(&in_pos, "in_pos")?.to_vec(),
-            in_subject: slice(&in_subject, "in_subject")?.to_vec(),
-            chunk_tenant: slice(&chunk_tenant, "chunk_tenant")?.to_vec(),
-            chunk_offsets: slice(&chunk_offsets, "chunk_offsets")?.to_vec(),
-            chunk_entity: slice(&chunk_entity, "chunk_entity")?.to_vec(),
-            chunk_count: slice(&chunk_count, "chunk_count")?.to_vec(),
+            entity_tenant: slice(&entity_tenant, "entity_tenant")?,
+            out_offsets: slice(&out_offsets, "out_offsets")?,
+            last_accessed: slice(&last_accessed, "last_accessed")?,
+            object: slice(&object, "object")?,
+            confidence: slice(&confidence, "confidence")?,
+            strength: slice(&strength, "strength")?,
+            fact: slice(&fact, "fact")?,
+            access_count: slice(&access_count, "access_count")?,
+            predicate: slice(&predicate, "predicate")?,
+            status: slice(&status, "status")?,
+            source: slice(&source, "source")?,
+            created_at: opt(&created_at, "created_at")?,
+            valid_from: opt(&valid_from, "valid_from")?,
+            valid_to: opt(&valid_to, "valid_to")?,
+            sequence: opt(&sequence, "sequence")?,
+            in_offsets: slice(&in_offsets, "in_offsets")?,
+            in_pos: slice(&in_pos, "in_pos")?,
+            in_subject: slice(&in_subject, "in_subject")?,
+            chunk_tenant: slice(&chunk_tenant, "chunk_tenant")?,
+            chunk_offsets: slice(&chunk_offsets, "chunk_offsets")?,
+            chunk_entity: slice(&chunk_entity, "chunk_entity")?,
+            chunk_count: slice(&chunk_count, "chunk_count")?,
         };
-        let inner = py.detach(|| KnowledgeGraph::from_parts_checked(parts, full_check))?;
+        // Read in place (a snapshot's memory-mapped files), copied once into the graph's
+        // layout by the checking passes.
+        let inner = py.detach(|| KnowledgeGraph::from_parts_ref(&parts, full_check))?;
         Ok(CoreGraph { inner })
     }
 

@@ -15,12 +15,13 @@ Layout of a snapshot directory (format version 2)::
     text_<col>.npy   what each row of that column holds: 0 None, 1 the next string, 2 the
                      next value of python.json's list for the column
 
-Arrays are read memory-mapped and handed to the core in one call, which copies them into its
-own layout and checks what memory safety needs (lengths, bounds, codes; ``verify="full"``:
-every structural invariant, offsets, orders, the fact/position bijection, tenants). The
-checksums of all files are computed in threads while the core builds and the text columns
-are decoded; a graph is returned only once every checksum matched, so a flipped byte is
-always refused (as a checksum mismatch), never answered from. The header is written last,
+Arrays are read memory-mapped and handed to the core in one call, which reads them in place
+(no copy first) with the GIL released, checking what memory safety needs (lengths, bounds,
+codes; ``verify="full"``: every structural invariant, offsets, orders, the fact/position
+bijection, tenants) in the same parallel passes that write its own layout. The core builds
+in a thread while this one decodes the text columns, and the checksums of all files are
+computed in other threads meanwhile; a graph is returned only once every checksum matched,
+so a flipped byte is always refused (as a checksum mismatch), never answered from. The header is written last,
 through a rename, so a crash while saving leaves no snapshot rather than half of one.
 
 Version 1 snapshots (text columns as JSON lists in python.json) are still read.
@@ -334,7 +335,21 @@ def load_snapshot(
     metas: dict[str, dict[str, Any]] = header["arrays"]
     arrays = {name: _open_array(root, name, meta) for name, meta in metas.items()}
     texts: dict[str, Any] = header.get("texts", {})
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+    core_names = [n for n in arrays if not n.startswith(("ids_", "text_"))]
+
+    def build() -> _core.CoreGraph:
+        kwargs: dict[str, Any] = {k: int(v) for k, v in header["scalars"].items()}
+        kwargs.update({n: arrays[n] for n in core_names})  # read in place by the core
+        try:
+            return _core.CoreGraph.from_parts(**kwargs, full_check=verify == "full")
+        except (DataError, TypeError, ValueError) as exc:
+            raise CorruptStoreError(f"{root}: inconsistent snapshot ({exc})") from None
+
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1) + 1) as pool:
+        # The core builds in a thread (without the GIL) while this one decodes the text
+        # columns. The core checks bounds itself, so it may build from unverified bytes:
+        # the graph is handed out only after every checksum matched.
+        core_future = pool.submit(build)
         sums = _Checksums(pool)
         # Largest first, so that the threads finish together.
         for name in sorted(arrays, key=lambda k: -arrays[k].nbytes):
@@ -358,24 +373,13 @@ def load_snapshot(
                 sums.verify()
                 raise
 
-        def build() -> _core.CoreGraph:
-            core_names = [n for n in arrays if not n.startswith(("ids_", "text_"))]
-            kwargs: dict[str, Any] = {k: int(v) for k, v in header["scalars"].items()}
-            kwargs.update({n: arrays[n] for n in core_names})  # copied once by the core
-            try:
-                return _core.CoreGraph.from_parts(**kwargs, full_check=verify == "full")
-            except (DataError, TypeError, ValueError) as exc:
-                raise CorruptStoreError(f"{root}: inconsistent snapshot ({exc})") from None
-
-        # The core checks bounds itself, so it may build from unverified bytes: the graph
-        # is handed out only after every checksum matched.
-        core = checked(build)
         py = checked(lambda: _python(root, blob))
         names, values = checked(
             lambda: tuple(
                 _text_values(root, col, py.get(col), texts, arrays, blobs) for col in _TEXT_COLUMNS
             )
         )
+        core = checked(core_future.result)
         graph: KnowledgeGraph = checked(lambda: _graph(root, core, py, arrays, names, values))
         sums.verify()
     return graph
