@@ -50,7 +50,7 @@ def test_query_errors_are_clear(store: Path, capsys: pytest.CaptureFixture[str])
     assert main(["query", str(store), "x", "--recipe", "nope", "--tenant", "alice"]) == 1
     assert "unknown recipe 'nope'" in capsys.readouterr().err
     assert main(["query", str(store.parent / "missing.sqlite"), "x"]) == 1
-    assert "is not a file" in capsys.readouterr().err
+    assert "neither a graphrecall SQLite store nor a saved index" in capsys.readouterr().err
     assert main(["query", str(store), "x", "--tenant", "nobody", "--now", NOW]) == 1
     assert "nobody" in capsys.readouterr().err
     assert main(["query", str(store), "x", "--now", NOW]) == 1  # several tenants: name one

@@ -4,8 +4,9 @@
   (:mod:`graphrecall.demo`).
 * ``index``: read a store (SQLite, DuckDB, Parquet, PostgreSQL), check it, write a snapshot or
   a SQLite store (:mod:`graphrecall.indexer`).
-* ``query``: answer a question from a graphrecall SQLite store with a recipe (or the router)
-  and print the context block, the explanation or JSON.
+* ``query``: answer a question from a graphrecall SQLite store or a saved index (no
+  embedding, no HNSW build) with a recipe (or the router) and print the context block, the
+  explanation or JSON.
 """
 
 from __future__ import annotations
@@ -38,16 +39,25 @@ def query(args: argparse.Namespace, out: Any = None) -> int:
             file=sys.stderr,
         )
         return 1
-    if not os.path.isfile(args.store):
+    from .index_io import is_saved_index
+
+    saved = os.path.isdir(args.store) and is_saved_index(args.store)
+    if not saved and not os.path.isfile(args.store):
         print(
-            f"graphrecall query: {args.store!r} is not a file (query reads a graphrecall SQLite "
-            "store; convert other stores with `graphrecall index SOURCE OUT --to sqlite`)",
+            f"graphrecall query: {args.store!r} is neither a graphrecall SQLite store nor a "
+            "saved index (make one with `graphrecall index SOURCE OUT --to index` or "
+            "`--to sqlite`)",
             file=sys.stderr,
         )
         return 1
     try:
         t0 = time.perf_counter()
-        rag = GraphRAG.from_sqlite(args.store, embedder=None if args.no_embedder else "default")
+        embedder = None if args.no_embedder else "default"
+        rag = (
+            GraphRAG.load(args.store, embedder=embedder)
+            if saved
+            else GraphRAG.from_sqlite(args.store, embedder=embedder)
+        )
         load_s = time.perf_counter() - t0
         tenant: Any = args.tenant
         if tenant is not None and tenant.isdigit() and tenant not in rag.index.graph.tenants.names:
@@ -94,14 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ix = sub.add_parser(
         "index",
-        help="read a store, check it, write a snapshot or a SQLite store",
+        help="read a store, check it, write a snapshot, a SQLite store or a saved index",
         description=indexer.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     indexer.add_arguments(ix)
-    qp = sub.add_parser("query", help="answer a question from a graphrecall SQLite store")
+    qp = sub.add_parser(
+        "query", help="answer a question from a graphrecall SQLite store or saved index"
+    )
     qp.add_argument(
-        "store", help="a graphrecall SQLite store (see `graphrecall index --to sqlite`)"
+        "store",
+        help="a graphrecall SQLite store or a saved index directory "
+        "(see `graphrecall index --to sqlite|index`)",
     )
     qp.add_argument("question")
     qp.add_argument("--recipe", help="a recipe name (default: the router chooses)")

@@ -22,9 +22,11 @@ nobody embeds twice.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -143,6 +145,8 @@ class GraphIndex:
         vector_backend: VectorBackend = "auto",
         exact_below: int = EXACT_BELOW,
         build_seconds: dict[str, float] | None = None,
+        entity_vectors: VectorIndex | None = None,
+        chunk_vectors: VectorIndex | None = None,
     ):
         self.tables = tables
         self.graph = graph
@@ -150,6 +154,7 @@ class GraphIndex:
         self.entity_matrix = entity_matrix
         self.chunk_matrix = chunk_matrix
         self.vector_backend = vector_backend
+        self.exact_below = exact_below
         self.build_seconds = dict(build_seconds or {})
         t0 = time.perf_counter()
         e, f, ch = tables.entities, tables.facts, tables.chunks
@@ -265,30 +270,35 @@ class GraphIndex:
         )
         self.build_seconds["text_indexes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        self.entity_vectors: VectorIndex | None = (
-            VectorIndex(
-                entity_matrix,
-                self.entity_tenant,
-                backend=vector_backend,
-                exact_below=exact_below,
-                expansion_search=EXPANSION_SEARCH,
-                n_tenants=max(graph.n_tenants, 1),
+        # A prebuilt index (a saved one) is used as it is: no HNSW build.
+        self.entity_vectors: VectorIndex | None = entity_vectors
+        if self.entity_vectors is None:
+            self.entity_vectors = (
+                VectorIndex(
+                    entity_matrix,
+                    self.entity_tenant,
+                    backend=vector_backend,
+                    exact_below=exact_below,
+                    expansion_search=EXPANSION_SEARCH,
+                    n_tenants=max(graph.n_tenants, 1),
+                )
+                if entity_matrix is not None and len(entity_matrix)
+                else None
             )
-            if entity_matrix is not None and len(entity_matrix)
-            else None
-        )
-        self.chunk_vectors: VectorIndex | None = (
-            VectorIndex(
-                chunk_matrix,
-                self.chunk_tenant,
-                backend=vector_backend,
-                exact_below=exact_below,
-                expansion_search=EXPANSION_SEARCH,
-                n_tenants=max(graph.n_tenants, 1),
+        self.chunk_vectors: VectorIndex | None = chunk_vectors
+        if self.chunk_vectors is None:
+            self.chunk_vectors = (
+                VectorIndex(
+                    chunk_matrix,
+                    self.chunk_tenant,
+                    backend=vector_backend,
+                    exact_below=exact_below,
+                    expansion_search=EXPANSION_SEARCH,
+                    n_tenants=max(graph.n_tenants, 1),
+                )
+                if chunk_matrix is not None and len(chunk_matrix)
+                else None
             )
-            if chunk_matrix is not None and len(chunk_matrix)
-            else None
-        )
         self.build_seconds["vector_index"] = time.perf_counter() - t0
         self._centrality: dict[int, npt.NDArray[np.float64]] = {}
         self._tier_vectors: dict[str, Any] = {}
@@ -306,6 +316,8 @@ class GraphIndex:
         batch_size: int = 64,
         vector_backend: VectorBackend = "auto",
         exact_below: int = EXACT_BELOW,
+        entity_vectors: VectorIndex | None = None,
+        chunk_vectors: VectorIndex | None = None,
     ) -> GraphIndex:
         """Check the tables, compile the graph, embed what is not embedded, index it all.
 
@@ -324,6 +336,8 @@ class GraphIndex:
                 exactly (numpy), larger ones by HNSW. Measured here (d = 384): exact takes
                 ~0.35 ms at 5k rows and ~1.6 ms at 20k, HNSW ~0.25-0.35 ms at any size,
                 so 5000 keeps every search under ~0.4 ms.
+            entity_vectors, chunk_vectors: Vector indexes built earlier over exactly these
+                rows' stored vectors (a saved index's, see :meth:`load`); None builds them.
 
         Raises:
             BadDataError: Bad rows with ``on_bad="raise"``.
@@ -366,7 +380,48 @@ class GraphIndex:
             vector_backend=vector_backend,
             exact_below=exact_below,
             build_seconds=secs,
+            entity_vectors=entity_vectors,
+            chunk_vectors=chunk_vectors,
         )
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Save the whole index (tables, vectors, vector indexes) for a fast cold start;
+        see :mod:`graphrecall.index_io`.
+
+        Args:
+            directory: Target directory (absent, empty, or an earlier saved index).
+
+        Returns:
+            The directory.
+        """
+        from .index_io import save_index
+
+        return save_index(self, directory)
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        embedder: Embedder | str | None = "default",
+        verify: bool = True,
+        check_model: bool = True,
+    ) -> GraphIndex:
+        """Load an index saved by :meth:`save` without embedding or rebuilding HNSW
+        (memory-mapped vector indexes); see :func:`graphrecall.index_io.load_index`.
+
+        Args:
+            directory: The saved index.
+            embedder: Query embedder (``"default"``, an Embedder or None).
+            verify: Check every file's CRC-32.
+            check_model: Refuse an embedder other than the one that made the vectors.
+
+        Returns:
+            The index.
+        """
+        from .index_io import load_index
+
+        return load_index(directory, embedder=embedder, verify=verify, check_model=check_model)
 
     @staticmethod
     def _vectors(
@@ -390,7 +445,11 @@ class GraphIndex:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             if (norms == 0).any():
                 raise EmbeddingError(f"stored {kind} embeddings hold a zero vector")
-            out /= norms
+            # Rows already unit within float32 precision are kept bit for bit, so that
+            # vectors saved by an index load back identical (same scores, same ties).
+            off = np.abs(norms[:, 0] - 1.0) > 1e-6
+            if off.any():
+                out[off] /= norms[off]
             return out
         if emb is None:
             return None

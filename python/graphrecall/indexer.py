@@ -3,8 +3,8 @@
 ::
 
     graphrecall index SOURCE OUT [--from sqlite|duckdb|parquet|postgres]
-                      [--to snapshot|sqlite] [--tenant T] [--on-bad raise|skip]
-                      [--mapping PRESET|JSON|FILE] [--overwrite]
+                      [--to snapshot|sqlite|index] [--tenant T] [--on-bad raise|skip]
+                      [--mapping PRESET|JSON|FILE] [--overwrite] [--no-embedder]
 
 ``SOURCE`` is a graphrecall SQLite store, a DuckDB file, a directory of ``<table>.parquet``
 files, or a PostgreSQL conninfo / ``postgresql://`` URI; without ``--from`` its kind is
@@ -12,8 +12,12 @@ told from what it is (a directory of Parquet files, the file's SQLite or DuckDB 
 a URI or ``key=value`` conninfo). It is read with the storage loaders, every row is checked
 (:meth:`~graphrecall.storage.tables.GraphTables.check`), and the result is written to
 ``OUT``: a snapshot directory (:func:`~graphrecall.storage.snapshot.save_snapshot`, the
-default; the graph is built first) or a SQLite store
-(:meth:`~graphrecall.storage.sqlite.SQLiteStore.write`). The output is written beside
+default; the graph is built first), a SQLite store
+(:meth:`~graphrecall.storage.sqlite.SQLiteStore.write`), or a saved retrieval index
+(:func:`~graphrecall.index_io.save_index`: tables, vectors and HNSW indexes, what
+``graphrecall query`` and :meth:`GraphRAG.load` start from without embedding or building
+anything; texts without stored vectors are embedded with the default model unless
+``--no-embedder``). The output is written beside
 ``OUT`` and renamed into place, so a failed run leaves no half-written output; an existing
 ``OUT`` is replaced only with ``--overwrite``, and only when it is a snapshot or a
 graphrecall store (never another file or directory).
@@ -74,7 +78,7 @@ __all__ = [
 ]
 
 SourceKind = Literal["sqlite", "duckdb", "parquet", "postgres"]
-TargetKind = Literal["snapshot", "sqlite"]
+TargetKind = Literal["snapshot", "sqlite", "index"]
 
 #: The output was written.
 EXIT_OK = 0
@@ -528,7 +532,16 @@ def _check_output(out: Path, target: TargetKind, overwrite: bool, source: str) -
         return
     if not overwrite:
         raise StorageError(f"{str(out)!r} exists; pass --overwrite to replace it")
-    if target == "snapshot":
+    if target == "index":
+        from .index_io import is_saved_index
+
+        empty = out.is_dir() and not any(out.iterdir())
+        if not (out.is_dir() and (empty or is_saved_index(out))):
+            raise StorageError(
+                f"{str(out)!r} is not a saved graphrecall index; --overwrite replaces only "
+                "saved indexes (remove it yourself if it should go)"
+            )
+    elif target == "snapshot":
         empty = out.is_dir() and not any(out.iterdir())
         if not (out.is_dir() and (empty or _is_snapshot(out))):
             raise StorageError(
@@ -597,6 +610,7 @@ def index(
     overwrite: bool = False,
     progress: TextIO | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    embedder: Any = "default",
 ) -> IndexSummary:
     """Read a store, check every row, and write a snapshot or a SQLite store.
 
@@ -605,7 +619,8 @@ def index(
             a PostgreSQL conninfo / URI.
         out: The snapshot directory or SQLite file to write.
         source_kind: What ``source`` is (default: told by :func:`detect_source`).
-        target: ``"snapshot"`` (the graph is built, then saved) or ``"sqlite"``.
+        target: ``"snapshot"`` (the graph is built, then saved), ``"sqlite"`` or
+            ``"index"`` (a saved retrieval index, see :mod:`graphrecall.index_io`).
         tenant: Read only this tenant's rows.
         on_bad: ``"raise"`` refuses bad rows (nothing is written); ``"skip"`` drops them
             and the rows depending on them (the summary's report counts them).
@@ -613,6 +628,8 @@ def index(
         overwrite: Replace an existing output (only a snapshot or a graphrecall store).
         progress: Where the phases are shown (None: nowhere).
         clock: Seconds, for the phase times.
+        embedder: For ``target="index"``: embeds the entity names and chunk texts that have
+            no stored vectors (``"default"``, an Embedder, or None for stored vectors only).
 
     Returns:
         The summary of the run.
@@ -666,6 +683,22 @@ def index(
             _write_snapshot(graph, dest)
             del graph
             note["text"] = _size(_output_bytes(dest))
+    elif target == "index":
+        from .index import GraphIndex
+        from .index_io import save_index
+
+        with bar.phase("build") as note:
+            gi = GraphIndex.build(tables, embedder=embedder, checked=True)
+            vecs = [
+                f"{kind} vectors {len(v):,} ({v.backend})"
+                for kind, v in (("entity", gi.entity_vectors), ("chunk", gi.chunk_vectors))
+                if v is not None
+            ]
+            note["text"] = ", ".join([repr(gi.graph), *vecs]) if vecs else repr(gi.graph)
+        with bar.phase("write") as note:
+            save_index(gi, dest)
+            del gi
+            note["text"] = _size(_output_bytes(dest))
     else:
         with bar.phase("write") as note:
             _write_sqlite(tables, dest, on_bad)
@@ -717,6 +750,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "with tables / columns / values / optional (and preset), or a JSON file",
     )
     parser.add_argument(
+        "--no-embedder",
+        dest="no_embedder",
+        action="store_true",
+        help="--to index: use stored vectors only (texts without them get no vectors)",
+    )
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace OUT if it is a snapshot or a graphrecall store",
@@ -745,6 +784,7 @@ def run(
             mapping=None if args.mapping is None else parse_mapping(args.mapping),
             overwrite=args.overwrite,
             progress=err,
+            embedder=None if getattr(args, "no_embedder", False) else "default",
         )
     except BadDataError as exc:
         print(

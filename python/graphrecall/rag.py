@@ -21,6 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -117,6 +118,22 @@ class GraphRAG:
         with SQLiteStore.open(path) as store:
             tables = store.read()
         return cls(GraphIndex.build(tables, embedder=embedder), **kwargs)
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        embedder: Embedder | str | None = "default",
+        verify: bool = True,
+        **kwargs: Any,
+    ) -> GraphRAG:
+        """Open an index saved with :meth:`save` (no embedding, no HNSW build)."""
+        return cls(GraphIndex.load(directory, embedder=embedder, verify=verify), **kwargs)
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Save the index for a fast cold start (see :meth:`GraphIndex.save`)."""
+        return self.index.save(directory)
 
     def replace_index(self, index: GraphIndex) -> None:
         """Swap in a rebuilt index (after an update): cached results are never served again."""

