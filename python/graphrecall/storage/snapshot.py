@@ -21,8 +21,9 @@ codes; ``verify="full"``: every structural invariant, offsets, orders, the fact/
 bijection, tenants) in the same parallel passes that write its own layout. The core builds
 in a thread while this one decodes the text columns, and the checksums of all files are
 computed in other threads meanwhile; a graph is returned only once every checksum matched,
-so a flipped byte is always refused (as a checksum mismatch), never answered from. The header is written last,
-through a rename, so a crash while saving leaves no snapshot rather than half of one.
+so a flipped byte is always refused (as a checksum mismatch), never answered from. The
+header is written last, through a rename, so a crash while saving leaves no snapshot rather
+than half of one.
 
 Version 1 snapshots (text columns as JSON lists in python.json) are still read.
 """
