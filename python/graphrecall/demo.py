@@ -225,12 +225,19 @@ def demo(out: Any = None, db: str | None = None) -> int:
                     }
                 ]
             )
-            tables2 = live.tables
-            rag.replace_index(GraphIndex.build(tables2, embedder=rag.index.embedder, checked=True))
+            t_up = time.perf_counter()
+            new_index = rag.update(live.tables, checked=True)
+            up_ms = (time.perf_counter() - t_up) * 1e3
             res = rag.retrieve(
                 "What is JACQ?", recipe="spreading_activation", tenant="alice", now=now
             )
-            p(f"=== update: {report}; graph version {live.version}; JACQ's narrative now:")
+            kept = new_index.reused
+            p(
+                f"=== update: {report}; graph version {live.version}; index updated in "
+                f"{up_ms:.0f} ms, vectors kept: {kept['entity']['vectors_kept']} entities, "
+                f"{kept['chunk']['vectors_kept']} chunks (none re-embedded); "
+                "JACQ's narrative now:"
+            )
             for line in rag.context(res, budget=120).text.splitlines():
                 p(f"    {line}")
             live.record_access(fact_ids=[f.id for f in res.facts], at=now)

@@ -18,7 +18,8 @@ index holds all of it, so a cold start never embeds and never rebuilds HNSW::
 
 :func:`load_index` reads the header, checks every file's size and CRC-32 (a flipped byte
 anywhere is a :class:`~graphrecall.storage.errors.CorruptStoreError` naming the file),
-re-checks the tables row by row as any load does, compiles the graph (Rust, O(facts)),
+re-checks the tables row by row when the checksums were not verified (they were checked
+before saving), compiles the graph (Rust, O(facts), validated as every build is),
 rebuilds the name and BM25 indexes from the texts, and memory-maps the vector indexes,
 refusing ones that do not match the graph (size, dimension, tenant rows). Saving writes a
 temporary sibling directory and renames it into place: a crash leaves no half-written
@@ -399,6 +400,9 @@ def load_index(
         raise CorruptStoreError(f"saved index: {root}: exact_below {exact_below!r} is invalid")
     index = GraphIndex.build(
         tables,
+        # Checked before saving; with every CRC-32 verified the rows are those checked ones
+        # (the core still validates what it builds). Unverified files are checked again.
+        checked=verify,
         embedder=emb,
         vector_backend=backend,
         exact_below=exact_below,

@@ -135,6 +135,31 @@ class GraphRAG:
         """Save the index for a fast cold start (see :meth:`GraphIndex.save`)."""
         return self.index.save(directory)
 
+    def update(self, tables: GraphTables, *, checked: bool = False) -> GraphIndex:
+        """Swap in an index of updated tables (e.g. ``LiveGraph.tables`` after an update),
+        built incrementally from the current one: unchanged entities and chunks keep their
+        vectors, and each tenant's vector sub-index is kept, extended with new rows or
+        rebuilt only where its rows changed (``GraphIndex.build(previous=...)``). Cached
+        results are never served again.
+
+        Args:
+            tables: The whole graph after the update.
+            checked: The tables already went through :meth:`GraphTables.check`.
+
+        Returns:
+            The new index (its ``reused`` says what was kept).
+        """
+        index = GraphIndex.build(
+            tables,
+            embedder=self.index.embedder,
+            checked=checked,
+            vector_backend=self.index.vector_backend,
+            exact_below=self.index.exact_below,
+            previous=self.index,
+        )
+        self.replace_index(index)
+        return index
+
     def replace_index(self, index: GraphIndex) -> None:
         """Swap in a rebuilt index (after an update): cached results are never served again."""
         self.index = index
