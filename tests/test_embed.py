@@ -198,3 +198,30 @@ def test_wordllama_drives_a_recipe_and_its_fallback() -> None:
     # An empty query cannot be embedded: seed 000 falls back to keyword search on names.
     empty = rag.retrieve("", recipe="spreading_activation", now=0)
     assert empty.fallback is not None and "text 0 is empty" in empty.fallback
+
+
+def test_embedders_bring_their_tokenizers_to_context_budgets() -> None:
+    from graphrecall import GraphRAG, GraphTables, WordLlamaEmbedder
+    from graphrecall.context import whitespace_tokens
+    from graphrecall.embed import SentenceTransformerEmbedder
+
+    wl = WordLlamaEmbedder()
+    count = wl.token_counter()
+    assert count("") == 0
+    assert count("Hello world, JACQ uses DuckDB.") == len(
+        wl._model.tokenizer.encode("Hello world, JACQ uses DuckDB.", add_special_tokens=False).ids
+    )
+    tables = GraphTables(entities={"id": ["a"], "name": ["Alpha"]}, facts={"id": [], "subject": []})
+    assert GraphRAG.from_tables(tables, embedder=wl).token_counter() is not whitespace_tokens
+
+    class Tokenized(_FakeSentenceTransformer):
+        def tokenizer(self, text: str, add_special_tokens: bool = True) -> dict[str, list[int]]:
+            assert add_special_tokens is False
+            return {"input_ids": list(range(len(text.split()) * 2))}
+
+    st = SentenceTransformerEmbedder(Tokenized())
+    counter = st.token_counter()
+    assert counter is not None and counter("two words") == 4 and counter("") == 0
+    assert SentenceTransformerEmbedder(_FakeSentenceTransformer()).token_counter() is None
+    plain = CallableEmbedder(lambda t: np.ones((len(t), 4)), dim=4)
+    assert GraphRAG.from_tables(tables, embedder=plain).token_counter() is whitespace_tokens

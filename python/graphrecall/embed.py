@@ -107,6 +107,12 @@ class E5Embedder:
     def dim(self) -> int:
         return self._dim
 
+    def token_counter(self) -> Callable[[str], int]:
+        """Exact token counts with this model's tokenizer (context budgets)."""
+        from .context import e5_token_counter
+
+        return e5_token_counter()
+
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         items = _texts(texts)
         if not items:
@@ -249,6 +255,17 @@ class WordLlamaEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    def token_counter(self) -> Callable[[str], int]:
+        """Exact token counts with WordLlama's tokenizer (no special tokens)."""
+        tokenizer = self._model.tokenizer
+
+        def count(text: str) -> int:
+            if not isinstance(text, str):
+                raise ParameterError(f"text must be a str, got {type(text).__name__}")
+            return len(tokenizer.encode(text, add_special_tokens=False).ids) if text else 0
+
+        return count
+
     def _embed(self, texts: Sequence[str] | str, who: str) -> Matrix:
         items = _texts(texts)
         if not items:
@@ -331,6 +348,22 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    def token_counter(self) -> Callable[[str], int] | None:
+        """Exact token counts with the model's tokenizer (``model.tokenizer``, a Hugging
+        Face tokenizer, without special tokens), or None when it has none."""
+        tokenizer = getattr(self._model, "tokenizer", None)
+        if tokenizer is None or not callable(tokenizer):
+            return None
+
+        def count(text: str) -> int:
+            if not isinstance(text, str):
+                raise ParameterError(f"text must be a str, got {type(text).__name__}")
+            if not text:
+                return 0
+            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        return count
 
     def _embed(self, texts: Sequence[str], prefix: str) -> Matrix:
         items = _texts(texts)

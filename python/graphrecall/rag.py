@@ -338,13 +338,12 @@ class GraphRAG:
         """The token counter of context budgets."""
         if self._counter is None:
             from . import context as ctx
-            from .embed import E5Embedder
 
-            self._counter = (
-                ctx.e5_token_counter()
-                if isinstance(self.index.embedder, E5Embedder)
-                else ctx.whitespace_tokens
-            )
+            # The embedder's own tokenizer when it has one (E5, WordLlama, a
+            # sentence-transformers model), else the conservative whitespace estimate.
+            make = getattr(self.index.embedder, "token_counter", None)
+            counter = make() if callable(make) else None
+            self._counter = counter if counter is not None else ctx.whitespace_tokens
         return self._counter
 
     def context(
