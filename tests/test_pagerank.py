@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import PROPERTY, GraphData, anchors_of, f32, filters_st, graph_data
-from graphrecall import KnowledgeGraph
+from graphrecall import KnowledgeGraph, ParameterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import graph_ref
@@ -267,3 +267,77 @@ def test_huge_seed_weights_are_normalised() -> None:
     got = g.personalized_pagerank([0, 1], [1e308, 1e308])[0]
     assert got.entity_ids.tolist() == want.entity_ids.tolist() == [0, 1]
     assert got.entity_scores.tolist() == pytest.approx(want.entity_scores.tolist(), abs=TOL)
+
+
+eps_st = st.sampled_from([1e-12, 1e-4, 0.01, 0.1]) | st.floats(1e-6, 0.3)
+
+
+@settings(PROPERTY, max_examples=120)
+@given(ppr_case(), ppr_params_st, filters_st, eps_st)
+def test_push_matches_the_push_reference(
+    case: tuple[GraphData, list[Hashable], list[float]],
+    params: dict[str, Any],
+    filters: dict[str, Any],
+    eps: float,
+) -> None:
+    """``epsilon``: forward push, the same pushes in the same order as the reference."""
+    data, seeds, weights = case
+    g = data.build()
+    q = g.personalized_pagerank(seeds, weights, epsilon=eps, **params, **filters)[0]
+    kw = {"damping": params["damping"], "weight": params["weight"]}
+    want, pushes = graph_ref.pagerank_push(
+        data.entities,
+        data.facts,
+        seeds,
+        weights,
+        epsilon=eps,
+        direction=params["direction"],
+        **kw,
+        **ref_filters(filters),
+    )
+    assert_close(as_dict(q.entity_ids, q.entity_scores), want)
+    assert q.iterations == pushes
+    got_chunks = as_dict(q.chunk_ids, q.chunk_scores)
+    want_chunks = graph_ref.chunk_scores(
+        data.mentions, want, weight_by_count=params["weight_by_count"]
+    )
+    assert_close(got_chunks, want_chunks)
+
+
+@settings(PROPERTY, max_examples=120)
+@given(ppr_case(), ppr_params_st, eps_st)
+def test_push_is_a_lower_bound_of_the_exact_vector(
+    case: tuple[GraphData, list[Hashable], list[float]], params: dict[str, Any], eps: float
+) -> None:
+    """Every push score is at most the exact one, the L1 error is the unsettled mass
+    ``1 - sum(scores)``, and a tiny epsilon gives the exact vector."""
+    data, seeds, weights = case
+    g = data.build()
+    q = g.personalized_pagerank(seeds, weights, epsilon=eps, **params)[0]
+    got = as_dict(q.entity_ids, q.entity_scores)
+    kw = {"damping": params["damping"], "weight": params["weight"]}
+    exact = graph_ref.pagerank(
+        data.entities, data.facts, seeds, weights, direction=params["direction"], tol=1e-14, **kw
+    )
+    assert all(s <= exact.get(e, 0.0) + TOL for e, s in got.items())
+    l1 = sum(abs(exact.get(e, 0.0) - got.get(e, 0.0)) for e in set(exact) | set(got))
+    assert l1 == pytest.approx(1.0 - sum(got.values()), abs=1e-8)
+    if eps <= 1e-12:
+        assert_close(got, exact)
+
+
+def test_push_parameters() -> None:
+    g = KnowledgeGraph.from_arrays(
+        fact_subject=[0, 1], fact_object=[1, 2], mention_chunk=[0], mention_entity=[2]
+    )
+    for bad in (0.0, -1.0, 1.0, 2.0, float("nan"), float("inf")):
+        with pytest.raises(ParameterError):
+            g.personalized_pagerank([0], epsilon=bad)
+    with pytest.raises(ParameterError):
+        g.personalized_pagerank([0], epsilon="0.1")
+    r = g.personalized_pagerank([0], epsilon=1e-3)[0]
+    assert r.entity_ids.tolist()[0] == 0 and r.chunk_ids.tolist() == [0]
+    # score_chunks=False: entity scores only (both modes).
+    for eps in (None, 1e-3):
+        r = g.personalized_pagerank([0], epsilon=eps, score_chunks=False)[0]
+        assert len(r.entity_ids) == 3 and len(r.chunk_ids) == 0

@@ -16,9 +16,21 @@ from test_recipes import _query, build
 
 
 def reference(
-    data: GraphData, ent_vec: np.ndarray, chunk_vec: np.ndarray, tenant: Any, q: np.ndarray, k: int
+    data: GraphData,
+    ent_vec: np.ndarray,
+    chunk_vec: np.ndarray,
+    tenant: Any,
+    q: np.ndarray,
+    k: int,
+    *,
+    seed_chunks: int = 2,
+    entities: int = 0,
+    share: float = 0.1,
+    graph_weight: float = 1.0,
+    weight: str = "uniform",
 ) -> list[tuple[Any, float]]:
-    """The recipe's module doc, literally, with names recognised from nothing (query "q")."""
+    """The recipe's module doc, literally, with names recognised from nothing (query "q");
+    the keyword defaults are the recipe's."""
     ents = data.entities
     chunks = data.chunks
     mentions = data.mentions
@@ -29,13 +41,16 @@ def reference(
     def spec(e: Any) -> float:
         return 1.0 / max(n_chunks_of.get(e, 0), 1)
 
-    # Entity seeds: top 5 by cosine x specificity.
+    # Entity seeds: top `entities` by cosine x specificity.
     ent_mass = {
         ents[r]["id"]: max(s, 0.0) * spec(ents[r]["id"])
-        for r, s in recipes_ref.top_cosine(ent_vec, [e["tenant"] for e in ents], tenant, q, 5)
+        for r, s in recipes_ref.top_cosine(
+            ent_vec, [e["tenant"] for e in ents], tenant, q, entities
+        )
     }
-    # Passage seeds: top 3 chunks, softmax(cos / 0.02), split by count x specificity.
-    top = recipes_ref.top_cosine(chunk_vec, [c["tenant"] for c in chunks], tenant, q, 3)
+    # Passage seeds: top `seed_chunks` chunks, softmax(cos / 0.02), split by count x
+    # specificity.
+    top = recipes_ref.top_cosine(chunk_vec, [c["tenant"] for c in chunks], tenant, q, seed_chunks)
     chunk_mass: dict[Any, float] = {}
     if top:
         best = max(s for _, s in top)
@@ -49,8 +64,8 @@ def reference(
                     x
                 )
     te, tc = sum(ent_mass.values()), sum(chunk_mass.values())
-    we = 0.3 if tc > 0 else 1.0
-    wc_ = 0.7 if te > 0 else 1.0
+    we = share if tc > 0 else 1.0
+    wc_ = 1.0 - share if te > 0 else 1.0
     seeds: dict[Any, float] = {e: wc_ * v / tc for e, v in chunk_mass.items()}
     for e, v in ent_mass.items():
         if te > 0:
@@ -60,7 +75,13 @@ def reference(
     graph: dict[Any, float] = {}
     if seeds:
         pr = graph_ref.pagerank(
-            ents, data.facts, list(seeds), list(seeds.values()), damping=0.5, tenant=tenant
+            ents,
+            data.facts,
+            list(seeds),
+            list(seeds.values()),
+            damping=0.5,
+            weight=weight,
+            tenant=tenant,
         )
         for e, v in pr.items():
             ms = [m for m in mentions if m["entity"] == e]
@@ -69,24 +90,66 @@ def reference(
                 graph[m["chunk"]] = graph.get(m["chunk"], 0.0) + v * m["count"] / tot
     gmax = max(graph.values(), default=0.0)
     cand = [c["id"] for c in chunks if c["tenant"] == tenant]
-    final = {c: cos_all[c] + (0.3 * graph.get(c, 0.0) / gmax if gmax > 0 else 0.0) for c in cand}
+    final = {
+        c: cos_all[c] + (graph_weight * graph.get(c, 0.0) / gmax if gmax > 0 else 0.0) for c in cand
+    }
     order = sorted(final, key=lambda c: -final[c])
     return [(c, final[c]) for c in order[:k]]
 
 
+# The defaults, and the pre-tuning settings (entity seeds by cosine, strength weights) so that
+# every seeding path stays covered.
+SETTINGS = [
+    ({}, {}),
+    (
+        {
+            "seed_chunks": 3,
+            "entities": 5,
+            "entity_seed_share": 0.3,
+            "graph_weight": 0.3,
+            "weight": "strength",
+        },
+        {"seed_chunks": 3, "entities": 5, "share": 0.3, "graph_weight": 0.3, "weight": "strength"},
+    ),
+]
+
+
 @PROPERTY
-@given(graph_data(max_entities=10, max_facts=30), st.integers(0, 2**16), st.data())
-def test_ppr_matches_reference(data: GraphData, seed: int, d: st.DataObject) -> None:
+@given(
+    graph_data(max_entities=10, max_facts=30),
+    st.integers(0, 2**16),
+    st.sampled_from(SETTINGS),
+    st.sampled_from([None, 1e-13]),
+    st.data(),
+)
+def test_ppr_matches_reference(
+    data: GraphData,
+    seed: int,
+    setting: tuple[dict[str, Any], dict[str, Any]],
+    epsilon: float | None,
+    d: st.DataObject,
+) -> None:
+    """Exact power iteration, and forward push with a tiny epsilon, against the reference."""
     tenants = [c["tenant"] for c in data.chunks]
     if not tenants:
         return
     index, ent_vec, chunk_vec, _ = build(data, seed)
     tenant = d.draw(st.sampled_from(tenants))
     q = _query(seed)
+    params, ref_params = setting
     res = ppr(
-        index, "q", tenant=tenant, query_vectors=q, k=3, recognize=False, tol=1e-13, max_iter=10_000
+        index,
+        "q",
+        tenant=tenant,
+        query_vectors=q,
+        k=3,
+        recognize=False,
+        tol=1e-13,
+        max_iter=10_000,
+        epsilon=epsilon,
+        **params,
     )[0]
-    expected = reference(data, ent_vec, chunk_vec, tenant, q, 3)
+    expected = reference(data, ent_vec, chunk_vec, tenant, q, 3, **ref_params)
     # Scores equal; ids equal except where two scores tie within rounding.
     assert [c.score for c in res.chunks] == pytest.approx([s for _, s in expected], abs=1e-5)
     for got, (want, s) in zip(res.chunks, expected, strict=True):

@@ -174,6 +174,8 @@ class CoreGraph:
         top_k: int | None,
         top_k_chunks: int | None,
         weight_by_count: bool,
+        epsilon: float | None = None,
+        score_chunks: bool = True,
     ) -> tuple[npt.NDArray[Any], ...]: ...
     def mention_boost(
         self,

@@ -839,6 +839,8 @@ class KnowledgeGraph:
         top_k: int | None = None,
         top_k_chunks: int | None = None,
         weight_by_count: bool = False,
+        epsilon: float | None = None,
+        score_chunks: bool = True,
     ) -> PageRank:
         """Personalized PageRank from weighted seeds (HippoRAG's spreading activation).
 
@@ -854,6 +856,15 @@ class KnowledgeGraph:
             tol: Stop when the L1 change of an iteration is below this.
             max_iter: Iteration cap (1..100000).
             top_k, top_k_chunks: Keep the best entities / chunks (None = all scored).
+            epsilon: Approximate by local forward push (Andersen-Chung-Lang) instead of power
+                iteration: a node passes its residual mass on while it exceeds ``epsilon x
+                max(degree, 1)`` (degree: its facts in ``direction``); ``tol`` and
+                ``max_iter`` are then unused. The work depends on the seeds' neighbourhood,
+                not on the tenant's size. Every score is at most the exact one and the L1
+                error is the unsettled mass, ``1 - sum(entity_scores)``. In (0, 1); None
+                (default) = exact power iteration. ``iterations`` then counts pushes.
+            score_chunks: Also score chunks through mentions (False: the chunk arrays are
+                empty, and the mention walk is saved).
         """
         idx, w, offsets = self._anchors(seeds, weights, "seeds")
         arrays = self._core.personalized_pagerank(
@@ -868,6 +879,8 @@ class KnowledgeGraph:
             top_k=_opt_int("top_k", top_k, 1, 2**62),
             top_k_chunks=_opt_int("top_k_chunks", top_k_chunks, 1, 2**62),
             weight_by_count=_bool_param("weight_by_count", weight_by_count),
+            epsilon=_opt_float("epsilon", epsilon),
+            score_chunks=_bool_param("score_chunks", score_chunks),
             **self._filters(statuses, predicates, min_confidence, as_of, max_sequence, tenant),
         )
         return PageRank(tuple(arrays), self)

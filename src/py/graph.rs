@@ -630,7 +630,7 @@ impl CoreGraph {
     #[pyo3(signature = (
         seeds, weights, offsets=None, *, damping, tol, max_iter, weight, direction, statuses,
         predicates, min_confidence, as_of, max_sequence, tenant, top_k, top_k_chunks,
-        weight_by_count
+        weight_by_count, epsilon=None, score_chunks=true
     ))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn personalized_pagerank<'py>(
@@ -653,6 +653,8 @@ impl CoreGraph {
         top_k: Option<usize>,
         top_k_chunks: Option<usize>,
         weight_by_count: bool,
+        epsilon: Option<f64>,
+        score_chunks: bool,
     ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
         let g = &self.inner;
         let weight = match weight {
@@ -678,6 +680,8 @@ impl CoreGraph {
             top_k,
             top_k_chunks,
             weight_by_count,
+            score_chunks,
+            epsilon,
         };
         let b = batch(&seeds, &weights, &offsets)?;
         let r = py.detach(|| {
