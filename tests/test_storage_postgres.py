@@ -126,7 +126,11 @@ def db(server: PgServer, request: pytest.FixtureRequest) -> Iterator[Db]:
 
 def _same_values(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> bool:
     if a.dtype != object and b.dtype != object:
-        return a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+        # The check keeps float32 numbers (a REAL column) as float32: the same values.
+        floats = {a.dtype, b.dtype} == {np.dtype(np.float32), np.dtype(np.float64)}
+        return (a.dtype == b.dtype or floats) and np.array_equal(
+            a, b, equal_nan=a.dtype.kind == "f"
+        )
     la, lb = a.tolist(), b.tolist()
     if len(la) != len(lb):
         return False

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 import importlib
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -117,9 +117,43 @@ class ArrowSource:
         self.columns = list(columns)
         self._read = read
 
-    def read(self, selected: dict[str, str]) -> dict[str, Column]:
-        """The selected columns, by our names."""
-        return dict(self._read(selected))
+    def read(self, selected: dict[str, str]) -> MutableMapping[str, Column]:
+        """The selected columns, by our names (read on first use when the source reads
+        column by column)."""
+        cols = self._read(selected)
+        return cols if isinstance(cols, _LazyColumns) else dict(cols)
+
+
+class _LazyColumns(MutableMapping[str, Column]):
+    """Columns read one at a time, on first use: a conversion that pops each column as it
+    converts it holds one source column at a time, not the whole table."""
+
+    def __init__(self, keys: Iterable[str], read: Callable[[str], Column]):
+        self._keys = list(dict.fromkeys(keys))
+        self._read = read
+        self._cols: dict[str, Column] = {}
+
+    def __getitem__(self, key: str) -> Column:
+        if key not in self._cols:
+            if key not in self._keys:
+                raise KeyError(key)
+            self._cols[key] = self._read(key)
+        return self._cols[key]
+
+    def __setitem__(self, key: str, value: Column) -> None:
+        if key not in self._keys:
+            self._keys.append(key)
+        self._cols[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        self._keys.remove(key)
+        self._cols.pop(key, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._keys))
+
+    def __len__(self) -> int:
+        return len(self._keys)
 
 
 def _from_memory(name: str, data: Any) -> ArrowSource:
@@ -540,17 +574,19 @@ def _hashable(v: Any) -> bool:
     return True
 
 
-def _explode(cols: dict[str, Column], table: str, where: str) -> dict[str, Column]:
+def _explode(
+    cols: MutableMapping[str, Column], table: str, where: str
+) -> MutableMapping[str, Column]:
     """Rows whose list column (``mentions.entity`` ...) holds several values become one row
     per value (an empty or null list gives none); other columns repeat."""
     pa = _pa()
     pc = _pc()
     lists = [
         ours
-        for ours, col in cols.items()
+        for ours in cols
         if f"{table}.{ours}" in LIST_COLUMNS
-        and _is_arrow(col)
-        and (pa.types.is_list(col.type) or pa.types.is_large_list(col.type))
+        and _is_arrow(cols[ours])
+        and (pa.types.is_list(cols[ours].type) or pa.types.is_large_list(cols[ours].type))
     ]
     if not lists:
         return cols
@@ -633,7 +669,7 @@ def _embedding_sets(
 
 
 def _convert(
-    table: str, cols: dict[str, Column], mapping: ColumnMapping, where: str
+    table: str, cols: MutableMapping[str, Column], mapping: ColumnMapping, where: str
 ) -> tuple[dict[str, npt.NDArray[Any]], list[EmbeddingSet]]:
     """Our table's columns (by our names, Arrow) -> numpy columns and embedding sets."""
     for ours in list(cols):
@@ -832,18 +868,27 @@ def _parquet_source(name: str, path: Path, table: str) -> ArrowSource:
     except (OSError, pa.ArrowInvalid) as exc:
         raise DataError(f"cannot read Parquet {str(path)!r} ({name}): {exc}") from None
 
-    def read(sel: dict[str, str]) -> dict[str, Column]:
-        wanted = list(dict.fromkeys(sel.values()))
+    def read(sel: dict[str, str]) -> _LazyColumns:
         coded = [
             theirs
             for ours, theirs in sel.items()
             if f"{table}.{ours}" in _DICTIONARY_COLUMNS and _is_text(schema.field(theirs).type)
         ]
+        # Column by column (Parquet stores them apart): the conversion then holds one
+        # column of Arrow data at a time, not the whole table beside its numpy copy.
         if path.is_file():  # ParquetFile: no pyarrow.dataset (which imports pandas)
-            data = pq.ParquetFile(path, read_dictionary=coded).read(columns=wanted)
+            file = pq.ParquetFile(path, read_dictionary=coded)
+
+            def column(ours: str) -> Column:
+                return file.read(columns=[sel[ours]]).column(0)
+
         else:
-            data = pq.read_table(path, columns=wanted, read_dictionary=coded)
-        return {ours: data.column(theirs) for ours, theirs in sel.items()}
+
+            def column(ours: str) -> Column:
+                data = pq.read_table(path, columns=[sel[ours]], read_dictionary=coded)
+                return data.column(0)
+
+        return _LazyColumns(sel, column)
 
     return ArrowSource(name, schema.names, read)
 

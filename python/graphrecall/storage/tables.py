@@ -33,7 +33,8 @@ reads back): ids are ``int64`` arrays when every id of the column is an int, obj
 of ``int`` / ``str`` otherwise (nullable references such as ``facts.object`` are always
 object arrays, ``None`` = none); times are ``int64`` seconds with ``NULL_TIME``
 (``-2**63``) for null; ``sequence`` is ``int64`` with the same sentinel for null;
-``chunks.confidence`` is ``float64`` with NaN for null; statuses and sources are names;
+numbers are ``float64`` (``float32`` when given so; ``chunks.confidence`` with NaN for
+null); statuses and sources are names;
 ``tags`` are lists of str and ``metadata`` dicts (or None); text is ``str`` or None.
 """
 
@@ -42,6 +43,7 @@ from __future__ import annotations
 import itertools
 import json
 import operator
+import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -51,16 +53,20 @@ import numpy.typing as npt
 
 from .._columns import (
     NULL_TIME,
+    IdMap,
     ObjectColumn,
+    Vocab,
     describe,
     description,
+    floats,
+    ints,
     take,
     time_value,
     times,
     value_types,
 )
 from ..errors import DataError, ParameterError
-from ..graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph
+from ..graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, _sequence_col
 
 __all__ = [
     "COLUMNS",
@@ -399,11 +405,33 @@ class GraphTables:
         checked = _check(self, on_bad)
         return checked.tables, checked.report
 
-    def to_graph(self, on_bad: OnBad = "raise") -> tuple[KnowledgeGraph, LoadReport]:
+    def to_graph(
+        self, on_bad: OnBad = "raise", *, release: bool = False
+    ) -> tuple[KnowledgeGraph, LoadReport]:
         """:meth:`check`, then build the :class:`~graphrecall.KnowledgeGraph` (entity names,
-        literal values, chunks and mentions included)."""
+        literal values, chunks and mentions included).
+
+        Args:
+            on_bad: As :meth:`check`.
+            release: Empty these tables once checked, and hand each column to the graph
+                as soon as it is encoded, so that the tables and the graph being built
+                are never in memory together (for tables loaded only to be built:
+                ``load_parquet(...).to_graph(release=True)`` peaks at about half the
+                memory). The tables are left without rows; a refused load
+                (:class:`BadDataError`) leaves them as they were.
+
+        Raises:
+            BadDataError, ParameterError: As :meth:`check`.
+        """
         checked, report = self.check(on_bad)
-        return checked.build_graph(), report
+        if not release:
+            return checked.build_graph(), report
+        for name in TABLES:
+            cols = getattr(self, name)
+            if cols is not None:
+                setattr(self, name, {c: np.empty(0, dtype=v.dtype) for c, v in cols.items()})
+        self.embeddings = []
+        return _build_released(checked), report
 
     def build_graph(self) -> KnowledgeGraph:
         """Build the graph of tables that :meth:`check` returned, without checking again.
@@ -454,6 +482,156 @@ class GraphTables:
             kwargs["mention_entity"] = m["entity"]
             kwargs["mention_count"] = m.get("count")
         return KnowledgeGraph.from_arrays(**kwargs)
+
+
+def _build_released(t: GraphTables) -> KnowledgeGraph:
+    """:meth:`GraphTables.build_graph` (the same graph as ``KnowledgeGraph.from_arrays``)
+    that takes each column out of ``t`` and drops it once encoded: the checked tables
+    shrink while the core's columns grow. ``t`` is left empty."""
+    from .. import _core
+
+    e, f, ch, m = t.entities, t.facts, t.chunks, t.mentions
+    t.entities, t.facts, t.chunks, t.mentions, t.aliases = {}, {}, None, None, None
+    t.embeddings = []
+    n_ent, n_facts, n_ch = len(e["id"]), len(f["subject"]), _n_rows(ch)
+    ent_t, ch_t, tenant_names = _graph_tenants(
+        e.pop("tenant", None), None if ch is None else ch.pop("tenant", None), n_ent, n_ch
+    )
+    tenants = Vocab(list(tenant_names), "tenant")
+    entity_tenant = tenants.encode(ent_t, "entities", "tenant", np.uint32)
+    chunk_tenant = tenants.encode(ch_t, "chunks", "tenant", np.uint32)
+    del ent_t, ch_t
+    entities = _id_map(e.pop("id"), n_ent, "entity")
+    names = e.pop("name", None)
+    names = None if names is None else np.asarray(names, dtype=object)
+    del e
+    subject = entities.to_index(f.pop("subject"), "facts", "subject").astype(np.uint32)
+    _release_arrow_memory()
+    obj = f.pop("object", None)
+    if obj is None:
+        obj32 = np.full(n_facts, np.uint32(2**32 - 1), dtype=np.uint32)
+    else:
+        # Validated to -1..n-1: the wrapping cast maps -1 to the core's "none".
+        obj32 = entities.to_index(obj, "facts", "object", allow_none=True).astype(np.uint32)
+    del obj
+    _release_arrow_memory()
+    pred_col = f.pop("predicate", None)
+    if pred_col is None:
+        predicates = Vocab(["related_to"], "predicate")
+        pred = np.zeros(n_facts, dtype=np.uint32)
+    elif pred_col.dtype.kind in "iu":
+        pred = ints(pred_col, np.uint32, "facts", "predicate")
+        n_p = int(pred.max()) + 1 if len(pred) else 1
+        if n_p > 1 << 16:
+            raise DataError(f"facts.predicate codes go up to {n_p - 1}; at most 65536 predicates")
+        predicates = Vocab(list(range(n_p)), "predicate")
+    else:
+        predicates, codes64 = Vocab.learn(pred_col, "predicate")
+        pred = codes64.astype(np.uint32)
+        del codes64
+    del pred_col
+    _release_arrow_memory()
+    statuses = Vocab(list(t.statuses), "status")
+    sources = Vocab(list(t.sources), "source")
+
+    def coded(col: str, vocab: Vocab, default: str) -> npt.NDArray[np.uint8]:
+        values = f.pop(col, None)
+        if values is None:
+            return np.full(n_facts, vocab.code(default) if default in vocab.names else 0, np.uint8)
+        return vocab.encode(values, "facts", col, np.uint8)
+
+    status = coded("status", statuses, "confirmed")
+    source = coded("source", sources, "system")
+    _release_arrow_memory()
+
+    def number(col: str, default: float, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
+        values = f.pop(col, None)
+        if values is None:
+            return np.full(n_facts, default, dtype=dtype)
+        return np.asarray(values)
+
+    confidence = floats(number("confidence", 1.0, np.float32), np.float32, "facts", "confidence")
+    strength = floats(number("strength", 1.0, np.float32), np.float32, "facts", "strength")
+    access = ints(number("access_count", 0, np.int64), np.uint32, "facts", "access_count")
+    _release_arrow_memory()
+    time_cols = {
+        col: times(f.pop(col, None), "facts", col)
+        for col in ("last_accessed", "created_at", "valid_from", "valid_to")
+    }
+    seq_col = f.pop("sequence", None)
+    sequence = None if seq_col is None else _sequence_col(seq_col)
+    del seq_col
+    values = f.pop("object_value", None)
+    values = None if values is None else np.asarray(values, dtype=object)
+    _release_arrow_memory()
+    facts = _id_map(f.pop("id", None), n_facts, "fact")  # copied: once the rest is freed
+    f.clear()
+    chunks = _id_map(None if ch is None else ch.pop("id"), n_ch, "chunk")
+    del ch
+    if m is not None and len(m["chunk"]):
+        m_chunk = chunks.to_index(m.pop("chunk"), "mentions", "chunk").astype(np.uint32)
+        m_entity = entities.to_index(m.pop("entity"), "mentions", "entity").astype(np.uint32)
+        count = m.pop("count", None)
+        m_count = (
+            np.ones(len(m_chunk), dtype=np.uint32)
+            if count is None
+            else ints(count, np.uint32, "mentions", "count")
+        )
+        del count
+    else:
+        m_chunk = m_entity = m_count = np.zeros(0, dtype=np.uint32)
+    del m
+    _release_arrow_memory()
+    core = _core.CoreGraph(
+        entity_tenant,
+        subject,
+        obj32,
+        pred,
+        confidence,
+        strength,
+        status,
+        source,
+        access,
+        n_predicates=len(predicates),
+        n_statuses=len(statuses),
+        n_sources=len(sources),
+        **time_cols,
+        sequence=sequence,
+        chunk_tenant=chunk_tenant,
+        mention_chunk=m_chunk,
+        mention_entity=m_entity,
+        mention_count=m_count,
+    )
+    return KnowledgeGraph(
+        core,
+        entities=entities,
+        facts=facts,
+        chunks=chunks,
+        statuses=statuses,
+        sources=sources,
+        predicates=predicates,
+        tenants=tenants,
+        entity_names=names,
+        object_values=values,
+    )
+
+
+def _release_arrow_memory() -> None:
+    """Give the pages of the columns just dropped back to the system, when Arrow (whose
+    allocator keeps freed memory for reuse) loaded them."""
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pa.default_memory_pool().release_unused()
+
+
+def _id_map(ids: Array | None, n: int, name: str) -> IdMap:
+    """The :class:`IdMap` ``KnowledgeGraph.from_arrays`` makes of ``ids`` (None: facts are
+    their rows ``0..n-1``, entities and chunks the identity)."""
+    if ids is None:
+        if name == "fact":
+            return IdMap(np.arange(n, dtype=np.int64), n, name, copy=False)
+        return IdMap(None, n, name)
+    return IdMap(ids, n, name)
 
 
 # ------------------------------------------------------------------------------ conversion
@@ -681,6 +859,10 @@ class _Index:
                 table[keys[first] - lo] = self._pos[first]
                 self._table = table
             inside = (refs >= lo) & (refs <= hi)
+            if inside.all():  # the usual case: no masked copies of the references
+                for a in range(0, len(refs), _BLOCK):  # by blocks: no full-size temporary
+                    np.take(self._table, refs[a : a + _BLOCK] - lo, out=out[a : a + _BLOCK])
+                return out
             out[inside] = self._table[refs[inside] - lo]
             return out
         at = np.minimum(np.searchsorted(keys, refs), len(keys) - 1)
@@ -904,11 +1086,14 @@ def _ref(
     return rows
 
 
-def _floats(w: _Work, col: str) -> tuple[npt.NDArray[np.float64], Mask] | None:
-    """(values with NaN for null, null mask); non-numbers refused. None when absent."""
+def _floats(w: _Work, col: str) -> tuple[npt.NDArray[np.floating[Any]], Mask] | None:
+    """(values with NaN for null, null mask); non-numbers refused. None when absent.
+    Values are float64, or float32 when given so."""
     arr = w.cols.get(col)
     if arr is None:
         return None
+    if arr.dtype == np.float32:  # kept as given (each float32 is a float64): no copy
+        return arr, np.isnan(arr)
     if arr.dtype.kind in "fiub":
         vals = arr.astype(np.float64)
         return vals, np.isnan(vals)
@@ -1070,10 +1255,10 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
     arr = w.cols.get(col)
     if arr is None:
         return None
-    out = np.empty(w.n, dtype=object)
     badm = np.zeros(w.n, dtype=bool)
     index = {name: name for name in vocab}
     info = description(arr)
+    out: Array
     if arr.dtype.kind in "iu":
         codes = arr.astype(np.int64)
         badm = (codes < 0) | (codes >= len(vocab))
@@ -1099,6 +1284,7 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
             badm = ~np.fromiter(map(index.__contains__, vals), dtype=bool, count=len(vals))
         out = arr
     else:
+        out = np.empty(w.n, dtype=object)
         for i, v in enumerate(arr.tolist()):
             v = _py(v)
             if isinstance(v, str) and v in index:
@@ -1358,7 +1544,9 @@ def _first_at(w: _Work, row: int) -> str:
     return f"first at row {row - w.base}"
 
 
-def _in_unit_interval(w: _Work, col: str, *, nullable: bool) -> npt.NDArray[np.float64] | None:
+def _in_unit_interval(
+    w: _Work, col: str, *, nullable: bool
+) -> npt.NDArray[np.floating[Any]] | None:
     conv = _floats(w, col)
     if conv is None:
         return None
@@ -1371,6 +1559,17 @@ def _in_unit_interval(w: _Work, col: str, *, nullable: bool) -> npt.NDArray[np.f
     return c
 
 
+#: Rows per block of the row-wise passes that would otherwise make full-size temporaries.
+_BLOCK = 1 << 20
+
+
+def _narrow(codes: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger[Any]]:
+    """Tenant codes as int32 when they fit (they do when checked: < 2**24, -1)."""
+    if not len(codes) or (int(codes.min()) >= -(2**31) and int(codes.max()) < 2**31):
+        return codes.astype(np.int32)
+    return codes
+
+
 def _cross_tenant(
     w: _Work,
     left: npt.NDArray[np.int64],
@@ -1379,10 +1578,15 @@ def _cross_tenant(
     right_t: npt.NDArray[np.int64],
     why: Callable[[int], str],
 ) -> None:
-    ok = (left >= 0) & (right >= 0)
-    lt, rt = left_t[left[ok]], right_t[right[ok]]
+    if not len(left_t) or not len(right_t):
+        return  # no row refers to anything
+    left_t, right_t = _narrow(left_t), _narrow(right_t)
     cross = np.zeros(w.n, dtype=bool)
-    cross[ok] = (lt >= 0) & (rt >= 0) & (lt != rt)
+    for a in range(0, w.n, _BLOCK):  # by blocks: no full-size temporaries
+        lr, rr = left[a : a + _BLOCK], right[a : a + _BLOCK]
+        # Rows -1 read the last tenant, masked by the rows' own test.
+        lt, rt = left_t[lr], right_t[rr]
+        cross[a : a + _BLOCK] = (lr >= 0) & (rr >= 0) & (lt >= 0) & (rt >= 0) & (lt != rt)
     w.bad(cross, why)
 
 
@@ -1443,6 +1647,8 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
             ),
         )
         fa.out["object"] = _nullable_ids(obj)
+        del o_rows
+    del s_rows  # row numbers of every fact: not needed any more
     if "predicate" in fa.cols:
         fa.out["predicate"] = _predicates(fa)
     if "object_value" in fa.cols:
