@@ -1,6 +1,8 @@
-"""``GraphTables.to_graph(release=True)``: the same graph as ``to_graph()``, built while the
-tables give up their columns; and the memory-minded column handling of the loaders and the
-check (Parquet read column by column, float32 kept as given)."""
+"""``GraphTables.build_graph`` / ``to_graph(release=True)``: the very graph
+``KnowledgeGraph.from_arrays`` builds of the same columns (the reference below), built
+column by column while (with ``release``) the tables give up their columns; and the
+memory-minded column handling of the loaders and the check (Parquet read column by column,
+float32 kept as given)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 from conftest import NOW, PROPERTY, GraphData, graph_data
 from graphrecall import KnowledgeGraph
 from graphrecall.storage import BadDataError, GraphTables, load_parquet
+from graphrecall.storage.tables import _graph_tenants, _n_rows
 from hypothesis import given, settings
 
 
@@ -28,6 +31,58 @@ def tables_of(data: GraphData) -> GraphTables:
         chunks=cols(data.chunks) if data.chunks else None,
         mentions=cols(data.mentions) if data.mentions else None,
     )
+
+
+def reference_build(t: GraphTables) -> KnowledgeGraph:
+    """Checked tables -> ``KnowledgeGraph.from_arrays``, every column at once (what
+    ``build_graph`` did before it encoded column by column)."""
+    e, f, ch = t.entities, t.facts, t.chunks
+    ent_t, ch_t, names = _graph_tenants(
+        e.get("tenant"), None if ch is None else ch.get("tenant"), len(e["id"]), _n_rows(ch)
+    )
+    n_facts = len(f["subject"])
+    kwargs: dict[str, Any] = {
+        "entity_ids": e["id"],
+        "entity_tenant": ent_t,
+        "tenants": names,
+        "entity_names": e.get("name"),
+        "fact_subject": f["subject"],
+        "fact_object": f.get("object", np.full(n_facts, None, dtype=object)),
+        "fact_ids": f.get("id", np.arange(n_facts, dtype=np.int64)),
+        "object_value": f.get("object_value"),
+        "statuses": t.statuses,
+        "sources": t.sources,
+    }
+    for col in (
+        "predicate",
+        "confidence",
+        "strength",
+        "status",
+        "source",
+        "access_count",
+        "last_accessed",
+        "created_at",
+        "valid_from",
+        "valid_to",
+        "sequence",
+    ):
+        if col in f:
+            kwargs[col] = f[col]
+    if ch is not None:
+        kwargs["chunk_ids"] = ch["id"]
+        kwargs["chunk_tenant"] = ch_t
+    m = t.mentions
+    if m is not None and len(m["chunk"]):
+        kwargs["mention_chunk"] = m["chunk"]
+        kwargs["mention_entity"] = m["entity"]
+        kwargs["mention_count"] = m.get("count")
+    return KnowledgeGraph.from_arrays(**kwargs)
+
+
+def built(t: GraphTables, on_bad: Any = "raise") -> KnowledgeGraph:
+    """The reference graph of ``t`` (checked first)."""
+    checked, _ = t.check(on_bad)
+    return reference_build(checked)
 
 
 def assert_identical(got: KnowledgeGraph, want: KnowledgeGraph) -> None:
@@ -66,9 +121,14 @@ def assert_released(t: GraphTables) -> None:
 
 @settings(PROPERTY, max_examples=60)
 @given(graph_data())
-def test_release_builds_the_very_graph_to_graph_builds(data: GraphData) -> None:
-    want, report = tables_of(data).to_graph()
+def test_build_and_release_build_the_graph_from_arrays_builds(data: GraphData) -> None:
+    want = built(tables_of(data))
+    kept = tables_of(data)
+    got, report = kept.to_graph()
     assert report.ok
+    assert_identical(got, want)
+    assert kept.n_rows("facts") == len(data.facts)  # not released
+    assert_identical(kept.to_graph()[0], want)  # and buildable again
     tables = tables_of(data)
     got, report = tables.to_graph(release=True)
     assert report.ok
@@ -87,7 +147,8 @@ def test_release_from_parquet(data: GraphData, tmp_path_factory: Any) -> None:
         rows["mentions"] = data.mentions
     for name, table in rows.items():
         pq.write_table(pa.Table.from_pylist(table), root / f"{name}.parquet")
-    want, _ = load_parquet(root).to_graph()
+    want = built(load_parquet(root))
+    assert_identical(load_parquet(root).to_graph()[0], want)
     tables = load_parquet(root)
     got, report = tables.to_graph(release=True)
     assert report.ok
@@ -165,7 +226,8 @@ def variants() -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("name", list(variants()))
 def test_release_of_every_column_path(name: str) -> None:
     spec = variants()[name]
-    want, _ = GraphTables(**spec).to_graph()
+    want = built(GraphTables(**spec))
+    assert_identical(GraphTables(**spec).to_graph()[0], want)
     tables = GraphTables(**spec)
     got, report = tables.to_graph(release=True)
     assert report.ok
@@ -177,10 +239,11 @@ def test_release_with_skipped_rows_builds_what_to_graph_builds() -> None:
     spec = every_column()
     spec["facts"]["confidence"] = [0.97, float("nan"), 0.99, 0.5]
     spec["facts"]["subject"][3] = "nobody"
-    want, want_report = GraphTables(**spec).to_graph(on_bad="skip")
-    got, report = GraphTables(**spec).to_graph(on_bad="skip", release=True)
-    assert report.skipped == want_report.skipped == {"facts": 2}
-    assert_identical(got, want)
+    want = built(GraphTables(**spec), on_bad="skip")
+    for release in (False, True):
+        got, report = GraphTables(**spec).to_graph(on_bad="skip", release=release)
+        assert report.skipped == {"facts": 2}
+        assert_identical(got, want)
 
 
 def test_a_refused_load_leaves_the_tables_as_they_were() -> None:
@@ -231,5 +294,5 @@ def test_parquet_columns_are_read_one_at_a_time(
     read_cols = [(rows, cols[0]) for rows, cols in reads]
     assert len(read_cols) == len(set(read_cols)) == len(spec["entities"]) + len(spec["facts"])
     monkeypatch.undo()
-    want, _ = GraphTables(entities=spec["entities"], facts=spec["facts"]).to_graph()
+    want = built(GraphTables(entities=spec["entities"], facts=spec["facts"]))
     assert_identical(tables.to_graph(release=True)[0], want)

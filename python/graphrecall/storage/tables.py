@@ -40,6 +40,7 @@ null); statuses and sources are names;
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import operator
@@ -434,60 +435,24 @@ class GraphTables:
         return _build_released(checked), report
 
     def build_graph(self) -> KnowledgeGraph:
-        """Build the graph of tables that :meth:`check` returned, without checking again.
+        """Build the graph of tables that :meth:`check` returned, without checking again
+        (the graph ``KnowledgeGraph.from_arrays`` builds of the same columns, encoded
+        column by column so that few temporaries are alive at once).
 
         Raises:
             DataError: From the core, if the tables were not checked and hold bad rows.
         """
-        e = self.entities
-        f = self.facts
-        ch = self.chunks
-        ent_t, ch_t, names = _graph_tenants(
-            e.get("tenant"), None if ch is None else ch.get("tenant"), len(e["id"]), _n_rows(ch)
-        )
-        n_facts = len(f["subject"])
-        kwargs: dict[str, Any] = {
-            "entity_ids": e["id"],
-            "entity_tenant": ent_t,
-            "tenants": names,
-            "entity_names": e.get("name"),
-            "fact_subject": f["subject"],
-            "fact_object": f.get("object", np.full(n_facts, None, dtype=object)),
-            "fact_ids": f.get("id", np.arange(n_facts, dtype=np.int64)),
-            "object_value": f.get("object_value"),
-            "statuses": self.statuses,
-            "sources": self.sources,
-        }
-        for col in (
-            "predicate",
-            "confidence",
-            "strength",
-            "status",
-            "source",
-            "access_count",
-            "last_accessed",
-            "created_at",
-            "valid_from",
-            "valid_to",
-            "sequence",
-        ):
-            if col in f:
-                kwargs[col] = f[col]
-        if ch is not None:
-            kwargs["chunk_ids"] = ch["id"]
-            kwargs["chunk_tenant"] = ch_t
-        m = self.mentions
-        if m is not None and len(m["chunk"]):
-            kwargs["mention_chunk"] = m["chunk"]
-            kwargs["mention_entity"] = m["entity"]
-            kwargs["mention_count"] = m.get("count")
-        return KnowledgeGraph.from_arrays(**kwargs)
+        view = copy.copy(self)  # the same arrays, in dicts the build may empty
+        for name in TABLES:
+            cols = getattr(self, name)
+            setattr(view, name, None if cols is None else dict(cols))
+        return _build_released(view)
 
 
 def _build_released(t: GraphTables) -> KnowledgeGraph:
-    """:meth:`GraphTables.build_graph` (the same graph as ``KnowledgeGraph.from_arrays``)
-    that takes each column out of ``t`` and drops it once encoded: the checked tables
-    shrink while the core's columns grow. ``t`` is left empty."""
+    """:meth:`GraphTables.build_graph` that takes each column out of ``t`` and drops it once
+    encoded (``t`` is left empty): when nothing else holds the columns, the tables shrink
+    while the core's columns grow."""
     from .. import _core
 
     e, f, ch, m = t.entities, t.facts, t.chunks, t.mentions
@@ -504,6 +469,8 @@ def _build_released(t: GraphTables) -> KnowledgeGraph:
     entities = _id_map(e.pop("id"), n_ent, "entity")
     names = e.pop("name", None)
     names = None if names is None else np.asarray(names, dtype=object)
+    if names is not None and len(names) != n_ent:
+        raise DataError(f"entities.name has {len(names)} rows, expected {n_ent}")
     del e
     subject = entities.to_index(f.pop("subject"), "facts", "subject").astype(np.uint32)
     _release_arrow_memory()
@@ -563,6 +530,8 @@ def _build_released(t: GraphTables) -> KnowledgeGraph:
     del seq_col
     values = f.pop("object_value", None)
     values = None if values is None else np.asarray(values, dtype=object)
+    if values is not None and len(values) != n_facts:
+        raise DataError(f"facts.object_value has {len(values)} rows, expected {n_facts}")
     _release_arrow_memory()
     facts = _id_map(f.pop("id", None), n_facts, "fact")  # copied: once the rest is freed
     f.clear()
