@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -266,3 +267,52 @@ def test_failed_save_leaves_no_partial_snapshot(
     assert not (tmp_path / "s").exists()
     assert [p.name for p in tmp_path.iterdir()] == []
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _rewrite_python_json(root: Path, change: Any) -> None:
+    """Change python.json and give it a matching checksum (a consistent forgery)."""
+    from graphrecall.storage.snapshot import _crc
+
+    py = json.loads((root / "python.json").read_text())
+    change(py)
+    blob = json.dumps(py).encode()
+    (root / "python.json").write_bytes(blob)
+    h = json.loads((root / "header.json").read_text())
+    h["python"]["crc32"] = _crc(blob)
+    (root / "header.json").write_text(json.dumps(h))
+
+
+@pytest.mark.parametrize("n", [2**31, 2**40, -1, 2, "3"])
+def test_a_forged_id_count_is_refused_without_allocating(tmp_path: Path, n: Any) -> None:
+    """Consecutive ids are made for as many rows as the arrays hold, never for the count
+    python.json claims."""
+    g = KnowledgeGraph.from_arrays(
+        fact_subject=[0, 1, 2], fact_object=[1, 2, None], fact_ids=[100, 101, 102]
+    )
+    save_snapshot(g, tmp_path / "s")
+    py = json.loads((tmp_path / "s" / "python.json").read_text())
+    assert py["ids"]["facts"] == {"kind": "int", "n": 3, "start": 100}
+
+    def forge(p: dict[str, Any]) -> None:
+        p["ids"]["facts"]["n"] = n
+
+    _rewrite_python_json(tmp_path / "s", forge)
+    with pytest.raises(CorruptStoreError, match="fact ids do not match"):
+        load_snapshot(tmp_path / "s")
+
+
+@pytest.mark.parametrize("start", [0, -5, 2**63 - 3, -(2**63)])
+def test_consecutive_ids_round_trip_up_to_the_int64_limits(tmp_path: Path, start: int) -> None:
+    ids = np.arange(3, dtype=np.int64) + np.int64(start)
+    g = KnowledgeGraph.from_arrays(fact_subject=[0, 1, 2], fact_object=[1, 2, None], fact_ids=ids)
+    save_snapshot(g, tmp_path / "s")
+    back = load_snapshot(tmp_path / "s")
+    assert back.fact_ids.tolist() == ids.tolist()
+    assert back.facts([start + 1])[0]["id"] == start + 1
+
+    def past_the_limit(p: dict[str, Any]) -> None:
+        p["ids"]["facts"]["start"] = 2**63 - 2
+
+    _rewrite_python_json(tmp_path / "s", past_the_limit)
+    with pytest.raises(CorruptStoreError, match="fact ids do not match"):
+        load_snapshot(tmp_path / "s")

@@ -375,13 +375,33 @@ def load_snapshot(
                 raise
 
         py = checked(lambda: _python(root, blob))
+        # Consecutive int ids are made in a thread too (writing fresh memory is slow, and
+        # numpy does it without the GIL): start, start + 1, ...
+        # Only for as many ids as the (size-checked) arrays have rows: a corrupted count
+        # never allocates.
+        rows = {"entities": "entity_tenant", "facts": "object", "chunks": "chunk_tenant"}
+        ranges: dict[str, Future[npt.NDArray[np.int64]]] = {}
+        specs = py.get("ids")
+        for kind, part in rows.items():
+            spec = specs.get(kind) if isinstance(specs, dict) else None
+            if isinstance(spec, dict) and spec.get("kind") == "int" and "start" in spec:
+                start, n = spec["start"], spec.get("n")
+                if (
+                    type(start) is int
+                    and part in arrays
+                    and n == len(arrays[part])
+                    and -(2**63) <= start <= start + n - 1 < 2**63
+                ):
+                    ranges[kind] = pool.submit(_consecutive, start, n)
         names, values = checked(
             lambda: tuple(
                 _text_values(root, col, py.get(col), texts, arrays, blobs) for col in _TEXT_COLUMNS
             )
         )
         core = checked(core_future.result)
-        graph: KnowledgeGraph = checked(lambda: _graph(root, core, py, arrays, names, values))
+        graph: KnowledgeGraph = checked(
+            lambda: _graph(root, core, py, arrays, names, values, ranges)
+        )
         sums.verify()
     return graph
 
@@ -396,6 +416,22 @@ def _python(root: Path, blob: bytes) -> dict[str, Any]:
     return py
 
 
+#: Ids per block written by :func:`_consecutive`.
+_BLOCK = 1 << 20
+
+
+def _consecutive(start: int, n: int) -> npt.NDArray[np.int64]:
+    """``start, start + 1, ..., start + n - 1`` (within int64) as int64, written block by
+    block by a ufunc (which releases the GIL), so that the page faults of the fresh memory
+    do not hold up the thread decoding text."""
+    out = np.empty(n, dtype=np.int64)
+    block = np.arange(min(n, _BLOCK), dtype=np.int64)
+    for a in range(0, n, _BLOCK):
+        part = out[a : a + _BLOCK]
+        np.add(block[: len(part)], start + a, out=part)
+    return out
+
+
 def _graph(
     root: Path,
     core: _core.CoreGraph,
@@ -403,15 +439,17 @@ def _graph(
     arrays: dict[str, npt.NDArray[Any]],
     names: npt.NDArray[Any] | None,
     values: npt.NDArray[Any] | None,
+    ranges: dict[str, Future[npt.NDArray[np.int64]]],
 ) -> KnowledgeGraph:
     def idmap(kind: str, name: str) -> IdMap:
         spec = py["ids"][kind]
         if spec["kind"] == "identity":
             return IdMap(None, int(spec["n"]), name)
         if spec["kind"] == "int" and "start" in spec:
-            start, n = int(spec["start"]), int(spec["n"])
-            ids = np.arange(start, start + n, dtype=np.int64)
-            return IdMap(ids, n, name, copy=False)  # nobody else holds it
+            if kind not in ranges:
+                raise CorruptStoreError(f"{root}: the {name} ids do not match the graph")
+            ids = ranges[kind].result()
+            return IdMap(ids, len(ids), name, copy=False)  # nobody else holds it
         if spec["kind"] == "int":
             return IdMap(np.asarray(arrays[f"ids_{kind}"]), int(spec["n"]), name)
         return IdMap(spec["values"], int(spec["n"]), name)
