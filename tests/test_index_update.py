@@ -145,7 +145,14 @@ def test_new_entities_extend_one_tenant_and_answer_as_a_fresh_build(
         got = new.entity_vectors.search(q, 3, tenant=b).query(0)[0]
         want = fresh.entity_vectors.search(q, 3, tenant=b).query(0)[0]
         assert got[0] == want[0] == row
-    rag_new, rag_fresh = GraphRAG(new, cache=None), GraphRAG(fresh, cache=None)
+    # HNSW is approximate (and built in threads): recipes are compared where search is
+    # exact, an exact-backend index updated the same way against a fresh exact build.
+    exact_prev = GraphIndex.build(index.tables, embedder=CountingEmbedder(), vector_backend="exact")
+    exact_new = GraphIndex.build(
+        t2, embedder=exact_prev.embedder, vector_backend="exact", previous=exact_prev
+    )
+    exact_fresh = GraphIndex.build(t2, embedder=CountingEmbedder(), vector_backend="exact")
+    rag_new, rag_fresh = GraphRAG(exact_new, cache=None), GraphRAG(exact_fresh, cache=None)
     for q in ["fresh entity 3", "entity b number 7", "about entity a number 2"]:
         for recipe in ("spreading_activation", "graph_recall", "chunk_boost"):
             tenant = "b" if "fresh" in q or " b " in q else "a"
