@@ -675,9 +675,14 @@ def index(
                 if report.ok
                 else ", ".join(f"{n:,} {t} skipped" for t, n in report.skipped.items())
             )
+    rows = {name: tables.n_rows(name) for name in TABLES}
+    rows["embeddings"] = sum(len(e) for e in tables.embeddings)
+    n_tenants = _tenant_count(tables)
     if target == "snapshot":
         with bar.phase("build") as note:
-            graph = tables.build_graph()
+            # The checked tables are this run's own: hand their columns over as they are
+            # encoded, so that tables and graph are never in memory together.
+            graph = tables.build_graph(release=True)
             note["text"] = repr(graph)
         with bar.phase("write") as note:
             _write_snapshot(graph, dest)
@@ -703,15 +708,13 @@ def index(
         with bar.phase("write") as note:
             _write_sqlite(tables, dest, on_bad)
             note["text"] = _size(_output_bytes(dest))
-    rows = {name: tables.n_rows(name) for name in TABLES}
-    rows["embeddings"] = sum(len(e) for e in tables.embeddings)
     return IndexSummary(
         source=src,
         source_kind=kind,
         output=dest,
         target=target,
         rows=rows,
-        tenants=_tenant_count(tables),
+        tenants=n_tenants,
         report=report,
         seconds=dict(bar.seconds),
         peak_mib=_peak_mib(),

@@ -434,14 +434,20 @@ class GraphTables:
         self.embeddings = []
         return _build_released(checked), report
 
-    def build_graph(self) -> KnowledgeGraph:
+    def build_graph(self, *, release: bool = False) -> KnowledgeGraph:
         """Build the graph of tables that :meth:`check` returned, without checking again
         (the graph ``KnowledgeGraph.from_arrays`` builds of the same columns, encoded
         column by column so that few temporaries are alive at once).
 
+        Args:
+            release: Take each column out of these tables as it is encoded (they are left
+                empty), so that tables nobody else holds shrink while the graph grows.
+
         Raises:
             DataError: From the core, if the tables were not checked and hold bad rows.
         """
+        if release:
+            return _build_released(self)
         view = copy.copy(self)  # the same arrays, in dicts the build may empty
         for name in TABLES:
             cols = getattr(self, name)
