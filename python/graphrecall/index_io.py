@@ -300,25 +300,13 @@ def load_index(
         BadDataError: The tables fail the row checks.
     """
     from .anchors.vectors import VectorIndex
-    from .index import GraphIndex
+    from .index import GraphIndex, resolve_embedder
 
     if not isinstance(verify, bool) or not isinstance(check_model, bool):
         raise ParameterError("invalid parameter verify / check_model: expected a bool")
     root = Path(directory)
     doc = _header(root)
-    emb: Embedder | None
-    if embedder == "default":
-        from .embed import E5Embedder
-
-        emb = E5Embedder()
-    elif embedder is None:
-        emb = None
-    elif isinstance(embedder, str):
-        raise ParameterError(
-            f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
-        )
-    else:
-        emb = embedder
+    emb = resolve_embedder(embedder)
     dims = doc["dims"]
     if emb is not None:
         model = getattr(emb, "model_name", None)
