@@ -136,17 +136,19 @@ def _row_map(old_ids: Array, new_ids: Array) -> I64:
     """For each new id, its row among ``old_ids`` (-1 when absent)."""
     if old_ids.shape == new_ids.shape and np.array_equal(old_ids, new_ids):
         return np.arange(len(new_ids), dtype=np.int64)
+    if not len(old_ids):
+        return np.full(len(new_ids), -1, dtype=np.int64)
     if old_ids.dtype.kind in "iu" and new_ids.dtype.kind in "iu":
         order = np.argsort(old_ids, kind="stable")
         keys = old_ids[order]
-        at = np.minimum(np.searchsorted(keys, new_ids), max(len(keys) - 1, 0))
-        found = (keys[at] == new_ids) if len(keys) else np.zeros(len(new_ids), dtype=bool)
-        return np.where(found, order[at] if len(keys) else -1, -1).astype(np.int64)
+        at = np.minimum(np.searchsorted(keys, new_ids), len(keys) - 1)
+        return np.where(keys[at] == new_ids, order[at], -1).astype(np.int64)
     where = {v: i for i, v in enumerate(old_ids.tolist())}
     return np.array([where.get(v, -1) for v in new_ids.tolist()], dtype=np.int64)
 
 
 def _model_name(embedder: Embedder | None) -> str | None:
+    """The name vectors are stored under: the embedder's ``model_name``, else its class."""
     if embedder is None:
         return None
     name = getattr(embedder, "model_name", None)
@@ -310,37 +312,31 @@ class GraphIndex:
         )
         self.build_seconds["text_indexes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        # A prebuilt index (a saved one) is used as it is: no HNSW build.
-        self.entity_vectors: VectorIndex | None = entity_vectors
-        if self.entity_vectors is None:
-            self.entity_vectors = (
-                VectorIndex(
-                    entity_matrix,
-                    self.entity_tenant,
-                    backend=vector_backend,
-                    exact_below=exact_below,
-                    expansion_search=EXPANSION_SEARCH,
-                    n_tenants=max(graph.n_tenants, 1),
-                    reuse=(reuse or {}).get("entity"),
-                )
-                if entity_matrix is not None and len(entity_matrix)
-                else None
+
+        def vector_index(
+            kind: str,
+            matrix: npt.NDArray[np.float32] | None,
+            tenants: npt.NDArray[np.uint32],
+            prebuilt: VectorIndex | None,
+        ) -> VectorIndex | None:
+            if prebuilt is not None:  # a saved one, used as it is: no HNSW build
+                return prebuilt
+            if matrix is None or not len(matrix):
+                return None
+            return VectorIndex(
+                matrix,
+                tenants,
+                backend=vector_backend,
+                exact_below=exact_below,
+                expansion_search=EXPANSION_SEARCH,
+                n_tenants=max(graph.n_tenants, 1),
+                reuse=(reuse or {}).get(kind),
             )
-        self.chunk_vectors: VectorIndex | None = chunk_vectors
-        if self.chunk_vectors is None:
-            self.chunk_vectors = (
-                VectorIndex(
-                    chunk_matrix,
-                    self.chunk_tenant,
-                    backend=vector_backend,
-                    exact_below=exact_below,
-                    expansion_search=EXPANSION_SEARCH,
-                    n_tenants=max(graph.n_tenants, 1),
-                    reuse=(reuse or {}).get("chunk"),
-                )
-                if chunk_matrix is not None and len(chunk_matrix)
-                else None
-            )
+
+        self.entity_vectors = vector_index(
+            "entity", entity_matrix, self.entity_tenant, entity_vectors
+        )
+        self.chunk_vectors = vector_index("chunk", chunk_matrix, self.chunk_tenant, chunk_vectors)
         self.build_seconds["vector_index"] = time.perf_counter() - t0
         self._centrality: dict[int, npt.NDArray[np.float64]] = {}
         self._tier_vectors: dict[str, Any] = {}
@@ -416,11 +412,7 @@ class GraphIndex:
             vecs[kind], old_rows, embedded = cls._vectors_after(
                 tables, graph, kind, emb, batch_size, previous
             )
-            prev_vi = (
-                None
-                if previous is None
-                else (previous.entity_vectors if kind == "entity" else previous.chunk_vectors)
-            )
+            prev_vi = None if previous is None else previous.vectors_of(kind)[1]
             if old_rows is not None and prev_vi is not None:
                 reuse[kind] = (prev_vi, old_rows)
             if previous is not None:
@@ -466,11 +458,7 @@ class GraphIndex:
         vectors are compared with the previous ones; without stored vectors only the rows
         whose id is new or whose text changed are embedded."""
         n = graph.n_entities if kind == "entity" else graph.n_chunks
-        prev_mat = (
-            None
-            if previous is None
-            else (previous.entity_matrix if kind == "entity" else previous.chunk_matrix)
-        )
+        prev_mat = None if previous is None else previous.vectors_of(kind)[0]
         if previous is None or prev_mat is None or n == 0:
             out = cls._vectors(tables, graph, kind, emb, batch)
             return out, None, 0 if out is None or previous is None else n
@@ -483,10 +471,13 @@ class GraphIndex:
             hit = old_of >= 0
             same[hit] = (prev_mat[old_of[hit]] == stored[hit]).all(axis=1)
             return stored, np.where(same, old_of, -1), 0
-        if stored is not None or emb is None or emb.dim != prev_mat.shape[1]:
-            out = cls._vectors(tables, graph, kind, emb, batch)
-            return out, None, 0 if out is None else n
-        if _model_name(emb) != _model_name(previous.embedder):
+        if emb is None:
+            return stored, None, 0  # what _vectors gives without an embedder
+        if (
+            stored is not None
+            or emb.dim != prev_mat.shape[1]
+            or _model_name(emb) != _model_name(previous.embedder)
+        ):
             return cls._vectors(tables, graph, kind, emb, batch), None, n
         new_texts = _embed_texts(tables, kind, n)
         old_texts = _embed_texts(previous.tables, kind, len(prev_mat))
@@ -504,6 +495,12 @@ class GraphIndex:
             parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, len(texts), batch)]
             out[todo] = np.concatenate(parts)
         return out, np.where(same, old_of, -1), len(texts)
+
+    def vectors_of(self, kind: str) -> tuple[npt.NDArray[np.float32] | None, VectorIndex | None]:
+        """(vectors, vector index) of ``"entity"`` or ``"chunk"`` rows (None when absent)."""
+        if kind == "entity":
+            return self.entity_matrix, self.entity_vectors
+        return self.chunk_matrix, self.chunk_vectors
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Save the whole index (tables, vectors, vector indexes) for a fast cold start;

@@ -36,18 +36,17 @@ import shutil
 import tempfile
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from .anchors.vectors import VectorIndex
 from .embed import Embedder, EmbeddingError
 from .errors import ParameterError
+from .index import GraphIndex, _model_name, resolve_embedder
 from .storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from .storage.tables import TABLES, EmbeddingSet, GraphTables
-
-if TYPE_CHECKING:
-    from .index import GraphIndex
 
 __all__ = ["FORMAT", "VERSION", "is_saved_index", "load_index", "save_index"]
 
@@ -175,19 +174,13 @@ def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> Path:
                 }
             )
         vectors: dict[str, str | None] = {}
+        dims: dict[str, int | None] = {}
         for kind, sub in _VECTOR_DIRS.items():
-            vi = index.entity_vectors if kind == "entity" else index.chunk_vectors
-            vectors[kind] = None if vi is None else str(sub)
+            matrix, vi = index.vectors_of(kind)
+            dims[kind] = None if matrix is None else int(matrix.shape[1])
+            vectors[kind] = None if vi is None else sub
             if vi is not None:
                 vi.save(tmp / sub)
-        model: str | None = None
-        if index.embedder is not None:
-            named = getattr(index.embedder, "model_name", None)
-            model = named if isinstance(named, str) else type(index.embedder).__name__
-        dims = {
-            "entity": None if index.entity_matrix is None else int(index.entity_matrix.shape[1]),
-            "chunk": None if index.chunk_matrix is None else int(index.chunk_matrix.shape[1]),
-        }
         header = {
             "format": FORMAT,
             "version": VERSION,
@@ -203,9 +196,9 @@ def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> Path:
             "embeddings": emb_layout,
             "vectors": vectors,
             "dims": dims,
-            "model": model,
+            "model": _model_name(index.embedder),
             "vector_backend": index.vector_backend,
-            "exact_below": int(getattr(index, "exact_below", 0)),
+            "exact_below": int(index.exact_below),
             "files": files,
         }
         (tmp / HEADER).write_text(json.dumps(header, indent=1), encoding="utf-8")
@@ -299,9 +292,6 @@ def load_index(
         EmbeddingError: ``embedder`` does not match the stored vectors.
         BadDataError: The tables fail the row checks.
     """
-    from .anchors.vectors import VectorIndex
-    from .index import GraphIndex, resolve_embedder
-
     if not isinstance(verify, bool) or not isinstance(check_model, bool):
         raise ParameterError("invalid parameter verify / check_model: expected a bool")
     root = Path(directory)
@@ -309,8 +299,7 @@ def load_index(
     emb = resolve_embedder(embedder)
     dims = doc["dims"]
     if emb is not None:
-        model = getattr(emb, "model_name", None)
-        model = model if isinstance(model, str) else type(emb).__name__
+        model = _model_name(emb)
         for kind in ("entity", "chunk"):
             d = dims.get(kind) if isinstance(dims, dict) else None
             if d is not None and d != emb.dim:
@@ -415,7 +404,7 @@ def load_index(
 
 def _check_vectors(root: Path, index: GraphIndex, kind: str, vi: Any) -> None:
     """A loaded vector index must cover exactly the graph's rows, tenant by tenant."""
-    matrix = index.entity_matrix if kind == "entity" else index.chunk_matrix
+    matrix = index.vectors_of(kind)[0]
     if vi is None:
         if matrix is not None and len(matrix):
             raise CorruptStoreError(f"saved index: {root} lacks its {kind} vector index")

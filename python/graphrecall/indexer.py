@@ -532,21 +532,20 @@ def _check_output(out: Path, target: TargetKind, overwrite: bool, source: str) -
         return
     if not overwrite:
         raise StorageError(f"{str(out)!r} exists; pass --overwrite to replace it")
-    if target == "index":
+    if target in ("snapshot", "index"):  # directories: empty or one of ours
         from .index_io import is_saved_index
 
+        ours, what = (
+            (_is_snapshot, "graphrecall snapshot")
+            if target == "snapshot"
+            else (is_saved_index, "saved graphrecall index")
+        )
         empty = out.is_dir() and not any(out.iterdir())
-        if not (out.is_dir() and (empty or is_saved_index(out))):
+        if not (out.is_dir() and (empty or ours(out))):
             raise StorageError(
-                f"{str(out)!r} is not a saved graphrecall index; --overwrite replaces only "
-                "saved indexes (remove it yourself if it should go)"
-            )
-    elif target == "snapshot":
-        empty = out.is_dir() and not any(out.iterdir())
-        if not (out.is_dir() and (empty or _is_snapshot(out))):
-            raise StorageError(
-                f"{str(out)!r} is not a graphrecall snapshot; --overwrite replaces only "
-                "snapshots (remove it yourself if it should go)"
+                f"{str(out)!r} is not a {what}; --overwrite replaces only "
+                f"{'snapshots' if target == 'snapshot' else 'saved indexes'} "
+                "(remove it yourself if it should go)"
             )
     elif not (out.is_file() and (out.stat().st_size == 0 or _is_store(out))):
         raise StorageError(

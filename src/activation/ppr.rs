@@ -514,22 +514,8 @@ mod push_tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::activation::tests::anchors_of;
     use crate::graph::tests::{arb_cols, Cols};
-
-    /// Anchors in the tenant of the first pick.
-    fn anchors_of(c: &Cols, picks: &[usize]) -> Vec<u32> {
-        let n = c.tenant.len();
-        let t = c.tenant[picks[0] % n];
-        picks
-            .iter()
-            .map(|&p| {
-                (0..n)
-                    .map(|k| (p + k) % n)
-                    .find(|&k| c.tenant[k] == t)
-                    .unwrap_or(0) as u32
-            })
-            .collect()
-    }
 
     fn scores(r: &PageRank, q: usize) -> FxHashMap<u32, f64> {
         let e = r.entity_offsets[q]..r.entity_offsets[q + 1];

@@ -111,7 +111,7 @@ fn ref_recall(
     v
 }
 
-fn anchors_of(c: &Cols, picks: &[usize]) -> Vec<u32> {
+pub(crate) fn anchors_of(c: &Cols, picks: &[usize]) -> Vec<u32> {
     // All anchors in the tenant of the first pick.
     let n = c.tenant.len();
     let t = c.tenant[picks[0] % n];
