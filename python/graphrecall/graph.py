@@ -1099,6 +1099,31 @@ class SpreadPlan:
             raise ParameterError("invalid parameter now: is required to rank by score_fact")
         return Activation(self._core(idx, sc, off, t), self._graph)
 
+    def dense(
+        self,
+        anchors: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64] | None = None,
+        *,
+        now: Any = None,
+    ) -> Activation:
+        """The plan on anchors given as dense entity indices (what the recipes hold): no
+        id lookups on the way in.
+
+        Args:
+            anchors: Dense entity indices, int64, all queries concatenated.
+            offsets: Per-query bounds into ``anchors`` (int64, n + 1); None: one query.
+            now: As for calling the plan.
+        """
+        if now is None:
+            t = None
+        elif type(now) is int and -(2**63) < now < 2**63:
+            t = now
+        else:
+            t = _time_param("now", now)
+        if self._needs_now and t is None:
+            raise ParameterError("invalid parameter now: is required to rank by score_fact")
+        return Activation(self._core(anchors, None, offsets, t), self._graph)
+
 
 class RecallPlan:
     """A validated seed-004 recall configuration; ``plan(anchors, match_scores)``."""
@@ -1129,3 +1154,14 @@ class RecallPlan:
             return Recall(self._core(anchors, match_scores, None), self._graph)
         idx, sc, off = self._graph._anchors(anchors, match_scores)
         return Recall(self._core(idx, sc, off), self._graph)
+
+    def dense(
+        self,
+        anchors: npt.NDArray[np.int64],
+        match_scores: npt.NDArray[np.float64],
+        offsets: npt.NDArray[np.int64] | None = None,
+    ) -> Recall:
+        """The plan on anchors given as dense entity indices (int64) with their match
+        scores (float64) and per-query ``offsets`` (int64, n + 1; None: one query): no id
+        lookups on the way in."""
+        return Recall(self._core(anchors, match_scores, offsets), self._graph)

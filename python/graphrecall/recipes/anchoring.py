@@ -9,25 +9,39 @@ sources say: seed 000 to keyword search on entity names, seed 004 to fuzzy name 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import numpy.typing as npt
 
 from ..embed import EmbeddingError
 from ..errors import ParameterError
+from ..graph import _freeze
 from ..index import GraphIndex
 from .base import Timer
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["Anchor", "chunk_search", "embed_batch", "entity_search", "name_anchors", "with_params"]
+__all__ = [
+    "Anchor",
+    "cached_plan",
+    "chunk_search",
+    "dense_batch",
+    "embed_batch",
+    "entity_search",
+    "index_cache",
+    "name_anchors",
+    "params_of",
+    "with_params",
+]
 
 #: (dense row, score, how it was found)
 Anchor = tuple[int, float, str]
 P = TypeVar("P", bound="DataclassInstance")
+T = TypeVar("T")
 
 
 def with_params(defaults: P, overrides: Mapping[str, Any]) -> P:
@@ -40,6 +54,85 @@ def with_params(defaults: P, overrides: Mapping[str, Any]) -> P:
             f"known: {sorted(names)}"
         )
     return dataclasses.replace(defaults, **overrides)
+
+
+#: Parameter instances by (class, overrides), at most 256 (see :func:`params_of`).
+_PARAMS: dict[Hashable, Any] = {}
+
+
+def params_of(cls: Callable[[], P], overrides: Mapping[str, Any]) -> P:
+    """``cls()``'s defaults with ``overrides`` applied, as :func:`with_params`, and one
+    instance per distinct overrides: a frozen parameter set is built (and validated) once,
+    and per-index state derived from it (:func:`cached_plan`) is found by its identity."""
+    try:
+        key = (cls, *sorted((k, _freeze(v)) for k, v in overrides.items()))
+        got = _PARAMS.get(key)
+    except TypeError:  # unhashable values: a fresh instance
+        return with_params(cls(), overrides)
+    if got is None:
+        got = with_params(cls(), overrides)
+        if len(_PARAMS) >= 256:
+            _PARAMS.pop(next(iter(_PARAMS)))
+        _PARAMS[key] = got
+    return got
+
+
+#: Per index: (what, params identity, tenant) -> (params, plan), at most 64 per index.
+_PLANS: WeakKeyDictionary[GraphIndex, dict[Hashable, tuple[Any, Any]]] = WeakKeyDictionary()
+
+
+def cached_plan(
+    index: GraphIndex, what: str, params: Any, tenant: int, build: Callable[[], T]
+) -> T:
+    """The plan ``build()`` gives for ``params`` (an instance from :func:`params_of`) and
+    ``tenant`` on ``index``, built once: the graph's own plan cache keys on every parameter
+    value, which costs tens of microseconds per query."""
+    plans = _PLANS.get(index)
+    if plans is None:
+        plans = _PLANS[index] = {}
+    key = (what, id(params), tenant)
+    got = plans.get(key)
+    if got is not None and got[0] is params:
+        return got[1]  # type: ignore[no-any-return]
+    plan = build()
+    if len(plans) >= 64:
+        plans.pop(next(iter(plans)))
+    plans[key] = (params, plan)
+    return plan
+
+
+#: Per index: derived arrays the recipes build once (see :func:`index_cache`).
+_DERIVED: WeakKeyDictionary[GraphIndex, dict[Hashable, Any]] = WeakKeyDictionary()
+
+
+def index_cache(index: GraphIndex, key: Hashable, build: Callable[[], T]) -> T:
+    """``build()`` for ``key`` on ``index``, computed once per index (an index never
+    changes after its build)."""
+    got = _DERIVED.get(index)
+    if got is None:
+        got = _DERIVED[index] = {}
+    if key not in got:
+        got[key] = build()
+    return got[key]  # type: ignore[no-any-return]
+
+
+def dense_batch(
+    rows: Sequence[Sequence[Anchor]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """A batch's anchors as the graph kernels take them: dense rows, scores and per-query
+    offsets."""
+    if len(rows) == 1:
+        flat = rows[0]
+        offsets = np.array([0, len(flat)], dtype=np.int64)
+    else:
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=offsets[1:])
+        flat = [a for r in rows for a in r]
+    return (
+        np.fromiter((a[0] for a in flat), dtype=np.int64, count=len(flat)),
+        np.fromiter((a[1] for a in flat), dtype=np.float64, count=len(flat)),
+        offsets,
+    )
 
 
 def embed_batch(

@@ -14,6 +14,7 @@ import time
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -25,6 +26,7 @@ from ..index import GraphIndex
 __all__ = [
     "ChunkHit",
     "EntityHit",
+    "EntityPaths",
     "FactHit",
     "RetrievalResult",
     "Step",
@@ -32,6 +34,8 @@ __all__ = [
     "check_count",
     "check_queries",
     "check_real",
+    "chunk_hits",
+    "entity_hits",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -365,29 +369,24 @@ def fact_hits(
     index: GraphIndex,
     facts: npt.NDArray[np.int64],
     *,
-    scores: Sequence[float],
-    hops: Sequence[int],
-    anchors: Sequence[int],
+    scores: Sequence[float] | npt.NDArray[np.float64],
+    hops: Sequence[int] | npt.NDArray[Any],
+    anchors: Sequence[int] | npt.NDArray[np.int64],
     components: Sequence[Mapping[str, float]],
-    parents: Sequence[int] | None = None,
+    parents: Sequence[int] | npt.NDArray[np.int64] | None = None,
 ) -> list[FactHit]:
     """:class:`FactHit` s for many dense facts at once: every column is gathered with one
-    numpy call, and with ``parents`` (each fact's parent fact, -1 for none, as seed 000's
-    traversal records them) each path is its parent's path plus one step, so a query's
-    paths cost one step per fact."""
+    numpy call or one list comprehension and the hits are built positionally by ``map``;
+    with ``parents`` (each fact's parent fact, -1 for none, as seed 000's traversal records
+    them) each path is its parent's path plus one step, so a query's paths cost one step
+    per fact."""
     n = len(facts)
     if n == 0:
         return []
     ent_ids = index.graph.entity_ids
+    facts = np.asarray(facts, dtype=np.int64)
     subj = index.fact_subject[facts]
     obj = index.fact_object[facts]
-    subj_ids = ent_ids[subj].tolist()
-    obj_ids = ent_ids[np.maximum(obj, 0)].tolist()
-    fids = index.graph.fact_ids[facts].tolist()
-    conf = index.fact_confidence[facts].tolist()
-    stren = index.fact_strength[facts].tolist()
-    since = index.fact_since[facts].tolist()
-    anchor_ids = ent_ids[np.maximum(np.asarray(anchors, dtype=np.int64), 0)].tolist()
     names = index.entity_name
     preds = index.fact_predicate
     values = index.fact_value
@@ -395,41 +394,53 @@ def fact_hits(
     fl = facts.tolist()
     sl = subj.tolist()
     ol = obj.tolist()
-    # Paths: the steps up to (and including) each fact's subject step.
-    prefix: dict[int, tuple[Step, ...]] = {}
+    subj_ids = ent_ids[subj].tolist()
+    obj_ids = ent_ids[np.maximum(obj, 0)].tolist()
+    fids = index.graph.fact_ids[facts].tolist()
+    subj_names = [names[s] for s in sl]
+    pred_l = [preds[f] for f in fl]
+    obj_id_l = [None if o < 0 else x for o, x in zip(ol, obj_ids, strict=True)]
+    obj_names: list[str | None] = [None if o < 0 else names[o] for o in ol]
+    since = [None if t == NULL_SINCE else t for t in index.fact_since[facts].tolist()]
+    anchor_arr = np.asarray(anchors, dtype=np.int64)
+    anchor_ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
+    anchor_l = [None if a < 0 else x for a, x in zip(anchor_arr.tolist(), anchor_ids, strict=True)]
+    hop_l = np.asarray(hops, dtype=np.int64).tolist()
+    paths: Any = repeat(())
     if parents is not None:
-        # A parent is always collected at an earlier hop: build prefixes in hop order.
-        for i in sorted(range(n), key=lambda k: hops[k]):
-            f, par = fl[i], parents[i]
+        par_l = np.asarray(parents, dtype=np.int64).tolist()
+        # Paths: the steps up to (and including) each fact's subject step. A parent is always
+        # collected at an earlier hop: build prefixes in hop order.
+        prefix: dict[int, tuple[Step, ...]] = {}
+        for i in np.argsort(hop_l, kind="stable").tolist():
+            f, par = fl[i], par_l[i]
             head = prefix.get(par, ()) if par >= 0 else ()
-            prefix[f] = (*head, Step(subj_ids[i], names[sl[i]], preds[f], fids[i], "out"))
-    out = []
-    for i, f in enumerate(fl):
-        o = ol[i]
-        path: tuple[Step, ...] = ()
-        if parents is not None:
-            path = prefix[f] + ((Step(obj_ids[i], names[o]),) if o >= 0 else ())
-        out.append(
-            FactHit(
-                id=fids[i],
-                subject=subj_ids[i],
-                subject_name=names[sl[i]],
-                predicate=preds[f],
-                object=None if o < 0 else obj_ids[i],
-                object_name=None if o < 0 else names[o],
-                object_value=values[f],
-                confidence=conf[i],
-                strength=stren[i],
-                description=descs[f],
-                since=None if since[i] == NULL_SINCE else since[i],
-                score=float(scores[i]),
-                hop=int(hops[i]),
-                anchor=None if anchors[i] < 0 else anchor_ids[i],
-                components=components[i],
-                path=path,
-            )
+            prefix[f] = (*head, Step(subj_ids[i], subj_names[i], pred_l[i], fids[i], "out"))
+        paths = [
+            prefix[f] + (Step(x, names[o]),) if o >= 0 else prefix[f]
+            for f, o, x in zip(fl, ol, obj_ids, strict=True)
+        ]
+    return list(
+        map(
+            FactHit,
+            fids,
+            subj_ids,
+            subj_names,
+            pred_l,
+            obj_id_l,
+            obj_names,
+            [values[f] for f in fl],
+            index.fact_confidence[facts].tolist(),
+            np.asarray(scores, dtype=np.float64).tolist(),
+            hop_l,
+            anchor_l,
+            index.fact_strength[facts].tolist(),
+            [descs[f] for f in fl],
+            since,
+            components,
+            paths,
         )
-    return out
+    )
 
 
 def chunk_hit(
@@ -477,3 +488,134 @@ def entity_hit(
         strength=strength,
         path=path,
     )
+
+
+def entity_hits(
+    index: GraphIndex,
+    rows: Sequence[int],
+    *,
+    scores: Sequence[float] | float,
+    how: Sequence[str] | str,
+    hops: Sequence[int] | int = 0,
+    anchors: Sequence[int] | None = None,
+    strengths: Sequence[float | None] | None = None,
+    paths: Sequence[tuple[Step, ...]] | None = None,
+) -> list[EntityHit]:
+    """:class:`EntityHit` s for many dense entities at once (what :func:`entity_hit` gives
+    one by one): ids gathered with one numpy call, hits built positionally by ``map``.
+    A scalar ``scores`` / ``how`` / ``hops`` applies to every row."""
+    if not len(rows):
+        return []
+    ent_ids = index.graph.entity_ids
+    names = index.entity_name
+    types = index.entity_type
+    rl = rows if isinstance(rows, list) else list(rows)
+    anchor_l: Any = repeat(None)
+    if anchors is not None:
+        al = list(anchors)
+        aids = ent_ids[np.maximum(np.asarray(al, dtype=np.int64), 0)].tolist()
+        anchor_l = [None if a < 0 else x for a, x in zip(al, aids, strict=True)]
+    return list(
+        map(
+            EntityHit,
+            ent_ids[rl].tolist(),
+            [names[r] for r in rl],
+            repeat(scores) if isinstance(scores, float) else scores,
+            repeat(hops) if isinstance(hops, int) else hops,
+            repeat(how) if isinstance(how, str) else how,
+            anchor_l,
+            [types[r] for r in rl],
+            repeat(None) if strengths is None else strengths,
+            repeat(()) if paths is None else paths,
+        )
+    )
+
+
+def anchor_hits(index: GraphIndex, found: Sequence[tuple[int, float, str]]) -> list[EntityHit]:
+    """:class:`EntityHit` s of a query's anchors given as (dense row, score, how)."""
+    if not found:
+        return []
+    rows, scores, hows = zip(*found, strict=True)
+    return entity_hits(index, list(rows), scores=scores, how=hows)
+
+
+def chunk_hits(
+    index: GraphIndex,
+    rows: Sequence[int],
+    *,
+    scores: Sequence[float],
+    sources: Sequence[str] | str,
+    components: Sequence[Mapping[str, float]],
+    paths: Sequence[tuple[Step, ...]] | None = None,
+) -> list[ChunkHit]:
+    """:class:`ChunkHit` s for many dense chunks at once (what :func:`chunk_hit` gives one
+    by one)."""
+    if not len(rows):
+        return []
+    text = index.chunk_text
+    scope = index.chunk_scope
+    rl = rows if isinstance(rows, list) else list(rows)
+    return list(
+        map(
+            ChunkHit,
+            index.graph.chunk_ids[rl].tolist(),
+            [text[c] for c in rl],
+            scores,
+            repeat(sources) if isinstance(sources, str) else sources,
+            components,
+            repeat(()) if paths is None else paths,
+            [scope[c] for c in rl],
+        )
+    )
+
+
+class EntityPaths:
+    """Memoised :func:`entity_path` s of one query: entities reached through the same
+    parent share the steps up to it, so a query's paths cost one step per entity."""
+
+    __slots__ = ("_ent_ids", "_fact_ids", "_index", "_parents", "_prefix")
+
+    def __init__(self, index: GraphIndex, parent_of: Mapping[int, int]):
+        self._index = index
+        self._parents = parent_of
+        self._ent_ids = index.graph.entity_ids
+        self._fact_ids = index.graph.fact_ids
+        #: Dense entity -> the steps from its anchor up to it (without its own last step).
+        self._prefix: dict[int, tuple[Step, ...]] = {}
+
+    def _head(self, entity: int, depth: int) -> tuple[Step, ...] | None:
+        """The steps before ``entity``'s own step, or None past 64 steps."""
+        got = self._prefix.get(entity)
+        if got is not None:
+            return got
+        f = self._parents.get(entity, -1)
+        if f < 0:
+            head: tuple[Step, ...] = ()
+        elif depth >= 64:
+            return None
+        else:
+            index = self._index
+            s, o = int(index.fact_subject[f]), int(index.fact_object[f])
+            prev = s if o == entity else o
+            up = self._head(prev, depth + 1)
+            if up is None:
+                return None
+            head = (
+                *up,
+                Step(
+                    py(self._ent_ids[prev]),
+                    index.entity_name[prev],
+                    index.fact_predicate[f],
+                    py(self._fact_ids[f]),
+                    "out" if o == entity else "in",
+                ),
+            )
+        self._prefix[entity] = head
+        return head
+
+    def __call__(self, entity: int) -> tuple[Step, ...]:
+        """The path from an anchor to dense ``entity`` (as :func:`entity_path`)."""
+        head = self._head(entity, 0)
+        if head is None or len(head) > 64:  # longer than entity_path's limit: its truncation
+            return entity_path(self._index, entity, self._parents)
+        return (*head, Step(py(self._ent_ids[entity]), self._index.entity_name[entity]))

@@ -58,15 +58,24 @@ import numpy as np
 import numpy.typing as npt
 
 from ..index import GraphIndex
-from .anchoring import Anchor, chunk_search, embed_batch, entity_search, name_anchors, with_params
+from .anchoring import (
+    Anchor,
+    chunk_search,
+    embed_batch,
+    entity_search,
+    index_cache,
+    name_anchors,
+    params_of,
+)
 from .base import (
     RetrievalResult,
     Timer,
+    anchor_hits,
     check_count,
     check_queries,
     check_real,
-    chunk_hit,
-    entity_hit,
+    chunk_hits,
+    entity_hits,
 )
 
 __all__ = ["PPRParams", "ppr"]
@@ -140,7 +149,7 @@ def ppr(
         One result per query: ``chunks`` (components ``cosine``, ``graph``), ``anchors``
         (the seeds with their weights and kinds) and the top ``entities`` by PPR.
     """
-    p = with_params(PPRParams(), params)
+    p = params_of(PPRParams, params)
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
@@ -160,8 +169,9 @@ def ppr(
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     m = index.mentions
-    n_mentions = np.diff(m.entity_offsets)
-    spec_of = (1.0 / np.maximum(n_mentions, 1)) if p.specificity else np.ones(len(n_mentions))
+    spec_of = index_cache(
+        index, ("ppr.specificity", p.specificity), lambda: _spec(m, p.specificity)
+    )
 
     with timer.stage("vector"):
         dense = chunk_search(index, qv, t, max(dense_k, n_seed_chunks))
@@ -229,8 +239,7 @@ def ppr(
                     score_chunks=False,
                 )
             )
-    primary = index.entity_primary_chunk
-    n_chunks = index.graph.n_chunks
+    primary = index_cache(index, "ppr.primary", lambda: _primary(index))
     results = []
     with timer.stage("fuse"):
         for q, query in enumerate(qs):
@@ -241,55 +250,64 @@ def ppr(
                 a, b = int(pr_offsets[j]), int(pr_offsets[j + 1])
                 ents, es = pr_ents[a:b], pr_scores[a:b]
                 iterations = 0 if pr_iters is None else int(pr_iters[j])
-            graph = _chunk_scores(m, primary, n_mentions, ents, es, n_chunks)
-            gmax = float(graph.max()) if n_chunks else 0.0
-            reached = np.flatnonzero(graph > 0)
+            # Sparse over the chunks the graph reached (sorted): what a dense vector over
+            # every chunk would hold there, without touching the others.
+            g_rows, g_vals = _chunk_scores(m, primary, ents, es)
+            gmax = float(g_vals.max()) if len(g_vals) else 0.0
+            pos = g_vals > 0
+            reached = g_rows[pos]
+            r_vals = g_vals[pos]
             if len(reached) > graph_k:
-                reached = reached[np.argpartition(-graph[reached], graph_k - 1)[:graph_k]]
-            cos = np.zeros(n_chunks, dtype=np.float64)
+                part = np.argpartition(-r_vals, graph_k - 1)[:graph_k]
+                reached, r_vals = reached[part], r_vals[part]
             if dense is not None:
                 rows = dense[q][0][:dense_k]
-                cos[rows] = dense[q][1][:dense_k]
+                sims: npt.NDArray[Any] = dense[q][1][:dense_k]
                 cand = np.union1d(reached, rows)
                 missing = np.setdiff1d(reached, rows)
             else:
-                cand = missing = reached
+                rows, sims = no_ents, no_scores
+                cand = missing = np.sort(reached)
+            cos = np.zeros(len(cand), dtype=np.float64)
+            cos[np.searchsorted(cand, rows)] = sims
             if qv is not None and index.chunk_matrix is not None and len(missing):
-                cos[missing] = index.chunk_matrix[missing] @ qv[q]
+                cos[np.searchsorted(cand, missing)] = index.chunk_matrix[missing] @ qv[q]
+            graph = np.zeros(len(cand), dtype=np.float64)
+            if len(g_rows):
+                at = np.minimum(np.searchsorted(g_rows, cand), len(g_rows) - 1)
+                hit = g_rows[at] == cand
+                graph[hit] = g_vals[at[hit]]
             norm = lam / gmax if gmax > 0 else 0.0
-            final = cos[cand] + norm * graph[cand]
-            top = cand[np.lexsort((cand, -final))[:k]].tolist()
-            chunks = [
-                chunk_hit(
-                    index,
-                    c,
-                    score=float(cos[c] + norm * graph[c]),
-                    source="ppr" if graph[c] > 0 else "vector",
-                    components={
-                        "cosine": float(cos[c]),
-                        "graph": float(graph[c]) / gmax if gmax > 0 else 0.0,
-                    },
-                )
-                for c in top
-            ]
-            anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in seeds[q]]
+            final = cos + norm * graph
+            top = np.lexsort((cand, -final))[:k]
+            top_graph = graph[top]
+            chunks = chunk_hits(
+                index,
+                cand[top].tolist(),
+                scores=final[top].tolist(),
+                sources=["ppr" if g > 0 else "vector" for g in top_graph.tolist()],
+                components=[
+                    {"cosine": c, "graph": g / gmax if gmax > 0 else 0.0}
+                    for c, g in zip(cos[top].tolist(), top_graph.tolist(), strict=True)
+                ],
+            )
+            anchor_list = anchor_hits(index, seeds[q])
             order = np.argsort(-es, kind="stable")[:10]
-            ent_hits = [
-                entity_hit(index, int(ents[j]), score=float(es[j]), how="ppr")
-                for j in order.tolist()
-            ]
+            ent_hits = entity_hits(
+                index, ents[order].tolist(), scores=es[order].tolist(), how="ppr"
+            )
             results.append(
                 RetrievalResult(
                     recipe=NAME,
                     query=query,
                     tenant=tenant_name,
-                    anchors=anchor_hits,
+                    anchors=anchor_list,
                     entities=ent_hits,
                     chunks=chunks,
                     stats={
-                        "seeds": len(anchor_hits),
+                        "seeds": len(anchor_list),
                         "iterations": iterations,
-                        "graph_chunks": int((graph > 0).sum()),
+                        "graph_chunks": int(pos.sum()),
                     },
                     params=dict(p.__dict__),
                     fallback=None if qv is not None else (why or "no vectors"),
@@ -339,26 +357,64 @@ def _passage_seeds(
     return uniq.astype(np.int64), mass
 
 
+def _spec(m: Any, specificity: bool) -> npt.NDArray[np.float64]:
+    """Each entity's seed weight: HippoRAG's node specificity ``1 / |chunks mentioning
+    it|`` with ``specificity``, else 1."""
+    n_mentions = np.diff(m.entity_offsets)
+    return (1.0 / np.maximum(n_mentions, 1)) if specificity else np.ones(len(n_mentions))
+
+
+def _primary(index: GraphIndex) -> npt.NDArray[np.int64] | None:
+    """The entities' primary chunks, None when no entity has one."""
+    primary = index.entity_primary_chunk
+    return primary if bool((primary >= 0).any()) else None
+
+
 def _chunk_scores(
     m: Any,
-    primary: npt.NDArray[np.int64],
-    n_mentions: npt.NDArray[np.int64],
+    primary: npt.NDArray[np.int64] | None,
     ents: npt.NDArray[np.int64],
     es: npt.NDArray[np.float64],
-    n_chunks: int,
-) -> npt.NDArray[np.float64]:
-    """Graph score per chunk: an entity's score goes to its primary chunk, else is spread
-    over the chunks mentioning it by mention count."""
-    has = primary[ents] >= 0
-    graph = np.bincount(primary[ents[has]], weights=es[has], minlength=n_chunks).astype(np.float64)
-    sel, vals = ents[~has], es[~has]
-    if len(sel) and n_mentions[sel].sum():
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Graph score per chunk as (chunks, scores), the chunks sorted: an entity's score goes
+    to its primary chunk (``primary``: None when no entity has one), else is spread over
+    the chunks mentioning it by mention count.
+
+    Sparse over the chunks reached, with the sums of a dense vector over every chunk: per
+    chunk the primary shares, then the mention shares, each added in input order (a stable
+    sort keeps it), so the scores are the same to the bit."""
+    parts_rows, parts_w = [], []
+    sel, vals = ents, es
+    if primary is not None:
+        pc = primary[ents]
+        has = pc >= 0
+        if has.any():
+            parts_rows.append(pc[has])
+            parts_w.append(es[has])
+            sel, vals = ents[~has], es[~has]
+    n_p = len(parts_rows[0]) if parts_rows else 0
+    if len(sel):
         owner, flat = _ranges(m.entity_offsets, sel)
-        cnt = m.entity_counts[flat].astype(np.float64)
-        totals = np.bincount(owner, weights=cnt, minlength=len(sel))
-        graph += np.bincount(
-            m.entity_chunks[flat],
-            weights=vals[owner] * cnt / np.maximum(totals[owner], 1e-300),
-            minlength=n_chunks,
-        )
-    return graph
+        if len(flat):
+            cnt = m.entity_counts[flat].astype(np.float64)
+            totals = np.bincount(owner, weights=cnt, minlength=len(sel))
+            parts_rows.append(m.entity_chunks[flat])
+            parts_w.append(vals[owner] * cnt / np.maximum(totals[owner], 1e-300))
+    if not parts_rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    rows = parts_rows[0] if len(parts_rows) == 1 else np.concatenate(parts_rows)
+    w = parts_w[0] if len(parts_w) == 1 else np.concatenate(parts_w)
+    order = np.argsort(rows, kind="stable")
+    srt = rows[order]
+    first = np.empty(len(srt), dtype=bool)
+    first[:1] = True
+    np.not_equal(srt[1:], srt[:-1], out=first[1:])
+    chunks = srt[first].astype(np.int64)
+    slot = np.cumsum(first) - 1
+    w = w[order]
+    if not n_p or n_p == len(rows):
+        return chunks, np.bincount(slot, weights=w, minlength=len(chunks)).astype(np.float64)
+    is_p = order < n_p
+    graph = np.bincount(slot[is_p], weights=w[is_p], minlength=len(chunks)).astype(np.float64)
+    graph += np.bincount(slot[~is_p], weights=w[~is_p], minlength=len(chunks))
+    return chunks, graph

@@ -27,13 +27,14 @@ import numpy.typing as npt
 
 from ..index import GraphIndex
 from ..scoring import NULL_TIME, FactScoreProfile
-from .anchoring import embed_batch, entity_search, name_anchors, with_params
+from .anchoring import cached_plan, dense_batch, embed_batch, entity_search, name_anchors, params_of
 from .base import (
     RetrievalResult,
     Timer,
+    anchor_hits,
     check_count,
     check_queries,
-    entity_hit,
+    entity_hits,
     fact_hits,
 )
 
@@ -136,7 +137,7 @@ def spreading_activation(
     Raises:
         ParameterError, UnknownTenantError: Bad parameters or tenant.
     """
-    p = with_params(SpreadingActivationParams(), params)
+    p = params_of(SpreadingActivationParams, params)
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t] if index.graph.n_tenants else tenant
@@ -155,25 +156,30 @@ def spreading_activation(
         if found is None:
             fallback = why or "no entity vectors"
             found = [name_anchors(index, q, t, k, p.fallback) if p.fallback else [] for q in qs]
-    ids = index.graph.entity_ids
     with timer.stage("graph"):
-        act = index.graph.spread(
-            [ids[[a[0] for a in row]] if row else [] for row in found],
-            now=now,
-            max_hops=p.max_hops,
-            per_entity_limit=p.per_entity_limit,
-            max_facts=p.max_facts,
-            direction=p.direction,
-            statuses=p.statuses,
-            tenant=tenant_name,
-            rank="score_fact",
-            top_k=p.top_k,
-            profile=p.profile,
+        plan = cached_plan(
+            index,
+            NAME,
+            p,
+            t,
+            lambda: index.graph.spread_plan(
+                max_hops=p.max_hops,
+                per_entity_limit=p.per_entity_limit,
+                max_facts=p.max_facts,
+                direction=p.direction,  # type: ignore[arg-type]
+                statuses=p.statuses,
+                tenant=tenant_name,
+                rank="score_fact",
+                top_k=p.top_k,
+                profile=p.profile,
+            ),
         )
+        rows, _, offsets = dense_batch(found)
+        act = plan.dense(rows, offsets, now=now)
     results = []
     with timer.stage("results"):
         core = act._core
-        fo, eo = core.fact_offsets, core.entity_offsets
+        fo, eo = core.fact_offsets.tolist(), core.entity_offsets.tolist()
         all_facts, all_hops, all_anchors, all_parents = (
             core.facts,
             core.hops,
@@ -189,48 +195,46 @@ def spreading_activation(
         )
         comps = _components(index, all_facts, int(now), p.profile)
         for q, query in enumerate(qs):
-            a, b = int(fo[q]), int(fo[q + 1])
+            a, b = fo[q], fo[q + 1]
+            hops = all_hops[a:b].tolist()
             hits = fact_hits(
                 index,
                 all_facts[a:b],
-                scores=scores[a:b].tolist() if scores is not None else [0.0] * (b - a),
-                hops=all_hops[a:b].tolist(),
-                anchors=all_anchors[a:b].tolist(),
+                scores=scores[a:b] if scores is not None else [0.0] * (b - a),
+                hops=hops,
+                anchors=all_anchors[a:b],
                 components=comps[a:b],
-                parents=all_parents[a:b].tolist(),
+                parents=all_parents[a:b],
             )
-            anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in found[q]]
-            anchor_rows = {r for r, _, _ in found[q]}
-            ea, eb = int(eo[q]), int(eo[q + 1])
-            reached = [
-                entity_hit(
-                    index,
-                    int(e),
-                    score=0.0,
-                    how="graph",
-                    hop=int(h),
-                    anchor=int(an),
-                    strength=float(s),
-                )
-                for e, h, an, s in zip(
-                    ents[ea:eb].tolist(),
-                    ehops[ea:eb].tolist(),
-                    eanch[ea:eb].tolist(),
-                    estr[ea:eb].tolist(),
-                    strict=True,
-                )
-                if e not in anchor_rows
-            ]
+            anchor_list = anchor_hits(index, found[q])
+            ea, eb = eo[q], eo[q + 1]
+            # Reached entities but the anchors (a few comparisons, no set ops on arrays).
+            keep = slice(ea, eb)
+            if found[q]:
+                e_rows = ents[keep]
+                mask = e_rows != found[q][0][0]
+                for r, _, _ in found[q][1:]:
+                    mask &= e_rows != r
+                keep = np.flatnonzero(mask) + ea
+            reached = entity_hits(
+                index,
+                ents[keep].tolist(),
+                scores=0.0,
+                how="graph",
+                hops=ehops[keep].tolist(),
+                anchors=eanch[keep].tolist(),
+                strengths=estr[keep].astype(np.float64).tolist(),
+            )
             hops_fanout: dict[int, int] = {}
-            for h in all_hops[a:b].tolist():
+            for h in hops:
                 hops_fanout[h] = hops_fanout.get(h, 0) + 1
             results.append(
                 RetrievalResult(
                     recipe=NAME,
                     query=query,
                     tenant=tenant_name,
-                    anchors=anchor_hits,
-                    entities=anchor_hits + reached,
+                    anchors=anchor_list,
+                    entities=anchor_list + reached,
                     facts=hits,
                     timings=timer.seconds,
                     stats={"facts_per_hop": hops_fanout, "entities_reached": eb - ea},
@@ -238,8 +242,8 @@ def spreading_activation(
                     fallback=fallback,
                 )
             )
-    for r in results:
-        r.timings = dict(timer.seconds)
+    for res in results:
+        res.timings = dict(timer.seconds)
     return results
 
 
