@@ -112,6 +112,8 @@ def _as_int_array(
     finite whole numbers in range; booleans count as 0/1.
     """
     target = np.dtype(dtype)
+    if type(values) is np.ndarray and values.ndim == 1 and values.dtype == target:
+        return np.ascontiguousarray(values)  # already what the kernels take: nothing to check
     arr = _as_1d(values, name, error)
     if arr.size == 0:
         return np.empty(0, dtype=target)
@@ -157,6 +159,8 @@ def _as_float_array(
     values too large for ``float32`` are refused here rather than silently becoming infinite.
     """
     target = np.dtype(dtype)
+    if type(values) is np.ndarray and values.ndim == 1 and values.dtype == target:
+        return np.ascontiguousarray(values)  # already the target dtype: nothing to check
     arr = _as_1d(values, name, error)
     if arr.size == 0:
         return np.empty(0, dtype=target)

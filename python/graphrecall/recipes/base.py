@@ -35,6 +35,7 @@ __all__ = [
     "check_queries",
     "check_real",
     "chunk_hits",
+    "csr_ranges",
     "entity_hits",
 ]
 
@@ -488,6 +489,18 @@ def entity_hit(
         strength=strength,
         path=path,
     )
+
+
+def csr_ranges(
+    offsets: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.int64]]:
+    """(owner, flat): for every CSR slot of ``rows`` (in row order), its position in
+    ``rows`` and its index into the CSR's value arrays."""
+    starts = offsets[rows]
+    lens = offsets[rows + 1] - starts
+    owner = np.repeat(np.arange(len(rows)), lens)
+    flat = np.arange(int(lens.sum())) + np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return owner, flat
 
 
 def entity_hits(

@@ -27,16 +27,27 @@ import numpy.typing as npt
 
 from .. import fusion
 from ..index import GraphIndex
-from .anchoring import Anchor, chunk_search, embed_batch, entity_search, name_anchors, with_params
+from .anchoring import (
+    Anchor,
+    cached_plan,
+    chunk_search,
+    dense_batch,
+    embed_batch,
+    entity_search,
+    name_anchors,
+    params_of,
+)
 from .base import (
+    ChunkHit,
     RetrievalResult,
     Timer,
+    anchor_hits,
     check_count,
     check_queries,
     check_real,
-    chunk_hit,
-    entity_hit,
-    fact_hit,
+    chunk_hits,
+    csr_ranges,
+    fact_hits,
 )
 
 __all__ = ["GraphRecallParams", "graph_recall"]
@@ -95,7 +106,7 @@ def graph_recall(
         their match scores, and ``chunks`` fused by RRF (components: the vector and graph
         ranks).
     """
-    p = with_params(GraphRecallParams(), params)
+    p = params_of(GraphRecallParams, params)
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
@@ -117,17 +128,22 @@ def graph_recall(
             if not row and p.fuzzy:
                 row = name_anchors(index, query, t, n_match, "fuzzy")
             anchors.append(row)
-    ids = index.graph.entity_ids
     with timer.stage("graph"):
-        rec = index.graph.graph_recall(
-            [ids[[a[0] for a in row]] if row else [] for row in anchors],
-            [[a[1] for a in row] for row in anchors],
-            max_hops=p.max_hops,
-            direction="both",
-            top_k=limit,
-            dedupe=p.dedupe,
-            tenant=tenant_name,
+        plan = cached_plan(
+            index,
+            NAME,
+            p,
+            t,
+            lambda: index.graph.recall_plan(
+                max_hops=p.max_hops,
+                direction="both",
+                top_k=limit,
+                dedupe=p.dedupe,  # type: ignore[arg-type]
+                tenant=tenant_name,
+            ),
         )
+        rows, match_scores, offsets = dense_batch(anchors)
+        rec = plan.dense(rows, match_scores, offsets)
     vec = None
     if n_chunks:
         with timer.stage("vector"):
@@ -136,40 +152,42 @@ def graph_recall(
     core = rec._core
     off, facts, scores, hops, anch = core.offsets, core.facts, core.scores, core.hops, core.anchors
     with timer.stage("results"):
+        off_l = off.tolist()
         for q, query in enumerate(qs):
-            a, b = int(off[q]), int(off[q + 1])
+            a, b = off_l[q], off_l[q + 1]
             match = {r: s for r, s, _ in anchors[q]}
-            hits = []
-            for i in range(a, b):
-                f = int(facts[i])
-                an = int(anch[i])
-                hits.append(
-                    fact_hit(
-                        index,
-                        f,
-                        score=float(scores[i]),
-                        hop=int(hops[i]),
-                        anchor=an,
-                        components={
-                            "match": float(match.get(an, 0.0)),
-                            "hop_factor": 1.0 / (1 + int(hops[i])),
-                            "confidence": float(index.fact_confidence[f]),
-                        },
-                    )
+            q_facts = facts[a:b]
+            hop_l = hops[a:b].tolist()
+            components = [
+                {"match": float(match.get(an, 0.0)), "hop_factor": 1.0 / (1 + h), "confidence": c}
+                for an, h, c in zip(
+                    anch[a:b].tolist(),
+                    hop_l,
+                    index.fact_confidence[q_facts].tolist(),
+                    strict=True,
                 )
+            ]
+            hits = fact_hits(
+                index,
+                q_facts,
+                scores=scores[a:b],
+                hops=hop_l,
+                anchors=anch[a:b],
+                components=components,
+            )
             chunks = []
             if n_chunks:
                 chunks = _fused_chunks(
-                    index, hits, facts[a:b], scores[a:b], vec[q] if vec else None, n_chunks, p.rrf_k
+                    index, q_facts, scores[a:b], vec[q] if vec else None, n_chunks, p.rrf_k
                 )
-            anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in anchors[q]]
+            anchor_list = anchor_hits(index, anchors[q])
             results.append(
                 RetrievalResult(
                     recipe=NAME,
                     query=query,
                     tenant=tenant_name,
-                    anchors=anchor_hits,
-                    entities=list(anchor_hits),
+                    anchors=anchor_list,
+                    entities=list(anchor_list),
                     facts=hits,
                     chunks=chunks,
                     stats={"edges": b - a},
@@ -184,22 +202,23 @@ def graph_recall(
 
 def _fused_chunks(
     index: GraphIndex,
-    hits: list[Any],
     facts: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],
     vec: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None,
     n: int,
     rrf_k: float,
-) -> list[Any]:
-    """RRF of the vector ranking and the graph ranking of chunks."""
+) -> list[ChunkHit]:
+    """RRF of the vector ranking and the graph ranking of chunks (a chunk's graph score: the
+    best composite of the recalled edges whose endpoints it mentions)."""
+    ends = np.concatenate((index.fact_subject[facts], index.fact_object[facts]))
+    end_scores = np.concatenate((scores, scores))
+    known = ends >= 0
+    m = index.mentions
+    owner, flat = csr_ranges(m.entity_offsets, ends[known])
     best: dict[int, float] = {}
-    for f, s in zip(facts.tolist(), scores.tolist(), strict=True):
-        for e in (int(index.fact_subject[f]), int(index.fact_object[f])):
-            if e < 0:
-                continue
-            for c in index.mentions.chunks_of(e)[0].tolist():
-                if s > best.get(c, -1.0):
-                    best[c] = s
+    for c, s in zip(m.entity_chunks[flat].tolist(), end_scores[known][owner].tolist(), strict=True):
+        if s > best.get(c, -1.0):
+            best[c] = s
     graph_rank = sorted(best, key=lambda c: (-best[c], c))
     lists = [graph_rank]
     vec_rank: list[int] = []
@@ -211,13 +230,18 @@ def _fused_chunks(
     fused = fusion.rrf([np.asarray(x, dtype=np.int64) for x in lists], k=rrf_k, top_k=n)
     gpos = {c: i + 1 for i, c in enumerate(graph_rank)}
     vpos = {c: i + 1 for i, c in enumerate(vec_rank)}
-    out = []
-    for c, s in zip(fused.ids.tolist(), fused.scores.tolist(), strict=True):
-        comp = {"rrf": float(s)}
-        if c in gpos:
-            comp["graph_rank"] = float(gpos[c])
-        if c in vpos:
-            comp["vector_rank"] = float(vpos[c])
-        source = "fused" if c in gpos and c in vpos else ("graph" if c in gpos else "vector")
-        out.append(chunk_hit(index, int(c), score=float(s), source=source, components=comp))
-    return out
+    ids = fused.ids.tolist()
+    fscores = fused.scores.tolist()
+    comps = []
+    sources = []
+    for c, s in zip(ids, fscores, strict=True):
+        comp = {"rrf": s}
+        g = gpos.get(c)
+        v = vpos.get(c)
+        if g is not None:
+            comp["graph_rank"] = float(g)
+        if v is not None:
+            comp["vector_rank"] = float(v)
+        comps.append(comp)
+        sources.append("fused" if g is not None and v is not None else ("graph" if g else "vector"))
+    return chunk_hits(index, ids, scores=fscores, sources=sources, components=comps)

@@ -75,6 +75,7 @@ from .base import (
     check_queries,
     check_real,
     chunk_hits,
+    csr_ranges,
     entity_hits,
 )
 
@@ -318,16 +319,6 @@ def ppr(
     return results
 
 
-def _ranges(offsets: npt.NDArray[np.int64], rows: npt.NDArray[np.int64]) -> tuple[Any, Any]:
-    """(owner, flat): for every CSR slot of ``rows``, its position in ``rows`` and its index."""
-    lens = offsets[rows + 1] - offsets[rows]
-    owner = np.repeat(np.arange(len(rows)), lens)
-    flat = (
-        offsets[rows][owner] + np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
-    )
-    return owner, flat
-
-
 def _passage_seeds(
     m: Any,
     spec_of: npt.NDArray[np.float64],
@@ -345,7 +336,7 @@ def _passage_seeds(
     sims = dense[q][1][:n_seed_chunks].astype(np.float64)
     w = np.exp((sims - sims.max()) / temp)
     w /= w.sum()
-    owner, flat = _ranges(m.chunk_offsets, rows)
+    owner, flat = csr_ranges(m.chunk_offsets, rows)
     ents = m.chunk_entities[flat]
     x = m.chunk_counts[flat].astype(np.float64)
     x /= np.bincount(owner, weights=x, minlength=len(rows))[owner]
@@ -394,7 +385,7 @@ def _chunk_scores(
             sel, vals = ents[~has], es[~has]
     n_p = len(parts_rows[0]) if parts_rows else 0
     if len(sel):
-        owner, flat = _ranges(m.entity_offsets, sel)
+        owner, flat = csr_ranges(m.entity_offsets, sel)
         if len(flat):
             cnt = m.entity_counts[flat].astype(np.float64)
             totals = np.bincount(owner, weights=cnt, minlength=len(sel))
