@@ -586,7 +586,7 @@ class EntityPaths:
     """Memoised :func:`entity_path` s of one query: entities reached through the same
     parent share the steps up to it, so a query's paths cost one step per entity."""
 
-    __slots__ = ("_ent_ids", "_fact_ids", "_index", "_parents", "_prefix")
+    __slots__ = ("_edge", "_ent_ids", "_fact_ids", "_index", "_parents", "_prefix")
 
     def __init__(self, index: GraphIndex, parent_of: Mapping[int, int]):
         self._index = index
@@ -595,6 +595,8 @@ class EntityPaths:
         self._fact_ids = index.graph.fact_ids
         #: Dense entity -> the steps from its anchor up to it (without its own last step).
         self._prefix: dict[int, tuple[Step, ...]] = {}
+        #: Dense entity -> (the entity before it, the step from there), see :meth:`many`.
+        self._edge: dict[int, tuple[int, Step]] = {}
 
     def _head(self, entity: int, depth: int) -> tuple[Step, ...] | None:
         """The steps before ``entity``'s own step, or None past 64 steps."""
@@ -602,10 +604,16 @@ class EntityPaths:
         if got is not None:
             return got
         f = self._parents.get(entity, -1)
+        edge = self._edge.get(entity)
         if f < 0:
             head: tuple[Step, ...] = ()
         elif depth >= 64:
             return None
+        elif edge is not None:
+            up = self._head(edge[0], depth + 1)
+            if up is None:
+                return None
+            head = (*up, edge[1])
         else:
             index = self._index
             s, o = int(index.fact_subject[f]), int(index.fact_object[f])
@@ -625,6 +633,41 @@ class EntityPaths:
             )
         self._prefix[entity] = head
         return head
+
+    def many(self, entities: list[int]) -> list[tuple[Step, ...]]:
+        """The paths of many entities: their last edges gathered with one numpy call per
+        column, then each path is its parent's plus one step."""
+        index = self._index
+        parents = self._parents
+        todo = [e for e in entities if e in parents and e not in self._edge]
+        if todo:
+            fl = [parents[e] for e in todo]
+            f_arr = np.asarray(fl, dtype=np.int64)
+            subj, obj = index.fact_subject[f_arr], index.fact_object[f_arr]
+            out = obj == np.asarray(todo, dtype=np.int64)
+            prev = np.where(out, subj, obj)
+            prev_l = prev.tolist()
+            names = index.entity_name
+            preds = index.fact_predicate
+            for e, f, pv, pid, fid, o in zip(
+                todo,
+                fl,
+                prev_l,
+                self._ent_ids[prev].tolist(),
+                self._fact_ids[f_arr].tolist(),
+                out.tolist(),
+                strict=True,
+            ):
+                self._edge[e] = (pv, Step(pid, names[pv], preds[f], fid, "out" if o else "in"))
+        names = index.entity_name
+        result = []
+        for e, eid in zip(entities, self._ent_ids[entities].tolist(), strict=True):
+            head = self._head(e, 0)
+            if head is None or len(head) > 64:
+                result.append(entity_path(index, e, parents))
+            else:
+                result.append((*head, Step(eid, names[e])))
+        return result
 
     def __call__(self, entity: int) -> tuple[Step, ...]:
         """The path from an anchor to dense ``entity`` (as :func:`entity_path`)."""

@@ -32,18 +32,28 @@ import numpy.typing as npt
 
 from ..errors import ParameterError
 from ..index import GraphIndex
-from .anchoring import chunk_search, embed_batch, entity_search, name_anchors, with_params
+from .anchoring import (
+    cached_plan,
+    chunk_search,
+    dense_batch,
+    embed_batch,
+    entity_search,
+    name_anchors,
+    params_of,
+)
 from .base import (
     ChunkHit,
+    EntityPaths,
     RetrievalResult,
     Step,
     Timer,
+    anchor_hits,
     check_count,
     check_queries,
     check_real,
     chunk_hit,
-    entity_hit,
-    entity_path,
+    chunk_hits,
+    entity_hits,
 )
 
 __all__ = ["ChunkBoostParams", "chunk_boost"]
@@ -115,7 +125,7 @@ def chunk_boost(
         source's logged numbers (related entities, fan-out per hop, avg / max boost,
         whether expansion triggered).
     """
-    p = with_params(ChunkBoostParams(), params)
+    p = params_of(ChunkBoostParams, params)
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
@@ -163,18 +173,24 @@ def chunk_boost(
         if found is None:
             fallback = why or "no entity vectors"
             found = [name_anchors(index, q, t, n_ent, p.fallback) if p.fallback else [] for q in qs]
-    ids = index.graph.entity_ids
     with timer.stage("graph"):
-        act = index.graph.spread(
-            [ids[[a[0] for a in row]] if row else [] for row in found],
-            max_hops=p.max_hops,
-            direction="both",
-            predicates=p.relationship_types,
-            max_sequence=p.max_sequence_order,
-            tenant=tenant_name,
+        plan = cached_plan(
+            index,
+            NAME,
+            p,
+            t,
+            lambda: index.graph.spread_plan(
+                max_hops=p.max_hops,
+                direction="both",
+                predicates=p.relationship_types,
+                max_sequence=p.max_sequence_order,
+                tenant=tenant_name,
+            ),
         )
+        anchor_rows, _, anchor_offsets = dense_batch(found)
+        act = plan.dense(anchor_rows, anchor_offsets)
     core = act._core
-    eo = core.entity_offsets
+    eo = core.entity_offsets.tolist()
     ents, ehops, estr, epar = (
         core.entities,
         core.entity_hops,
@@ -187,78 +203,60 @@ def chunk_boost(
         str_lists: list[list[float]] = []
         parent_maps: list[dict[int, int]] = []
         for q in range(len(qs)):
-            a, b = int(eo[q]), int(eo[q + 1])
-            qset = {r for r, _, _ in found[q]}
-            rel, dist, stren = [], [], []
-            pm: dict[int, int] = {}
-            for e, h, s, par in zip(
-                ents[a:b].tolist(),
-                ehops[a:b].tolist(),
-                estr[a:b].tolist(),
-                epar[a:b].tolist(),
-                strict=True,
-            ):
-                if par >= 0:
-                    pm[e] = par
-                if e in qset or h < 1:
-                    continue
-                rel.append(e)
-                dist.append(h)
-                stren.append(s)
-            related_lists.append(rel)
-            dist_lists.append(dist)
-            str_lists.append(stren)
-            parent_maps.append(pm)
+            a, b = eo[q], eo[q + 1]
+            e_q, h_q, par_q = ents[a:b], ehops[a:b], epar[a:b]
+            has_parent = par_q >= 0
+            parent_maps.append(
+                dict(zip(e_q[has_parent].tolist(), par_q[has_parent].tolist(), strict=True))
+            )
+            keep = h_q >= 1
+            for r, _, _ in found[q]:
+                keep &= e_q != r
+            related_lists.append(e_q[keep].tolist())
+            dist_lists.append(h_q[keep].tolist())
+            str_lists.append(estr[a:b][keep].astype(np.float64).tolist())
         cent = index.centrality(t) if p.use_centrality else None
-        boosts = index.graph.mention_boost(
-            [index.graph.chunk_ids[c[0]].tolist() for c in cands],
-            [c[1].astype(np.float64).tolist() for c in cands],
-            [ids[[a[0] for a in row]].tolist() if row else [] for row in found],
-            [ids[r].tolist() if r else [] for r in related_lists],
+        boosts = _mention_boost(
+            index,
+            cands,
+            anchor_rows,
+            anchor_offsets,
+            related_lists,
             dist_lists,
             str_lists,
-            direct=p.entity_boost_direct,
-            indirect=p.entity_boost_indirect,
-            use_strength=p.use_relationship_strength,
-            centrality=cent,
+            p,
+            cent,
         )
     results = []
     with timer.stage("results"):
         for q, query in enumerate(qs):
             rows, sims = cands[q]
-            bo = boosts[q]
-            order = bo["order"].tolist()[:k]
+            bo_d, bo_i, bo_a, bo_order = boosts[q]
+            order = bo_order[:k]
             qset = {r for r, _, _ in found[q]}
             rel_info = {
                 e: (d, s)
                 for e, d, s in zip(related_lists[q], dist_lists[q], str_lists[q], strict=True)
             }
-            chunks: list[ChunkHit] = []
-            boosts_seen = []
-            for i in order:
-                c = int(rows[i])
-                d_, i_, adj = (
-                    float(bo["direct"][i]),
-                    float(bo["indirect"][i]),
-                    float(bo["adjusted"][i]),
-                )
-                boosts_seen.append(d_ + i_)
-                path = _best_path(index, c, qset, rel_info, parent_maps[q], p, cent)
-                chunks.append(
-                    chunk_hit(
-                        index,
-                        c,
-                        score=adj,
-                        source="vector" if d_ + i_ == 0 else "graph",
-                        components={
-                            "similarity": float(sims[i]),
-                            "direct": d_,
-                            "indirect": i_,
-                            "adjusted": adj,
-                        },
-                        path=path,
+            paths_of = EntityPaths(index, parent_maps[q])
+            d_l = bo_d[order].tolist()
+            i_l = bo_i[order].tolist()
+            a_l = bo_a[order].tolist()
+            c_l = rows[order].tolist()
+            boosts_seen = [d_ + i_ for d_, i_ in zip(d_l, i_l, strict=True)]
+            chunks: list[ChunkHit] = chunk_hits(
+                index,
+                c_l,
+                scores=a_l,
+                sources=["vector" if b == 0 else "graph" for b in boosts_seen],
+                components=[
+                    {"similarity": s_, "direct": d_, "indirect": i_, "adjusted": a_}
+                    for s_, d_, i_, a_ in zip(
+                        sims[order].astype(np.float64).tolist(), d_l, i_l, a_l, strict=True
                     )
-                )
+                ],
+                paths=[_best_path(index, c, qset, rel_info, paths_of, p, cent) for c in c_l],
+            )
             expanded = 0
             if p.expand_primary_chunks and len(chunks) < k:
                 have = {ch.id for ch in chunks}
@@ -277,7 +275,7 @@ def chunk_boost(
                                 "strength": rel_info[e][1],
                                 "distance": float(rel_info[e][0]),
                             },
-                            path=entity_path(index, e, parent_maps[q]),
+                            path=paths_of(e),
                         )
                     )
                     expanded += 1
@@ -286,19 +284,16 @@ def chunk_boost(
             fanout: dict[int, int] = {}
             for d in dist_lists[q]:
                 fanout[d] = fanout.get(d, 0) + 1
-            anchors = [entity_hit(index, r, score=s, how=how) for r, s, how in found[q]]
-            entities = anchors + [
-                entity_hit(
-                    index,
-                    e,
-                    score=0.0,
-                    how="graph",
-                    hop=d,
-                    strength=s,
-                    path=entity_path(index, e, parent_maps[q]),
-                )
-                for e, (d, s) in rel_info.items()
-            ]
+            anchors = anchor_hits(index, found[q])
+            entities = anchors + entity_hits(
+                index,
+                list(rel_info),
+                scores=0.0,
+                how="graph",
+                hops=[d for d, _ in rel_info.values()],
+                strengths=[s for _, s in rel_info.values()],
+                paths=paths_of.many(list(rel_info)),
+            )
             results.append(
                 RetrievalResult(
                     recipe=NAME,
@@ -319,9 +314,54 @@ def chunk_boost(
                     fallback=fallback,
                 )
             )
-    for r in results:
-        r.timings = dict(timer.seconds)
+    for res in results:
+        res.timings = dict(timer.seconds)
     return results
+
+
+def _mention_boost(
+    index: GraphIndex,
+    cands: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]],
+    anchor_rows: npt.NDArray[np.int64],
+    anchor_offsets: npt.NDArray[np.int64],
+    related: list[list[int]],
+    distances: list[list[int]],
+    strengths: list[list[float]],
+    p: ChunkBoostParams,
+    centrality: npt.NDArray[np.float64] | None,
+) -> list[tuple[Any, Any, Any, npt.NDArray[np.int64]]]:
+    """:meth:`~graphrecall.KnowledgeGraph.mention_boost` on dense rows (one native call for
+    the batch, no id lookups): per query (direct, indirect, adjusted, order)."""
+
+    def offsets(lens: list[int]) -> npt.NDArray[np.uintp]:
+        off = np.zeros(len(lens) + 1, dtype=np.uintp)
+        np.cumsum(lens, out=off[1:])
+        return off
+
+    co = offsets([len(c[0]) for c in cands])
+    ro = offsets([len(r) for r in related])
+    d, i, a, order = index.graph._core.mention_boost(
+        np.concatenate([c[0] for c in cands]).astype(np.uint32),
+        np.concatenate([c[1] for c in cands]).astype(np.float64),
+        co,
+        anchor_rows.astype(np.uint32),
+        anchor_offsets.astype(np.uintp),
+        np.fromiter((e for r in related for e in r), dtype=np.uint32, count=int(ro[-1])),
+        np.fromiter((h for r in distances for h in r), dtype=np.uint32, count=int(ro[-1])),
+        np.fromiter((s for r in strengths for s in r), dtype=np.float64, count=int(ro[-1])),
+        ro,
+        direct=float(p.entity_boost_direct),
+        indirect=float(p.entity_boost_indirect),
+        use_strength=bool(p.use_relationship_strength),
+        centrality=None
+        if centrality is None
+        else np.ascontiguousarray(centrality, dtype=np.float64),
+    )
+    out = []
+    for q in range(len(cands)):
+        lo, hi = int(co[q]), int(co[q + 1])
+        out.append((d[lo:hi], i[lo:hi], a[lo:hi], order[lo:hi].astype(np.int64)))
+    return out
 
 
 def _best_path(
@@ -329,7 +369,7 @@ def _best_path(
     chunk: int,
     query_entities: set[int],
     related: dict[int, tuple[int, float]],
-    parents: dict[int, int],
+    paths_of: EntityPaths,
     p: ChunkBoostParams,
     centrality: npt.NDArray[np.float64] | None,
 ) -> tuple[Step, ...]:
@@ -339,7 +379,7 @@ def _best_path(
     best, best_val = -1, -1.0
     for e in mentioned.tolist():
         if e in query_entities:
-            return entity_path(index, e, parents)
+            return paths_of(e)
         info = related.get(e)
         if info is None:
             continue
@@ -348,4 +388,4 @@ def _best_path(
             val *= float(centrality[e])
         if val > best_val:
             best, best_val = e, val
-    return entity_path(index, best, parents) if best >= 0 else ()
+    return paths_of(best) if best >= 0 else ()

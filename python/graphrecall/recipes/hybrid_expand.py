@@ -37,17 +37,19 @@ from .. import fusion, scoring
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import GraphProximityProfile
-from .anchoring import Anchor, chunk_search, embed_batch, entity_search, name_anchors, with_params
+from .anchoring import Anchor, chunk_search, embed_batch, entity_search, name_anchors, params_of
 from .base import (
     ChunkHit,
+    EntityPaths,
     RetrievalResult,
     Timer,
+    anchor_hits,
     check_count,
     check_queries,
     check_real,
     chunk_hit,
-    entity_hit,
-    entity_path,
+    entity_hits,
+    fact_hits,
 )
 
 __all__ = ["HybridExpandParams", "hybrid_expand"]
@@ -120,7 +122,7 @@ def hybrid_expand(
         ``anchors`` (recognised query entities), related ``entities`` and the ``facts``
         linking them (for the Knowledge Graph Context block).
     """
-    p = with_params(HybridExpandParams(), params)
+    p = params_of(HybridExpandParams, params)
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
@@ -256,6 +258,7 @@ def hybrid_expand(
                 )
         else:
             final = [(c, comps[q][c]["hybrid"], 0) for c in base_lists[q]]
+        paths_of = EntityPaths(index, parents)
         chunks: list[ChunkHit] = []
         for c, s, src in final:
             comp = dict(comps[q].get(c, {"vector": 0.0, "text": 0.0, "hybrid": 0.0}))
@@ -263,52 +266,47 @@ def hybrid_expand(
                 comp["graph"] = graph_scores.get(c, 0.0)
                 comp["combined"] = float(s)
             source = {0: "hybrid", 1: "graph", 2: "hybrid+graph"}[int(src)]
-            path = entity_path(index, graph_from[c], parents) if c in graph_from else ()
+            path = paths_of(graph_from[c]) if c in graph_from else ()
             chunks.append(
                 chunk_hit(index, int(c), score=float(s), source=source, components=comp, path=path)
             )
-        anchor_hits = [entity_hit(index, r, score=s, how=how) for r, s, how in anchors[q]]
-        rel_hits = [
-            entity_hit(
-                index,
-                e,
-                score=0.0,
-                how="graph",
-                hop=h,
-                strength=s,
-                path=entity_path(index, e, parents),
-            )
-            for e, h, s in related
-        ]
+        anchor_list = anchor_hits(index, anchors[q])
+        rel_hits = entity_hits(
+            index,
+            [e for e, _, _ in related],
+            scores=0.0,
+            how="graph",
+            hops=[h for _, h, _ in related],
+            strengths=[s for _, _, s in related],
+            paths=paths_of.many([e for e, _, _ in related]),
+        )
         facts = []
         if p.use_graph:
-            from .base import fact_hit
-
             fa, fb = int(fo[q]), int(fo[q + 1])
-            for f, h in zip(core.facts[fa:fb].tolist(), core.hops[fa:fb].tolist(), strict=True):
-                if int(index.fact_object[f]) < 0:
-                    continue
-                facts.append(
-                    fact_hit(
-                        index,
-                        f,
-                        score=float(index.fact_strength[f]),
-                        hop=int(h),
-                        anchor=None,
-                        components={"strength": float(index.fact_strength[f])},
-                    )
-                )
+            q_facts = core.facts[fa:fb]
+            q_facts_hops = core.hops[fa:fb]
+            linking = index.fact_object[q_facts] >= 0
+            q_facts = q_facts[linking]
+            strength = index.fact_strength[q_facts]
+            facts = fact_hits(
+                index,
+                q_facts,
+                scores=strength,
+                hops=q_facts_hops[linking],
+                anchors=np.full(len(q_facts), -1, dtype=np.int64),
+                components=[{"strength": s} for s in strength.tolist()],
+            )
         results.append(
             RetrievalResult(
                 recipe=NAME,
                 query=query,
                 tenant=tenant_name,
-                anchors=anchor_hits,
-                entities=anchor_hits + rel_hits,
+                anchors=anchor_list,
+                entities=anchor_list + rel_hits,
                 facts=facts,
                 chunks=chunks,
                 stats={
-                    "query_entities": len(anchor_hits),
+                    "query_entities": len(anchor_list),
                     "related_entities": len(rel_hits),
                     "graph_chunks_scored": len(graph_scores),
                     "graph_chunks_added": sum(1 for ch in chunks if ch.source == "graph"),
