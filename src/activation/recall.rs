@@ -7,11 +7,12 @@
 //! decreasing `g` and each list is cut as soon as `g * confidence` falls below the current
 //! k-th best: most edges of a 2-hop neighbourhood are never touched.
 
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::bfs::total_order_key;
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
 use crate::graph::{KnowledgeGraph, NONE};
@@ -253,25 +254,65 @@ fn recall_one(
             heap.into_sorted_vec()
         }
         Dedupe::Triple => {
-            // Collect every candidate, then keep the best per (subject, object, predicate).
+            // Candidates are pruned as in the fact mode, against a lower bound of the k-th
+            // best distinct triple: `floor` holds the first score seen of each new triple
+            // (never above that triple's best), so its k-th largest can only under-estimate
+            // the cut, and whatever falls below it cannot reach the top k. The result is
+            // the unpruned rule's: every hit sorted, the best per triple, the first k.
+            let k = p.top_k;
             let mut hits: Vec<Hit> = Vec::new();
             let mut seen: FxHashSet<u32> = FxHashSet::default();
+            let mut triples: FxHashSet<(u32, u32, u16)> = FxHashSet::default();
+            let mut floor: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(k + 1);
             for &(x, r) in order.iter() {
-                for_each_edge(g, x, p.direction, &p.filter, usize::MAX, |pos, other| {
-                    if other != NONE && seen.insert(pos as u32) {
-                        hits.push(Hit {
-                            score: r.g * f64::from(g.rec[pos].confidence) + 0.0,
-                            fact: g.rec[pos].fact,
-                            hop: r.hop,
-                            anchor: r.anchor,
-                            via: x,
-                        });
+                if floor.len() >= k {
+                    if let Some(Reverse(min)) = floor.peek() {
+                        if total_order_key(r.g.max(0.0)) < *min {
+                            break;
+                        }
+                    }
+                }
+                let mut visit = |pos: usize, other: u32| -> bool {
+                    if other == NONE {
+                        return true;
+                    }
+                    let rec = &g.rec[pos];
+                    let score = r.g * f64::from(rec.confidence) + 0.0;
+                    let key = total_order_key(score);
+                    if floor.len() >= k {
+                        if let Some(Reverse(min)) = floor.peek() {
+                            if key < *min {
+                                // Sorted by confidence: for g >= 0 the rest is no better.
+                                return r.g < 0.0;
+                            }
+                        }
+                    }
+                    // The first visit of an edge is its best (entities come by g desc).
+                    if !seen.insert(pos as u32) {
+                        return true;
+                    }
+                    // An out-edge's far end is its object; an in-edge's is its subject
+                    // (in-side self-loops are not walked).
+                    let subject = if rec.object == other { x } else { other };
+                    hits.push(Hit {
+                        score,
+                        fact: rec.fact,
+                        hop: r.hop,
+                        anchor: r.anchor,
+                        via: x,
+                    });
+                    if triples.insert((subject, rec.object, rec.predicate)) {
+                        floor.push(Reverse(key));
+                        if floor.len() > k {
+                            floor.pop();
+                        }
                     }
                     true
-                });
+                };
+                walk_sorted(g, x, p.direction, &p.filter, &mut visit);
             }
             hits.sort_unstable();
-            let mut triples: FxHashSet<(u32, u32, u16)> = FxHashSet::default();
+            triples.clear();
             let mut out = Vec::with_capacity(p.top_k.min(hits.len()));
             for h in hits {
                 let pos = g.fact_to_pos[h.fact as usize];
