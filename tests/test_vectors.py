@@ -266,7 +266,7 @@ def test_backend_choice() -> None:
     assert VectorIndex(v, t, exact_below=10, sketch_below=0).backend == "hnsw"
     assert VectorIndex(v, t, exact_below=0, sketch_below=0).backend == "hnsw"
     assert VectorIndex(v, t, exact_below=21).backend == "exact"
-    assert VectorIndex(v, t).backend == "exact"  # default threshold 512
+    assert VectorIndex(v, t).backend == "exact"  # default threshold 1024
     # auto: exact below exact_below, the sketch below sketch_below, HNSW from there.
     three = VectorIndex(v, np.array([0] * 20 + [1] * 6 + [2] * 4), exact_below=5, sketch_below=10)
     assert three.backends == {0: "hnsw", 1: "sketch", 2: "exact"}
