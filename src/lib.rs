@@ -10,6 +10,7 @@ pub mod error;
 pub mod fusion;
 pub mod graph;
 pub mod scoring;
+pub mod vectors;
 
 pub use error::{Error, Result};
 

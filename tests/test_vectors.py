@@ -261,12 +261,17 @@ def test_known_tenants_without_rows() -> None:
 def test_backend_choice() -> None:
     v = LATTICE[np.arange(30) % 24]
     t = np.array([0] * 20 + [1] * 10)
-    auto = VectorIndex(v, t, exact_below=15)
+    auto = VectorIndex(v, t, exact_below=15, sketch_below=15)
     assert auto.backends == {0: "hnsw", 1: "exact"} and auto.backend == "mixed"
-    assert VectorIndex(v, t, exact_below=10).backend == "hnsw"
-    assert VectorIndex(v, t, exact_below=0).backend == "hnsw"
+    assert VectorIndex(v, t, exact_below=10, sketch_below=0).backend == "hnsw"
+    assert VectorIndex(v, t, exact_below=0, sketch_below=0).backend == "hnsw"
     assert VectorIndex(v, t, exact_below=21).backend == "exact"
-    assert VectorIndex(v, t).backend == "exact"  # default threshold 20k
+    assert VectorIndex(v, t).backend == "exact"  # default threshold 1024
+    # auto: exact below exact_below, the sketch below sketch_below, HNSW from there.
+    three = VectorIndex(v, np.array([0] * 20 + [1] * 6 + [2] * 4), exact_below=5, sketch_below=10)
+    assert three.backends == {0: "hnsw", 1: "sketch", 2: "exact"}
+    assert VectorIndex(v, t, exact_below=5).backend == "sketch"
+    assert VectorIndex(v, t, backend="sketch", exact_below=100).backend == "sketch"
     assert VectorIndex(v, t, backend="hnsw", exact_below=100).backend == "hnsw"
     ix = VectorIndex(v, t, backend="exact", exact_below=0)
     assert ix.backend == "exact" and len(ix) == 30 and ix.dim == 4 and ix.dtype == "f16"
@@ -326,7 +331,9 @@ def mixed_index(**kw: Any) -> tuple[VectorIndex, F32, npt.NDArray[np.int64]]:
     rng = np.random.default_rng(5)
     v = unit(rng, 120, 8)
     t = np.array([4] * 70 + [1] * 40 + [9] * 10)[rng.permutation(120)]
-    return VectorIndex(v, t, exact_below=50, build_threads=1, **kw), v, t
+    # Tenant 4 (70 rows): HNSW; tenant 1 (40): the sketch; tenant 9 (10): exact.
+    index = VectorIndex(v, t, exact_below=20, sketch_below=50, build_threads=1, rerank=8, **kw)
+    return index, v, t
 
 
 @pytest.mark.parametrize("view", [True, False])
@@ -336,13 +343,16 @@ def test_save_load_round_trip(tmp_path: Path, view: bool, dtype: str) -> None:
     assert index.backend == "mixed"
     path = index.save(tmp_path / "vec")
     assert path == tmp_path / "vec"
+    assert index.backends[1] == "sketch" and index.backends[9] == "exact"
     assert sorted(p.name for p in path.iterdir()) == [
+        "centres.npy",
         "exact.npy",
         "header.json",
         "hnsw-4.usearch",
         "kinds.npy",
         "offsets.npy",
         "rows.npy",
+        "sketch.npy",
         "tenants.npy",
     ]
     loaded = VectorIndex.load(path, view=view)
@@ -396,7 +406,9 @@ def test_corruption_detected(tmp_path: Path, name: str) -> None:
         VectorIndex.load(path, view=False)
 
 
-@pytest.mark.parametrize("name", ["rows.npy", "exact.npy", "hnsw-4.usearch"])
+@pytest.mark.parametrize(
+    "name", ["rows.npy", "exact.npy", "hnsw-4.usearch", "sketch.npy", "centres.npy"]
+)
 @pytest.mark.parametrize("verify", [True, False])
 def test_truncated_or_missing_file(tmp_path: Path, name: str, verify: bool) -> None:
     path = _saved(tmp_path)
@@ -438,9 +450,9 @@ def test_header_problems(tmp_path: Path) -> None:
     _rewrite_header(path, magic="graphrecall-snapshot")
     with pytest.raises(NotAStoreError, match="not a graphrecall vector index"):
         VectorIndex.load(path)
-    _rewrite_header(path, magic="graphrecall-vectors", format_version=2)
+    _rewrite_header(path, magic="graphrecall-vectors", format_version=3)
     with pytest.raises(
-        SchemaVersionError, match="format version 2; this graphrecall reads version 1"
+        SchemaVersionError, match="format version 3; this graphrecall reads versions 1, 2"
     ):
         VectorIndex.load(path)
     (path / "header.json").write_text(header)
@@ -601,7 +613,13 @@ def test_bad_tenants(tenants: Any, message: str) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"backend": "faiss"}, "backend: 'faiss' is not one of 'auto', 'exact', 'hnsw'"),
+        (
+            {"backend": "faiss"},
+            "backend: 'faiss' is not one of 'auto', 'exact', 'hnsw', 'sketch'",
+        ),
+        ({"rerank": 0}, "rerank: rerank = 0 must be >= 1"),
+        ({"rerank": 2.5}, "rerank: expected an integer, got 2.5"),
+        ({"sketch_below": -3}, "sketch_below: sketch_below = -3 must be >= 0"),
         ({"dtype": "i8"}, "dtype: 'i8' is not one of 'f16', 'f32'"),
         ({"dtype": None}, "dtype: None is not one of"),
         ({"exact_below": -1}, "exact_below: exact_below = -1 must be >= 0"),
@@ -623,7 +641,7 @@ def test_bad_parameters(kwargs: dict[str, Any], message: str) -> None:
         VectorIndex(LATTICE, **kwargs)
 
 
-@pytest.mark.parametrize("backend", ["exact", "hnsw"])
+@pytest.mark.parametrize("backend", ["exact", "hnsw", "sketch"])
 def test_bad_search_arguments(backend: str) -> None:
     index = VectorIndex(LATTICE, backend=backend)  # type: ignore[arg-type]
     q = LATTICE[0]
@@ -665,3 +683,189 @@ def test_bad_search_arguments(backend: str) -> None:
         got.query(1)
     with pytest.raises(ParameterError, match="invalid parameter i: expected an integer"):
         got.query("0")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- sketch
+
+
+def sketch_reference(
+    vecs: F32, query: F32, k: int, rerank: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The sketch written obviously: centre on the mean, sign bits, Hamming distance to the
+    signed centred query, the ``rerank`` nearest (ties by row), exact cosine, top ``k``
+    best first (ties by row). Scores in float64."""
+    v = vecs.astype(np.float64)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    q = query.astype(np.float64) / np.linalg.norm(query.astype(np.float64))
+    v32, q32 = v.astype(np.float32), q.astype(np.float32)
+    centre = v32.mean(axis=0, dtype=np.float64).astype(np.float32)
+    hamming = ((v32 - centre) > 0).astype(int) != ((q32 - centre) > 0).astype(int)
+    dist = hamming.sum(axis=1)
+    cand = sorted(range(len(v)), key=lambda r: (dist[r], r))[: max(rerank, k)]
+    scored = sorted((-float(v[r] @ q), r) for r in cand)[:k]
+    return np.array([r for _, r in scored], dtype=np.int64), np.array([-s for s, _ in scored])
+
+
+def assert_same_ranking(
+    rows: npt.NDArray[np.int64], scores: F32, want_rows: npt.NDArray[np.int64], want: Any
+) -> None:
+    """Same rows and scores (float32 vs float64: 1e-5), rows equal except where two scores
+    are within rounding of each other."""
+    assert len(rows) == len(want_rows)
+    assert np.allclose(scores, want, atol=1e-5)
+    for i in np.flatnonzero(rows != want_rows).tolist():
+        assert abs(float(want[i]) - float(scores[i])) < 1e-5, (i, rows, want_rows)
+
+
+@PROPERTY
+@given(
+    st.integers(1, 60),
+    st.integers(1, 70),
+    st.integers(1, 12),
+    st.integers(1, 80),
+    st.integers(0, 2**32 - 1),
+)
+def test_sketch_against_reference(n: int, d: int, k: int, rerank: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    v = unit(rng, n, d)
+    q = unit(rng, 3, d)
+    index = VectorIndex(v, backend="sketch", rerank=rerank)
+    got = index.search(q, k)
+    for i in range(3):
+        want_rows, want = sketch_reference(v, q[i], k, rerank)
+        rows, scores = got.query(i)
+        assert_same_ranking(rows, scores, want_rows, want)
+        assert (got.rows[i, len(rows) :] == -1).all() and np.isnan(got.scores[i, len(rows) :]).all()
+
+
+@pytest.mark.parametrize("k", [1, 10, 57, 200])
+def test_sketch_full_rerank_equals_exact(k: int) -> None:
+    rng = np.random.default_rng(3)
+    v = unit(rng, 150, 48)
+    t = rng.integers(0, 3, 150)
+    q = unit(rng, 20, 48)
+    exact = VectorIndex(v, t, backend="exact")
+    sketch = VectorIndex(v, t, backend="sketch", rerank=150)
+    for tenant in range(3):
+        a = exact.search(q, k, tenant=tenant, min_score=-0.05)
+        b = sketch.search(q, k, tenant=tenant, min_score=-0.05)
+        assert np.array_equal(a.counts, b.counts)
+        assert np.array_equal(a.rows, b.rows)
+        assert np.allclose(a.scores, b.scores, atol=1e-6, equal_nan=True)
+        # Tenant isolation at any k: only the tenant's rows, each once.
+        for rows, _ in b:
+            assert set(rows.tolist()) <= set(np.flatnonzero(t == tenant).tolist())
+            assert len(set(rows.tolist())) == len(rows)
+
+
+@pytest.mark.parametrize("k", [1, 5, 100, 10_000])
+def test_sketch_tenant_isolation_partial_rerank(k: int) -> None:
+    rng = np.random.default_rng(8)
+    v = unit(rng, 600, 32)
+    t = rng.integers(0, 4, 600)
+    index = VectorIndex(v, t, backend="sketch", rerank=16)
+    for tenant in range(4):
+        got = index.search(v[:30], k, tenant=tenant)
+        mine = set(np.flatnonzero(t == tenant).tolist())
+        for rows, scores in got:
+            assert set(rows.tolist()) <= mine and len(set(rows.tolist())) == len(rows)
+            assert len(rows) == min(k, len(mine))
+            assert (np.diff(scores) <= 0).all()
+
+
+def test_sketch_recall_on_structured_data() -> None:
+    # Embedding-like: a rank-16 signal plus noise; recall@10 of the default rerank.
+    rng = np.random.default_rng(12)
+    basis = rng.standard_normal((16, 128)).astype(np.float32)
+    v = (rng.standard_normal((4000, 16)).astype(np.float32) @ basis) + rng.standard_normal(
+        (4000, 128)
+    ).astype(np.float32)
+    q = (rng.standard_normal((100, 16)).astype(np.float32) @ basis) + rng.standard_normal(
+        (100, 128)
+    ).astype(np.float32)
+    truth = VectorIndex(v, backend="exact").search(q, 10).rows
+    for rerank, floor in ((None, 0.99), (64, 0.8)):
+        got = VectorIndex(v, backend="sketch", rerank=rerank).search(q, 10).rows
+        hits = sum(len(np.intersect1d(a, b)) for a, b in zip(got, truth, strict=True))
+        assert hits / truth.size >= floor, (rerank, hits / truth.size)
+
+
+def test_sketch_batch_equals_single_queries() -> None:
+    rng = np.random.default_rng(4)
+    v = unit(rng, 2000, 64)
+    index = VectorIndex(v, backend="sketch", rerank=40)
+    q = unit(rng, 50, 64)
+    batch = index.search(q, 7)
+    for i in range(50):
+        one = index.search(q[i], 7)
+        assert np.array_equal(one.rows[0], batch.rows[i])
+        assert np.array_equal(one.scores[0], batch.scores[i])
+    assert index.rerank == 40 and VectorIndex(v, backend="sketch").rerank is None
+
+
+def test_sketch_errors() -> None:
+    rng = np.random.default_rng(2)
+    v = unit(rng, 100, 16)
+    index = VectorIndex(v, backend="sketch")
+    with pytest.raises(EmbeddingError, match="queries have dimension 8, the index holds 16-d"):
+        index.search(v[0, :8], 1)
+    with pytest.raises(EmbeddingError, match="query 0 holds NaN or inf"):
+        index.search(np.full(16, np.nan), 1)
+    with pytest.raises(EmbeddingError, match="query 1 is a zero vector"):
+        index.search(np.stack([v[0], np.zeros(16)]), 1)
+    with pytest.raises(ParameterError, match="invalid parameter k"):
+        index.search(v[0], 0)
+    with pytest.raises(ParameterError, match="invalid parameter rerank"):
+        VectorIndex(v, backend="sketch", rerank=-1)
+    with pytest.raises(DataError, match="row 3 is a zero vector"):
+        VectorIndex(np.vstack([v[:3], np.zeros((1, 16))]), backend="sketch")
+
+
+def test_core_sketch_errors_are_precise() -> None:
+    from graphrecall import _core
+
+    v = np.ascontiguousarray(unit(np.random.default_rng(1), 10, 8))
+    c = v.mean(axis=0).astype(np.float32)
+    codes = _core.sketch_codes(v, c).reshape(10, 1)
+    with pytest.raises(ParameterError, match="invalid parameter rerank"):
+        _core.sketch_search(codes, v, c, v[:1], 3, 0)
+    with pytest.raises(ParameterError, match="invalid parameter k"):
+        _core.sketch_search(codes, v, c, v[:1], 0, 3)
+    with pytest.raises(DataError, match="centre has 4 rows, expected 8"):
+        _core.sketch_search(codes, v, c[:4], v[:1], 3, 3)
+    with pytest.raises(DataError, match="codes has 5 rows, expected 10"):
+        _core.sketch_search(codes[:5], v, c, v[:1], 3, 3)
+    with pytest.raises(ParameterError, match="queries have dimension 4"):
+        _core.sketch_search(codes, v, c, np.ascontiguousarray(v[:1, :4]), 3, 3)
+    with pytest.raises(ParameterError, match="C-contiguous"):
+        _core.sketch_search(codes, np.asfortranarray(v), c, v[:1], 3, 3)
+
+
+def test_sketch_reuse_rebuilds_codes() -> None:
+    rng = np.random.default_rng(6)
+    v = unit(rng, 300, 16)
+    prev = VectorIndex(v[:200], backend="sketch", rerank=30)
+    new = VectorIndex(
+        v, backend="sketch", rerank=30, reuse=(prev, np.r_[np.arange(200), -np.ones(100, int)])
+    )
+    fresh = VectorIndex(v, backend="sketch", rerank=30)
+    assert np.array_equal(new.search(v[:20], 5).rows, fresh.search(v[:20], 5).rows)
+
+
+def test_load_format_version_1(tmp_path: Path) -> None:
+    # A version-1 directory (no sketch arrays) still loads and answers the same.
+    v = unit(np.random.default_rng(9), 60, 8)
+    old = VectorIndex(v, exact_below=0, sketch_below=0, build_threads=1)
+    path = old.save(tmp_path / "v1")
+    for name in ("sketch.npy", "centres.npy"):
+        (path / name).unlink()
+    header = json.loads((path / "header.json").read_text())
+    for key in ("sketch_below", "rerank"):
+        del header[key]
+    for name in ("sketch.npy", "centres.npy"):
+        del header["files"][name]
+    header["format_version"] = 1
+    (path / "header.json").write_text(json.dumps(header))
+    loaded = VectorIndex.load(path)
+    assert loaded.backend == "hnsw"
+    assert np.array_equal(loaded.search(v[:5], 3).rows, old.search(v[:5], 3).rows)

@@ -24,6 +24,8 @@ __all__ = [
     "rerank_memories",
     "rrf_fuse",
     "score_fact_arrays",
+    "sketch_codes",
+    "sketch_search",
     "top_k",
     "weighted_fuse",
 ]
@@ -368,3 +370,51 @@ def top_k(
     offsets: npt.NDArray[np.uintp],
     k: int,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]: ...
+def sketch_codes(
+    vectors: npt.NDArray[np.float32], centre: npt.NDArray[np.float32]
+) -> npt.NDArray[np.uint64]:
+    """Sign codes of ``vectors - centre``.
+
+    Args:
+        vectors: float32 (n, d), C-contiguous.
+        centre: float32 (d,).
+
+    Returns:
+        uint64 (n * ceil(d / 64),), row after row: bit j of word w is set when
+        ``vectors[i, 64 w + j] > centre[64 w + j]``.
+
+    Raises:
+        ParameterError: A non-contiguous array or d = 0.
+        DataError: A centre of another length.
+    """
+
+def sketch_search(
+    codes: npt.NDArray[np.uint64],
+    vectors: npt.NDArray[np.float32],
+    centre: npt.NDArray[np.float32],
+    queries: npt.NDArray[np.float32],
+    k: int,
+    rerank: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """Top ``k`` rows of one part per query: Hamming scan of the sign codes, the ``rerank``
+    nearest (ties by position) re-scored with the exact float32 dot product.
+
+    One call per batch; the GIL is released; a batch runs in parallel across queries.
+
+    Args:
+        codes: uint64 (n, ceil(d / 64)) from :func:`sketch_codes` of ``vectors``.
+        vectors: float32 (n, d) unit rows, C-contiguous.
+        centre: float32 (d,) the centre the codes were made around.
+        queries: float32 (q, d) unit queries.
+        k: Results per query (>= 1).
+        rerank: Candidates re-scored exactly (>= 1; at least ``k`` are; ``>= n``: exact).
+
+    Returns:
+        ``(positions, scores, counts)``: int64 (q * k,) positions best first (ties by
+        position), padded with -1; float32 (q * k,) scores padded with NaN; int64 (q,).
+
+    Raises:
+        ParameterError: ``k`` or ``rerank`` is 0, shapes disagree, or an array is not
+            C-contiguous.
+        DataError: ``codes`` or ``centre`` of the wrong length.
+    """

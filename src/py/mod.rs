@@ -10,6 +10,7 @@ use crate::Error;
 
 mod graph;
 mod kernels;
+mod vectors;
 
 /// Exception classes live in `graphrecall.errors` (pure Python) so that each one can also
 /// subclass the builtin that callers already catch (`ValueError`, `KeyError`).
@@ -66,6 +67,9 @@ mod _core {
         additive_merge, composite_score, dedupe_max, graph_proximity_score, rerank_memories,
         rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
+
+    #[pymodule_export]
+    use super::vectors::{sketch_codes, sketch_search};
 
     #[pymodule_export]
     use super::graph::{CoreActivation, CoreRecall, CoreRecallPlan, CoreSpreadPlan};

@@ -1,0 +1,93 @@
+//! Sketch vector search (`crate::vectors`) as `#[pyfunction]`s over numpy arrays.
+//!
+//! The part's arrays (codes `uint64 (n, words)`, vectors `float32 (n, d)`, centre
+//! `float32 (d,)`) stay in numpy (memory-mapped after a load); each call borrows them as
+//! contiguous slices, checks the shapes with the GIL held and runs the whole batch with the
+//! GIL released. The public wrapper is `graphrecall.anchors.vectors.VectorIndex`.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+use crate::vectors;
+use crate::Error;
+
+/// Borrow a 2-D array as one contiguous slice and its column count.
+fn matrix<'a, T: numpy::Element>(
+    arr: &'a PyReadonlyArray2<'_, T>,
+    name: &'static str,
+) -> PyResult<(&'a [T], usize)> {
+    let cols = arr.shape()[1];
+    let bad = || {
+        Error::param(
+            name,
+            "array must be C-contiguous (use numpy.ascontiguousarray)",
+        )
+    };
+    // `as_slice` also accepts Fortran order, which would read the matrix transposed.
+    if !arr.is_c_contiguous() {
+        return Err(bad().into());
+    }
+    let data = arr.as_slice().map_err(|_| bad())?;
+    Ok((data, cols))
+}
+
+/// Sign codes of `vectors - centre`: uint64 `(n, ceil(d / 64))`, flat.
+#[pyfunction]
+pub fn sketch_codes<'py>(
+    py: Python<'py>,
+    vectors: PyReadonlyArray2<'py, f32>,
+    centre: PyReadonlyArray1<'py, f32>,
+) -> PyResult<Bound<'py, PyArray1<u64>>> {
+    let (v, dim) = matrix(&vectors, "vectors")?;
+    let c = super::slice(&centre, "centre")?;
+    let codes = py.detach(|| vectors::sketch_codes(v, c, dim))?;
+    Ok(codes.into_pyarray(py))
+}
+
+/// Top `k` part positions of each query (Hamming scan, exact rerank of `rerank` rows):
+/// positions int64 `(q * k,)` padded with -1, scores float32 padded with NaN, counts int64.
+#[pyfunction]
+#[pyo3(signature = (codes, vectors, centre, queries, k, rerank))]
+#[allow(clippy::type_complexity)]
+pub fn sketch_search<'py>(
+    py: Python<'py>,
+    codes: PyReadonlyArray2<'py, u64>,
+    vectors: PyReadonlyArray2<'py, f32>,
+    centre: PyReadonlyArray1<'py, f32>,
+    queries: PyReadonlyArray2<'py, f32>,
+    k: usize,
+    rerank: usize,
+) -> PyResult<(
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<i64>>,
+)> {
+    let (v, dim) = matrix(&vectors, "vectors")?;
+    let (q, qdim) = matrix(&queries, "queries")?;
+    if qdim != dim {
+        return Err(Error::param(
+            "queries",
+            format!("queries have dimension {qdim}, the vectors {dim}"),
+        )
+        .into());
+    }
+    let (c, words) = matrix(&codes, "codes")?;
+    if words != vectors::words_for(dim) {
+        return Err(Error::param(
+            "codes",
+            format!(
+                "codes have {words} words per row, dimension {dim} needs {}",
+                vectors::words_for(dim)
+            ),
+        )
+        .into());
+    }
+    let centre = super::slice(&centre, "centre")?;
+    // One query runs on this thread; a batch spreads its queries over rayon's pool.
+    let found = py.detach(|| vectors::sketch_search(c, v, centre, dim, q, k, rerank))?;
+    Ok((
+        found.positions.into_pyarray(py),
+        found.scores.into_pyarray(py),
+        found.counts.into_pyarray(py),
+    ))
+}
