@@ -1,11 +1,15 @@
 """Text anchors at scale: BM25Index against SQLite FTS5, and NameIndex's three lookups.
 
-Run: ``python benches/bench_text.py [--passages 100000] [--names 100000]``.
+Run: ``python benches/bench_text.py [--passages 100000] [--chunks 100000] [--names 100000]``.
 
 Passages are 8-29 words drawn from a Zipf(1) vocabulary of 50k words (so some query words
-occur in most rows, as "the" would); names are 1-3 capitalised pseudo-words. Times are
-wall-clock on one thread; FTS5 is the stdlib ``sqlite3`` in memory, queried with the same
-tokens joined by ``OR`` / ``AND`` and ``ORDER BY bm25(t) LIMIT 10``.
+occur in most rows, as "the" would); names are 1-3 capitalised pseudo-words. Chunks are
+``bench_recipes.py``'s: 10 tenants, each chunk an entity's name ("amber basil 123"), two
+same-tenant entities' names and two filler words; queries "How is <name> related to
+<name>?" in one tenant, top 24 (hybrid_expand's k x 4 candidates), p50 / p99 of single
+queries and ``search_many`` throughput. Times are wall-clock on one thread; FTS5 is the
+stdlib ``sqlite3`` in memory (one table per tenant for chunks), queried with the same tokens
+joined by ``OR`` / ``AND`` and ``ORDER BY bm25(t) LIMIT k``.
 """
 
 from __future__ import annotations
@@ -74,6 +78,75 @@ def bench_bm25(n: int) -> None:
             )
 
 
+WORDS = (
+    "amber basil cedar delta ember falcon garnet harbor indigo juniper kestrel lumen meadow "
+    "nimbus onyx prairie quartz raven sierra tundra umber violet willow xenon yarrow zephyr"
+).split()
+FILLER = "the a of and to in is was for on with as by at from about into over after".split()
+
+
+def chunks(n: int, seed: int = 0) -> tuple[list[str], np.ndarray, list[tuple[str, int]]]:
+    """bench_recipes.py's chunk texts over 10 tenants, and 1000 two-entity queries."""
+    rng = np.random.default_rng(seed)
+    tenant = rng.integers(0, 10, n)
+    w = rng.integers(0, len(WORDS), (n, 2)).tolist()
+    names = [f"{WORDS[a]} {WORDS[b]} {i}" for i, (a, b) in enumerate(w)]
+    other = np.empty((n, 2), np.int64)
+    for t in range(10):
+        rows = np.flatnonzero(tenant == t)
+        other[rows] = rows[rng.integers(0, len(rows), (len(rows), 2))]
+    texts = [
+        f"{names[i]} {FILLER[i % len(FILLER)]} {names[other[i, 0]]} "
+        f"{FILLER[(i * 7) % len(FILLER)]} {names[other[i, 1]]}"
+        for i in range(n)
+    ]
+    queries = []
+    for a in rng.integers(0, n, 1000).tolist():
+        mates = np.flatnonzero(tenant == tenant[a])
+        b = int(mates[rng.integers(0, len(mates))])
+        queries.append((f"How is {names[a]} related to {names[b]}?", int(tenant[a])))
+    return texts, tenant, queries
+
+
+def bench_bm25_tenants(n: int, k: int = 24) -> None:
+    texts, tenant, queries = chunks(n)
+    t = time.perf_counter()
+    idx = BM25Index(texts, tenant)
+    print(f"BM25Index build, {n} chunks / 10 tenants: {time.perf_counter() - t:.2f} s")
+    con = sqlite3.connect(":memory:")
+    for c in range(10):
+        con.execute(f"CREATE VIRTUAL TABLE t{c} USING fts5(x)")
+        rows = np.flatnonzero(tenant == c).tolist()
+        con.executemany(f"INSERT INTO t{c}(rowid, x) VALUES (?, ?)", ((r, texts[r]) for r in rows))
+    con.commit()
+    for mode in ("or", "and"):
+        for q, c in queries[:50]:  # warm up
+            idx.search_many([q], k, tenant=c, mode=mode)
+        times = []
+        for q, c in queries[:300]:
+            t0 = time.perf_counter_ns()
+            idx.search_many([q], k, tenant=c, mode=mode)
+            times.append((time.perf_counter_ns() - t0) / 1e3)
+        batch = [q for q, c in queries if c == queries[0][1]]
+        t0 = time.perf_counter()
+        idx.search_many(batch, k, tenant=queries[0][1], mode=mode)
+        qps = len(batch) / (time.perf_counter() - t0)
+        op = f" {mode.upper()} "
+        fts = per_call_us(
+            lambda qc, op=op: con.execute(
+                f"SELECT rowid, bm25(t{qc[1]}) FROM t{qc[1]} WHERE t{qc[1]} MATCH ? "
+                f"ORDER BY bm25(t{qc[1]}) LIMIT {k}",
+                (op.join(f'"{w}"' for w in tokenize(qc[0])),),
+            ).fetchall(),
+            queries[:100],
+        )
+        print(
+            f"  top-{k}, two-entity queries, {mode:>3}: BM25Index p50 "
+            f"{np.percentile(times, 50):6.1f} us, p99 {np.percentile(times, 99):6.1f} us; "
+            f"search_many {qps:8,.0f} q/s ({len(batch)} queries); FTS5 {fts:8.0f} us"
+        )
+
+
 def bench_names(n: int) -> None:
     rng = random.Random(0)
     syll = "ka to ri mar len sha dor vin el ast on bru qui zen fa lo ther win gar ith".split()
@@ -121,9 +194,11 @@ def bench_names(n: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--passages", type=int, default=100_000)
+    ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--names", type=int, default=100_000)
     args = ap.parse_args()
     bench_bm25(args.passages)
+    bench_bm25_tenants(args.chunks)
     bench_names(args.names)
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
+from unittest import mock
 
 import numpy as np
 import pytest
 from conftest import PROPERTY
-from graphrecall.anchors.keyword import BM25Index, _tokenize_corpus, tokenize
+from graphrecall.anchors import keyword as keyword_module
+from graphrecall.anchors.keyword import BM25Index, _tokenize_corpus, _top_positive, tokenize
 from graphrecall.errors import DataError, ParameterError, UnknownTenantError
 from hypothesis import given
 from hypothesis import strategies as st
@@ -131,6 +133,126 @@ def test_parameters_match_reference(texts: list[str | None], k1: float, b: float
         ref = ref_scores(texts, [0] * len(texts), q, 0, "or", k1, b)
         rows, scores = idx.search(q, 50)
         check_against_ref(rows, scores, ref, 50)
+
+
+def exact_scores(
+    texts: Sequence[str | None],
+    tenants: Sequence[int],
+    query: str,
+    tenant: int,
+    mode: str = "or",
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> dict[int, float]:
+    """fts5Bm25Function operation by operation in Python floats: equal bit for bit."""
+    docs = {
+        r: (tokenize(t) if t is not None else [])
+        for r, t in enumerate(texts)
+        if tenants[r] == tenant
+    }
+    q = tokenize(query)
+    if not docs or not q:
+        return {}
+    n_rows = float(len(docs))
+    avgdl = float(sum(len(d) for d in docs.values())) / n_rows
+    hits = {w: float(sum(1 for d in docs.values() if w in d)) for w in q}
+    out: dict[int, float] = {}
+    for r, d in docs.items():
+        present = [w in d for w in q]
+        if not any(present) or (mode == "and" and not all(present)):
+            continue
+        norm = k1 * ((1.0 - b) + (b * float(len(d))) / avgdl)
+        score = 0.0
+        for w in q:  # one phrase per token, in query order, as FTS5's loop
+            f = float(d.count(w))
+            if f:  # FTS5 adds idf * 0.0 for a phrase the row lacks: nothing
+                idf = math.log((n_rows - hits[w] + 0.5) / (hits[w] + 0.5))
+                score += (idf if idf > 0.0 else 1e-6) * ((f * (k1 + 1.0)) / (f + norm))
+        out[r] = score
+    return out
+
+
+#: Module constants forcing each of BM25Index's query paths.
+PATHS: dict[str, dict[str, int]] = {
+    "default": {"_SORT_FACTOR": 8},
+    "dense": {"_DENSE_FACTOR": 10**9, "_INTERSECT_FACTOR": 10**9},
+    "sparse": {"_DENSE_FACTOR": 0, "_INTERSECT_FACTOR": 10**9},
+    "intersect": {"_INTERSECT_FACTOR": 0},
+    "narrowing": {"_SORT_FACTOR": 1, "_DENSE_FACTOR": 10**9},
+}
+
+tied_corpus_st = st.lists(
+    st.one_of(
+        st.none(),
+        st.lists(st.sampled_from(WORDS[:4]), min_size=1, max_size=4).map(" ".join),
+        st.lists(st.sampled_from(WORDS), max_size=9).map(" ".join),
+    ),
+    max_size=120,
+)
+
+
+@PROPERTY
+@given(
+    texts=tied_corpus_st,
+    data=st.data(),
+    query=st.lists(st.sampled_from([*WORDS[:6], "nope"]), min_size=1, max_size=6).map(" ".join),
+    k=st.integers(1, 30),
+    mode=st.sampled_from(["or", "and"]),
+    path=st.sampled_from(sorted(PATHS)),
+)
+def test_every_query_path_equals_fts5_bit_for_bit(
+    texts: list[str | None], data: st.DataObject, query: str, k: int, mode: str, path: str
+) -> None:
+    tenants = data.draw(st.lists(st.integers(0, 2), min_size=len(texts), max_size=len(texts)))
+    idx = BM25Index(texts, tenants, n_tenants=3)
+    with mock.patch.multiple(keyword_module, **PATHS[path]):
+        for t in range(3):
+            ref = exact_scores(texts, tenants, query, t, mode)
+            expect = sorted(ref.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+            rows, scores = idx.search(query, k, tenant=t, mode=mode)  # type: ignore[arg-type]
+            assert list(zip(rows.tolist(), scores.tolist(), strict=True)) == expect
+            (r2, s2), _ = idx.search_many([query, "nope"], k, tenant=t, mode=mode)  # type: ignore[arg-type]
+            assert r2.tolist() == rows.tolist() and s2.tolist() == scores.tolist()
+            if mode == "or":
+                dense = idx.scores(query, tenant=t)
+                assert {r: dense[r] for r in np.flatnonzero(dense).tolist()} == ref
+
+
+@PROPERTY
+@given(
+    n=st.integers(0, 5000),
+    levels=st.integers(1, 40),
+    zeros=st.sampled_from([0.0, 0.5, 0.99, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 60),
+    sort_factor=st.sampled_from([1, 2, 8]),
+)
+def test_top_positive_equals_a_full_sort(
+    n: int, levels: int, zeros: float, seed: int, k: int, sort_factor: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    vals = rng.integers(1, levels + 1, n) / levels  # few distinct values: many ties
+    vals[rng.random(n) < zeros] = 0.0
+    with mock.patch.object(keyword_module, "_SORT_FACTOR", sort_factor):
+        got = _top_positive(vals, k)
+    expect = sorted(np.flatnonzero(vals > 0).tolist(), key=lambda i: (-vals[i], i))[:k]
+    assert got.dtype == np.int64 or got.dtype == np.intp
+    assert got.tolist() == expect
+
+
+def test_large_tenants_with_many_ties() -> None:
+    """Thousands of rows of one length: every row holding a token scores the same."""
+    rng = np.random.default_rng(5)
+    texts = [" ".join(rng.choice(WORDS[:5], 4)) for _ in range(6000)]
+    tenants = rng.integers(0, 2, len(texts)).tolist()
+    idx = BM25Index(texts, tenants)
+    for q in ("alpha", "alpha beta", "gamma gamma eps", "delta nope"):
+        for t in (0, 1):
+            ref = exact_scores(texts, tenants, q, t)
+            for k in (1, 7, 100, 5000):
+                rows, scores = idx.search(q, k, tenant=t)
+                expect = sorted(ref.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+                assert list(zip(rows.tolist(), scores.tolist(), strict=True)) == expect
 
 
 # --------------------------------------------------------------------------- FTS5
