@@ -625,6 +625,87 @@ pub fn rerank_batch(
     Ok(out)
 }
 
+/// The mention CSR of [`entity_chunk_scores`]: `chunks[offsets[e]..offsets[e + 1]]` are the
+/// chunks mentioning entity `e`, with their mention `counts`.
+#[derive(Debug, Clone, Copy)]
+pub struct MentionCsr<'a> {
+    pub offsets: &'a [i64],
+    pub chunks: &'a [i64],
+    pub counts: &'a [i64],
+}
+
+fn bad_value(row: usize, column: &'static str, value: i64, problem: &str) -> Error {
+    Error::InvalidValue {
+        table: "entities",
+        row,
+        column,
+        value: value.to_string(),
+        problem: problem.to_string(),
+    }
+}
+
+/// Entity scores spread to chunks (the `ppr` recipe's last random-walk step): an entity's
+/// score goes whole to its primary chunk (`primary[e] >= 0`), else to the chunks mentioning
+/// it in proportion to the mention counts (`score x count / total count`). Returns the
+/// reached chunks ascending and their sums.
+///
+/// Per chunk, the primary shares are summed in entity order, the mention shares in entity
+/// then CSR order, and the two sums added: the float operations of the numpy form
+/// (`bincount` of each part, then `+`), so the scores are the same to the bit.
+///
+/// # Errors
+/// `LengthMismatch` when `scores` and `entities` (or the CSR's chunks and counts, or
+/// `primary` and the CSR's entities) differ in length; `InvalidValue` for an entity outside
+/// the CSR, a CSR range out of bounds or decreasing, or a negative chunk.
+pub fn entity_chunk_scores(
+    csr: MentionCsr<'_>,
+    primary: Option<&[i64]>,
+    entities: &[i64],
+    scores: &[f64],
+) -> Result<(Vec<i64>, Vec<f64>)> {
+    check_len("entities", "scores", entities.len(), scores.len())?;
+    check_len("mentions", "counts", csr.chunks.len(), csr.counts.len())?;
+    let n_entities = csr.offsets.len().saturating_sub(1);
+    if let Some(p) = primary {
+        check_len("entities", "primary", n_entities, p.len())?;
+    }
+    // chunk -> (primary sum, mention sum); a few hundred chunks per query.
+    let mut acc: rustc_hash::FxHashMap<i64, (f64, f64)> = rustc_hash::FxHashMap::default();
+    let mut rest: Vec<usize> = Vec::with_capacity(entities.len());
+    for (i, &e) in entities.iter().enumerate() {
+        if e < 0 || e as usize >= n_entities {
+            return Err(bad_value(i, "entity", e, "outside the mention index"));
+        }
+        let pc = primary.map_or(-1, |p| p[e as usize]);
+        if pc >= 0 {
+            acc.entry(pc).or_insert((0.0, 0.0)).0 += scores[i];
+        } else {
+            rest.push(i);
+        }
+    }
+    for i in rest {
+        let e = entities[i] as usize;
+        let (a, b) = (csr.offsets[e], csr.offsets[e + 1]);
+        if a < 0 || b < a || b as usize > csr.chunks.len() {
+            return Err(bad_value(i, "mention offset", b, "out of bounds"));
+        }
+        let (a, b) = (a as usize, b as usize);
+        // The count total in CSR order (numpy's bincount of float64 counts).
+        let total: f64 = csr.counts[a..b].iter().fold(0.0, |t, &c| t + c as f64);
+        let denom = total.max(1e-300);
+        for j in a..b {
+            let c = csr.chunks[j];
+            if c < 0 {
+                return Err(bad_value(i, "mention chunk", c, "negative"));
+            }
+            acc.entry(c).or_insert((0.0, 0.0)).1 += scores[i] * csr.counts[j] as f64 / denom;
+        }
+    }
+    let mut out: Vec<(i64, f64)> = acc.into_iter().map(|(c, (p, m))| (c, p + m)).collect();
+    out.sort_unstable_by_key(|&(c, _)| c);
+    Ok(out.into_iter().unzip())
+}
+
 #[cfg(test)]
 #[allow(
     clippy::unwrap_used,

@@ -20,6 +20,7 @@ __all__ = [
     "additive_merge",
     "composite_score",
     "dedupe_max",
+    "entity_chunk_scores",
     "graph_proximity_score",
     "rerank_memories",
     "rrf_fuse",
@@ -297,6 +298,21 @@ def score_fact_arrays(
     grace_weeks: float = 1.0,
     usage_log_factor: float = 0.5,
 ) -> npt.NDArray[np.float64]: ...
+def entity_chunk_scores(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    primary: npt.NDArray[np.int64] | None,
+    entities: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Entity scores spread to chunks: whole to the entity's primary chunk
+    (``primary[e] >= 0``), else over the chunks mentioning it by mention count (the CSR
+    ``chunks[offsets[e]:offsets[e + 1]]`` with ``counts``). Returns the reached chunks
+    ascending and their sums (per chunk: primary shares, then mention shares, each summed
+    in input order, then added). Raises DataError on an entity outside the CSR, a broken
+    range or a negative chunk."""
+
 def composite_score(
     match_score: npt.NDArray[np.float64],
     hop: npt.NDArray[np.uint32],

@@ -329,3 +329,27 @@ pub fn top_k<'py>(
     let fused = py.detach(|| fusion::top_k_batch(ids, scores, offsets, k))?;
     Ok(fused_arrays(py, fused))
 }
+
+/// Entity scores spread to chunks through their primary chunk, else their mentions by count
+/// (`scoring::entity_chunk_scores`); returns (chunks ascending, scores).
+#[pyfunction]
+pub fn entity_chunk_scores<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    chunks: PyReadonlyArray1<'py, i64>,
+    counts: PyReadonlyArray1<'py, i64>,
+    primary: Option<PyReadonlyArray1<'py, i64>>,
+    entities: PyReadonlyArray1<'py, i64>,
+    scores: PyReadonlyArray1<'py, f64>,
+) -> PyResult<(I64Array<'py>, F64Array<'py>)> {
+    let csr = scoring::MentionCsr {
+        offsets: slice(&offsets, "offsets")?,
+        chunks: slice(&chunks, "chunks")?,
+        counts: slice(&counts, "counts")?,
+    };
+    let primary = opt_slice(&primary, "primary")?;
+    let entities = slice(&entities, "entities")?;
+    let scores = slice(&scores, "scores")?;
+    let (c, s) = py.detach(|| scoring::entity_chunk_scores(csr, primary, entities, scores))?;
+    Ok((c.into_pyarray(py), s.into_pyarray(py)))
+}

@@ -62,6 +62,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from .. import _core
 from ..index import GraphIndex
 from .anchoring import (
     Anchor,
@@ -378,41 +379,14 @@ def _chunk_scores(
     to its primary chunk (``primary``: None when no entity has one), else is spread over
     the chunks mentioning it by mention count.
 
-    Sparse over the chunks reached, with the sums of a dense vector over every chunk: per
-    chunk the primary shares, then the mention shares, each added in input order (a stable
-    sort keeps it), so the scores are the same to the bit."""
-    parts_rows, parts_w = [], []
-    sel, vals = ents, es
-    if primary is not None:
-        pc = primary[ents]
-        has = pc >= 0
-        if has.any():
-            parts_rows.append(pc[has])
-            parts_w.append(es[has])
-            sel, vals = ents[~has], es[~has]
-    n_p = len(parts_rows[0]) if parts_rows else 0
-    if len(sel):
-        owner, flat = csr_ranges(m.entity_offsets, sel)
-        if len(flat):
-            cnt = m.entity_counts[flat].astype(np.float64)
-            totals = np.bincount(owner, weights=cnt, minlength=len(sel))
-            parts_rows.append(m.entity_chunks[flat])
-            parts_w.append(vals[owner] * cnt / np.maximum(totals[owner], 1e-300))
-    if not parts_rows:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    rows = parts_rows[0] if len(parts_rows) == 1 else np.concatenate(parts_rows)
-    w = parts_w[0] if len(parts_w) == 1 else np.concatenate(parts_w)
-    order = np.argsort(rows, kind="stable")
-    srt = rows[order]
-    first = np.empty(len(srt), dtype=bool)
-    first[:1] = True
-    np.not_equal(srt[1:], srt[:-1], out=first[1:])
-    chunks = srt[first].astype(np.int64)
-    slot = np.cumsum(first) - 1
-    w = w[order]
-    if not n_p or n_p == len(rows):
-        return chunks, np.bincount(slot, weights=w, minlength=len(chunks)).astype(np.float64)
-    is_p = order < n_p
-    graph = np.bincount(slot[is_p], weights=w[is_p], minlength=len(chunks)).astype(np.float64)
-    graph += np.bincount(slot[~is_p], weights=w[~is_p], minlength=len(chunks))
-    return chunks, graph
+    One native call (``_core.entity_chunk_scores``), sparse over the chunks reached; per
+    chunk the primary shares, then the mention shares, each summed in input order, as a
+    dense numpy form would (``tests/test_recipe_ppr.py`` checks it to the bit)."""
+    return _core.entity_chunk_scores(
+        m.entity_offsets,
+        m.entity_chunks,
+        m.entity_counts,
+        primary,
+        np.ascontiguousarray(ents, dtype=np.int64),
+        np.ascontiguousarray(es, dtype=np.float64),
+    )
