@@ -263,7 +263,7 @@ fn recall_one(
             let mut hits: Vec<Hit> = Vec::new();
             let mut seen: FxHashSet<u32> = FxHashSet::default();
             let mut triples: FxHashSet<(u32, u32, u16)> = FxHashSet::default();
-            let mut floor: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(k + 1);
+            let mut floor: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(k.min(1024));
             for &(x, r) in order.iter() {
                 if floor.len() >= k {
                     if let Some(Reverse(min)) = floor.peek() {
