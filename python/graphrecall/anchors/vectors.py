@@ -131,6 +131,8 @@ __all__ = [
     "MAGIC",
     "MAX_K",
     "MAX_N_TENANTS",
+    "REFINE_FLOOR",
+    "REFINE_PER_K",
     "RERANK_FLOOR",
     "RERANK_PER_K",
     "SKETCH_BELOW",
@@ -150,9 +152,13 @@ EXACT_BELOW = 1024
 #: ``"auto"``: tenants with at least ``exact_below`` and fewer than this many rows use the
 #: sketch; larger ones HNSW (the sketch scan is O(rows); see the module docstring).
 SKETCH_BELOW = 200_000
-#: Default rerank: ``max(RERANK_FLOOR, RERANK_PER_K * k)`` candidates re-scored exactly.
+#: Default rerank: ``max(RERANK_FLOOR, RERANK_PER_K * k)`` Hamming candidates re-scored
+#: with the int8 rows.
 RERANK_FLOOR = 1024
 RERANK_PER_K = 32
+#: Default refine: ``max(REFINE_FLOOR, REFINE_PER_K * k)`` of those re-scored exactly.
+REFINE_FLOOR = 32
+REFINE_PER_K = 2
 #: The largest ``k`` accepted by :meth:`VectorIndex.search`.
 MAX_K = 10_000_000
 #: The largest ``n_tenants`` accepted (the known-tenant table is dense).
@@ -179,8 +185,12 @@ _ARRAYS: dict[str, tuple[str, int]] = {  # file stem -> (dtype, ndim)
     "exact": ("<f4", 2),
     "sketch": ("<u8", 2),
     "centres": ("<f4", 2),
+    "int8": ("|i1", 2),
+    "scales": ("<f4", 2),
 }
 _V1_ABSENT = ("sketch", "centres")  # arrays a version-1 directory does not have
+#: Arrays a version-2 directory written before the int8 stage lacks (rebuilt at load).
+_DERIVED = ("int8", "scales")
 
 
 # --------------------------------------------------------------------------- results
@@ -234,13 +244,16 @@ class VectorMatches:
 class _Part(NamedTuple):
     """One tenant's sub-index: its global rows (ascending) and either an exact matrix, an
     HNSW index whose keys are positions in ``rows``, or a sketch (``exact`` holds the
-    vectors it re-scores, ``codes`` their sign codes around ``centre``)."""
+    vectors it re-scores, ``codes`` their sign codes around ``centre``, ``int8`` the
+    centred vectors quantised with the per-dimension ``scales``)."""
 
     rows: I64
     exact: F32 | None
     hnsw: Index | None
     codes: npt.NDArray[np.uint64] | None = None
     centre: F32 | None = None
+    int8: npt.NDArray[np.int8] | None = None
+    scales: F32 | None = None
 
 
 def _frozen(rows: I64, scores: F32, counts: I64) -> VectorMatches:
@@ -530,6 +543,7 @@ class VectorIndex:
         exact_below: int = EXACT_BELOW,
         sketch_below: int = SKETCH_BELOW,
         rerank: int | None = None,
+        refine: int | None = None,
         dtype: Literal["f16", "f32"] = "f16",
         connectivity: int = 16,
         expansion_add: int = 128,
@@ -543,6 +557,7 @@ class VectorIndex:
         below = _int_param("exact_below", exact_below, 0)
         self._sketch_below = _int_param("sketch_below", sketch_below, 0)
         self._rerank = None if rerank is None else _int_param("rerank", rerank, 1, MAX_K)
+        self._refine = None if refine is None else _int_param("refine", refine, 1, MAX_K)
         self._dtype = cast(Literal["f16", "f32"], _choice("dtype", dtype, ("f16", "f32")))
         self._connectivity = _int_param("connectivity", connectivity, 2, 1024)
         self._expansion_add = _int_param("expansion_add", expansion_add, 1, _MAX_EXPANSION)
@@ -591,6 +606,7 @@ class VectorIndex:
         exact_mask = np.repeat(kinds != _HNSW, sizes)
         self._exact: F32 = np.ascontiguousarray(matrix[rows[exact_mask]])
         self._sketch, self._centres = self._build_sketches()
+        self._int8, self._scales = self._build_int8()
         self._hnsw: dict[int, Index] = {}
         #: Per HNSW tenant code: "reused", "extended" (old graph + new vectors) or "built".
         self.hnsw_origin: dict[int, str] = {}
@@ -688,6 +704,23 @@ class VectorIndex:
             at += m
         return codes, centres
 
+    def _build_int8(self) -> tuple[npt.NDArray[np.int8], F32]:
+        """The sketch tenants' rows minus their centre, quantised to int8 with one scale
+        per dimension and tenant: (n_sketch, dim) int8 and the scales (t_sketch, dim)."""
+        sizes = np.diff(self._offsets)
+        sketch = self._kinds == _SKETCH
+        starts = np.concatenate(([0], np.cumsum(np.where(self._kinds != _HNSW, sizes, 0))))
+        int8 = np.zeros((int(sizes[sketch].sum()), self._dim), dtype=np.int8)
+        scales = np.zeros((int(sketch.sum()), self._dim), dtype=np.float32)
+        at = 0
+        for j, t in enumerate(np.flatnonzero(sketch).tolist()):
+            m = int(sizes[t])
+            part = self._exact[int(starts[t]) : int(starts[t]) + m]
+            q, scales[j] = _core.sketch_int8(part, np.ascontiguousarray(self._centres[j]))
+            int8[at : at + m] = q.reshape(m, self._dim)
+            at += m
+        return int8, scales
+
     def _index_parts(self) -> None:
         """Per-tenant views for search, from the tenant tables (after build or load)."""
         sizes = np.diff(self._offsets)
@@ -707,7 +740,11 @@ class VectorIndex:
                 cs = int(code_starts[t])
                 codes = self._sketch[cs : cs + hi - lo]
                 centre = self._centres[int(centre_of[t])]
-                self._parts.append(_Part(self._rows[lo:hi], exact, None, codes, centre))
+                int8 = self._int8[cs : cs + hi - lo]
+                scales = self._scales[int(centre_of[t])]
+                self._parts.append(
+                    _Part(self._rows[lo:hi], exact, None, codes, centre, int8, scales)
+                )
             else:
                 self._parts.append(_Part(self._rows[lo:hi], exact, hnsw))
         self._position = {int(c): i for i, c in enumerate(self._codes.tolist())}
@@ -748,6 +785,12 @@ class VectorIndex:
         """Sketch candidates re-scored exactly per query (None: ``max(RERANK_FLOOR,
         RERANK_PER_K * k)``)."""
         return self._rerank
+
+    @property
+    def refine(self) -> int | None:
+        """Sketch candidates kept by the int8 stage and re-scored exactly per query (None:
+        ``max(REFINE_FLOOR, REFINE_PER_K * k)``)."""
+        return self._refine
 
     @property
     def backend(self) -> Literal["exact", "hnsw", "sketch", "mixed"]:
@@ -895,10 +938,25 @@ class VectorIndex:
         size = len(part.rows)
         if size == 0 or nq == 0:
             return _frozen(rows, scores, counts)
-        if part.codes is not None and part.exact is not None and part.centre is not None:
+        if (
+            part.codes is not None
+            and part.exact is not None
+            and part.centre is not None
+            and part.int8 is not None
+            and part.scales is not None
+        ):
             rerank = self._rerank or max(RERANK_FLOOR, RERANK_PER_K * kk)
+            refine = self._refine or max(REFINE_FLOOR, REFINE_PER_K * kk)
             pos, val, cnt = _core.sketch_search(
-                part.codes, part.exact, part.centre, qs, min(kk, size), rerank
+                part.codes,
+                part.exact,
+                part.centre,
+                part.int8,
+                part.scales,
+                qs,
+                min(kk, size),
+                rerank,
+                refine,
             )
             w = min(kk, size)
             pos = pos.reshape(nq, w)
@@ -1009,6 +1067,8 @@ class VectorIndex:
                 "exact": self._exact,
                 "sketch": self._sketch,
                 "centres": self._centres,
+                "int8": self._int8,
+                "scales": self._scales,
             }
             for stem, arr in arrays.items():
                 path = tmp / f"{stem}.npy"
@@ -1032,6 +1092,7 @@ class VectorIndex:
                 "exact_below": self._exact_below,
                 "sketch_below": self._sketch_below,
                 "rerank": self._rerank,
+                "refine": self._refine,
                 "connectivity": self._connectivity,
                 "expansion_add": self._expansion_add,
                 "expansion_search": self._expansion_search,
@@ -1097,16 +1158,21 @@ class VectorIndex:
         dim, n = int(header["dim"]), int(header["n"])
         v1 = header["format_version"] == 1
         words = -(-dim // 64)
+        # Version 1 has no sketch; a version-2 directory from before the int8 stage has no
+        # int8 rows: they are rebuilt from exact.npy and centres.npy below.
+        derive = v1 or not all(f"{s}.npy" in files for s in _DERIVED)
         arr = {
             s: (
                 np.zeros((0, words if s == "sketch" else dim), dtype=_ARRAYS[s][0])
-                if v1 and s in _V1_ABSENT
+                if (v1 and s in _V1_ABSENT) or (derive and s in _DERIVED)
                 else _load_npy(root, s, files.get(f"{s}.npy"), view, verify)
             )
             for s in _ARRAYS
         }
         dtype = header["dtype"]
-        codes, offsets, kinds, rows, exact, sketch, centres = (arr[s] for s in _ARRAYS)
+        codes, offsets, kinds, rows, exact, sketch, centres, int8, scales = (
+            arr[s] for s in _ARRAYS
+        )
 
         def bad(what: str) -> CorruptStoreError:
             return CorruptStoreError(f"{root}: inconsistent vector index ({what})")
@@ -1139,6 +1205,12 @@ class VectorIndex:
             raise bad(f"centres.npy has shape {centres.shape}, expected ({t_sketch}, {dim})")
         if verify and t_sketch and not np.isfinite(centres).all():
             raise bad("centres.npy holds NaN or inf")
+        if not derive and int8.shape != (n_sketch, dim):
+            raise bad(f"int8.npy has shape {int8.shape}, expected ({n_sketch}, {dim})")
+        if not derive and scales.shape != (t_sketch, dim):
+            raise bad(f"scales.npy has shape {scales.shape}, expected ({t_sketch}, {dim})")
+        if verify and not derive and t_sketch and not np.isfinite(scales).all():
+            raise bad("scales.npy holds NaN or inf")
         if verify and n_exact and not np.isfinite(exact).all():
             raise bad("exact.npy holds NaN or inf")
 
@@ -1150,6 +1222,8 @@ class VectorIndex:
         out._sketch_below = _int_param("sketch_below", header.get("sketch_below", 0), 0)
         rerank = header.get("rerank")
         out._rerank = None if rerank is None else _int_param("rerank", rerank, 1, MAX_K)
+        refine = header.get("refine")
+        out._refine = None if refine is None else _int_param("refine", refine, 1, MAX_K)
         out._connectivity = _int_param("connectivity", header["connectivity"], 2, 1024)
         out._expansion_add = _int_param("expansion_add", header["expansion_add"], 1, _MAX_EXPANSION)
         out._expansion_search = _int_param(
@@ -1163,6 +1237,11 @@ class VectorIndex:
         out._exact = exact
         out._sketch = np.asarray(sketch, dtype=np.uint64)
         out._centres = np.asarray(centres, dtype=np.float32)
+        if derive:
+            out._int8, out._scales = out._build_int8()
+        else:
+            out._int8 = np.asarray(int8, dtype=np.int8)
+            out._scales = np.asarray(scales, dtype=np.float32)
         listed = header["hnsw"]
         wanted = {str(int(out._codes[i])) for i in np.flatnonzero(kinds == _HNSW).tolist()}
         if not isinstance(listed, dict) or set(listed) != wanted:
