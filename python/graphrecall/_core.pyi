@@ -26,6 +26,7 @@ __all__ = [
     "rrf_fuse",
     "score_fact_arrays",
     "sketch_codes",
+    "sketch_int8",
     "sketch_search",
     "top_k",
     "weighted_fuse",
@@ -404,33 +405,60 @@ def sketch_codes(
         DataError: A centre of another length.
     """
 
+def sketch_int8(
+    vectors: npt.NDArray[np.float32], centre: npt.NDArray[np.float32]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """``vectors - centre`` quantised to int8 with one scale per dimension.
+
+    Args:
+        vectors: float32 (n, d), C-contiguous.
+        centre: float32 (d,).
+
+    Returns:
+        ``(int8, scales)``: int8 (n * d,) row after row, ``round((v - c) / scale)``
+        (half away from zero); float32 (d,) ``scales[j] = max_i |v[i, j] - c[j]| / 127``.
+
+    Raises:
+        ParameterError: A non-contiguous array or d = 0.
+        DataError: A centre of another length.
+    """
+
 def sketch_search(
     codes: npt.NDArray[np.uint64],
     vectors: npt.NDArray[np.float32],
     centre: npt.NDArray[np.float32],
+    int8: npt.NDArray[np.int8],
+    scales: npt.NDArray[np.float32],
     queries: npt.NDArray[np.float32],
     k: int,
     rerank: int,
+    refine: int,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
     """Top ``k`` rows of one part per query: Hamming scan of the sign codes, the ``rerank``
-    nearest (ties by position) re-scored with the exact float32 dot product.
+    nearest (ties by position) re-scored with the int8 rows, the ``refine`` best of those
+    (ties by position) re-scored with the exact float32 dot product.
 
     One call per batch; the GIL is released; a batch runs in parallel across queries.
 
     Args:
         codes: uint64 (n, ceil(d / 64)) from :func:`sketch_codes` of ``vectors``.
         vectors: float32 (n, d) unit rows, C-contiguous.
-        centre: float32 (d,) the centre the codes were made around.
+        centre: float32 (d,) the centre the codes and int8 rows were made around.
+        int8: int8 (n, d) from :func:`sketch_int8` of ``vectors`` and ``centre``.
+        scales: float32 (d,) the scales :func:`sketch_int8` returned with them.
         queries: float32 (q, d) unit queries.
         k: Results per query (>= 1).
-        rerank: Candidates re-scored exactly (>= 1; at least ``k`` are; ``>= n``: exact).
+        rerank: Hamming candidates (>= 1; at least ``k``; ``>= n``: every row is scored
+            exactly, the exact top k).
+        refine: Candidates kept by the int8 stage (>= 1; at least ``k``; ``>= rerank``:
+            no int8 stage).
 
     Returns:
         ``(positions, scores, counts)``: int64 (q * k,) positions best first (ties by
         position), padded with -1; float32 (q * k,) scores padded with NaN; int64 (q,).
 
     Raises:
-        ParameterError: ``k`` or ``rerank`` is 0, shapes disagree, or an array is not
-            C-contiguous.
-        DataError: ``codes`` or ``centre`` of the wrong length.
+        ParameterError: ``k``, ``rerank`` or ``refine`` is 0, shapes disagree, or an
+            array is not C-contiguous.
+        DataError: ``codes``, ``centre``, ``int8`` or ``scales`` of the wrong length.
     """

