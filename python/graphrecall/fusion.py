@@ -412,6 +412,31 @@ def rrf(
     return _rrf([_sequence(lists, "lists")], weights, k, top_k, single=True)
 
 
+def rrf_arrays(lists: Sequence[npt.NDArray[np.int64]], *, k: float, top_k: int | None) -> Fused:
+    """:func:`rrf` of one query's ranked lists given as contiguous int64 arrays, weights 1,
+    unchecked: for callers (the recipes) whose ``k`` (finite, ``>= 0``) and ``top_k`` are
+    validated; the checks and conversions cost more than the fusion.
+
+    Args:
+        lists: Ranked id lists (int64, contiguous).
+        k: RRF constant.
+        top_k: Keep at most this many results.
+
+    Returns:
+        A batch of one query, as :func:`rrf`.
+    """
+    return _fused(
+        _core.rrf_fuse(
+            _concat(lists, np.int64),
+            _offsets([len(x) for x in lists]),
+            np.array([0, len(lists)], dtype=np.uintp),
+            np.ones(len(lists), dtype=np.float64),
+            k=k,
+            top_k=top_k,
+        )
+    )
+
+
 def rrf_batch(
     queries: Sequence[Sequence[npt.ArrayLike]],
     *,
@@ -601,6 +626,46 @@ def additive_merge(
         DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
     """
     return _additive([_scored(base, "base")], [_scored(graph, "graph")], alpha, beta, max_new)
+
+
+def additive_merge_arrays(
+    base_ids: npt.NDArray[np.int64],
+    base_scores: npt.NDArray[np.float64],
+    graph_ids: npt.NDArray[np.int64],
+    graph_scores: npt.NDArray[np.float64],
+    *,
+    alpha: float,
+    beta: float,
+    max_new: int,
+) -> Merged:
+    """:func:`additive_merge` of one query's contiguous arrays, unchecked: for callers (the
+    recipes) whose ids are int64, whose scores are finite float64 of the same lengths and
+    whose ``alpha``, ``beta`` (finite, ``>= 0``) and ``max_new`` (``>= 0``) are validated;
+    the checks and conversions cost more than the merge.
+
+    Args:
+        base_ids, base_scores: The hybrid results.
+        graph_ids, graph_scores: The graph results.
+        alpha: Weight of the hybrid score.
+        beta: Weight of the graph score.
+        max_new: At most this many graph-only ids are added.
+
+    Returns:
+        A batch of one query, as :func:`additive_merge`.
+    """
+    return Merged(
+        *_core.additive_merge(
+            base_ids,
+            base_scores,
+            np.array([0, len(base_ids)], dtype=np.uintp),
+            graph_ids,
+            graph_scores,
+            np.array([0, len(graph_ids)], dtype=np.uintp),
+            alpha=alpha,
+            beta=beta,
+            max_new=max_new,
+        )
+    )
 
 
 def additive_merge_batch(

@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ __all__ = [
     "EntityHit",
     "EntityPaths",
     "FactHit",
+    "LazyColumn",
     "RetrievalResult",
     "Step",
     "Timer",
@@ -41,6 +42,7 @@ __all__ = [
 
 I64 = npt.NDArray[np.int64]
 Direction = Literal["out", "in"]
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -123,6 +125,79 @@ class ChunkHit:
     components: Mapping[str, float] = field(default_factory=dict)
     path: tuple[Step, ...] = ()
     tier: str | None = None
+
+
+class LazyColumn(Generic[_T]):
+    """One value per item of a list of hits, all computed by ``make()`` on the first access
+    to any of them (a query's paths share their prefixes, its score components one gather).
+
+    Hits hold a :class:`_Pending` reference to the column in their ``path`` / ``components``
+    slot until the attribute is read (see :func:`_lazy_slot`): most callers rank, print or
+    pack ids and text and never read either, and building them was most of a recipe's Python
+    time."""
+
+    __slots__ = ("_make", "_values")
+
+    def __init__(self, make: Callable[[], Sequence[_T]]):
+        self._make: Callable[[], Sequence[_T]] | None = make
+        self._values: Sequence[_T] | None = None
+
+    def values(self) -> Sequence[_T]:
+        """Every item's value (computed once)."""
+        values = self._values
+        if values is None:
+            make = self._make
+            if make is None:  # pragma: no cover - make() raised before; nothing to retry with
+                raise RuntimeError("a lazy column failed to build")
+            values = self._values = make()
+            self._make = None  # drop the closure (and the arrays it holds)
+        return values
+
+    def __getitem__(self, i: int) -> _T:
+        return self.values()[i]
+
+
+class _Pending(tuple):  # type: ignore[type-arg]
+    """(path column, components column, item): what a hit's lazy slot holds until read.
+
+    A tuple subclass so that ``map(_Pending, ...)`` builds one per hit without a Python
+    ``__init__``; never seen by callers (the slot's property resolves it)."""
+
+    __slots__ = ()
+
+
+def _pending(
+    paths: LazyColumn[Any] | None, components: LazyColumn[Any] | None, n: int
+) -> list[Any]:
+    """One :class:`_Pending` per item."""
+    return list(map(_Pending, zip(repeat(paths, n), repeat(components, n), range(n), strict=True)))
+
+
+def _lazy_slot(cls: type, name: str, which: int) -> None:
+    """Turn dataclass slot ``name`` of ``cls`` into a property that resolves a
+    :class:`_Pending` (column ``which`` of it) on first read and stores the value in the
+    slot. Construction, equality, repr, ``dataclasses.fields`` / ``replace`` / ``asdict``,
+    pickling and copying all go through the attribute, so they see the value."""
+    slot = cls.__dict__[name]
+    get, put, drop = slot.__get__, slot.__set__, slot.__delete__
+
+    def fget(self: Any) -> Any:
+        v = get(self)
+        if type(v) is _Pending:
+            v = v[which][v[2]]
+            put(self, v)
+        return v
+
+    setattr(
+        cls, name, property(fget, put, drop, doc=f"{cls.__name__}.{name} (built on first read)")
+    )
+
+
+for _cls in (EntityHit, FactHit, ChunkHit):
+    _lazy_slot(_cls, "path", 0)
+for _cls in (FactHit, ChunkHit):
+    _lazy_slot(_cls, "components", 1)
+del _cls
 
 
 @dataclass
@@ -373,14 +448,14 @@ def fact_hits(
     scores: Sequence[float] | npt.NDArray[np.float64],
     hops: Sequence[int] | npt.NDArray[Any],
     anchors: Sequence[int] | npt.NDArray[np.int64],
-    components: Sequence[Mapping[str, float]],
+    components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
     parents: Sequence[int] | npt.NDArray[np.int64] | None = None,
 ) -> list[FactHit]:
     """:class:`FactHit` s for many dense facts at once: every column is gathered with one
     numpy call or one list comprehension and the hits are built positionally by ``map``;
     with ``parents`` (each fact's parent fact, -1 for none, as seed 000's traversal records
     them) each path is its parent's path plus one step, so a query's paths cost one step
-    per fact."""
+    per fact. Paths and a :class:`LazyColumn` of components are built on first read."""
     n = len(facts)
     if n == 0:
         return []
@@ -407,20 +482,29 @@ def fact_hits(
     anchor_ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
     anchor_l = [None if a < 0 else x for a, x in zip(anchor_arr.tolist(), anchor_ids, strict=True)]
     hop_l = np.asarray(hops, dtype=np.int64).tolist()
-    paths: Any = repeat(())
+    path_col: LazyColumn[tuple[Step, ...]] | None = None
     if parents is not None:
         par_l = np.asarray(parents, dtype=np.int64).tolist()
-        # Paths: the steps up to (and including) each fact's subject step. A parent is always
-        # collected at an earlier hop: build prefixes in hop order.
-        prefix: dict[int, tuple[Step, ...]] = {}
-        for i in np.argsort(hop_l, kind="stable").tolist():
-            f, par = fl[i], par_l[i]
-            head = prefix.get(par, ()) if par >= 0 else ()
-            prefix[f] = (*head, Step(subj_ids[i], subj_names[i], pred_l[i], fids[i], "out"))
-        paths = [
-            prefix[f] + (Step(x, names[o]),) if o >= 0 else prefix[f]
-            for f, o, x in zip(fl, ol, obj_ids, strict=True)
-        ]
+
+        def make_paths() -> list[tuple[Step, ...]]:
+            # The steps up to (and including) each fact's subject step. A parent is always
+            # collected at an earlier hop: build prefixes in hop order.
+            prefix: dict[int, tuple[Step, ...]] = {}
+            for i in sorted(range(n), key=hop_l.__getitem__):
+                f, par = fl[i], par_l[i]
+                head = prefix.get(par, ()) if par >= 0 else ()
+                prefix[f] = (*head, Step(subj_ids[i], subj_names[i], pred_l[i], fids[i], "out"))
+            return [
+                prefix[f] + (Step(x, names[o]),) if o >= 0 else prefix[f]
+                for f, o, x in zip(fl, ol, obj_ids, strict=True)
+            ]
+
+        path_col = LazyColumn(make_paths)
+    comp_col = components if isinstance(components, LazyColumn) else None
+    pend: Any = (
+        _pending(path_col, comp_col, n) if path_col is not None or comp_col is not None else None
+    )
+    comp_arg: Any = components if comp_col is None else pend
     return list(
         map(
             FactHit,
@@ -438,8 +522,8 @@ def fact_hits(
             index.fact_strength[facts].tolist(),
             [descs[f] for f in fl],
             since,
-            components,
-            paths,
+            comp_arg,
+            repeat(()) if path_col is None else pend,
         )
     )
 
@@ -512,11 +596,12 @@ def entity_hits(
     hops: Sequence[int] | int = 0,
     anchors: Sequence[int] | None = None,
     strengths: Sequence[float | None] | None = None,
-    paths: Sequence[tuple[Step, ...]] | None = None,
+    paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
 ) -> list[EntityHit]:
     """:class:`EntityHit` s for many dense entities at once (what :func:`entity_hit` gives
     one by one): ids gathered with one numpy call, hits built positionally by ``map``.
-    A scalar ``scores`` / ``how`` / ``hops`` applies to every row."""
+    A scalar ``scores`` / ``how`` / ``hops`` applies to every row; a :class:`LazyColumn` of
+    paths is built on first read."""
     if not len(rows):
         return []
     ent_ids = index.graph.entity_ids
@@ -539,7 +624,11 @@ def entity_hits(
             anchor_l,
             [types[r] for r in rl],
             repeat(None) if strengths is None else strengths,
-            repeat(()) if paths is None else paths,
+            repeat(())
+            if paths is None
+            else _pending(paths, None, len(rl))
+            if isinstance(paths, LazyColumn)
+            else paths,
         )
     )
 
@@ -558,16 +647,25 @@ def chunk_hits(
     *,
     scores: Sequence[float],
     sources: Sequence[str] | str,
-    components: Sequence[Mapping[str, float]],
-    paths: Sequence[tuple[Step, ...]] | None = None,
+    components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
+    paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
 ) -> list[ChunkHit]:
     """:class:`ChunkHit` s for many dense chunks at once (what :func:`chunk_hit` gives one
-    by one)."""
+    by one); a :class:`LazyColumn` of components or paths is built on first read."""
     if not len(rows):
         return []
     text = index.chunk_text
     scope = index.chunk_scope
     rl = rows if isinstance(rows, list) else list(rows)
+    comp_col = components if isinstance(components, LazyColumn) else None
+    path_col = paths if isinstance(paths, LazyColumn) else None
+    pend: Any = (
+        _pending(path_col, comp_col, len(rl))
+        if path_col is not None or comp_col is not None
+        else None
+    )
+    comp_arg: Any = components if comp_col is None else pend
+    path_arg: Any = repeat(()) if paths is None else paths if path_col is None else pend
     return list(
         map(
             ChunkHit,
@@ -575,8 +673,8 @@ def chunk_hits(
             [text[c] for c in rl],
             scores,
             repeat(sources) if isinstance(sources, str) else sources,
-            components,
-            repeat(()) if paths is None else paths,
+            comp_arg,
+            path_arg,
             [scope[c] for c in rl],
         )
     )
@@ -586,17 +684,47 @@ class EntityPaths:
     """Memoised :func:`entity_path` s of one query: entities reached through the same
     parent share the steps up to it, so a query's paths cost one step per entity."""
 
-    __slots__ = ("_edge", "_ent_ids", "_fact_ids", "_index", "_parents", "_prefix")
+    __slots__ = ("_arrays", "_edge", "_ent_ids", "_fact_ids", "_index", "_parent_map", "_prefix")
 
     def __init__(self, index: GraphIndex, parent_of: Mapping[int, int]):
         self._index = index
-        self._parents = parent_of
+        self._parent_map: Mapping[int, int] | None = parent_of
+        #: (entities, parent facts) to build the map from on first use (see of_reached).
+        self._arrays: tuple[I64, I64] | None = None
         self._ent_ids = index.graph.entity_ids
         self._fact_ids = index.graph.fact_ids
         #: Dense entity -> the steps from its anchor up to it (without its own last step).
         self._prefix: dict[int, tuple[Step, ...]] = {}
         #: Dense entity -> (the entity before it, the step from there), see :meth:`many`.
         self._edge: dict[int, tuple[int, Step]] = {}
+
+    @classmethod
+    def of_reached(cls, index: GraphIndex, entities: I64, parents: I64) -> EntityPaths:
+        """The paths of a traversal's reached ``entities`` (dense) given each one's parent
+        fact (-1 for an anchor); the map is built on the first path asked for.
+
+        Args:
+            index: The retrieval index.
+            entities: Dense reached entities (int64).
+            parents: Each one's parent fact, -1 for none (int64, same length).
+
+        Returns:
+            The (still empty) memo.
+        """
+        paths = cls(index, {})
+        paths._parent_map = None
+        paths._arrays = (entities, parents)
+        return paths
+
+    @property
+    def _parents(self) -> Mapping[int, int]:
+        got = self._parent_map
+        if got is None and self._arrays is not None:
+            ents, pars = self._arrays
+            has = pars >= 0
+            got = self._parent_map = dict(zip(ents[has].tolist(), pars[has].tolist(), strict=True))
+            self._arrays = None
+        return {} if got is None else got
 
     def _head(self, entity: int, depth: int) -> tuple[Step, ...] | None:
         """The steps before ``entity``'s own step, or None past 64 steps."""

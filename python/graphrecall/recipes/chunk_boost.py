@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from .anchoring import (
 from .base import (
     ChunkHit,
     EntityPaths,
+    LazyColumn,
     RetrievalResult,
     Step,
     Timer,
@@ -201,14 +203,11 @@ def chunk_boost(
         related_lists: list[list[int]] = []
         dist_lists: list[list[int]] = []
         str_lists: list[list[float]] = []
-        parent_maps: list[dict[int, int]] = []
+        entity_paths: list[EntityPaths] = []
         for q in range(len(qs)):
             a, b = eo[q], eo[q + 1]
-            e_q, h_q, par_q = ents[a:b], ehops[a:b], epar[a:b]
-            has_parent = par_q >= 0
-            parent_maps.append(
-                dict(zip(e_q[has_parent].tolist(), par_q[has_parent].tolist(), strict=True))
-            )
+            e_q, h_q = ents[a:b], ehops[a:b]
+            entity_paths.append(EntityPaths.of_reached(index, e_q, epar[a:b]))
             keep = h_q >= 1
             for r, _, _ in found[q]:
                 keep &= e_q != r
@@ -233,12 +232,8 @@ def chunk_boost(
             rows, sims = cands[q]
             bo_d, bo_i, bo_a, bo_order = boosts[q]
             order = bo_order[:k]
-            qset = {r for r, _, _ in found[q]}
-            rel_info = {
-                e: (d, s)
-                for e, d, s in zip(related_lists[q], dist_lists[q], str_lists[q], strict=True)
-            }
-            paths_of = EntityPaths(index, parent_maps[q])
+            related, dists, strengths = related_lists[q], dist_lists[q], str_lists[q]
+            paths_of = entity_paths[q]
             d_l = bo_d[order].tolist()
             i_l = bo_i[order].tolist()
             a_l = bo_a[order].tolist()
@@ -249,16 +244,25 @@ def chunk_boost(
                 c_l,
                 scores=a_l,
                 sources=["vector" if b == 0 else "graph" for b in boosts_seen],
-                components=[
-                    {"similarity": s_, "direct": d_, "indirect": i_, "adjusted": a_}
-                    for s_, d_, i_, a_ in zip(
-                        sims[order].astype(np.float64).tolist(), d_l, i_l, a_l, strict=True
+                components=LazyColumn(partial(_boost_components, sims[order], d_l, i_l, a_l)),
+                paths=LazyColumn(
+                    partial(
+                        _best_paths,
+                        index,
+                        c_l,
+                        {r for r, _, _ in found[q]},
+                        related,
+                        dists,
+                        strengths,
+                        paths_of,
+                        p,
+                        cent,
                     )
-                ],
-                paths=[_best_path(index, c, qset, rel_info, paths_of, p, cent) for c in c_l],
+                ),
             )
             expanded = 0
             if p.expand_primary_chunks and len(chunks) < k:
+                rel_info = {e: (d, s) for e, d, s in zip(related, dists, strengths, strict=True)}
                 have = {ch.id for ch in chunks}
                 for e in sorted(rel_info, key=lambda e: (-rel_info[e][1], e)):
                     pc = int(index.entity_primary_chunk[e])
@@ -282,17 +286,17 @@ def chunk_boost(
                     if len(chunks) >= k:
                         break
             fanout: dict[int, int] = {}
-            for d in dist_lists[q]:
+            for d in dists:
                 fanout[d] = fanout.get(d, 0) + 1
             anchors = anchor_hits(index, found[q])
             entities = anchors + entity_hits(
                 index,
-                list(rel_info),
+                related,
                 scores=0.0,
                 how="graph",
-                hops=[d for d, _ in rel_info.values()],
-                strengths=[s for _, s in rel_info.values()],
-                paths=paths_of.many(list(rel_info)),
+                hops=dists,
+                strengths=strengths,
+                paths=LazyColumn(partial(paths_of.many, related)),
             )
             results.append(
                 RetrievalResult(
@@ -304,7 +308,7 @@ def chunk_boost(
                     chunks=chunks,
                     stats={
                         "query_entities": len(anchors),
-                        "related_entities": len(rel_info),
+                        "related_entities": len(related),
                         "related_per_hop": fanout,
                         "avg_boost": float(np.mean(boosts_seen)) if boosts_seen else 0.0,
                         "max_boost": float(max(boosts_seen)) if boosts_seen else 0.0,
@@ -362,6 +366,34 @@ def _mention_boost(
         lo, hi = int(co[q]), int(co[q + 1])
         out.append((d[lo:hi], i[lo:hi], a[lo:hi], order[lo:hi].astype(np.int64)))
     return out
+
+
+def _boost_components(
+    sims: npt.NDArray[np.float32], direct: list[float], indirect: list[float], adjusted: list[float]
+) -> list[dict[str, float]]:
+    """Each ranked chunk's score components."""
+    return [
+        {"similarity": s_, "direct": d_, "indirect": i_, "adjusted": a_}
+        for s_, d_, i_, a_ in zip(
+            sims.astype(np.float64).tolist(), direct, indirect, adjusted, strict=True
+        )
+    ]
+
+
+def _best_paths(
+    index: GraphIndex,
+    chunks: list[int],
+    query_entities: set[int],
+    related: list[int],
+    distances: list[int],
+    strengths: list[float],
+    paths_of: EntityPaths,
+    p: ChunkBoostParams,
+    centrality: npt.NDArray[np.float64] | None,
+) -> list[tuple[Step, ...]]:
+    """:func:`_best_path` of each ranked chunk."""
+    rel_info = {e: (d, s) for e, d, s in zip(related, distances, strengths, strict=True)}
+    return [_best_path(index, c, query_entities, rel_info, paths_of, p, centrality) for c in chunks]
 
 
 def _best_path(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from .anchoring import (
 )
 from .base import (
     ChunkHit,
+    LazyColumn,
     RetrievalResult,
     Timer,
     anchor_hits,
@@ -113,7 +115,7 @@ def graph_recall(
     n_match = check_count("entities", p.entities, 1, 1000)
     limit = check_count("recall_limit", p.recall_limit)
     n_chunks = check_count("chunks", p.chunks, 0)
-    check_real("rrf_k", p.rrf_k)
+    rrf_k = check_real("rrf_k", p.rrf_k)
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     fallback = None
@@ -155,30 +157,22 @@ def graph_recall(
         off_l = off.tolist()
         for q, query in enumerate(qs):
             a, b = off_l[q], off_l[q + 1]
-            match = {r: s for r, s, _ in anchors[q]}
             q_facts = facts[a:b]
             hop_l = hops[a:b].tolist()
-            components = [
-                {"match": float(match.get(an, 0.0)), "hop_factor": 1.0 / (1 + h), "confidence": c}
-                for an, h, c in zip(
-                    anch[a:b].tolist(),
-                    hop_l,
-                    index.fact_confidence[q_facts].tolist(),
-                    strict=True,
-                )
-            ]
             hits = fact_hits(
                 index,
                 q_facts,
                 scores=scores[a:b],
                 hops=hop_l,
                 anchors=anch[a:b],
-                components=components,
+                components=LazyColumn(
+                    partial(_components, index, anchors[q], q_facts, anch[a:b], hop_l)
+                ),
             )
             chunks = []
             if n_chunks:
                 chunks = _fused_chunks(
-                    index, q_facts, scores[a:b], vec[q] if vec else None, n_chunks, p.rrf_k
+                    index, q_facts, scores[a:b], vec[q] if vec else None, n_chunks, rrf_k
                 )
             anchor_list = anchor_hits(index, anchors[q])
             results.append(
@@ -198,6 +192,24 @@ def graph_recall(
     for r in results:
         r.timings = dict(timer.seconds)
     return results
+
+
+def _components(
+    index: GraphIndex,
+    anchors: list[Anchor],
+    facts: npt.NDArray[np.int64],
+    fact_anchors: npt.NDArray[np.int64],
+    hops: list[int],
+) -> list[dict[str, float]]:
+    """Each recalled edge's composite factors: its anchor's match, 1 / (1 + hop), its
+    confidence."""
+    match = {r: s for r, s, _ in anchors}
+    return [
+        {"match": float(match.get(an, 0.0)), "hop_factor": 1.0 / (1 + h), "confidence": c}
+        for an, h, c in zip(
+            fact_anchors.tolist(), hops, index.fact_confidence[facts].tolist(), strict=True
+        )
+    ]
 
 
 def _fused_chunks(
@@ -220,21 +232,33 @@ def _fused_chunks(
         if s > best.get(c, -1.0):
             best[c] = s
     graph_rank = sorted(best, key=lambda c: (-best[c], c))
-    lists = [graph_rank]
-    vec_rank: list[int] = []
-    if vec is not None:
-        vec_rank = vec[0].tolist()
-        lists.append(vec_rank)
-    if not any(lists):
+    vec_rank: list[int] = vec[0].tolist() if vec is not None else []
+    if not graph_rank and not vec_rank:
         return []
-    fused = fusion.rrf([np.asarray(x, dtype=np.int64) for x in lists], k=rrf_k, top_k=n)
-    gpos = {c: i + 1 for i, c in enumerate(graph_rank)}
-    vpos = {c: i + 1 for i, c in enumerate(vec_rank)}
+    lists = [np.fromiter(graph_rank, dtype=np.int64, count=len(graph_rank))]
+    if vec is not None:
+        lists.append(np.ascontiguousarray(vec[0], dtype=np.int64))
+    fused = fusion.rrf_arrays(lists, k=rrf_k, top_k=n)
     ids = fused.ids.tolist()
     fscores = fused.scores.tolist()
+    gpos = {c: i + 1 for i, c in enumerate(graph_rank)}
+    vpos = {c: i + 1 for i, c in enumerate(vec_rank)}
+    sources = [("fused" if c in vpos else "graph") if c in gpos else "vector" for c in ids]
+    return chunk_hits(
+        index,
+        ids,
+        scores=fscores,
+        sources=sources,
+        components=LazyColumn(partial(_rrf_components, ids, fscores, gpos, vpos)),
+    )
+
+
+def _rrf_components(
+    ids: list[int], scores: list[float], gpos: dict[int, int], vpos: dict[int, int]
+) -> list[dict[str, float]]:
+    """Each fused chunk's RRF score and its ranks in the graph and vector lists (1-based)."""
     comps = []
-    sources = []
-    for c, s in zip(ids, fscores, strict=True):
+    for c, s in zip(ids, scores, strict=True):
         comp = {"rrf": s}
         g = gpos.get(c)
         v = vpos.get(c)
@@ -243,5 +267,4 @@ def _fused_chunks(
         if v is not None:
             comp["vector_rank"] = float(v)
         comps.append(comp)
-        sources.append("fused" if g is not None and v is not None else ("graph" if g else "vector"))
-    return chunk_hits(index, ids, scores=fscores, sources=sources, components=comps)
+    return comps

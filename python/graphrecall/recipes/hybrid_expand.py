@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -37,17 +38,28 @@ from .. import fusion, scoring
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import GraphProximityProfile
-from .anchoring import Anchor, chunk_search, embed_batch, entity_search, name_anchors, params_of
+from .anchoring import (
+    Anchor,
+    cached_plan,
+    chunk_search,
+    dense_batch,
+    embed_batch,
+    entity_search,
+    name_anchors,
+    params_of,
+)
 from .base import (
-    ChunkHit,
     EntityPaths,
+    LazyColumn,
     RetrievalResult,
+    Step,
     Timer,
     anchor_hits,
     check_count,
     check_queries,
     check_real,
-    chunk_hit,
+    chunk_hits,
+    csr_ranges,
     entity_hits,
     fact_hits,
 )
@@ -128,8 +140,9 @@ def hybrid_expand(
     tenant_name = index.graph.tenants.names[t]
     k = check_count("k", p.k)
     mult = check_count("candidate_multiplier", p.candidate_multiplier, 1, 1000)
-    for name in ("vector_weight", "text_weight", "alpha", "beta"):
+    for name in ("vector_weight", "text_weight"):
         check_real(name, getattr(p, name))
+    alpha, beta = check_real("alpha", p.alpha), check_real("beta", p.beta)
     if p.text_score not in ("max", "openclaw"):
         raise ParameterError(f"invalid parameter text_score: {p.text_score!r} (max, openclaw)")
     if p.keyword_mode not in ("or", "and"):
@@ -148,23 +161,31 @@ def hybrid_expand(
         )
     with timer.stage("merge"):
         base_lists = []
-        comps: list[dict[int, dict[str, float]]] = []
+        merges: list[_Merged] = []
+        openclaw = p.text_score == "openclaw"
+        vw, tw = p.vector_weight, p.text_weight
         for q in range(len(qs)):
-            merged: dict[int, dict[str, float]] = {}
-            if vec is not None:
-                for c, s in zip(vec[q][0].tolist(), vec[q][1].tolist(), strict=True):
-                    merged[c] = {"vector": float(s), "text": 0.0}
+            # Last one wins within a list, as a dict of per-chunk dicts would.
+            vector: dict[int, float] = (
+                dict(zip(vec[q][0].tolist(), vec[q][1].tolist(), strict=True))
+                if vec is not None
+                else {}
+            )
             rows, bm = kw[q]
+            bm25 = dict(zip(rows.tolist(), bm.tolist(), strict=True))
             top = float(bm[0]) if len(bm) else 0.0
-            for c, s in zip(rows.tolist(), bm.tolist(), strict=True):
-                ts = 1.0 if p.text_score == "openclaw" else (s / top if top > 0 else 0.0)
-                merged.setdefault(c, {"vector": 0.0, "text": 0.0})["text"] = ts
-                merged[c]["bm25"] = float(s)
-            for d in merged.values():
-                d["hybrid"] = p.vector_weight * d["vector"] + p.text_weight * d["text"]
-            ranked = sorted(merged, key=lambda c: (-merged[c]["hybrid"], c))[:k]
-            base_lists.append(ranked)
-            comps.append(merged)
+            if openclaw:
+                text = dict.fromkeys(bm25, 1.0)
+            elif top > 0:
+                text = {c: s_ / top for c, s_ in bm25.items()}
+            else:
+                text = dict.fromkeys(bm25, 0.0)
+            hybrid = {c: vw * v + tw * text.get(c, 0.0) for c, v in vector.items()}
+            for c, ts in text.items():
+                if c not in vector:
+                    hybrid[c] = vw * 0.0 + tw * ts
+            base_lists.append(sorted(hybrid, key=lambda c: (-hybrid[c], c))[:k])
+            merges.append((vector, text, bm25, hybrid))
     anchors: list[list[Anchor]] = [[] for _ in qs]
     results = []
     if p.use_graph:
@@ -182,15 +203,22 @@ def hybrid_expand(
                 if ent is not None:
                     for j, q in enumerate(missing):
                         anchors[q] = ent[j]
-        ids = index.graph.entity_ids
+        max_hops = check_count("max_hops", p.max_hops, 1, 64)
         with timer.stage("graph"):
-            act = index.graph.spread(
-                [ids[[a[0] for a in row]] if row else [] for row in anchors],
-                max_hops=check_count("max_hops", p.max_hops, 1, 64),
-                direction="both",
-                predicates=p.relationship_types,
-                tenant=tenant_name,
+            plan = cached_plan(
+                index,
+                NAME,
+                p,
+                t,
+                lambda: index.graph.spread_plan(
+                    max_hops=max_hops,
+                    direction="both",
+                    predicates=p.relationship_types,
+                    tenant=tenant_name,
+                ),
             )
+            rows, _, offsets = dense_batch(anchors)
+            act = plan.dense(rows, offsets)
         core = act._core
         eo, fo = core.entity_offsets, core.fact_offsets
         ents, ehops, estr, epar = (
@@ -199,122 +227,163 @@ def hybrid_expand(
             core.entity_strengths,
             core.entity_parents,
         )
+    mentions = index.mentions
     for q, query in enumerate(qs):
         graph_scores: dict[int, float] = {}
         graph_from: dict[int, int] = {}
-        parents: dict[int, int] = {}
-        related: list[tuple[int, int, float]] = []
+        related: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        rel_hops: npt.NDArray[Any] = related
+        rel_str: npt.NDArray[Any] = related
+        paths_of = EntityPaths(index, {})
         if p.use_graph:
             a, b = int(eo[q]), int(eo[q + 1])
-            qset = {r for r, _, _ in anchors[q]}
             with timer.stage("graph_score"):
-                chunk_rows, weights, hops_, counts, from_e = [], [], [], [], []
-                for e, h, s, par in zip(
-                    ents[a:b].tolist(),
-                    ehops[a:b].tolist(),
-                    estr[a:b].tolist(),
-                    epar[a:b].tolist(),
-                    strict=True,
-                ):
-                    if par >= 0:
-                        parents[e] = par
-                    if h < 1 or e in qset:
-                        continue
-                    related.append((e, h, s))
-                    cs, cn = index.mentions.chunks_of(e)
-                    chunk_rows.extend(cs.tolist())
-                    counts.extend(cn.tolist())
-                    weights.extend([s] * len(cs))
-                    hops_.extend([h] * len(cs))
-                    from_e.extend([e] * len(cs))
-                if chunk_rows:
-                    gs = scoring.graph_proximity(weights, hops_, counts, profile=p.profile)
-                    for c, s, e in zip(chunk_rows, gs.tolist(), from_e, strict=True):
-                        if s > graph_scores.get(c, -1.0):
-                            graph_scores[c] = s
+                e_q, h_q = ents[a:b], ehops[a:b]
+                paths_of = EntityPaths.of_reached(index, e_q, epar[a:b])
+                keep = h_q >= 1
+                for row, _, _ in anchors[q]:
+                    keep &= e_q != row
+                related, rel_hops, rel_str = e_q[keep], h_q[keep], estr[a:b][keep]
+                # Every chunk mentioning a related entity, gathered from the mention CSR.
+                owner, flat = csr_ranges(mentions.entity_offsets, related)
+                if len(flat):
+                    gs = scoring.graph_proximity(
+                        rel_str[owner].astype(np.float64),
+                        rel_hops[owner],
+                        mentions.entity_counts[flat],
+                        profile=p.profile,
+                    )
+                    # A chunk keeps its best score (the first entity reaching it on ties).
+                    for c, sc, e in zip(
+                        mentions.entity_chunks[flat].tolist(),
+                        gs.tolist(),
+                        related[owner].tolist(),
+                        strict=True,
+                    ):
+                        if sc > graph_scores.get(c, -1.0):
+                            graph_scores[c] = sc
                             graph_from[c] = e
             with timer.stage("merge"):
                 base = base_lists[q]
-                added = fusion.additive_merge(
-                    (
-                        np.asarray(base, dtype=np.int64),
-                        np.asarray([comps[q][c]["hybrid"] for c in base], dtype=np.float64),
-                    ),
-                    (
-                        np.asarray(list(graph_scores), dtype=np.int64),
-                        np.asarray(list(graph_scores.values()), dtype=np.float64),
-                    ),
-                    alpha=p.alpha,
-                    beta=p.beta,
+                hybrid = merges[q][3]
+                added = fusion.additive_merge_arrays(
+                    np.fromiter(base, dtype=np.int64, count=len(base)),
+                    np.fromiter(map(hybrid.__getitem__, base), dtype=np.float64, count=len(base)),
+                    np.fromiter(graph_scores, dtype=np.int64, count=len(graph_scores)),
+                    np.fromiter(graph_scores.values(), dtype=np.float64, count=len(graph_scores)),
+                    alpha=alpha,
+                    beta=beta,
                     max_new=max_new,
                 )
-                final = list(
-                    zip(
-                        added.ids.tolist(),
-                        added.scores.tolist(),
-                        added.sources.tolist(),
-                        strict=True,
-                    )
-                )
+                ids_l = added.ids.tolist()
+                scores_l = added.scores.tolist()
+                sources = [_SOURCES[x] for x in added.sources.tolist()]
         else:
-            final = [(c, comps[q][c]["hybrid"], 0) for c in base_lists[q]]
-        paths_of = EntityPaths(index, parents)
-        chunks: list[ChunkHit] = []
-        for c, s, src in final:
-            comp = dict(comps[q].get(c, {"vector": 0.0, "text": 0.0, "hybrid": 0.0}))
-            if p.use_graph:
-                comp["graph"] = graph_scores.get(c, 0.0)
-                comp["combined"] = float(s)
-            source = {0: "hybrid", 1: "graph", 2: "hybrid+graph"}[int(src)]
-            path = paths_of(graph_from[c]) if c in graph_from else ()
-            chunks.append(
-                chunk_hit(index, int(c), score=float(s), source=source, components=comp, path=path)
-            )
-        anchor_list = anchor_hits(index, anchors[q])
-        rel_hits = entity_hits(
-            index,
-            [e for e, _, _ in related],
-            scores=0.0,
-            how="graph",
-            hops=[h for _, h, _ in related],
-            strengths=[s for _, _, s in related],
-            paths=paths_of.many([e for e, _, _ in related]),
-        )
-        facts = []
-        if p.use_graph:
-            fa, fb = int(fo[q]), int(fo[q + 1])
-            q_facts = core.facts[fa:fb]
-            q_facts_hops = core.hops[fa:fb]
-            linking = index.fact_object[q_facts] >= 0
-            q_facts = q_facts[linking]
-            strength = index.fact_strength[q_facts]
-            facts = fact_hits(
+            ids_l = list(base_lists[q])
+            scores_l = [merges[q][3][c] for c in ids_l]
+            sources = ["hybrid"] * len(ids_l)
+        with timer.stage("results"):
+            rel_l = related.tolist()
+            chunks = chunk_hits(
                 index,
-                q_facts,
-                scores=strength,
-                hops=q_facts_hops[linking],
-                anchors=np.full(len(q_facts), -1, dtype=np.int64),
-                components=[{"strength": s} for s in strength.tolist()],
+                ids_l,
+                scores=[float(x) for x in scores_l],
+                sources=sources,
+                components=LazyColumn(
+                    partial(
+                        _chunk_components, ids_l, scores_l, merges[q], graph_scores, p.use_graph
+                    )
+                ),
+                paths=LazyColumn(partial(_chunk_paths, ids_l, graph_from, paths_of)),
             )
-        results.append(
-            RetrievalResult(
-                recipe=NAME,
-                query=query,
-                tenant=tenant_name,
-                anchors=anchor_list,
-                entities=anchor_list + rel_hits,
-                facts=facts,
-                chunks=chunks,
-                stats={
-                    "query_entities": len(anchor_list),
-                    "related_entities": len(rel_hits),
-                    "graph_chunks_scored": len(graph_scores),
-                    "graph_chunks_added": sum(1 for ch in chunks if ch.source == "graph"),
-                },
-                params=dict(p.__dict__),
-                fallback=None if vec is not None else (why or "no chunk vectors"),
+            anchor_list = anchor_hits(index, anchors[q])
+            rel_hits = entity_hits(
+                index,
+                rel_l,
+                scores=0.0,
+                how="graph",
+                hops=rel_hops.tolist(),
+                strengths=rel_str.tolist(),
+                paths=LazyColumn(partial(paths_of.many, rel_l)),
             )
-        )
+            facts = []
+            if p.use_graph:
+                fa, fb = int(fo[q]), int(fo[q + 1])
+                q_facts = core.facts[fa:fb]
+                q_facts_hops = core.hops[fa:fb]
+                linking = index.fact_object[q_facts] >= 0
+                q_facts = q_facts[linking]
+                strength = index.fact_strength[q_facts]
+                facts = fact_hits(
+                    index,
+                    q_facts,
+                    scores=strength,
+                    hops=q_facts_hops[linking],
+                    anchors=np.full(len(q_facts), -1, dtype=np.int64),
+                    components=LazyColumn(partial(_strength_components, strength)),
+                )
+            results.append(
+                RetrievalResult(
+                    recipe=NAME,
+                    query=query,
+                    tenant=tenant_name,
+                    anchors=anchor_list,
+                    entities=anchor_list + rel_hits,
+                    facts=facts,
+                    chunks=chunks,
+                    stats={
+                        "query_entities": len(anchor_list),
+                        "related_entities": len(rel_hits),
+                        "graph_chunks_scored": len(graph_scores),
+                        "graph_chunks_added": sources.count("graph"),
+                    },
+                    params=dict(p.__dict__),
+                    fallback=None if vec is not None else (why or "no chunk vectors"),
+                )
+            )
     for r in results:
         r.timings = dict(timer.seconds)
     return results
+
+
+#: additive_merge's source codes.
+_SOURCES = ("hybrid", "graph", "hybrid+graph")
+
+
+#: A query's hybrid search: chunk -> vector score, normalised text score, BM25 score and
+#: their merge (insertion order: the vector hits, then the keyword-only hits).
+_Merged = tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, float]]
+
+
+def _chunk_components(
+    ids: list[int],
+    scores: list[float],
+    merged: _Merged,
+    graph: dict[int, float],
+    use_graph: bool,
+) -> list[dict[str, float]]:
+    """Each final chunk's score components: the hybrid search's, then the graph's and the
+    combination's."""
+    vector, text, bm25, hybrid = merged
+    out = []
+    for c, s in zip(ids, scores, strict=True):
+        comp = {"vector": vector.get(c, 0.0), "text": text.get(c, 0.0)}
+        if c in bm25:
+            comp["bm25"] = bm25[c]
+        comp["hybrid"] = hybrid.get(c, 0.0)
+        if use_graph:
+            comp["graph"] = graph.get(c, 0.0)
+            comp["combined"] = float(s)
+        out.append(comp)
+    return out
+
+
+def _chunk_paths(
+    ids: list[int], graph_from: dict[int, int], paths_of: EntityPaths
+) -> list[tuple[Step, ...]]:
+    """Each final chunk's path: to the related entity that gave its graph score."""
+    return [paths_of(graph_from[c]) if c in graph_from else () for c in ids]
+
+
+def _strength_components(strength: npt.NDArray[Any]) -> list[dict[str, float]]:
+    return [{"strength": s} for s in strength.tolist()]

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,7 @@ from ..index import GraphIndex
 from ..scoring import NULL_TIME, FactScoreProfile
 from .anchoring import cached_plan, dense_batch, embed_batch, entity_search, name_anchors, params_of
 from .base import (
+    LazyColumn,
     RetrievalResult,
     Timer,
     anchor_hits,
@@ -41,6 +43,7 @@ from .base import (
 __all__ = ["SpreadingActivationParams", "spreading_activation"]
 
 NAME = "spreading_activation"
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,8 @@ def spreading_activation(
             core.entity_anchors,
             core.entity_strengths,
         )
-        comps = _components(index, all_facts, int(now), p.profile)
+        # scoreFact's factors, for the whole batch on the first read of any of them.
+        comps = LazyColumn(partial(_components, index, all_facts, int(now), p.profile))
         for q, query in enumerate(qs):
             a, b = fo[q], fo[q + 1]
             hops = all_hops[a:b].tolist()
@@ -203,7 +207,7 @@ def spreading_activation(
                 scores=scores[a:b] if scores is not None else [0.0] * (b - a),
                 hops=hops,
                 anchors=all_anchors[a:b],
-                components=comps[a:b],
+                components=LazyColumn(partial(_slice, comps, a, b)),
                 parents=all_parents[a:b],
             )
             anchor_list = anchor_hits(index, found[q])
@@ -245,6 +249,10 @@ def spreading_activation(
     for res in results:
         res.timings = dict(timer.seconds)
     return results
+
+
+def _slice(column: LazyColumn[_T], a: int, b: int) -> Sequence[_T]:
+    return column.values()[a:b]
 
 
 def _plain(p: Any) -> dict[str, Any]:
