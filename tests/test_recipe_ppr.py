@@ -244,3 +244,16 @@ def test_entity_chunk_scores_refuses_bad_input() -> None:
         _core.entity_chunk_scores(
             off, np.array([-3, 1], np.int64), cnt, None, np.array([0], np.int64), one
         )
+
+
+@PROPERTY
+@given(
+    st.lists(st.integers(0, 4), max_size=40),
+    st.integers(1, 15),
+)
+def test_top_stable_is_a_stable_argsort_prefix(values: list[int], n: int) -> None:
+    """The entity cut equals ``argsort(-x, stable)[:n]``, ties by position, many ties."""
+    from graphrecall.recipes.ppr import _top_stable
+
+    x = np.asarray(values, np.float64) / 4
+    assert _top_stable(x, n).tolist() == np.argsort(-x, kind="stable")[:n].tolist()

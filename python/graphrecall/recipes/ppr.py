@@ -262,46 +262,35 @@ def ppr(
             # Sparse over the chunks the graph reached (sorted): what a dense vector over
             # every chunk would hold there, without touching the others.
             g_rows, g_vals = _chunk_scores(m, primary, ents, es)
-            gmax = float(g_vals.max()) if len(g_vals) else 0.0
-            pos = g_vals > 0
-            reached = g_rows[pos]
-            r_vals = g_vals[pos]
-            if len(reached) > graph_k:
-                part = np.argpartition(-r_vals, graph_k - 1)[:graph_k]
-                reached, r_vals = reached[part], r_vals[part]
+            sims: npt.NDArray[Any]
             if dense is not None:
-                rows = dense[q][0][:dense_k]
-                sims: npt.NDArray[Any] = dense[q][1][:dense_k]
-                cand = np.union1d(reached, rows)
-                missing = np.setdiff1d(reached, rows)
+                rows, sims = dense[q][0][:dense_k], dense[q][1][:dense_k]
             else:
                 rows, sims = no_ents, no_scores
-                cand = missing = np.sort(reached)
-            cos = np.zeros(len(cand), dtype=np.float64)
-            cos[np.searchsorted(cand, rows)] = sims
-            if qv is not None and index.chunk_matrix is not None and len(missing):
-                cos[np.searchsorted(cand, missing)] = index.chunk_matrix[missing] @ qv[q]
-            graph = np.zeros(len(cand), dtype=np.float64)
-            if len(g_rows):
-                at = np.minimum(np.searchsorted(g_rows, cand), len(g_rows) - 1)
-                hit = g_rows[at] == cand
-                graph[hit] = g_vals[at[hit]]
-            norm = lam / gmax if gmax > 0 else 0.0
-            final = cos + norm * graph
-            top = np.lexsort((cand, -final))[:k]
-            top_graph = graph[top]
+            matrix = index.chunk_matrix if qv is not None else None
+            top_c, top_f, top_cos, top_g, gmax, n_graph = _fuse(
+                g_rows,
+                g_vals,
+                rows,
+                sims,
+                graph_k,
+                k,
+                lam,
+                matrix,
+                qv[q] if qv is not None else None,
+            )
             chunks = chunk_hits(
                 index,
-                cand[top].tolist(),
-                scores=final[top].tolist(),
-                sources=["ppr" if g > 0 else "vector" for g in top_graph.tolist()],
+                top_c,
+                scores=top_f,
+                sources=["ppr" if g > 0 else "vector" for g in top_g],
                 components=[
                     {"cosine": c, "graph": g / gmax if gmax > 0 else 0.0}
-                    for c, g in zip(cos[top].tolist(), top_graph.tolist(), strict=True)
+                    for c, g in zip(top_cos, top_g, strict=True)
                 ],
             )
             anchor_list = anchor_hits(index, seeds[q])
-            order = np.argsort(-es, kind="stable")[:10]
+            order = _top_stable(es, 10)
             ent_hits = entity_hits(
                 index, ents[order].tolist(), scores=es[order].tolist(), how="ppr"
             )
@@ -316,7 +305,7 @@ def ppr(
                     stats={
                         "seeds": len(anchor_list),
                         "iterations": iterations,
-                        "graph_chunks": int(pos.sum()),
+                        "graph_chunks": n_graph,
                     },
                     params=dict(p.__dict__),
                     fallback=None if qv is not None else (why or "no vectors"),
@@ -367,6 +356,74 @@ def _primary(index: GraphIndex) -> npt.NDArray[np.int64] | None:
     """The entities' primary chunks, None when no entity has one."""
     primary = index.entity_primary_chunk
     return primary if bool((primary >= 0).any()) else None
+
+
+def _fuse(
+    g_rows: npt.NDArray[np.int64],
+    g_vals: npt.NDArray[np.float64],
+    rows: npt.NDArray[np.int64],
+    sims: npt.NDArray[Any],
+    graph_k: int,
+    k: int,
+    lam: float,
+    matrix: npt.NDArray[np.float32] | None,
+    qvec: npt.NDArray[np.float32] | None,
+) -> tuple[list[int], list[float], list[float], list[float], float, int]:
+    """One query's fusion: ``final = cosine + lam x graph / max(graph)`` over the dense
+    candidates and the top ``graph_k`` chunks by graph score, best ``k`` first (ties by
+    chunk row). The candidates are a few dozen, so plain Python beats a dozen numpy calls.
+
+    Returns the top chunks, their final scores, cosines and graph scores, the graph's
+    maximum and the number of chunks the graph reached."""
+    gmax = float(g_vals.max()) if len(g_vals) else 0.0
+    pos = g_vals > 0
+    n_graph = int(np.count_nonzero(pos))
+    reached, r_vals = (g_rows, g_vals) if n_graph == len(g_vals) else (g_rows[pos], g_vals[pos])
+    if n_graph > graph_k:
+        part = np.argpartition(-r_vals, graph_k - 1)[:graph_k]
+        reached = reached[part]
+    cos: dict[int, float] = dict(zip(rows.tolist(), sims.tolist(), strict=True))
+    missing = [c for c in reached.tolist() if c not in cos]
+    for c in missing:
+        cos[c] = 0.0
+    if missing and matrix is not None and qvec is not None:
+        missing.sort()
+        for c, v in zip(missing, (matrix[missing] @ qvec).tolist(), strict=True):
+            cos[c] = v
+    cand = np.fromiter(cos, dtype=np.int64, count=len(cos))
+    graph = np.zeros(len(cand), dtype=np.float64)
+    if len(g_rows) and len(cand):
+        at = np.minimum(np.searchsorted(g_rows, cand), len(g_rows) - 1)
+        hit = g_rows[at] == cand
+        graph[hit] = g_vals[at[hit]]
+    norm = lam / gmax if gmax > 0 else 0.0
+    scored = [
+        (c + norm * g, r, c, g)
+        for r, c, g in zip(cand.tolist(), cos.values(), graph.tolist(), strict=True)
+    ]
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    top = scored[:k]
+    return (
+        [x[1] for x in top],
+        [x[0] for x in top],
+        [x[2] for x in top],
+        [x[3] for x in top],
+        gmax,
+        n_graph,
+    )
+
+
+def _top_stable(x: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.intp]:
+    """``np.argsort(-x, kind="stable")[:n]`` (ties by position) without sorting all of
+    ``x``: the values above the n-th largest, then the earliest equal to it."""
+    if len(x) <= n:
+        return np.argsort(-x, kind="stable")
+    kth = np.partition(x, len(x) - n)[len(x) - n]
+    idx = np.flatnonzero(x >= kth)
+    if len(idx) > n:
+        above = idx[x[idx] > kth]
+        idx = np.concatenate([above, idx[x[idx] == kth][: n - len(above)]])
+    return idx[np.argsort(-x[idx], kind="stable")]
 
 
 def _chunk_scores(
