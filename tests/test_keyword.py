@@ -33,6 +33,17 @@ needs_fts5 = pytest.mark.skipif(not fts5_available(), reason="sqlite3 without FT
 # --------------------------------------------------------------------------- reference
 
 
+def tenant_docs(
+    texts: Sequence[str | None], tenants: Sequence[int], tenant: int
+) -> dict[int, list[str]]:
+    """The tenant's rows as token lists (a None text is an empty row)."""
+    return {
+        r: (tokenize(t) if t is not None else [])
+        for r, t in enumerate(texts)
+        if tenants[r] == tenant
+    }
+
+
 def ref_scores(
     texts: Sequence[str | None],
     tenants: Sequence[int],
@@ -43,11 +54,7 @@ def ref_scores(
     b: float = 0.75,
 ) -> dict[int, float]:
     """BM25 straight from the FTS5 formula, over the tenant's rows only."""
-    docs = {
-        r: (tokenize(t) if t is not None else [])
-        for r, t in enumerate(texts)
-        if tenants[r] == tenant
-    }
+    docs = tenant_docs(texts, tenants, tenant)
     q = tokenize(query)
     if not docs or not q:
         return {}
@@ -145,11 +152,7 @@ def exact_scores(
     b: float = 0.75,
 ) -> dict[int, float]:
     """fts5Bm25Function operation by operation in Python floats: equal bit for bit."""
-    docs = {
-        r: (tokenize(t) if t is not None else [])
-        for r, t in enumerate(texts)
-        if tenants[r] == tenant
-    }
+    docs = tenant_docs(texts, tenants, tenant)
     q = tokenize(query)
     if not docs or not q:
         return {}
