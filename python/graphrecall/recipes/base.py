@@ -461,23 +461,23 @@ def fact_hits(
         return []
     ent_ids = index.graph.entity_ids
     facts = np.asarray(facts, dtype=np.int64)
-    subj = index.fact_subject[facts]
-    obj = index.fact_object[facts]
-    names = index.entity_name
-    preds = index.fact_predicate
-    values = index.fact_value
-    descs = index.fact_description
-    fl = facts.tolist()
-    sl = subj.tolist()
-    ol = obj.tolist()
-    subj_ids = ent_ids[subj].tolist()
-    obj_ids = ent_ids[np.maximum(obj, 0)].tolist()
-    fids = index.graph.fact_ids[facts].tolist()
-    subj_names = [names[s] for s in sl]
-    pred_l = [preds[f] for f in fl]
+    (
+        confidence,
+        strength,
+        _,
+        ol,
+        since_raw,
+        subj_ids,
+        obj_ids,
+        fids,
+        pred_l,
+        values,
+        descs,
+        subj_names,
+        obj_names,
+    ) = index.fact_table.rows(facts)
     obj_id_l = [None if o < 0 else x for o, x in zip(ol, obj_ids, strict=True)]
-    obj_names: list[str | None] = [None if o < 0 else names[o] for o in ol]
-    since = [None if t == NULL_SINCE else t for t in index.fact_since[facts].tolist()]
+    since = [None if t == NULL_SINCE else t for t in since_raw]
     anchor_arr = np.asarray(anchors, dtype=np.int64)
     anchor_ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
     anchor_l = [None if a < 0 else x for a, x in zip(anchor_arr.tolist(), anchor_ids, strict=True)]
@@ -490,13 +490,14 @@ def fact_hits(
             # The steps up to (and including) each fact's subject step. A parent is always
             # collected at an earlier hop: build prefixes in hop order.
             prefix: dict[int, tuple[Step, ...]] = {}
+            fl = facts.tolist()
             for i in sorted(range(n), key=hop_l.__getitem__):
                 f, par = fl[i], par_l[i]
                 head = prefix.get(par, ()) if par >= 0 else ()
                 prefix[f] = (*head, Step(subj_ids[i], subj_names[i], pred_l[i], fids[i], "out"))
             return [
-                prefix[f] + (Step(x, names[o]),) if o >= 0 else prefix[f]
-                for f, o, x in zip(fl, ol, obj_ids, strict=True)
+                prefix[f] + (Step(x, name),) if o >= 0 else prefix[f]
+                for f, o, x, name in zip(fl, ol, obj_ids, obj_names, strict=True)
             ]
 
         path_col = LazyColumn(make_paths)
@@ -514,13 +515,13 @@ def fact_hits(
             pred_l,
             obj_id_l,
             obj_names,
-            [values[f] for f in fl],
-            index.fact_confidence[facts].tolist(),
+            values,
+            confidence,
             np.asarray(scores, dtype=np.float64).tolist(),
             hop_l,
             anchor_l,
-            index.fact_strength[facts].tolist(),
-            [descs[f] for f in fl],
+            strength,
+            descs,
             since,
             comp_arg,
             repeat(()) if path_col is None else pend,

@@ -227,36 +227,42 @@ def _fused_chunks(
     known = ends >= 0
     m = index.mentions
     owner, flat = csr_ranges(m.entity_offsets, ends[known])
-    best: dict[int, float] = {}
-    for c, s in zip(m.entity_chunks[flat].tolist(), end_scores[known][owner].tolist(), strict=True):
-        if s > best.get(c, -1.0):
-            best[c] = s
-    graph_rank = sorted(best, key=lambda c: (-best[c], c))
+    chunks = m.entity_chunks[flat]
+    mention_scores = end_scores[known][owner]
+    take = mention_scores > -1.0  # a chunk's best starts at -1 (NaN never counts)
+    if not take.all():
+        chunks, mention_scores = chunks[take], mention_scores[take]
+    # By score desc, then chunk: each chunk's first mention holds its best, and the first
+    # mentions come in (-best, chunk) order.
+    ranked = chunks[np.lexsort((chunks, -mention_scores))].tolist()
+    graph_rank = list(dict.fromkeys(ranked))
     vec_rank: list[int] = vec[0].tolist() if vec is not None else []
     if not graph_rank and not vec_rank:
         return []
-    lists = [np.fromiter(graph_rank, dtype=np.int64, count=len(graph_rank))]
+    lists = [np.array(graph_rank, dtype=np.int64)]
     if vec is not None:
         lists.append(np.ascontiguousarray(vec[0], dtype=np.int64))
     fused = fusion.rrf_arrays(lists, k=rrf_k, top_k=n)
     ids = fused.ids.tolist()
     fscores = fused.scores.tolist()
-    gpos = {c: i + 1 for i, c in enumerate(graph_rank)}
-    vpos = {c: i + 1 for i, c in enumerate(vec_rank)}
-    sources = [("fused" if c in vpos else "graph") if c in gpos else "vector" for c in ids]
+    in_graph = set(graph_rank)
+    in_vec = set(vec_rank)
+    sources = [("fused" if c in in_vec else "graph") if c in in_graph else "vector" for c in ids]
     return chunk_hits(
         index,
         ids,
         scores=fscores,
         sources=sources,
-        components=LazyColumn(partial(_rrf_components, ids, fscores, gpos, vpos)),
+        components=LazyColumn(partial(_rrf_components, ids, fscores, graph_rank, vec_rank)),
     )
 
 
 def _rrf_components(
-    ids: list[int], scores: list[float], gpos: dict[int, int], vpos: dict[int, int]
+    ids: list[int], scores: list[float], graph_rank: list[int], vec_rank: list[int]
 ) -> list[dict[str, float]]:
     """Each fused chunk's RRF score and its ranks in the graph and vector lists (1-based)."""
+    gpos = {c: i + 1 for i, c in enumerate(graph_rank)}
+    vpos = {c: i + 1 for i, c in enumerate(vec_rank)}
     comps = []
     for c, s in zip(ids, scores, strict=True):
         comp = {"rrf": s}
