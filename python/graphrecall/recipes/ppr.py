@@ -81,7 +81,6 @@ from .base import (
     check_queries,
     check_real,
     chunk_hits,
-    csr_ranges,
     entity_hits,
 )
 
@@ -325,24 +324,38 @@ def _passage_seeds(
     n_seed_chunks: int,
     temp: float,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Passage seeds of query ``q``: (entities, mass), the top chunks' softmax weights split
-    over their entities by mention count (x specificity); empty without seed chunks."""
+    """Passage seeds of query ``q``: (entities ascending, mass), the top chunks' softmax
+    weights split over their entities by mention count (x specificity); empty without seed
+    chunks.
+
+    A few chunks of a few mentions each: plain Python, with every sum taken in the order a
+    ``bincount`` over the mention slots would take it (so the masses are the same to the
+    bit); only the softmax's ``exp`` stays numpy's."""
     if not n_seed_chunks or dense is None or not len(dense[q][0]):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    rows = np.asarray(dense[q][0][:n_seed_chunks], dtype=np.int64)
     sims = dense[q][1][:n_seed_chunks].astype(np.float64)
     w = np.exp((sims - sims.max()) / temp)
     w /= w.sum()
-    owner, flat = csr_ranges(m.chunk_offsets, rows)
-    ents = m.chunk_entities[flat]
-    x = m.chunk_counts[flat].astype(np.float64)
-    x /= np.bincount(owner, weights=x, minlength=len(rows))[owner]
-    if specificity:
-        x *= spec_of[ents]
-        x /= np.bincount(owner, weights=x, minlength=len(rows))[owner]
-    uniq, inv = np.unique(ents, return_inverse=True)
-    mass = np.bincount(inv, weights=x * w[owner], minlength=len(uniq)).astype(np.float64)
-    return uniq.astype(np.int64), mass
+    offsets = m.chunk_offsets
+    mass: dict[int, float] = {}
+    for c, wc in zip(dense[q][0][:n_seed_chunks].tolist(), w.tolist(), strict=True):
+        a, b = int(offsets[c]), int(offsets[c + 1])
+        ents = m.chunk_entities[a:b].tolist()
+        x = [float(v) for v in m.chunk_counts[a:b].tolist()]
+        tot = 0.0
+        for v in x:
+            tot += v
+        x = [v / tot for v in x]
+        if specificity:
+            x = [v * s for v, s in zip(x, spec_of[ents].tolist(), strict=True)]
+            tot = 0.0
+            for v in x:
+                tot += v
+            x = [v / tot for v in x]
+        for e, v in zip(ents, x, strict=True):
+            mass[e] = mass.get(e, 0.0) + v * wc
+    uniq = sorted(mass)
+    return np.array(uniq, dtype=np.int64), np.array([mass[e] for e in uniq], dtype=np.float64)
 
 
 def _spec(m: Any, specificity: bool) -> npt.NDArray[np.float64]:
