@@ -425,16 +425,35 @@ def rrf_arrays(lists: Sequence[npt.NDArray[np.int64]], *, k: float, top_k: int |
     Returns:
         A batch of one query, as :func:`rrf`.
     """
+    n = len(lists)
+    lens = [0]
+    for x in lists:
+        lens.append(lens[-1] + len(x))
+    query_offsets, weights = _RRF_ONE.get(n) or _rrf_one(n)
     return _fused(
         _core.rrf_fuse(
-            _concat(lists, np.int64),
-            _offsets([len(x) for x in lists]),
-            np.array([0, len(lists)], dtype=np.uintp),
-            np.ones(len(lists), dtype=np.float64),
+            lists[0] if n == 1 else np.concatenate(lists) if n else np.empty(0, np.int64),
+            np.array(lens, dtype=np.uintp),
+            query_offsets,
+            weights,
             k=k,
             top_k=top_k,
         )
     )
+
+
+#: Per number of lists: the query offsets and unit weights of one query (read-only).
+_RRF_ONE: dict[int, tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]] = {}
+
+
+def _rrf_one(n: int) -> tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]:
+    offsets = np.array([0, n], dtype=np.uintp)
+    weights = np.ones(n, dtype=np.float64)
+    offsets.flags.writeable = False
+    weights.flags.writeable = False
+    if n <= 16:
+        _RRF_ONE[n] = (offsets, weights)
+    return offsets, weights
 
 
 def rrf_batch(

@@ -154,9 +154,11 @@ def embed_batch(
             raise ParameterError(
                 f"invalid parameter query_vectors: shape {qv.shape} for {len(queries)} queries"
             )
-        if not np.isfinite(qv).all():
+        # np.linalg.norm's own arithmetic: finite norms mean finite values (a NaN or inf
+        # value makes its row's norm NaN or inf), so the full scan runs only otherwise.
+        norms = np.sqrt(np.add.reduce(qv * qv, axis=1, keepdims=True))
+        if not np.isfinite(norms).all() and not np.isfinite(qv).all():
             raise ParameterError("invalid parameter query_vectors: NaN or inf values")
-        norms = np.linalg.norm(qv, axis=1, keepdims=True)
         if (norms == 0).any():
             raise ParameterError("invalid parameter query_vectors: a zero vector")
         return np.ascontiguousarray(qv / norms, dtype=np.float32), None

@@ -204,6 +204,7 @@ def chunk_boost(
         dist_lists: list[list[int]] = []
         str_lists: list[list[float]] = []
         entity_paths: list[EntityPaths] = []
+        related_arrays: list[tuple[Any, Any, Any]] = []
         for q in range(len(qs)):
             a, b = eo[q], eo[q + 1]
             e_q, h_q = ents[a:b], ehops[a:b]
@@ -211,21 +212,13 @@ def chunk_boost(
             keep = h_q >= 1
             for r, _, _ in found[q]:
                 keep &= e_q != r
-            related_lists.append(e_q[keep].tolist())
-            dist_lists.append(h_q[keep].tolist())
-            str_lists.append(estr[a:b][keep].astype(np.float64).tolist())
+            rel = (e_q[keep], h_q[keep], estr[a:b][keep].astype(np.float64))
+            related_arrays.append(rel)
+            related_lists.append(rel[0].tolist())
+            dist_lists.append(rel[1].tolist())
+            str_lists.append(rel[2].tolist())
         cent = index.centrality(t) if p.use_centrality else None
-        boosts = _mention_boost(
-            index,
-            cands,
-            anchor_rows,
-            anchor_offsets,
-            related_lists,
-            dist_lists,
-            str_lists,
-            p,
-            cent,
-        )
+        boosts = _mention_boost(index, cands, anchor_rows, anchor_offsets, related_arrays, p, cent)
     results = []
     with timer.stage("results"):
         for q, query in enumerate(qs):
@@ -238,7 +231,8 @@ def chunk_boost(
             i_l = bo_i[order].tolist()
             a_l = bo_a[order].tolist()
             c_l = rows[order].tolist()
-            boosts_seen = [d_ + i_ for d_, i_ in zip(d_l, i_l, strict=True)]
+            boost_arr = bo_d[order] + bo_i[order]
+            boosts_seen = boost_arr.tolist()
             chunks: list[ChunkHit] = chunk_hits(
                 index,
                 c_l,
@@ -310,7 +304,10 @@ def chunk_boost(
                         "query_entities": len(anchors),
                         "related_entities": len(related),
                         "related_per_hop": fanout,
-                        "avg_boost": float(np.mean(boosts_seen)) if boosts_seen else 0.0,
+                        # np.mean's sum and division, without its array conversion.
+                        "avg_boost": float(np.add.reduce(boost_arr)) / len(boosts_seen)
+                        if boosts_seen
+                        else 0.0,
                         "max_boost": float(max(boosts_seen)) if boosts_seen else 0.0,
                         "expanded": expanded,
                     },
@@ -328,31 +325,33 @@ def _mention_boost(
     cands: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]],
     anchor_rows: npt.NDArray[np.int64],
     anchor_offsets: npt.NDArray[np.int64],
-    related: list[list[int]],
-    distances: list[list[int]],
-    strengths: list[list[float]],
+    related: list[tuple[Any, Any, Any]],
     p: ChunkBoostParams,
     centrality: npt.NDArray[np.float64] | None,
 ) -> list[tuple[Any, Any, Any, npt.NDArray[np.int64]]]:
     """:meth:`~graphrecall.KnowledgeGraph.mention_boost` on dense rows (one native call for
-    the batch, no id lookups): per query (direct, indirect, adjusted, order)."""
+    the batch, no id lookups): per query (direct, indirect, adjusted, order); ``related``
+    holds per query its related entities, their distances and strengths (float64)."""
 
     def offsets(lens: list[int]) -> npt.NDArray[np.uintp]:
         off = np.zeros(len(lens) + 1, dtype=np.uintp)
         np.cumsum(lens, out=off[1:])
         return off
 
+    def flat(parts: list[Any], dtype: type[np.generic]) -> npt.NDArray[Any]:
+        return (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(dtype)
+
     co = offsets([len(c[0]) for c in cands])
-    ro = offsets([len(r) for r in related])
+    ro = offsets([len(r[0]) for r in related])
     d, i, a, order = index.graph._core.mention_boost(
-        np.concatenate([c[0] for c in cands]).astype(np.uint32),
-        np.concatenate([c[1] for c in cands]).astype(np.float64),
+        flat([c[0] for c in cands], np.uint32),
+        flat([c[1] for c in cands], np.float64),
         co,
         anchor_rows.astype(np.uint32),
         anchor_offsets.astype(np.uintp),
-        np.fromiter((e for r in related for e in r), dtype=np.uint32, count=int(ro[-1])),
-        np.fromiter((h for r in distances for h in r), dtype=np.uint32, count=int(ro[-1])),
-        np.fromiter((s for r in strengths for s in r), dtype=np.float64, count=int(ro[-1])),
+        flat([r[0] for r in related], np.uint32),
+        flat([r[1] for r in related], np.uint32),
+        flat([r[2] for r in related], np.float64),
         ro,
         direct=float(p.entity_boost_direct),
         indirect=float(p.entity_boost_indirect),

@@ -253,16 +253,9 @@ def hybrid_expand(
                         mentions.entity_counts[flat],
                         profile=p.profile,
                     )
-                    # A chunk keeps its best score (the first entity reaching it on ties).
-                    for c, sc, e in zip(
-                        mentions.entity_chunks[flat].tolist(),
-                        gs.tolist(),
-                        related[owner].tolist(),
-                        strict=True,
-                    ):
-                        if sc > graph_scores.get(c, -1.0):
-                            graph_scores[c] = sc
-                            graph_from[c] = e
+                    graph_scores, graph_from = _best_per_chunk(
+                        mentions.entity_chunks[flat], gs, related[owner]
+                    )
             with timer.stage("merge"):
                 base = base_lists[q]
                 hybrid = merges[q][3]
@@ -344,6 +337,34 @@ def hybrid_expand(
     for r in results:
         r.timings = dict(timer.seconds)
     return results
+
+
+def _best_per_chunk(
+    chunks: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    entities: npt.NDArray[np.int64],
+) -> tuple[dict[int, float], dict[int, int]]:
+    """Each chunk's best score (above -1) among its mentions and the entity of the first
+    mention scoring it (the first on ties), keyed in the order chunks are first reached:
+    what a scan keeping ``score > best.get(chunk, -1.0)`` builds, with a few array calls."""
+    ok = scores > -1.0  # NaN never counts
+    if not ok.all():
+        chunks, scores, entities = chunks[ok], scores[ok], entities[ok]
+    if not len(chunks):
+        return {}, {}
+    pos = np.arange(len(chunks))
+    order = np.lexsort((pos, -scores, chunks))  # by chunk, best first, first on ties
+    by_chunk = chunks[order]
+    head = np.flatnonzero(by_chunk[1:] != by_chunk[:-1]) + 1
+    head = np.concatenate((np.zeros(1, dtype=head.dtype), head))
+    best = order[head]
+    reached = np.argsort(np.minimum.reduceat(order, head), kind="stable")
+    best = best[reached]
+    ids = by_chunk[head][reached].tolist()
+    return (
+        dict(zip(ids, scores[best].tolist(), strict=True)),
+        dict(zip(ids, entities[best].tolist(), strict=True)),
+    )
 
 
 #: additive_merge's source codes.
