@@ -23,6 +23,7 @@ from a query entity to the related entity that contributed the most to its boost
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -279,9 +280,7 @@ def chunk_boost(
                     expanded += 1
                     if len(chunks) >= k:
                         break
-            fanout: dict[int, int] = {}
-            for d in dists:
-                fanout[d] = fanout.get(d, 0) + 1
+            fanout = dict(Counter(dists))  # in first-seen order, as a counting loop
             anchors = anchor_hits(index, found[q])
             entities = anchors + entity_hits(
                 index,

@@ -184,7 +184,11 @@ def hybrid_expand(
             for c, ts in text.items():
                 if c not in vector:
                     hybrid[c] = vw * 0.0 + tw * ts
-            base_lists.append(sorted(hybrid, key=lambda c: (-hybrid[c], c))[:k])
+            # The k best by (-score, chunk), as sorted() with that key orders them.
+            n_h = len(hybrid)
+            h_ids = np.fromiter(hybrid, dtype=np.int64, count=n_h)
+            h_scores = np.fromiter(hybrid.values(), dtype=np.float64, count=n_h)
+            base_lists.append(h_ids[np.lexsort((h_ids, -h_scores))[:k]].tolist())
             merges.append((vector, text, bm25, hybrid))
     anchors: list[list[Anchor]] = [[] for _ in qs]
     results = []
@@ -253,9 +257,16 @@ def hybrid_expand(
                         mentions.entity_counts[flat],
                         profile=p.profile,
                     )
-                    graph_scores, graph_from = _best_per_chunk(
-                        mentions.entity_chunks[flat], gs, related[owner]
-                    )
+                    # A chunk keeps its best score (the first entity reaching it on ties).
+                    for c, sc, e in zip(
+                        mentions.entity_chunks[flat].tolist(),
+                        gs.tolist(),
+                        related[owner].tolist(),
+                        strict=True,
+                    ):
+                        if sc > graph_scores.get(c, -1.0):
+                            graph_scores[c] = sc
+                            graph_from[c] = e
             with timer.stage("merge"):
                 base = base_lists[q]
                 hybrid = merges[q][3]
@@ -337,34 +348,6 @@ def hybrid_expand(
     for r in results:
         r.timings = dict(timer.seconds)
     return results
-
-
-def _best_per_chunk(
-    chunks: npt.NDArray[np.int64],
-    scores: npt.NDArray[np.float64],
-    entities: npt.NDArray[np.int64],
-) -> tuple[dict[int, float], dict[int, int]]:
-    """Each chunk's best score (above -1) among its mentions and the entity of the first
-    mention scoring it (the first on ties), keyed in the order chunks are first reached:
-    what a scan keeping ``score > best.get(chunk, -1.0)`` builds, with a few array calls."""
-    ok = scores > -1.0  # NaN never counts
-    if not ok.all():
-        chunks, scores, entities = chunks[ok], scores[ok], entities[ok]
-    if not len(chunks):
-        return {}, {}
-    pos = np.arange(len(chunks))
-    order = np.lexsort((pos, -scores, chunks))  # by chunk, best first, first on ties
-    by_chunk = chunks[order]
-    head = np.flatnonzero(by_chunk[1:] != by_chunk[:-1]) + 1
-    head = np.concatenate((np.zeros(1, dtype=head.dtype), head))
-    best = order[head]
-    reached = np.argsort(np.minimum.reduceat(order, head), kind="stable")
-    best = best[reached]
-    ids = by_chunk[head][reached].tolist()
-    return (
-        dict(zip(ids, scores[best].tolist(), strict=True)),
-        dict(zip(ids, entities[best].tolist(), strict=True)),
-    )
 
 
 #: additive_merge's source codes.

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -229,9 +230,7 @@ def spreading_activation(
                 anchors=eanch[keep].tolist(),
                 strengths=estr[keep].astype(np.float64).tolist(),
             )
-            hops_fanout: dict[int, int] = {}
-            for h in hops:
-                hops_fanout[h] = hops_fanout.get(h, 0) + 1
+            hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
             results.append(
                 RetrievalResult(
                     recipe=NAME,
