@@ -49,15 +49,15 @@ from graphrecall.anchors.vectors import VectorIndex
 
 F32 = npt.NDArray[np.float32]
 #: ``--rotate``'s sketch settings besides the default: (rerank, refine); refine None is
-#: rerank (no int8 stage, the float32 rerank alone).
+#: rerank (no 4-bit stage, the float32 rerank alone).
 SKETCH_SETTINGS: list[tuple[int, int | None]] = [
     (1024, None),
-    (512, 32),
-    (768, 32),
-    (1024, 16),
+    (512, 48),
+    (768, 48),
+    (1024, 32),
     (1024, 64),
-    (1536, 32),
-    (2048, 32),
+    (1536, 48),
+    (2048, 48),
 ]
 
 
@@ -131,9 +131,17 @@ def run(data: str, n: int, d: int, k: int, n_queries: int, seed: int) -> dict[st
 
 
 def rotating(
-    data: str, n_tenants: int, size: int, n_queries: int, seed: int, real_dir: str
+    data: str,
+    n_tenants: int,
+    size: int,
+    n_queries: int,
+    seed: int,
+    real_dir: str,
+    settings: list[tuple[int, int | None]],
+    sketch_only: bool = False,
 ) -> dict[str, Any]:
-    """Single queries rotating over tenants: latency and recall@10 per backend."""
+    """Single queries rotating over tenants: latency and recall@10 per backend (recall@3
+    and @5 of searches for k = 3 and 5, untimed)."""
     rng = np.random.default_rng([seed, 7])
     d = 384
     if data == "real":
@@ -157,12 +165,11 @@ def rotating(
     t_count = int(tenants.max()) + 1
     q_tenant = np.arange(len(queries)) % t_count
     out: dict[str, Any] = {"data": data, "rows": len(vectors), "tenants": t_count}
-    builds: dict[str, dict[str, Any]] = {
-        "exact": {"backend": "exact"},
-        "hnsw f16 ef=128": {"backend": "hnsw", "expansion_search": 128},
-        "sketch": {"backend": "sketch"},
-    }
-    for rerank, refine in SKETCH_SETTINGS:
+    builds: dict[str, dict[str, Any]] = {"exact": {"backend": "exact"}}
+    if not sketch_only:
+        builds["hnsw f16 ef=128"] = {"backend": "hnsw", "expansion_search": 128}
+    builds["sketch"] = {"backend": "sketch"}
+    for rerank, refine in settings:
         builds[f"sketch rerank={rerank} refine={refine or rerank}"] = {
             "backend": "sketch",
             "rerank": rerank,
@@ -178,6 +185,8 @@ def rotating(
         for q, t in zip(queries, q_tenant, strict=True)
     ]
     for name, index in indexes.items():
+        if sketch_only and name == "exact":
+            continue
         for q, t in zip(queries[:20], q_tenant[:20], strict=True):
             index.search(q, 10, tenant=int(t))  # warm up the code paths, not the data
         times, hits = [], 0
@@ -186,10 +195,19 @@ def rotating(
             got = index.search(q, 10, tenant=int(t))
             times.append((time.perf_counter_ns() - t0) / 1e3)
             hits += len(np.intersect1d(got.rows[0], truth[i]))
+        small = {}
+        for kk in (3, 5):
+            found = sum(
+                len(np.intersect1d(index.search(q, kk, tenant=int(t)).rows[0], truth[i][:kk]))
+                for i, (q, t) in enumerate(zip(queries, q_tenant, strict=True))
+            )
+            small[kk] = found / (kk * len(queries))
         out[name] = {
             "p50_us": statistics.median(times),
             "p99_us": float(np.percentile(times, 99)),
             "recall": hits / (10 * len(queries)),
+            "recall3": small[3],
+            "recall5": small[5],
         }
     return out
 
@@ -205,20 +223,34 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=str, default=None)
     ap.add_argument("--rotate", action="store_true", help="10 tenants x 10k, rotating")
+    ap.add_argument(
+        "--settings",
+        nargs="*",
+        default=None,
+        help="sketch rerank:refine pairs for --rotate (refine 0: rerank)",
+    )
+    ap.add_argument("--sketch-only", action="store_true", help="--rotate: no HNSW, exact untimed")
     ap.add_argument("--real-dir", default=os.path.join(os.path.dirname(__file__), "data", "eval"))
     args = ap.parse_args()
     if args.rotate:
+        settings = SKETCH_SETTINGS
+        if args.settings is not None:
+            pairs = [tuple(int(x) for x in s.split(":")) for s in args.settings]
+            settings = [(a, b or None) for a, b in pairs]
         results = []
-        print("| data | backend | p50 us | p99 us | recall@10 | build s |")
-        print("|---|---|---:|---:|---:|---:|")
+        print("| data | backend | p50 us | p99 us | recall@3 | recall@5 | recall@10 | build s |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         for data in args.data:
-            r = rotating(data, 10, 10_000, args.queries, args.seed, args.real_dir)
+            r = rotating(
+                data, 10, 10_000, args.queries, args.seed, args.real_dir, settings, args.sketch_only
+            )
             results.append(r)
             for name in (n for n in r if isinstance(r[n], dict)):
                 m = r[name]
                 print(
                     f"| {data} ({r['rows']:,} rows, {r['tenants']} tenants) | {name} "
-                    f"| {m['p50_us']:.0f} | {m['p99_us']:.0f} | {m['recall']:.3f} "
+                    f"| {m['p50_us']:.0f} | {m['p99_us']:.0f} | {m['recall3']:.3f} "
+                    f"| {m['recall5']:.3f} | {m['recall']:.3f} "
                     f"| {r[f'{name} build s']:.1f} |",
                     flush=True,
                 )

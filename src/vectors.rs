@@ -1,20 +1,21 @@
-//! Sketch vector search: binary sign codes, a Hamming scan, an int8 rescore, an exact
+//! Sketch vector search: binary sign codes, a Hamming scan, a 4-bit rescore, an exact
 //! cosine rerank. Pyo3-free, numbers only.
 //!
 //! One *part* (a tenant's rows, [`SketchPart`]) is `n` unit vectors of dimension `dim`
 //! stored row-major in `f32`, a `centre` (the mean of the part's rows), one sign code per
 //! row: bit `j` of word `w` is set when `vector[64 w + j] - centre[64 w + j] > 0` (unused
 //! bits of the last word are 0), `words = ceil(dim / 64)` `u64` per row, rows contiguous;
-//! and the centred rows quantised to `int8` with one scale per dimension (see
-//! [`sketch_int8`]), `dim` bytes per row, rows contiguous.
+//! and the centred rows quantised to 4 bits with one scale per dimension (see
+//! [`sketch_int4`]), [`int4_bytes`]`(dim)` bytes per row, rows contiguous.
 //!
 //! A query is centred and signed the same way; the `rerank` rows whose codes are nearest in
-//! Hamming distance (ties by position) are re-scored approximately with the `int8` rows
-//! (an integer dot product with the query quantised to `int8`, a quarter of the `f32` rows'
-//! memory traffic), the best `refine` of those (ties by position) are re-scored with the
-//! exact `f32` dot product and the best `k` returned, best first, ties by position
-//! ascending. With `refine >= rerank` the int8 stage is skipped; with `rerank >= n` the scan
-//! and the int8 stage are skipped and every row is scored: the result is the exact top `k`.
+//! Hamming distance (ties by position) are re-scored approximately with the 4-bit rows
+//! (an integer dot product with the query quantised to `-127..=127`, an eighth of the `f32`
+//! rows' memory traffic), the best `refine` of those (ties by position) are re-scored with
+//! the exact `f32` dot product and the best `k` returned, best first, ties by position
+//! ascending. With `refine >= rerank` the 4-bit stage is skipped; with `rerank >= n` the
+//! scan and the 4-bit stage are skipped and every row is scored: the result is the exact
+//! top `k`.
 //! A part's search reads only its own arrays, so tenant isolation holds by construction.
 //!
 //! # Determinism
@@ -53,11 +54,11 @@ pub struct SketchPart<'a> {
     pub codes: &'a [u64],
     /// Unit rows, `n * dim` values.
     pub vectors: &'a [f32],
-    /// The centre the codes and the int8 rows were made around, `dim` values.
+    /// The centre the codes and the 4-bit rows were made around, `dim` values.
     pub centre: &'a [f32],
-    /// Centred rows quantised by [`sketch_int8`], `n * dim` values.
-    pub int8: &'a [i8],
-    /// The per-dimension scales of `int8`, `dim` values.
+    /// Centred rows quantised to 4 bits by [`sketch_int4`], `n * int4_bytes(dim)` bytes.
+    pub int4: &'a [u8],
+    /// The per-dimension scales of `int4`, `dim` values.
     pub scales: &'a [f32],
     /// The dimension.
     pub dim: usize,
@@ -68,7 +69,7 @@ impl SketchPart<'_> {
     fn rows(&self) -> Result<usize> {
         let n = part_rows(self.vectors, Some(self.codes), self.centre, self.dim)?;
         for (column, got, expected) in [
-            ("int8", self.int8.len(), n * self.dim),
+            ("int4", self.int4.len(), n * int4_bytes(self.dim)),
             ("scales", self.scales.len(), self.dim),
         ] {
             if got != expected {
@@ -161,15 +162,24 @@ pub fn sketch_codes(vectors: &[f32], centre: &[f32], dim: usize) -> Result<Vec<u
     Ok(codes)
 }
 
-/// Largest magnitude of an int8 value: symmetric, so `-x` is always representable.
-const INT8_MAX: f32 = 127.0;
+/// Largest magnitude of a 4-bit value: symmetric, so `-x` is always representable.
+const INT4_MAX: f32 = 7.0;
+/// Largest magnitude of the quantised query of the 4-bit stage.
+const QUERY_MAX: f32 = 127.0;
+/// The stored nibble of the value 0: values `-7..=7` are stored as `1..=15`.
+const NIBBLE_ZERO: u8 = 8;
 
-/// `x / scale` rounded to the nearest integer and clamped to `-127..=127` (0 for a zero,
+/// Bytes of a 4-bit row of dimension `dim`: two dimensions per byte.
+pub fn int4_bytes(dim: usize) -> usize {
+    dim.div_ceil(2)
+}
+
+/// `x / scale` rounded to the nearest integer and clamped to `-max..=max` (0 for a zero,
 /// NaN or infinite scale).
 #[inline]
-fn quantise(x: f32, inv_scale: f32) -> i8 {
+fn quantise(x: f32, inv_scale: f32, max: f32) -> i16 {
     // `as` saturates and maps NaN to 0; the clamp keeps the range symmetric.
-    (x * inv_scale).round().clamp(-INT8_MAX, INT8_MAX) as i8
+    (x * inv_scale).round().clamp(-max, max) as i16
 }
 
 /// `1 / scale`, or 0 where the scale is 0 or not finite (a constant dimension).
@@ -182,17 +192,20 @@ fn inverse(scale: f32) -> f32 {
     }
 }
 
-/// The int8 rows of a part: `vectors - centre` quantised with one scale per dimension,
-/// `scales[j] = max_i |vectors[i, j] - centre[j]| / 127` (so every value fits), each value
-/// `round((v - c) / scale)`. Returns `(int8, scales)`: `n * dim` values row after row and
-/// `dim` scales.
+/// The 4-bit rows of a part: `vectors - centre` quantised with one scale per dimension,
+/// `scales[j] = max_i |vectors[i, j] - centre[j]| / 7` (so every value fits), each value
+/// `round((v - c) / scale)` in `-7..=7` stored as the nibble `value + 8`. Row `i` is
+/// [`int4_bytes`]`(dim)` bytes; with `h = int4_bytes(dim)`, byte `j` holds dimension `j`
+/// in its low nibble and dimension `j + h` in its high nibble (8, the value 0, past `dim`),
+/// so that a query's two halves meet the low and the high nibbles of a run of bytes.
+/// Returns `(int4, scales)`: `n * h` bytes row after row and `dim` scales.
 ///
-/// Per-dimension scales make the most of the 8 bits where dimensions have different
+/// Per-dimension scales make the most of the 4 bits where dimensions have different
 /// spreads (text embeddings do); the query folds them in (see [`quantised_query`]).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] / [`Error::LengthMismatch`] for inconsistent shapes.
-pub fn sketch_int8(vectors: &[f32], centre: &[f32], dim: usize) -> Result<(Vec<i8>, Vec<f32>)> {
+pub fn sketch_int4(vectors: &[f32], centre: &[f32], dim: usize) -> Result<(Vec<u8>, Vec<f32>)> {
     let n = part_rows(vectors, None, centre, dim)?;
     let mut scales = vec![0f32; dim];
     for row in vectors.chunks_exact(dim) {
@@ -203,29 +216,40 @@ pub fn sketch_int8(vectors: &[f32], centre: &[f32], dim: usize) -> Result<(Vec<i
             }
         }
     }
-    scales.iter_mut().for_each(|m| *m /= INT8_MAX);
+    scales.iter_mut().for_each(|m| *m /= INT4_MAX);
     let inv: Vec<f32> = scales.iter().map(|&s| inverse(s)).collect();
-    let mut int8 = vec![0i8; n * dim];
-    let work = |(v, out): (&[f32], &mut [i8])| {
-        for (((o, x), c), r) in out.iter_mut().zip(v).zip(centre).zip(&inv) {
-            *o = quantise(x - c, *r);
+    let h = int4_bytes(dim);
+    let mut int4 = vec![0u8; n * h];
+    let nibble = |v: &[f32], j: usize| -> u8 {
+        match v.get(j) {
+            // In -7..=7, so the sum is in 1..=15.
+            Some(x) => (quantise(x - centre[j], inv[j], INT4_MAX) + i16::from(NIBBLE_ZERO)) as u8,
+            None => NIBBLE_ZERO,
+        }
+    };
+    let work = |(v, out): (&[f32], &mut [u8])| {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = nibble(v, j) | (nibble(v, j + h) << 4);
         }
     };
     if n * dim > 1 << 20 {
         vectors
             .par_chunks(dim)
-            .zip(int8.par_chunks_mut(dim))
+            .zip(int4.par_chunks_mut(h))
             .for_each(work);
     } else {
-        vectors.chunks(dim).zip(int8.chunks_mut(dim)).for_each(work);
+        vectors.chunks(dim).zip(int4.chunks_mut(h)).for_each(work);
     }
-    Ok((int8, scales))
+    Ok((int4, scales))
 }
 
-/// The query of the int8 stage: `q[j] * scales[j]` quantised to `-127..=127` with one
-/// scale (held as `i16`, the width the multiply-add works in), so that
-/// `sum_j out[j] * int8[i, j]` is proportional (up to rounding) to `q . (vectors[i] -
-/// centre)`, which ranks rows as `q . vectors[i]` does.
+/// The query of the 4-bit stage: `q[j] * scales[j]` quantised to `-127..=127` with one
+/// scale (held as `i16`, the width the multiply-add works in), laid out as the nibbles are:
+/// `2 h` values (`h = int4_bytes(dim)`), dimension `j` at `j` and dimension `j + h` at
+/// `h + j`, 0 past `dim`. Then `sum_j out[j] * (nibble[i, j] - 8)` is proportional (up to
+/// rounding) to `q . (vectors[i] - centre)`, which ranks rows as `q . vectors[i]` does; the
+/// `- 8` adds the same `-8 sum_j out[j]` to every row, so rows are ranked by
+/// `sum_j out[j] * nibble[i, j]` alone.
 fn quantised_query(q: &[f32], scales: &[f32], out: &mut Vec<i16>) {
     out.clear();
     let peak = q
@@ -233,95 +257,111 @@ fn quantised_query(q: &[f32], scales: &[f32], out: &mut Vec<i16>) {
         .zip(scales)
         .map(|(x, s)| (x * s).abs())
         .fold(0f32, f32::max);
-    let inv = inverse(peak / INT8_MAX);
+    let inv = inverse(peak / QUERY_MAX);
     out.extend(
         q.iter()
             .zip(scales)
-            .map(|(x, s)| i16::from(quantise(x * s, inv))),
+            .map(|(x, s)| quantise(x * s, inv, QUERY_MAX)),
     );
+    out.resize(2 * int4_bytes(q.len()), 0);
 }
 
-/// Bytes of an int8 row per step of [`dot8_many`] (pairs summed into 8 `i32` lanes: the
-/// shape of SSE2's `pmaddwd`, which the compiler emits for it).
-const STEP8: usize = 16;
+/// Bytes of a 4-bit row per step of [`dot4`] (32 dimensions in 16 `i16` lanes).
+const STEP4: usize = 16;
+/// Steps whose products [`dot4`] sums in `i16` before widening to `i32`: a step adds at most
+/// `2 * 127 * 15 = 3,810` to a lane, so 8 steps stay below `i16::MAX`.
+const RUN4: usize = 8;
 
-/// `R` int8 dot products of `q` with `rows` (each `q.len()` long), interleaved like
-/// [`dot_many`]. Integer sums: exact and order-free (wrapping, which cannot happen below
-/// 133,000 dimensions: |sum| <= 127 * 127 * dim).
+/// The 4-bit dot product `sum_j q[j] * nibble[j]` (nibbles unsigned `0..=15`) of `q` (laid
+/// out by [`quantised_query`], `2 * row.len()` values in `-127..=127`) with `row`. Integer
+/// sums in 16 `i16` lanes, widened to `i32` every [`RUN4`] steps: exact and order-free
+/// (wrapping, which cannot happen below a million dimensions: |sum| <= 127 * 15 * dim).
 #[inline]
-fn dot8_many<const R: usize>(q: &[i16], rows: [&[i8]; R]) -> [i32; R] {
-    let mut acc = [[0i32; STEP8 / 2]; R];
-    let steps = q.len() / STEP8;
-    for c in 0..steps {
-        let lo = c * STEP8;
-        let qc = &q[lo..lo + STEP8];
-        for (a, row) in acc.iter_mut().zip(rows.iter()) {
-            let rc = &row[lo..lo + STEP8];
-            for i in 0..STEP8 / 2 {
-                let pair = i32::from(qc[2 * i]) * i32::from(rc[2 * i])
-                    + i32::from(qc[2 * i + 1]) * i32::from(rc[2 * i + 1]);
-                a[i] = a[i].wrapping_add(pair);
+fn dot4(q: &[i16], row: &[u8]) -> i32 {
+    let h = row.len();
+    let (qlo, qhi) = q.split_at(h);
+    let body = h - h % STEP4;
+    let mut acc = [0i32; STEP4];
+    let runs = row[..body]
+        .chunks(STEP4 * RUN4)
+        .zip(qlo[..body].chunks(STEP4 * RUN4))
+        .zip(qhi[..body].chunks(STEP4 * RUN4));
+    for ((rr, lr), hr) in runs {
+        let mut part = [0i16; STEP4];
+        let steps = rr
+            .chunks_exact(STEP4)
+            .zip(lr.chunks_exact(STEP4))
+            .zip(hr.chunks_exact(STEP4));
+        for ((rc, ql), qh) in steps {
+            for i in 0..STEP4 {
+                let low = ql[i].wrapping_mul(i16::from(rc[i] & 15));
+                let high = qh[i].wrapping_mul(i16::from(rc[i] >> 4));
+                part[i] = part[i].wrapping_add(low).wrapping_add(high);
             }
         }
+        for (a, p) in acc.iter_mut().zip(part) {
+            *a = a.wrapping_add(i32::from(p));
+        }
     }
-    let lo = steps * STEP8;
-    let mut out = [0i32; R];
-    for ((o, a), row) in out.iter_mut().zip(acc.iter()).zip(rows.iter()) {
-        let tail = q[lo..].iter().zip(&row[lo..]).fold(0i32, |t, (x, y)| {
-            t.wrapping_add(i32::from(*x) * i32::from(*y))
-        });
-        *o = a.iter().fold(tail, |t, x| t.wrapping_add(*x));
-    }
-    out
+    let lo = body;
+    let tail =
+        row[lo..]
+            .iter()
+            .zip(qlo[lo..].iter().zip(&qhi[lo..]))
+            .fold(0i32, |t, (b, (x, y))| {
+                t.wrapping_add(i32::from(*x) * i32::from(b & 15))
+                    .wrapping_add(i32::from(*y) * i32::from(b >> 4))
+            });
+    acc.iter().fold(tail, |t, x| t.wrapping_add(*x))
 }
 
-/// Rows scored together by [`score_rows8`].
-const GROUP8: usize = 8;
-/// Groups ahead whose rows [`score_rows8`] touches before scoring the current one.
-const AHEAD8: usize = 2;
+/// Rows scored together by [`score_rows4`].
+const GROUP4: usize = 8;
+/// Groups ahead whose rows [`score_rows4`] touches before scoring the current one.
+const AHEAD4: usize = 2;
 
-/// Reads one byte of every 64-byte line of each row at `positions`, so that the lines are
-/// on their way from memory before they are scored (a portable, safe prefetch: loads are
-/// issued out of order, far ahead of the multiply-adds that wait for them).
+/// Reads one byte of every 64-byte line of each row at `positions` (and its last byte: a
+/// row need not start on a line), so that the lines are on their way from memory before
+/// they are scored (a portable, safe prefetch: loads are issued out of order, far ahead of
+/// the multiply-adds that wait for them).
 #[inline]
-fn touch(int8: &[i8], dim: usize, positions: &[u32]) {
-    let mut sink = 0i8;
+fn touch(rows: &[u8], width: usize, positions: &[u32]) {
+    let mut sink = 0u8;
     for &p in positions {
-        let row = &int8[p as usize * dim..(p as usize + 1) * dim];
+        let row = &rows[p as usize * width..(p as usize + 1) * width];
         sink ^= row.iter().step_by(64).fold(0, |a, x| a ^ x);
+        sink ^= row.last().copied().unwrap_or(0);
     }
     std::hint::black_box(sink);
 }
 
-/// Approximate int8 scores of the rows at `positions` into `out` as `(score, position)`,
-/// [`GROUP8`] rows at a time with the rows of the next [`AHEAD8`] groups touched ahead:
-/// the rows are scattered, so their cache misses must overlap (measured cold, 1,024 rows of
-/// 384 bytes: 85 us one group at a time, 63 us touched two groups ahead).
-fn score_rows8(q: &[i16], int8: &[i8], dim: usize, positions: &[u32], out: &mut Vec<(i32, u32)>) {
-    let row = |p: u32| &int8[p as usize * dim..(p as usize + 1) * dim];
+/// Approximate 4-bit scores of the rows at `positions` into `out` as `(score, position)`,
+/// [`GROUP4`] rows at a time with the rows of the next [`AHEAD4`] groups touched ahead:
+/// the rows are scattered, so their cache misses must overlap (measured cold, 1,024 rows
+/// of 192 bytes, 384-d: ~50-60 us; the int8 rows of 384 bytes took ~63-85 us; touching
+/// 24-64 rows ahead instead of 16 changed nothing beyond the noise).
+fn score_rows4(q: &[i16], int4: &[u8], positions: &[u32], out: &mut Vec<(i32, u32)>) {
+    let width = q.len() / 2;
+    let row = |p: u32| &int4[p as usize * width..(p as usize + 1) * width];
     touch(
-        int8,
-        dim,
-        &positions[..positions.len().min(GROUP8 * AHEAD8)],
+        int4,
+        width,
+        &positions[..positions.len().min(GROUP4 * AHEAD4)],
     );
-    let groups = positions.chunks_exact(GROUP8);
+    let groups = positions.chunks_exact(GROUP4);
     let rest = groups.remainder();
     for (g, group) in groups.enumerate() {
-        let ahead = (g + AHEAD8) * GROUP8;
+        let ahead = (g + AHEAD4) * GROUP4;
         if ahead < positions.len() {
             touch(
-                int8,
-                dim,
-                &positions[ahead..positions.len().min(ahead + GROUP8)],
+                int4,
+                width,
+                &positions[ahead..positions.len().min(ahead + GROUP4)],
             );
         }
-        let rows: [&[i8]; GROUP8] = std::array::from_fn(|i| row(group[i]));
-        let s = dot8_many::<GROUP8>(q, rows);
-        out.extend(s.iter().copied().zip(group.iter().copied()));
+        out.extend(group.iter().map(|&p| (dot4(q, row(p)), p)));
     }
-    for &p in rest {
-        out.push((dot8_many::<1>(q, [row(p)])[0], p));
-    }
+    out.extend(rest.iter().map(|&p| (dot4(q, row(p)), p)));
 }
 
 /// Lanes of the dot product's partial sums.
@@ -440,7 +480,7 @@ struct Scratch {
     dist: Vec<u32>,
     hist: Vec<u32>,
     idx: Vec<u32>,
-    q8: Vec<i16>,
+    q4: Vec<i16>,
     approx: Vec<(i32, u32)>,
     cand: Vec<(f32, u32)>,
 }
@@ -494,10 +534,10 @@ fn search_one(
             }
         }
         if refine < s.idx.len() {
-            // The int8 stage: keep the `refine` best approximate scores, ties by position.
-            quantised_query(query, part.scales, &mut s.q8);
+            // The 4-bit stage: keep the `refine` best approximate scores, ties by position.
+            quantised_query(query, part.scales, &mut s.q4);
             s.approx.clear();
-            score_rows8(&s.q8, part.int8, dim, &s.idx, &mut s.approx);
+            score_rows4(&s.q4, part.int4, &s.idx, &mut s.approx);
             s.approx
                 .select_nth_unstable_by(refine - 1, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             s.idx.clear();
@@ -520,13 +560,13 @@ fn search_one(
 
 /// Top `k` rows of one part for each query (see the module docs).
 ///
-/// `queries` (`q * dim`) are unit vectors; `rerank` rows are re-scored with the int8 rows
+/// `queries` (`q * dim`) are unit vectors; `rerank` rows are re-scored with the 4-bit rows
 /// and the best `refine` of them exactly, per query (at least `k` are kept at each stage).
 /// Batches of several queries run in parallel across queries.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for `k`, `rerank` or `refine` of 0 or inconsistent shapes,
-/// [`Error::LengthMismatch`] for codes, centre, int8 rows or scales of the wrong length,
+/// [`Error::LengthMismatch`] for codes, centre, 4-bit rows or scales of the wrong length,
 /// [`Error::Capacity`] for parts of more than `u32::MAX` rows.
 pub fn sketch_search(
     part: &SketchPart<'_>,
@@ -643,7 +683,7 @@ mod tests {
         v: Vec<f32>,
         centre: Vec<f32>,
         codes: Vec<u64>,
-        int8: Vec<i8>,
+        int4: Vec<u8>,
         scales: Vec<f32>,
         dim: usize,
     }
@@ -652,12 +692,12 @@ mod tests {
         fn new(v: &[f32], dim: usize) -> Self {
             let centre = mean(v, dim);
             let codes = sketch_codes(v, &centre, dim).unwrap();
-            let (int8, scales) = sketch_int8(v, &centre, dim).unwrap();
+            let (int4, scales) = sketch_int4(v, &centre, dim).unwrap();
             Built {
                 v: v.to_vec(),
                 centre,
                 codes,
-                int8,
+                int4,
                 scales,
                 dim,
             }
@@ -668,7 +708,7 @@ mod tests {
                 codes: &self.codes,
                 vectors: &self.v,
                 centre: &self.centre,
-                int8: &self.int8,
+                int4: &self.int4,
                 scales: &self.scales,
                 dim: self.dim,
             }
@@ -686,7 +726,7 @@ mod tests {
         sketch_search(&Built::new(v, dim).part(), q, k, rerank, refine).unwrap()
     }
 
-    /// Without the int8 stage (`refine = rerank`).
+    /// Without the 4-bit stage (`refine = rerank`).
     fn run(v: &[f32], dim: usize, q: &[f32], k: usize, rerank: usize) -> SketchMatches {
         run_refine(v, dim, q, k, rerank, rerank)
     }
@@ -739,38 +779,39 @@ mod tests {
     }
 
     #[test]
-    fn int8_rows_are_scaled_centred_values() {
+    fn int4_rows_are_scaled_centred_values() {
         let v = [1.0, -2.0, 0.5, 3.0, 0.0, 0.5];
-        let (int8, scales) = sketch_int8(&v, &[0.0, 1.0, 0.5], 3).unwrap();
+        let (int4, scales) = sketch_int4(&v, &[0.0, 1.0, 0.5], 3).unwrap();
         // Column maxima of |v - c|: 3, 3, 0 (a constant column quantises to 0).
-        assert_eq!(scales, vec![3.0 / 127.0, 3.0 / 127.0, 0.0]);
-        assert_eq!(int8, vec![42, -127, 0, 127, -42, 0]);
-        let mut q8 = Vec::new();
-        quantised_query(&[0.25, -1.0, 9.0], &scales, &mut q8);
-        // q * scales = (0.75, -3, 0) / 127: the peak 3 / 127 maps to 127.
-        assert_eq!(q8, vec![32, -127, 0]);
-        quantised_query(&[1.0, 1.0, 1.0], &[0.0, 0.0, 0.0], &mut q8);
-        assert_eq!(q8, vec![0, 0, 0]);
+        assert_eq!(scales, vec![3.0 / 7.0, 3.0 / 7.0, 0.0]);
+        // Values (2, -7, 0) and (7, -2, 0), stored + 8; h = 2: byte 0 holds dimensions 0
+        // and 2, byte 1 dimension 1 and the padding (8).
+        assert_eq!(int4, vec![10 | 8 << 4, 1 | 8 << 4, 15 | 8 << 4, 6 | 8 << 4]);
+        let mut q4 = Vec::new();
+        quantised_query(&[0.25, -1.0, 9.0], &scales, &mut q4);
+        // q * scales = (0.75, -3, 0) / 7: the peak 3 / 7 maps to 127; padded to 2 h = 4.
+        assert_eq!(q4, vec![32, -127, 0, 0]);
+        quantised_query(&[1.0, 1.0, 1.0], &[0.0, 0.0, 0.0], &mut q4);
+        assert_eq!(q4, vec![0, 0, 0, 0]);
     }
 
     #[test]
-    fn int8_dot_matches_the_plain_sum() {
-        let q: Vec<i16> = (0..37).map(|i| (i * 7 % 255 - 127) as i16).collect();
-        let rows: Vec<Vec<i8>> = (0..3)
-            .map(|r| {
-                (0..37)
-                    .map(|i| ((i * 13 + r * 31) % 255 - 127) as i8)
-                    .collect()
-            })
-            .collect();
-        let got = dot8_many::<3>(&q, [&rows[0], &rows[1], &rows[2]]);
-        for (g, row) in got.iter().zip(&rows) {
-            let want: i32 = q
-                .iter()
-                .zip(row)
-                .map(|(a, b)| i32::from(*a) * i32::from(*b))
-                .sum();
-            assert_eq!(*g, want);
+    fn int4_dot_matches_the_plain_sum() {
+        for dim in [1usize, 2, 37, 64, 75, 384] {
+            let h = int4_bytes(dim);
+            let q: Vec<i16> = (0..2 * h).map(|i| (i * 7 % 255) as i16 - 127).collect();
+            let rows: Vec<Vec<u8>> = (0..3)
+                .map(|r| (0..h).map(|i| ((i * 13 + r * 31) % 256) as u8).collect())
+                .collect();
+            for row in &rows {
+                let want: i32 = (0..h)
+                    .map(|j| {
+                        i32::from(q[j]) * i32::from(row[j] & 15)
+                            + i32::from(q[h + j]) * i32::from(row[j] >> 4)
+                    })
+                    .sum();
+                assert_eq!(dot4(&q, row), want, "dim {dim}");
+            }
         }
     }
 
@@ -780,7 +821,7 @@ mod tests {
             codes: &[],
             vectors: &[],
             centre: &[0.0, 0.0],
-            int8: &[],
+            int4: &[],
             scales: &[0.0, 0.0],
             dim: 2,
         };
@@ -808,7 +849,10 @@ mod tests {
                 centre: &[0.0],
                 ..ok
             },
-            SketchPart { int8: &[1], ..ok },
+            SketchPart {
+                int4: &[1, 2],
+                ..ok
+            },
             SketchPart {
                 scales: &[1.0],
                 ..ok
@@ -819,8 +863,8 @@ mod tests {
             assert!(sketch_search(part, &q, 1, 4, 4).is_err());
         }
         assert!(sketch_codes(&[1.0, 2.0, 3.0], &[0.0, 0.0], 2).is_err());
-        assert!(sketch_int8(&[1.0, 2.0, 3.0], &[0.0, 0.0], 2).is_err());
-        assert!(sketch_int8(&[1.0, 2.0], &[0.0], 2).is_err());
+        assert!(sketch_int4(&[1.0, 2.0, 3.0], &[0.0, 0.0], 2).is_err());
+        assert!(sketch_int4(&[1.0, 2.0], &[0.0], 2).is_err());
     }
 
     /// Embedding-like rows: a rank-8 signal plus a little noise, unit length.
@@ -841,8 +885,8 @@ mod tests {
     }
 
     #[test]
-    fn int8_stage_keeps_recall_on_structured_data() {
-        // 2,000 rows of dimension 96, 40 queries from the same distribution: the int8
+    fn int4_stage_keeps_recall_on_structured_data() {
+        // 2,000 rows of dimension 96, 40 queries from the same distribution: the 4-bit
         // stage (rerank 400 -> refine 40) finds what the exact rerank of 400 finds.
         let (n, dim, k) = (2000, 96, 10);
         let v = structured(n, dim, 10);
@@ -864,7 +908,7 @@ mod tests {
                 .count();
         }
         assert!(hits >= 396, "recall@10 {hits} / 400");
-        assert!(same >= 396, "int8 stage agrees on {same} / 400");
+        assert!(same >= 396, "4-bit stage agrees on {same} / 400");
     }
 
     #[test]
@@ -876,7 +920,7 @@ mod tests {
         let q = v[123 * dim..124 * dim].to_vec();
         let m = run(&v, dim, &q, 1, 1);
         assert_eq!(m.positions, vec![123]);
-        // Through the int8 stage too: 20 candidates, the best 1 by int8 score.
+        // Through the 4-bit stage too: 20 candidates, the best 1 by 4-bit score.
         let m = run_refine(&v, dim, &q, 1, 20, 1);
         assert_eq!(m.positions, vec![123]);
     }
@@ -946,9 +990,33 @@ mod tests {
             }
         }
 
-        /// `refine >= rerank`: the int8 stage is skipped, the answer is the f32 rerank's.
+        /// Every nibble holds a value in `-7..=7` plus 8 within half a scale of the centred
+        /// value; the high nibbles past `dim` (odd `dim`) hold 8, the value 0.
         #[test]
-        fn refine_beyond_rerank_skips_int8(
+        fn int4_nibbles_round_the_centred_values((dim, raw, _q) in part()) {
+            let n = raw.len() / dim;
+            let centre = mean(&raw, dim);
+            let (int4, scales) = sketch_int4(&raw, &centre, dim).unwrap();
+            let h = int4_bytes(dim);
+            prop_assert_eq!(int4.len(), n * h);
+            for (row, v) in int4.chunks_exact(h).zip(raw.chunks_exact(dim)) {
+                for j in 0..2 * h {
+                    let nibble = if j < h { row[j] & 15 } else { row[j - h] >> 4 };
+                    if j >= dim {
+                        prop_assert_eq!(nibble, NIBBLE_ZERO);
+                        continue;
+                    }
+                    prop_assert!((1..=15).contains(&nibble));
+                    let back = f32::from(i8::try_from(nibble).unwrap() - 8) * scales[j];
+                    let x = v[j] - centre[j];
+                    prop_assert!((back - x).abs() <= scales[j] * 0.5001 + 1e-6, "{back} vs {x}");
+                }
+            }
+        }
+
+        /// `refine >= rerank`: the 4-bit stage is skipped, the answer is the f32 rerank's.
+        #[test]
+        fn refine_beyond_rerank_skips_int4(
             (dim, raw, qraw) in part(), k in 1usize..20, rerank in 1usize..30, extra in 0usize..5,
         ) {
             let a = run_refine(&raw, dim, &qraw, k, rerank, rerank + extra);
@@ -960,10 +1028,10 @@ mod tests {
             );
         }
 
-        /// The int8 stage keeps the `refine` best approximate scores (ties by position):
-        /// checked against the stages written out by hand.
+        /// The 4-bit stage keeps the `refine` best approximate scores (ties by position):
+        /// checked against the stages written out by hand (signed values, no offset).
         #[test]
-        fn int8_stage_matches_reference(
+        fn int4_stage_matches_reference(
             (dim, raw, qraw) in part(), k in 1usize..10, rerank in 1usize..40, refine in 1usize..40,
         ) {
             let n = raw.len() / dim;
@@ -983,11 +1051,18 @@ mod tests {
                     keep.sort_by_key(|&r| (ham(r), r));
                     keep.truncate(rerank);
                     if refine < rerank {
-                        let mut q8 = Vec::new();
-                        quantised_query(q, &b.scales, &mut q8);
+                        // Signed values of the quantised query and rows, dimension by
+                        // dimension; the stored + 8 offset must not change the ranking.
+                        let h = int4_bytes(dim);
+                        let mut q4 = Vec::new();
+                        quantised_query(q, &b.scales, &mut q4);
                         let approx = |r: u32| -> i32 {
-                            let row = &b.int8[r as usize * dim..(r as usize + 1) * dim];
-                            q8.iter().zip(row).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum()
+                            let row = &b.int4[r as usize * h..(r as usize + 1) * h];
+                            // Dimension j sits at q4[j] and in byte j (low) or j - h (high).
+                            (0..dim).map(|j| {
+                                let nibble = if j < h { row[j] & 15 } else { row[j - h] >> 4 };
+                                i32::from(q4[j]) * (i32::from(nibble) - 8)
+                            }).sum()
                         };
                         keep.sort_by_key(|&r| (std::cmp::Reverse(approx(r)), r));
                         keep.truncate(refine);

@@ -349,7 +349,7 @@ def test_save_load_round_trip(tmp_path: Path, view: bool, dtype: str) -> None:
         "exact.npy",
         "header.json",
         "hnsw-4.usearch",
-        "int8.npy",
+        "int4.npy",
         "kinds.npy",
         "offsets.npy",
         "rows.npy",
@@ -416,7 +416,7 @@ def test_corruption_detected(tmp_path: Path, name: str) -> None:
         "hnsw-4.usearch",
         "sketch.npy",
         "centres.npy",
-        "int8.npy",
+        "int4.npy",
         "scales.npy",
     ],
 )
@@ -699,19 +699,29 @@ def test_bad_search_arguments(backend: str) -> None:
 # --------------------------------------------------------------------------- sketch
 
 
-def _round_away(x: F32) -> npt.NDArray[np.int64]:
-    """Round half away from zero (Rust's ``f32::round``), clamped to -127..127."""
+def _round_away(x: F32, limit: int = 127) -> npt.NDArray[np.int64]:
+    """Round half away from zero (Rust's ``f32::round``), clamped to -limit..limit."""
     r = np.sign(x) * np.floor(np.abs(x.astype(np.float64)) + 0.5)
-    return np.clip(r, -127, 127).astype(np.int64)
+    return np.clip(r, -limit, limit).astype(np.int64)
 
 
-def int8_reference(v32: F32, centre: F32) -> tuple[npt.NDArray[np.int64], F32]:
-    """Centred rows quantised with one scale per dimension: ``max |x| / 127``."""
+def int4_reference(v32: F32, centre: F32) -> tuple[npt.NDArray[np.int64], F32]:
+    """Centred rows quantised to -7..7 with one scale per dimension: ``max |x| / 7``."""
     x = v32 - centre
-    scales = (np.abs(x).max(axis=0) / np.float32(127)).astype(np.float32)
+    scales = (np.abs(x).max(axis=0) / np.float32(7)).astype(np.float32)
     with np.errstate(divide="ignore"):
         inv = np.where(scales > 0, np.float32(1) / scales, np.float32(0)).astype(np.float32)
-    return _round_away(x * inv), scales
+    return _round_away(x * inv, 7), scales
+
+
+def int4_packed(values: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
+    """4-bit values (n, d) as stored: ``h = ceil(d / 2)`` bytes per row, byte j holding
+    dimension j + 8 in its low nibble and dimension j + h + 8 (8 past d) in its high one."""
+    n, d = values.shape
+    h = -(-d // 2)
+    stored = np.full((n, 2 * h), 8, dtype=np.int64)
+    stored[:, :d] = values + 8
+    return (stored[:, :h] | (stored[:, h:] << 4)).astype(np.uint8)
 
 
 def sketch_reference(
@@ -719,7 +729,7 @@ def sketch_reference(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """The sketch written obviously: centre on the mean, sign bits, Hamming distance to the
     signed centred query, the ``rerank`` nearest (ties by row), then (``refine`` below
-    that) the ``refine`` best int8 scores (ties by row), exact cosine, top ``k`` best first
+    that) the ``refine`` best 4-bit scores (ties by row), exact cosine, top ``k`` best first
     (ties by row). Scores in float64."""
     v = vecs.astype(np.float64)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
@@ -731,11 +741,11 @@ def sketch_reference(
     rerank, refine = max(rerank, k), max(refine or rerank, k)
     cand = sorted(range(len(v)), key=lambda r: (dist[r], r))[:rerank]
     if rerank < len(v) and refine < len(cand):
-        rows8, scales = int8_reference(v32, centre)
+        rows4, scales = int4_reference(v32, centre)
         qs = (q32 * scales).astype(np.float32)
         peak = np.float32(np.abs(qs).max() / np.float32(127))
-        q8 = _round_away(qs * (np.float32(1) / peak)) if peak > 0 else np.zeros_like(rows8[0])
-        approx = rows8 @ q8
+        q8 = _round_away(qs * (np.float32(1) / peak)) if peak > 0 else np.zeros_like(rows4[0])
+        approx = rows4 @ q8
         cand = sorted(cand, key=lambda r: (-int(approx[r]), r))[:refine]
     scored = sorted((-float(v[r] @ q), r) for r in cand)[:k]
     return np.array([r for _, r in scored], dtype=np.int64), np.array([-s for s, _ in scored])
@@ -823,9 +833,9 @@ def test_sketch_recall_on_structured_data() -> None:
         (100, 128)
     ).astype(np.float32)
     truth = VectorIndex(v, backend="exact").search(q, 10).rows
-    # The defaults; the int8 stage nearly alone (rerank 3999 of 4000 rows: the int8 scores
-    # rank almost every row, the best 20 re-scored exactly); the Hamming stage alone.
-    for rerank, refine, floor in ((None, None, 0.99), (3999, 20, 0.99), (64, 64, 0.8)):
+    # The defaults; the 4-bit stage nearly alone (rerank 3999 of 4000 rows: the 4-bit
+    # scores rank almost every row, the best 40 re-scored exactly); the Hamming stage alone.
+    for rerank, refine, floor in ((None, None, 0.99), (3999, 40, 0.99), (64, 64, 0.8)):
         index = VectorIndex(v, backend="sketch", rerank=rerank, refine=refine)
         got = index.search(q, 10).rows
         hits = sum(len(np.intersect1d(a, b)) for a, b in zip(got, truth, strict=True))
@@ -846,17 +856,20 @@ def test_sketch_batch_equals_single_queries() -> None:
     assert index.refine is None and VectorIndex(v, backend="sketch", refine=9).refine == 9
 
 
-def test_sketch_int8_rows_match_reference() -> None:
+@pytest.mark.parametrize("d", [40, 41])
+def test_sketch_int4_rows_match_reference(d: int) -> None:
     rng = np.random.default_rng(14)
-    v = unit(rng, 300, 40)
+    v = unit(rng, 300, d)
     t = rng.integers(0, 2, 300)
     index = VectorIndex(v, t, backend="sketch")
+    assert index._int4.shape == (300, -(-d // 2)) and index._int4.dtype == np.uint8
     for j, tenant in enumerate((0, 1)):
         rows = index.tenant_rows(tenant)
         part = index._exact[index._offsets[tenant] : index._offsets[tenant + 1]]
-        want, scales = int8_reference(part, index._centres[j])
+        want, scales = int4_reference(part, index._centres[j])
+        assert want.min() >= -7 and want.max() <= 7
         assert np.array_equal(
-            index._int8[index._offsets[tenant] : index._offsets[tenant + 1]], want
+            index._int4[index._offsets[tenant] : index._offsets[tenant + 1]], int4_packed(want)
         )
         assert np.array_equal(index._scales[j], scales)
         assert len(rows) == len(part)
@@ -888,9 +901,9 @@ def test_core_sketch_errors_are_precise() -> None:
     v = np.ascontiguousarray(unit(np.random.default_rng(1), 10, 8))
     c = v.mean(axis=0).astype(np.float32)
     codes = _core.sketch_codes(v, c).reshape(10, 1)
-    q8, s = _core.sketch_int8(v, c)
-    assert q8.dtype == np.int8 and q8.shape == (80,) and s.dtype == np.float32
-    q8 = q8.reshape(10, 8)
+    q8, s = _core.sketch_int4(v, c)
+    assert q8.dtype == np.uint8 and q8.shape == (40,) and s.dtype == np.float32
+    q8 = q8.reshape(10, 4)
     search = _core.sketch_search
     assert search(codes, v, c, q8, s, v[:1], 3, 5, 3)[2].tolist() == [3]
     with pytest.raises(ParameterError, match="invalid parameter rerank"):
@@ -903,12 +916,12 @@ def test_core_sketch_errors_are_precise() -> None:
         search(codes, v, c[:4], q8, s, v[:1], 3, 3, 3)
     with pytest.raises(DataError, match="codes has 5 rows, expected 10"):
         search(codes[:5], v, c, q8, s, v[:1], 3, 3, 3)
-    with pytest.raises(DataError, match="int8 has 72 rows, expected 80"):
+    with pytest.raises(DataError, match="int4 has 36 rows, expected 40"):
         search(codes, v, c, q8[:9], s, v[:1], 3, 3, 3)
     with pytest.raises(DataError, match="scales has 7 rows, expected 8"):
         search(codes, v, c, q8, s[:7], v[:1], 3, 3, 3)
-    with pytest.raises(ParameterError, match="int8 rows have dimension 4"):
-        search(codes, v, c, np.ascontiguousarray(q8[:, :4]), s, v[:1], 3, 3, 3)
+    with pytest.raises(ParameterError, match="4-bit rows have 2 bytes, dimension 8 needs 4"):
+        search(codes, v, c, np.ascontiguousarray(q8[:, :2]), s, v[:1], 3, 3, 3)
     with pytest.raises(ParameterError, match="queries have dimension 4"):
         search(codes, v, c, q8, s, np.ascontiguousarray(v[:1, :4]), 3, 3, 3)
     with pytest.raises(ParameterError, match="C-contiguous"):
@@ -926,18 +939,28 @@ def test_sketch_reuse_rebuilds_codes() -> None:
     assert np.array_equal(new.search(v[:20], 5).rows, fresh.search(v[:20], 5).rows)
 
 
-def test_load_version_2_without_int8_rows(tmp_path: Path) -> None:
-    # A version-2 directory written before the int8 stage: the int8 rows are rebuilt.
+@pytest.mark.parametrize("old", ["no stage", "int8 stage"])
+def test_load_version_2_without_int4_rows(tmp_path: Path, old: str) -> None:
+    # A version-2 directory written before the 4-bit stage (with no middle stage, or with
+    # the int8 stage's int8.npy and scales.npy): the 4-bit rows are rebuilt.
     index, v, _ = mixed_index(n_tenants=12)
     path = index.save(tmp_path / "old")
     header = json.loads((path / "header.json").read_text())
-    for name in ("int8.npy", "scales.npy"):
+    for name in ("int4.npy", "scales.npy"):
         (path / name).unlink()
         del header["files"][name]
-    del header["refine"]
+    if old == "no stage":
+        del header["refine"]
+    else:
+        n_sketch = index._int4.shape[0]
+        stale = {"int8": np.ones((n_sketch, 8), np.int8), "scales": np.ones((1, 8), np.float32)}
+        for stem, arr in stale.items():
+            np.save(path / f"{stem}.npy", arr)
+            data = (path / f"{stem}.npy").read_bytes()
+            header["files"][f"{stem}.npy"] = {"size": len(data), "crc32": zlib.crc32(data)}
     (path / "header.json").write_text(json.dumps(header))
     loaded = VectorIndex.load(path)
-    assert np.array_equal(loaded._int8, index._int8)
+    assert np.array_equal(loaded._int4, index._int4)
     assert np.array_equal(loaded._scales, index._scales)
     a = index.search(v[:20], 5, tenant=1)
     b = loaded.search(v[:20], 5, tenant=1)
@@ -961,3 +984,65 @@ def test_load_format_version_1(tmp_path: Path) -> None:
     loaded = VectorIndex.load(path)
     assert loaded.backend == "hnsw"
     assert np.array_equal(loaded.search(v[:5], 3).rows, old.search(v[:5], 3).rows)
+
+
+@pytest.mark.parametrize("backend", ["sketch", "exact", "hnsw"])
+def test_single_query_fast_path_answers_as_the_general_path(backend: str) -> None:
+    # One C-contiguous float32 query, (d,) or (1, d), takes the fast path; it must answer as
+    # the general path does for other dtypes, lists and non-contiguous views, and on the
+    # sketch (fixed-order Rust scores) as a batch does.
+    rng = np.random.default_rng(21)
+    v = unit(rng, 400, 24)
+    t = np.repeat([0, 1], [390, 10])
+    index = VectorIndex(v, t, backend=backend, rerank=60, refine=20, build_threads=1)
+    q = (rng.standard_normal((30, 24)) * 3).astype(np.float32)  # not unit length
+    wide = np.zeros((30, 48), np.float32)
+    wide[:, ::2] = q
+    for tenant, k, floor in itertools.product((0, 1), (1, 7, 15), (None, 0.2)):
+        batch = index.search(q, k, tenant=tenant, min_score=floor)
+        for i in range(len(q)):
+            want = index.search(q[i].astype(np.float64), k, tenant=tenant, min_score=floor)
+            others = (q[i], q[i : i + 1], q[i].tolist(), wide[i, ::2])
+            found = [index.search(x, k, tenant=tenant, min_score=floor) for x in others]
+            if backend == "sketch":
+                found.append(batch)
+            for got in found:
+                row = i if got is batch else 0
+                assert got.rows.shape[1] == k
+                assert np.array_equal(got.rows[row], want.rows[0])
+                assert np.array_equal(got.scores[row], want.scores[0], equal_nan=True)
+                assert got.counts[row] == want.counts[0]
+                assert not got.rows.flags.writeable and not got.scores.flags.writeable
+
+
+def test_single_query_fast_path_keeps_the_errors() -> None:
+    rng = np.random.default_rng(22)
+    index = VectorIndex(unit(rng, 200, 16), backend="sketch")
+    q = unit(rng, 1, 16)[0]
+    bad = q.copy()
+    bad[3] = np.nan
+    with pytest.raises(EmbeddingError, match="query 0 holds NaN or inf"):
+        index.search(bad, 3)
+    bad[3] = np.inf
+    with pytest.raises(EmbeddingError, match="query 0 holds NaN or inf"):
+        index.search(bad[None], 3)
+    with pytest.raises(EmbeddingError, match="query 0 is a zero vector"):
+        index.search(np.zeros(16, np.float32), 3)
+    with pytest.raises(EmbeddingError, match="queries have dimension 15"):
+        index.search(q[:15].copy(), 3)
+    with pytest.raises(EmbeddingError, match=r"expected shape \(d,\) or \(q, d\)"):
+        index.search(q.reshape(1, 1, 16), 3)
+    with pytest.raises(ParameterError, match="invalid parameter k"):
+        index.search(q, 0)
+    with pytest.raises(ParameterError, match="invalid parameter k"):
+        index.search(q, True)  # type: ignore[arg-type]
+    with pytest.raises(ParameterError, match="invalid parameter k"):
+        index.search(q, MAX_K + 1)
+    # A float32 query with a subnormal norm is still a direction.
+    tiny = np.zeros(16, np.float32)
+    tiny[0] = np.float32(1e-45)
+    assert index.search(tiny, 1).counts.tolist() == [1]
+    # The fast path leaves the caller's array alone.
+    before = q.copy()
+    index.search(q, 3)
+    assert np.array_equal(q, before)

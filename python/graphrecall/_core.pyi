@@ -26,7 +26,7 @@ __all__ = [
     "rrf_fuse",
     "score_fact_arrays",
     "sketch_codes",
-    "sketch_int8",
+    "sketch_int4",
     "sketch_search",
     "top_k",
     "weighted_fuse",
@@ -405,18 +405,20 @@ def sketch_codes(
         DataError: A centre of another length.
     """
 
-def sketch_int8(
+def sketch_int4(
     vectors: npt.NDArray[np.float32], centre: npt.NDArray[np.float32]
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
-    """``vectors - centre`` quantised to int8 with one scale per dimension.
+) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]:
+    """``vectors - centre`` quantised to 4 bits with one scale per dimension.
 
     Args:
         vectors: float32 (n, d), C-contiguous.
         centre: float32 (d,).
 
     Returns:
-        ``(int8, scales)``: int8 (n * d,) row after row, ``round((v - c) / scale)``
-        (half away from zero); float32 (d,) ``scales[j] = max_i |v[i, j] - c[j]| / 127``.
+        ``(int4, scales)``: uint8 (n * h,) row after row, ``h = ceil(d / 2)``: byte j of a
+        row holds ``round((v - c) / scale) + 8`` (half away from zero, in 1..15) of
+        dimension j in its low nibble and of dimension j + h (8 past d) in its high
+        nibble; float32 (d,) ``scales[j] = max_i |v[i, j] - c[j]| / 7``.
 
     Raises:
         ParameterError: A non-contiguous array or d = 0.
@@ -427,7 +429,7 @@ def sketch_search(
     codes: npt.NDArray[np.uint64],
     vectors: npt.NDArray[np.float32],
     centre: npt.NDArray[np.float32],
-    int8: npt.NDArray[np.int8],
+    int4: npt.NDArray[np.uint8],
     scales: npt.NDArray[np.float32],
     queries: npt.NDArray[np.float32],
     k: int,
@@ -435,7 +437,7 @@ def sketch_search(
     refine: int,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
     """Top ``k`` rows of one part per query: Hamming scan of the sign codes, the ``rerank``
-    nearest (ties by position) re-scored with the int8 rows, the ``refine`` best of those
+    nearest (ties by position) re-scored with the 4-bit rows, the ``refine`` best of those
     (ties by position) re-scored with the exact float32 dot product.
 
     One call per batch; the GIL is released; a batch runs in parallel across queries.
@@ -443,15 +445,15 @@ def sketch_search(
     Args:
         codes: uint64 (n, ceil(d / 64)) from :func:`sketch_codes` of ``vectors``.
         vectors: float32 (n, d) unit rows, C-contiguous.
-        centre: float32 (d,) the centre the codes and int8 rows were made around.
-        int8: int8 (n, d) from :func:`sketch_int8` of ``vectors`` and ``centre``.
-        scales: float32 (d,) the scales :func:`sketch_int8` returned with them.
+        centre: float32 (d,) the centre the codes and 4-bit rows were made around.
+        int4: uint8 (n, ceil(d / 2)) from :func:`sketch_int4` of ``vectors`` and ``centre``.
+        scales: float32 (d,) the scales :func:`sketch_int4` returned with them.
         queries: float32 (q, d) unit queries.
         k: Results per query (>= 1).
         rerank: Hamming candidates (>= 1; at least ``k``; ``>= n``: every row is scored
             exactly, the exact top k).
-        refine: Candidates kept by the int8 stage (>= 1; at least ``k``; ``>= rerank``:
-            no int8 stage).
+        refine: Candidates kept by the 4-bit stage (>= 1; at least ``k``; ``>= rerank``:
+            no 4-bit stage).
 
     Returns:
         ``(positions, scores, counts)``: int64 (q * k,) positions best first (ties by
@@ -460,5 +462,5 @@ def sketch_search(
     Raises:
         ParameterError: ``k``, ``rerank`` or ``refine`` is 0, shapes disagree, or an
             array is not C-contiguous.
-        DataError: ``codes``, ``centre``, ``int8`` or ``scales`` of the wrong length.
+        DataError: ``codes``, ``centre``, ``int4`` or ``scales`` of the wrong length.
     """

