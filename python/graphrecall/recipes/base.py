@@ -461,7 +461,7 @@ def fact_hits(
     *,
     scores: Sequence[float] | npt.NDArray[np.float64],
     hops: Sequence[int] | npt.NDArray[Any],
-    anchors: Sequence[int] | npt.NDArray[np.int64],
+    anchors: Sequence[int] | npt.NDArray[np.int64] | None,
     components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
     parents: Sequence[int] | npt.NDArray[np.int64] | None = None,
 ) -> list[FactHit]:
@@ -469,7 +469,8 @@ def fact_hits(
     numpy call or one list comprehension and the hits are built positionally by ``map``;
     with ``parents`` (each fact's parent fact, -1 for none, as seed 000's traversal records
     them) each path is its parent's path plus one step, so a query's paths cost one step
-    per fact. Paths and a :class:`LazyColumn` of components are built on first read."""
+    per fact. ``anchors`` None: no fact has one. Paths and a :class:`LazyColumn` of
+    components are built on first read."""
     n = len(facts)
     if n == 0:
         return []
@@ -490,12 +491,27 @@ def fact_hits(
         subj_names,
         obj_names,
     ) = index.fact_table.rows(facts)
-    obj_id_l = [None if o < 0 else x for o, x in zip(ol, obj_ids, strict=True)]
-    since = [None if t == NULL_SINCE else t for t in since_raw]
-    anchor_arr = np.asarray(anchors, dtype=np.int64)
-    anchor_ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
-    anchor_l = [None if a < 0 else x for a, x in zip(anchor_arr.tolist(), anchor_ids, strict=True)]
-    hop_l = np.asarray(hops, dtype=np.int64).tolist()
+    # A literal's object is -1, an unknown time NULL_SINCE: "in" (a C scan) finds any.
+    obj_id_l = (
+        obj_ids
+        if -1 not in ol
+        else [None if o < 0 else x for o, x in zip(ol, obj_ids, strict=True)]
+    )
+    since = (
+        since_raw
+        if NULL_SINCE not in since_raw
+        else [None if t == NULL_SINCE else t for t in since_raw]
+    )
+    anchor_l: Any = repeat(None, n)
+    if anchors is not None:
+        anchor_arr = np.asarray(anchors, dtype=np.int64)
+        al = anchor_arr.tolist()
+        if min(al) >= 0:
+            anchor_l = ent_ids[anchor_arr].tolist()
+        else:
+            anchor_ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
+            anchor_l = [None if a < 0 else x for a, x in zip(al, anchor_ids, strict=True)]
+    hop_l = hops if isinstance(hops, list) else np.asarray(hops, dtype=np.int64).tolist()
     path_col: LazyColumn[tuple[Step, ...]] | None = None
     if parents is not None:
         par_l = np.asarray(parents, dtype=np.int64).tolist()

@@ -323,7 +323,7 @@ def hybrid_expand(
                     q_facts,
                     scores=strength,
                     hops=q_facts_hops[linking],
-                    anchors=np.full(len(q_facts), -1, dtype=np.int64),
+                    anchors=None,
                     components=LazyColumn(partial(_strength_components, strength)),
                 )
             results.append(
