@@ -620,34 +620,43 @@ def csr_ranges(
 
 def entity_hits(
     index: GraphIndex,
-    rows: Sequence[int],
+    rows: Sequence[int] | I64,
     *,
     scores: Sequence[float] | float,
     how: Sequence[str] | str,
     hops: Sequence[int] | int = 0,
-    anchors: Sequence[int] | None = None,
+    anchors: Sequence[int] | I64 | None = None,
     strengths: Sequence[float | None] | None = None,
     paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
 ) -> list[EntityHit]:
     """:class:`EntityHit` s for many dense entities at once (what :func:`entity_hit` gives
     one by one): ids gathered with one numpy call, hits built positionally by ``map``.
-    A scalar ``scores`` / ``how`` / ``hops`` applies to every row; a :class:`LazyColumn` of
-    paths is built on first read."""
+    ``rows`` as a list or an int64 array. A scalar ``scores`` / ``how`` / ``hops`` applies
+    to every row; a :class:`LazyColumn` of paths is built on first read."""
     if not len(rows):
         return []
     ent_ids = index.graph.entity_ids
     names = index.entity_name
     types = index.entity_type
-    rl = rows if isinstance(rows, list) else list(rows)
+    if isinstance(rows, np.ndarray):
+        ids = ent_ids[rows].tolist()
+        rl = rows.tolist()
+    else:
+        rl = rows if isinstance(rows, list) else list(rows)
+        ids = ent_ids[rl].tolist()
     anchor_l: Any = repeat(None)
     if anchors is not None:
-        al = list(anchors)
-        aids = ent_ids[np.maximum(np.asarray(al, dtype=np.int64), 0)].tolist()
-        anchor_l = [None if a < 0 else x for a, x in zip(al, aids, strict=True)]
+        anchor_arr = np.asarray(anchors, dtype=np.int64)
+        al = anchor_arr.tolist()
+        if min(al) >= 0:
+            anchor_l = ent_ids[anchor_arr].tolist()
+        else:
+            aids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
+            anchor_l = [None if a < 0 else x for a, x in zip(al, aids, strict=True)]
     return list(
         map(
             EntityHit,
-            ent_ids[rl].tolist(),
+            ids,
             [names[r] for r in rl],
             repeat(scores) if isinstance(scores, float) else scores,
             repeat(hops) if isinstance(hops, int) else hops,

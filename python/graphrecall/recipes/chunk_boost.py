@@ -284,7 +284,7 @@ def chunk_boost(
             anchors = anchor_hits(index, found[q])
             entities = anchors + entity_hits(
                 index,
-                related,
+                related_arrays[q][0],
                 scores=0.0,
                 how="graph",
                 hops=dists,

@@ -303,7 +303,7 @@ def hybrid_expand(
             anchor_list = anchor_hits(index, anchors[q])
             rel_hits = entity_hits(
                 index,
-                rel_l,
+                related,
                 scores=0.0,
                 how="graph",
                 hops=rel_hops.tolist(),

@@ -223,11 +223,11 @@ def spreading_activation(
                 keep = np.flatnonzero(mask) + ea
             reached = entity_hits(
                 index,
-                ents[keep].tolist(),
+                ents[keep],
                 scores=0.0,
                 how="graph",
                 hops=ehops[keep].tolist(),
-                anchors=eanch[keep].tolist(),
+                anchors=eanch[keep],
                 strengths=estr[keep].astype(np.float64).tolist(),
             )
             hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
