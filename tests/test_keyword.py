@@ -44,41 +44,6 @@ def tenant_docs(
     }
 
 
-def ref_scores(
-    texts: Sequence[str | None],
-    tenants: Sequence[int],
-    query: str,
-    tenant: int,
-    mode: str = "or",
-    k1: float = 1.2,
-    b: float = 0.75,
-) -> dict[int, float]:
-    """BM25 straight from the FTS5 formula, over the tenant's rows only."""
-    docs = tenant_docs(texts, tenants, tenant)
-    q = tokenize(query)
-    if not docs or not q:
-        return {}
-    n_rows = len(docs)
-    avgdl = sum(len(d) for d in docs.values()) / n_rows
-    out: dict[int, float] = {}
-    for r, d in docs.items():
-        present = [w in d for w in q]
-        if not any(present) or (mode == "and" and not all(present)):
-            continue
-        score = 0.0
-        for w in q:
-            hits = sum(1 for dd in docs.values() if w in dd)
-            idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            f = d.count(w)
-            if f == 0:  # a phrase the row lacks adds nothing
-                continue
-            score += idf * (f * (k1 + 1.0)) / (f + k1 * (1.0 - b + b * len(d) / avgdl))
-        out[r] = score
-    return out
-
-
 def check_against_ref(rows: np.ndarray, scores: np.ndarray, ref: dict[int, float], k: int) -> None:
     assert rows.dtype == np.int64 and scores.dtype == np.float64
     expect = sorted(ref.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
@@ -118,7 +83,7 @@ def test_search_matches_reference(
     tenants = data.draw(st.lists(st.integers(0, 2), min_size=len(texts), max_size=len(texts)))
     idx = BM25Index(texts, np.asarray(tenants, dtype=np.uint32), n_tenants=3)
     for t in range(3):
-        ref = ref_scores(texts, tenants, query, t, mode)
+        ref = exact_scores(texts, tenants, query, t, mode)
         rows, scores = idx.search(query, k, tenant=t, mode=mode)  # type: ignore[arg-type]
         check_against_ref(rows, scores, ref, k)
         # Tenant isolation at any k.
@@ -137,7 +102,7 @@ def test_search_matches_reference(
 def test_parameters_match_reference(texts: list[str | None], k1: float, b: float) -> None:
     idx = BM25Index(texts, k1=k1, b=b)
     for q in ("alpha beta", "kappa", "eta eta zeta"):
-        ref = ref_scores(texts, [0] * len(texts), q, 0, "or", k1, b)
+        ref = exact_scores(texts, [0] * len(texts), q, 0, "or", k1, b)
         rows, scores = idx.search(q, 50)
         check_against_ref(rows, scores, ref, 50)
 
@@ -423,10 +388,10 @@ def test_large_query_uses_dense_accumulation_consistently() -> None:
     texts = [" ".join(rng.choice(WORDS, 6)) for _ in range(400)]
     idx = BM25Index(texts)
     q = " ".join(WORDS)  # postings of every word: the dense path
-    ref = ref_scores(texts, [0] * 400, q, 0)
+    ref = exact_scores(texts, [0] * 400, q, 0)
     for mode in ("or", "and"):
         rows, scores = idx.search(q, 500, mode=mode)  # type: ignore[arg-type]
-        want = ref if mode == "or" else ref_scores(texts, [0] * 400, q, 0, "and")
+        want = ref if mode == "or" else exact_scores(texts, [0] * 400, q, 0, "and")
         check_against_ref(rows, scores, want, 500)
 
 
