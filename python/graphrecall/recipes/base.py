@@ -502,15 +502,7 @@ def fact_hits(
         if NULL_SINCE not in since_raw
         else [None if t == NULL_SINCE else t for t in since_raw]
     )
-    anchor_l: Any = repeat(None, n)
-    if anchors is not None:
-        anchor_arr = np.asarray(anchors, dtype=np.int64)
-        al = anchor_arr.tolist()
-        if min(al) >= 0:
-            anchor_l = ent_ids[anchor_arr].tolist()
-        else:
-            anchor_ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
-            anchor_l = [None if a < 0 else x for a, x in zip(al, anchor_ids, strict=True)]
+    anchor_l: Any = repeat(None, n) if anchors is None else _anchor_ids(ent_ids, anchors)
     hop_l = hops if isinstance(hops, list) else np.asarray(hops, dtype=np.int64).tolist()
     path_col: LazyColumn[tuple[Step, ...]] | None = None
     if parents is not None:
@@ -618,6 +610,17 @@ def csr_ranges(
     return owner, flat
 
 
+def _anchor_ids(ent_ids: npt.NDArray[Any], anchors: Any) -> list[Any]:
+    """External ids of anchor entity rows (-1: no anchor, None); ``anchors`` non-empty."""
+    anchor_arr = np.asarray(anchors, dtype=np.int64)
+    al = anchor_arr.tolist()
+    if min(al) >= 0:
+        out: list[Any] = ent_ids[anchor_arr].tolist()
+        return out
+    ids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
+    return [None if a < 0 else x for a, x in zip(al, ids, strict=True)]
+
+
 def entity_hits(
     index: GraphIndex,
     rows: Sequence[int] | I64,
@@ -644,15 +647,7 @@ def entity_hits(
     else:
         rl = rows if isinstance(rows, list) else list(rows)
         ids = ent_ids[rl].tolist()
-    anchor_l: Any = repeat(None)
-    if anchors is not None:
-        anchor_arr = np.asarray(anchors, dtype=np.int64)
-        al = anchor_arr.tolist()
-        if min(al) >= 0:
-            anchor_l = ent_ids[anchor_arr].tolist()
-        else:
-            aids = ent_ids[np.maximum(anchor_arr, 0)].tolist()
-            anchor_l = [None if a < 0 else x for a, x in zip(al, aids, strict=True)]
+    anchor_l: Any = repeat(None) if anchors is None else _anchor_ids(ent_ids, anchors)
     return list(
         map(
             EntityHit,
