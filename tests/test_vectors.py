@@ -1046,3 +1046,25 @@ def test_single_query_fast_path_keeps_the_errors() -> None:
     before = q.copy()
     index.search(q, 3)
     assert np.array_equal(q, before)
+
+
+def test_default_rerank_grows_with_the_tenant_and_auto_stops_at_sketch_below() -> None:
+    """At least RERANK_FLOOR, RERANK_PER_K per result and a RERANK_SHARE-th of the rows;
+    tenants of SKETCH_BELOW rows and more go to HNSW under "auto"."""
+    from graphrecall.anchors.vectors import (
+        RERANK_FLOOR,
+        RERANK_PER_K,
+        RERANK_SHARE,
+        SKETCH_BELOW,
+        default_rerank,
+    )
+
+    assert default_rerank(10, 10_000) == RERANK_FLOOR
+    assert default_rerank(100, 10_000) == 100 * RERANK_PER_K
+    assert default_rerank(10, 19_999) == -(-19_999 // RERANK_SHARE)
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((40, 8), dtype=np.float32)
+    t = np.array([0] * 30 + [1] * 10)
+    mixed = VectorIndex(v, t, exact_below=5, sketch_below=30, build_threads=1)
+    assert mixed.backends == {0: "hnsw", 1: "sketch"}
+    assert SKETCH_BELOW == 20_000

@@ -49,7 +49,7 @@ EXPANSION_SEARCH = 128
 
 #: Default size under which a tenant's vectors are searched exactly (see GraphIndex.build);
 #: with ``"auto"``, larger tenants use the sketch up to ``anchors.vectors.SKETCH_BELOW`` rows
-#: (~0.2 ms per query at 10k rows against 0.5-0.7 ms for HNSW with cold caches), HNSW above.
+#: (~0.1 ms per query at 10k rows against 0.5-0.7 ms for HNSW with cold caches), HNSW above.
 EXACT_BELOW = _VECTOR_EXACT_BELOW
 
 Array = npt.NDArray[Any]
