@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embed import EmbeddingError
-from ..errors import ParameterError
+from ..errors import ParameterError, UnknownTenantError
 from ..graph import _freeze
 from ..index import GraphIndex
 from .base import Timer
@@ -174,12 +174,14 @@ def embed_batch(
 def _search(
     vectors: Any, qv: npt.NDArray[np.float32], k: int, tenant: int, min_score: float | None
 ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]:
-    if tenant not in vectors.tenants():
+    try:
+        m = vectors.search(qv, k, tenant=tenant, min_score=min_score)
+    except UnknownTenantError:
         # A tenant of the graph without rows of this kind (e.g. no chunks): nothing to find.
         empty = (np.zeros(0, np.int64), np.zeros(0, np.float32))
         return [empty for _ in range(qv.shape[0])]
-    m = vectors.search(qv, k, tenant=tenant, min_score=min_score)
-    return [m.query(i) for i in range(qv.shape[0])]
+    rows, scores, counts = m.rows, m.scores, m.counts.tolist()
+    return [(rows[i, :c], scores[i, :c]) for i, c in enumerate(counts)]
 
 
 def entity_search(
