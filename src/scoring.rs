@@ -706,6 +706,51 @@ pub fn entity_chunk_scores(
     Ok(out.into_iter().unzip())
 }
 
+/// Chunks ranked by the best score among the entities that they mention (seed 004's graph
+/// ranking of chunks: each recalled edge scores the chunks mentioning either end). Entities
+/// below 0 (a literal's missing end) are skipped, and only scores above -1 count (NaN never
+/// does). Returns the chunks by best score descending, ties by chunk ascending, with their
+/// best scores.
+///
+/// # Errors
+/// `LengthMismatch` when `entities` and `scores` (or the CSR's chunks and counts) differ in
+/// length; `InvalidValue` for an entity outside the CSR or a broken CSR range.
+pub fn best_mentioned_chunks(
+    csr: MentionCsr<'_>,
+    entities: &[i64],
+    scores: &[f64],
+) -> Result<(Vec<i64>, Vec<f64>)> {
+    check_len("entities", "scores", entities.len(), scores.len())?;
+    check_len("mentions", "counts", csr.chunks.len(), csr.counts.len())?;
+    let n_entities = csr.offsets.len().saturating_sub(1);
+    let mut best: rustc_hash::FxHashMap<i64, f64> = rustc_hash::FxHashMap::default();
+    for (i, (&e, &s)) in entities.iter().zip(scores).enumerate() {
+        if e < 0 {
+            continue;
+        }
+        if e as usize >= n_entities {
+            return Err(bad_value(i, "entity", e, "outside the mention index"));
+        }
+        if !(s > -1.0) {
+            continue;
+        }
+        let s = s + 0.0; // -0.0 ranks as 0.0 (numpy's sort sees them equal)
+        let (a, b) = (csr.offsets[e as usize], csr.offsets[e as usize + 1]);
+        if a < 0 || b < a || b as usize > csr.chunks.len() {
+            return Err(bad_value(i, "mention offset", b, "out of bounds"));
+        }
+        for &c in &csr.chunks[a as usize..b as usize] {
+            let v = best.entry(c).or_insert(s);
+            if s > *v {
+                *v = s;
+            }
+        }
+    }
+    let mut out: Vec<(i64, f64)> = best.into_iter().collect();
+    out.sort_unstable_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    Ok(out.into_iter().unzip())
+}
+
 #[cfg(test)]
 #[allow(
     clippy::unwrap_used,

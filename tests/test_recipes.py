@@ -325,3 +325,42 @@ def test_batch_equals_singles(demo_index: GraphIndex) -> None:
             one = RECIPES[name](demo_index, q, tenant="stark", now=DEMO_NOW)[0]
             assert [c.id for c in one.chunks] == [c.id for c in r.chunks]
             assert [f.id for f in one.facts] == [f.id for f in r.facts]
+
+
+def _best_chunks_numpy(
+    offsets: np.ndarray, chunks: np.ndarray, ends: np.ndarray, scores: np.ndarray
+) -> list[int]:
+    """Seed 004's chunk ranking as numpy writes it: every mention of a known end scored by
+    its edge, sorted by (-score, chunk), each chunk at its first (best) place."""
+    known = ends >= 0
+    rows, vals = [], []
+    for e, s in zip(ends[known].tolist(), scores[known].tolist(), strict=True):
+        for j in range(int(offsets[e]), int(offsets[e + 1])):
+            rows.append(int(chunks[j]))
+            vals.append(s)
+    r = np.asarray(rows, np.int64)
+    v = np.asarray(vals, np.float64)
+    take = v > -1.0
+    r, v = r[take], v[take]
+    return list(dict.fromkeys(r[np.lexsort((r, -v))].tolist()))
+
+
+@PROPERTY
+@given(st.data())
+def test_best_mentioned_chunks_matches_numpy(d: st.DataObject) -> None:
+    """The native ranking of seed 004's graph chunks equals the numpy form."""
+    from graphrecall import _core
+
+    n_e = d.draw(st.integers(1, 8))
+    deg = d.draw(st.lists(st.integers(0, 4), min_size=n_e, max_size=n_e))
+    offsets = np.zeros(n_e + 1, np.int64)
+    np.cumsum(deg, out=offsets[1:])
+    chunks = np.asarray(
+        d.draw(st.lists(st.integers(0, 9), min_size=sum(deg), max_size=sum(deg))), np.int64
+    )
+    counts = np.ones(len(chunks), np.int64)
+    ends = np.asarray(d.draw(st.lists(st.integers(-1, n_e - 1), max_size=12)), np.int64)
+    vals = st.sampled_from([-1.0, -0.5, 0.0, -0.0, 0.5, 1.0, float("nan")])
+    scores = np.asarray(d.draw(st.lists(vals, min_size=len(ends), max_size=len(ends))))
+    got, _ = _core.best_mentioned_chunks(offsets, chunks, counts, ends, scores)
+    assert got.tolist() == _best_chunks_numpy(offsets, chunks, ends, scores)

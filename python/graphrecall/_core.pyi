@@ -18,6 +18,7 @@ __all__ = [
     "CoreSpreadPlan",
     "__version__",
     "additive_merge",
+    "best_mentioned_chunks",
     "composite_score",
     "dedupe_max",
     "entity_chunk_scores",
@@ -299,6 +300,17 @@ def score_fact_arrays(
     grace_weeks: float = 1.0,
     usage_log_factor: float = 0.5,
 ) -> npt.NDArray[np.float64]: ...
+def best_mentioned_chunks(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    entities: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Chunks ranked by the best score among the entities they mention (the CSR
+    ``chunks[offsets[e]:offsets[e + 1]]``), best first, ties by chunk. Entities below 0 are
+    skipped; only scores above -1 count (NaN never does). Raises DataError on an entity
+    outside the CSR or a broken range."""
 def entity_chunk_scores(
     offsets: npt.NDArray[np.int64],
     chunks: npt.NDArray[np.int64],

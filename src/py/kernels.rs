@@ -353,3 +353,25 @@ pub fn entity_chunk_scores<'py>(
     let (c, s) = py.detach(|| scoring::entity_chunk_scores(csr, primary, entities, scores))?;
     Ok((c.into_pyarray(py), s.into_pyarray(py)))
 }
+
+/// Chunks ranked by the best score of the entities they mention
+/// (`scoring::best_mentioned_chunks`); returns (chunks, best scores).
+#[pyfunction]
+pub fn best_mentioned_chunks<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    chunks: PyReadonlyArray1<'py, i64>,
+    counts: PyReadonlyArray1<'py, i64>,
+    entities: PyReadonlyArray1<'py, i64>,
+    scores: PyReadonlyArray1<'py, f64>,
+) -> PyResult<(I64Array<'py>, F64Array<'py>)> {
+    let csr = scoring::MentionCsr {
+        offsets: slice(&offsets, "offsets")?,
+        chunks: slice(&chunks, "chunks")?,
+        counts: slice(&counts, "counts")?,
+    };
+    let entities = slice(&entities, "entities")?;
+    let scores = slice(&scores, "scores")?;
+    let (c, s) = py.detach(|| scoring::best_mentioned_chunks(csr, entities, scores))?;
+    Ok((c.into_pyarray(py), s.into_pyarray(py)))
+}

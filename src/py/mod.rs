@@ -64,8 +64,8 @@ mod _core {
     use super::graph::CoreGraph;
     #[pymodule_export]
     use super::kernels::{
-        additive_merge, composite_score, dedupe_max, entity_chunk_scores, graph_proximity_score,
-        rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
+        additive_merge, best_mentioned_chunks, composite_score, dedupe_max, entity_chunk_scores,
+        graph_proximity_score, rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
 
     #[pymodule_export]

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import fusion
+from .. import _core, fusion
 from ..index import GraphIndex
 from .anchoring import (
     Anchor,
@@ -48,7 +48,6 @@ from .base import (
     check_queries,
     check_real,
     chunk_hits,
-    csr_ranges,
     fact_hits,
 )
 
@@ -223,19 +222,17 @@ def _fused_chunks(
     """RRF of the vector ranking and the graph ranking of chunks (a chunk's graph score: the
     best composite of the recalled edges whose endpoints it mentions)."""
     ends = np.concatenate((index.fact_subject[facts], index.fact_object[facts]))
-    end_scores = np.concatenate((scores, scores))
-    known = ends >= 0
     m = index.mentions
-    owner, flat = csr_ranges(m.entity_offsets, ends[known])
-    chunks = m.entity_chunks[flat]
-    mention_scores = end_scores[known][owner]
-    take = mention_scores > -1.0  # a chunk's best starts at -1 (NaN never counts)
-    if not take.all():
-        chunks, mention_scores = chunks[take], mention_scores[take]
-    # By score desc, then chunk: each chunk's first mention holds its best, and the first
-    # mentions come in (-best, chunk) order.
-    ranked = chunks[np.lexsort((chunks, -mention_scores))].tolist()
-    graph_rank = list(dict.fromkeys(ranked))
+    # Chunks by their best mention score (only scores above -1 count; NaN never does), ties
+    # by chunk: one native call over the mention CSR.
+    ranked, _ = _core.best_mentioned_chunks(
+        m.entity_offsets,
+        m.entity_chunks,
+        m.entity_counts,
+        ends,
+        np.concatenate((scores, scores)).astype(np.float64, copy=False),
+    )
+    graph_rank: list[int] = ranked.tolist()
     vec_rank: list[int] = vec[0].tolist() if vec is not None else []
     if not graph_rank and not vec_rank:
         return []
