@@ -731,7 +731,7 @@ pub fn best_mentioned_chunks(
         if e as usize >= n_entities {
             return Err(bad_value(i, "entity", e, "outside the mention index"));
         }
-        if !(s > -1.0) {
+        if s.is_nan() || s <= -1.0 {
             continue;
         }
         let s = s + 0.0; // -0.0 ranks as 0.0 (numpy's sort sees them equal)
