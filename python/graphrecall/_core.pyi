@@ -311,6 +311,7 @@ def best_mentioned_chunks(
     ``chunks[offsets[e]:offsets[e + 1]]``), best first, ties by chunk. Entities below 0 are
     skipped; only scores above -1 count (NaN never does). Raises DataError on an entity
     outside the CSR or a broken range."""
+
 def entity_chunk_scores(
     offsets: npt.NDArray[np.int64],
     chunks: npt.NDArray[np.int64],
