@@ -333,6 +333,8 @@ def _mention_boost(
     holds per query its related entities, their distances and strengths (float64)."""
 
     def offsets(lens: list[int]) -> npt.NDArray[np.uintp]:
+        if len(lens) == 1:  # a single query: no cumulative sum needed
+            return np.array((0, lens[0]), dtype=np.uintp)
         off = np.zeros(len(lens) + 1, dtype=np.uintp)
         np.cumsum(lens, out=off[1:])
         return off

@@ -221,8 +221,11 @@ def ppr(
         if seeded:
             # One kernel call for the batch, straight to the core: the seeds already are
             # dense indices, so the public wrapper's id lookups (in and out) are skipped.
-            offsets = np.zeros(len(seeded) + 1, dtype=np.int64)
-            np.cumsum([len(seeds[q]) for q in seeded], out=offsets[1:])
+            if len(seeded) == 1:  # a single query: no cumulative sum needed
+                offsets = np.array((0, len(seeds[seeded[0]])), dtype=np.int64)
+            else:
+                offsets = np.zeros(len(seeded) + 1, dtype=np.int64)
+                np.cumsum([len(seeds[q]) for q in seeded], out=offsets[1:])
             flat = [a for q in seeded for a in seeds[q]]
             pr_offsets, pr_ents, pr_scores, _, _, _, pr_iters = (
                 index.graph._core.personalized_pagerank(
