@@ -634,6 +634,26 @@ pub struct MentionCsr<'a> {
     pub counts: &'a [i64],
 }
 
+impl MentionCsr<'_> {
+    /// Entities the CSR covers, after checking that chunks and counts align.
+    fn n_entities(&self) -> Result<usize> {
+        check_len("mentions", "counts", self.chunks.len(), self.counts.len())?;
+        Ok(self.offsets.len().saturating_sub(1))
+    }
+
+    /// The CSR slots of entity `e` (input row `row`, for errors), bounds checked.
+    fn range(&self, row: usize, e: i64) -> Result<std::ops::Range<usize>> {
+        if e < 0 || e as usize >= self.offsets.len().saturating_sub(1) {
+            return Err(bad_value(row, "entity", e, "outside the mention index"));
+        }
+        let (a, b) = (self.offsets[e as usize], self.offsets[e as usize + 1]);
+        if a < 0 || b < a || b as usize > self.chunks.len() {
+            return Err(bad_value(row, "mention offset", b, "out of bounds"));
+        }
+        Ok(a as usize..b as usize)
+    }
+}
+
 fn bad_value(row: usize, column: &'static str, value: i64, problem: &str) -> Error {
     Error::InvalidValue {
         table: "entities",
@@ -664,8 +684,7 @@ pub fn entity_chunk_scores(
     scores: &[f64],
 ) -> Result<(Vec<i64>, Vec<f64>)> {
     check_len("entities", "scores", entities.len(), scores.len())?;
-    check_len("mentions", "counts", csr.chunks.len(), csr.counts.len())?;
-    let n_entities = csr.offsets.len().saturating_sub(1);
+    let n_entities = csr.n_entities()?;
     if let Some(p) = primary {
         check_len("entities", "primary", n_entities, p.len())?;
     }
@@ -684,16 +703,13 @@ pub fn entity_chunk_scores(
         }
     }
     for i in rest {
-        let e = entities[i] as usize;
-        let (a, b) = (csr.offsets[e], csr.offsets[e + 1]);
-        if a < 0 || b < a || b as usize > csr.chunks.len() {
-            return Err(bad_value(i, "mention offset", b, "out of bounds"));
-        }
-        let (a, b) = (a as usize, b as usize);
+        let slots = csr.range(i, entities[i])?;
         // The count total in CSR order (numpy's bincount of float64 counts).
-        let total: f64 = csr.counts[a..b].iter().fold(0.0, |t, &c| t + c as f64);
+        let total: f64 = csr.counts[slots.clone()]
+            .iter()
+            .fold(0.0, |t, &c| t + c as f64);
         let denom = total.max(1e-300);
-        for j in a..b {
+        for j in slots {
             let c = csr.chunks[j];
             if c < 0 {
                 return Err(bad_value(i, "mention chunk", c, "negative"));
@@ -721,25 +737,18 @@ pub fn best_mentioned_chunks(
     scores: &[f64],
 ) -> Result<(Vec<i64>, Vec<f64>)> {
     check_len("entities", "scores", entities.len(), scores.len())?;
-    check_len("mentions", "counts", csr.chunks.len(), csr.counts.len())?;
-    let n_entities = csr.offsets.len().saturating_sub(1);
+    csr.n_entities()?;
     let mut best: rustc_hash::FxHashMap<i64, f64> = rustc_hash::FxHashMap::default();
     for (i, (&e, &s)) in entities.iter().zip(scores).enumerate() {
         if e < 0 {
             continue;
         }
-        if e as usize >= n_entities {
-            return Err(bad_value(i, "entity", e, "outside the mention index"));
-        }
+        let slots = csr.range(i, e)?;
         if s.is_nan() || s <= -1.0 {
             continue;
         }
         let s = s + 0.0; // -0.0 ranks as 0.0 (numpy's sort sees them equal)
-        let (a, b) = (csr.offsets[e as usize], csr.offsets[e as usize + 1]);
-        if a < 0 || b < a || b as usize > csr.chunks.len() {
-            return Err(bad_value(i, "mention offset", b, "out of bounds"));
-        }
-        for &c in &csr.chunks[a as usize..b as usize] {
+        for &c in &csr.chunks[slots] {
             let v = best.entry(c).or_insert(s);
             if s > *v {
                 *v = s;

@@ -330,6 +330,19 @@ pub fn top_k<'py>(
     Ok(fused_arrays(py, fused))
 }
 
+/// The entity -> chunk mention CSR borrowed from its three arrays.
+fn mention_csr<'a>(
+    offsets: &'a PyReadonlyArray1<'_, i64>,
+    chunks: &'a PyReadonlyArray1<'_, i64>,
+    counts: &'a PyReadonlyArray1<'_, i64>,
+) -> PyResult<scoring::MentionCsr<'a>> {
+    Ok(scoring::MentionCsr {
+        offsets: slice(offsets, "offsets")?,
+        chunks: slice(chunks, "chunks")?,
+        counts: slice(counts, "counts")?,
+    })
+}
+
 /// Entity scores spread to chunks through their primary chunk, else their mentions by count
 /// (`scoring::entity_chunk_scores`); returns (chunks ascending, scores).
 #[pyfunction]
@@ -342,11 +355,7 @@ pub fn entity_chunk_scores<'py>(
     entities: PyReadonlyArray1<'py, i64>,
     scores: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<(I64Array<'py>, F64Array<'py>)> {
-    let csr = scoring::MentionCsr {
-        offsets: slice(&offsets, "offsets")?,
-        chunks: slice(&chunks, "chunks")?,
-        counts: slice(&counts, "counts")?,
-    };
+    let csr = mention_csr(&offsets, &chunks, &counts)?;
     let primary = opt_slice(&primary, "primary")?;
     let entities = slice(&entities, "entities")?;
     let scores = slice(&scores, "scores")?;
@@ -365,11 +374,7 @@ pub fn best_mentioned_chunks<'py>(
     entities: PyReadonlyArray1<'py, i64>,
     scores: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<(I64Array<'py>, F64Array<'py>)> {
-    let csr = scoring::MentionCsr {
-        offsets: slice(&offsets, "offsets")?,
-        chunks: slice(&chunks, "chunks")?,
-        counts: slice(&counts, "counts")?,
-    };
+    let csr = mention_csr(&offsets, &chunks, &counts)?;
     let entities = slice(&entities, "entities")?;
     let scores = slice(&scores, "scores")?;
     let (c, s) = py.detach(|| scoring::best_mentioned_chunks(csr, entities, scores))?;
