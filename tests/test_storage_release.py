@@ -18,19 +18,7 @@ from graphrecall import KnowledgeGraph
 from graphrecall.storage import BadDataError, GraphTables, load_parquet
 from graphrecall.storage.tables import _graph_tenants, _n_rows
 from hypothesis import given, settings
-
-
-def tables_of(data: GraphData) -> GraphTables:
-    def cols(rows: list[dict[str, Any]]) -> dict[str, Any]:
-        keys = list(dict.fromkeys(k for r in rows for k in r))
-        return {k: [r.get(k) for r in rows] for k in keys}
-
-    return GraphTables(
-        entities=cols(data.entities),
-        facts=cols(data.facts),
-        chunks=cols(data.chunks) if data.chunks else None,
-        mentions=cols(data.mentions) if data.mentions else None,
-    )
+from test_storage_sqlite import tables_of
 
 
 def reference_build(t: GraphTables) -> KnowledgeGraph:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._files import replace_dir
 from .anchors.vectors import VectorIndex
 from .embed import Embedder, EmbeddingError
 from .errors import ParameterError
@@ -202,13 +203,7 @@ def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> Path:
             "files": files,
         }
         (tmp / HEADER).write_text(json.dumps(header, indent=1), encoding="utf-8")
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(target)
+        replace_dir(tmp, target)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise StorageError(f"saved index: cannot write {target}: {exc}") from exc

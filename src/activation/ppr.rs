@@ -514,7 +514,7 @@ mod push_tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::activation::tests::anchors_of;
+    use crate::activation::tests::{anchors_of, batch_of};
     use crate::graph::tests::{arb_cols, Cols};
 
     fn scores(r: &PageRank, q: usize) -> FxHashMap<u32, f64> {
@@ -611,13 +611,7 @@ mod push_tests {
             eps in 1e-6f64..0.05,
         ) {
             let g = c.graph();
-            let mut anchors = Vec::new();
-            let mut offsets = vec![0usize];
-            for w in picks.chunks(3) {
-                anchors.extend(anchors_of(&c, w));
-                offsets.push(anchors.len());
-            }
-            let ws: Vec<f64> = (0..anchors.len()).map(|i| 1.0 - (i % 3) as f64 * 0.1).collect();
+            let (anchors, ws, offsets) = batch_of(&c, &picks);
             let all = Queries { anchors: &anchors, scores: &ws, offsets: &offsets };
             let p = PprParams { epsilon: Some(eps), score_chunks: false, ..PprParams::default() };
             let batch = personalized_pagerank(&g, &all, &p)

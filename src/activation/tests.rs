@@ -111,6 +111,21 @@ fn ref_recall(
     v
 }
 
+/// A batch of queries of up to 3 anchors each (one tenant per query) from `picks`: anchors,
+/// their scores (1.0, 0.9, 0.8 repeating) and the per-query offsets.
+pub(crate) fn batch_of(c: &Cols, picks: &[usize]) -> (Vec<u32>, Vec<f64>, Vec<usize>) {
+    let mut anchors = Vec::new();
+    let mut offsets = vec![0usize];
+    for w in picks.chunks(3) {
+        anchors.extend(anchors_of(c, w));
+        offsets.push(anchors.len());
+    }
+    let scores = (0..anchors.len())
+        .map(|i| 1.0 - (i % 3) as f64 * 0.1)
+        .collect();
+    (anchors, scores, offsets)
+}
+
 pub(crate) fn anchors_of(c: &Cols, picks: &[usize]) -> Vec<u32> {
     // All anchors in the tenant of the first pick.
     let n = c.tenant.len();
@@ -429,13 +444,7 @@ proptest! {
     #[test]
     fn batch_equals_singles(c in arb_cols(), picks in proptest::collection::vec(0usize..1000, 1..90), d in 0u8..3) {
         let g = c.graph();
-        let mut anchors = Vec::new();
-        let mut offsets = vec![0usize];
-        for w in picks.chunks(3) {
-            anchors.extend(anchors_of(&c, w));
-            offsets.push(anchors.len());
-        }
-        let scores: Vec<f64> = (0..anchors.len()).map(|i| 1.0 - (i % 3) as f64 * 0.1).collect();
+        let (anchors, scores, offsets) = batch_of(&c, &picks);
         let all = Queries { anchors: &anchors, scores: &scores, offsets: &offsets };
         let p = SpreadParams {
             per_entity_limit: Some(3),

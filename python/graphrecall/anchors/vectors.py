@@ -161,6 +161,7 @@ import numpy.typing as npt
 from usearch.index import BatchMatches, Index, Matches
 
 from .. import _core
+from .._files import replace_dir
 from ..embed import EmbeddingError
 from ..errors import DataError, ParameterError, UnknownTenantError
 from ..storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
@@ -1224,9 +1225,7 @@ class VectorIndex:
                 "files": files,
             }
             (tmp / "header.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
-            if target.exists():
-                shutil.rmtree(target)
-            os.replace(tmp, target)
+            replace_dir(tmp, target)
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise StorageError(f"{target}: cannot write the vector index ({exc})") from None

@@ -45,6 +45,7 @@ import numpy.typing as npt
 
 from .. import _core
 from .._columns import IdMap, Vocab
+from .._files import replace_dir
 from ..errors import DataError, ParameterError
 from ..graph import KnowledgeGraph
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
@@ -185,9 +186,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             "python": {"file": "python.json", "crc32": _crc(blob)},
         }
         (tmp / "header.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
+        replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
