@@ -471,13 +471,6 @@ def _exact_search(matrix: F32, queries: F32, k: int, local: I64, rows: I64, scor
 # --------------------------------------------------------------------------- persistence
 
 
-def _crc_bytes(data: memoryview) -> int:
-    crc = 0
-    for start in range(0, len(data), _CRC_CHUNK):
-        crc = zlib.crc32(data[start : start + _CRC_CHUNK], crc)
-    return crc
-
-
 def _crc_file(path: Path) -> int:
     crc = 0
     with path.open("rb") as fh:
