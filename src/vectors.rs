@@ -244,40 +244,135 @@ pub fn sketch_int4(vectors: &[f32], centre: &[f32], dim: usize) -> Result<(Vec<u
 }
 
 /// The query of the 4-bit stage: `q[j] * scales[j]` quantised to `-127..=127` with one
-/// scale (held as `i16`, the width the multiply-add works in), laid out as the nibbles are:
-/// `2 h` values (`h = int4_bytes(dim)`), dimension `j` at `j` and dimension `j + h` at
-/// `h + j`, 0 past `dim`. Then `sum_j out[j] * (nibble[i, j] - 8)` is proportional (up to
-/// rounding) to `q . (vectors[i] - centre)`, which ranks rows as `q . vectors[i]` does; the
-/// `- 8` adds the same `-8 sum_j out[j]` to every row, so rows are ranked by
-/// `sum_j out[j] * nibble[i, j]` alone.
-fn quantised_query(q: &[f32], scales: &[f32], out: &mut Vec<i16>) {
-    out.clear();
+/// scale, laid out as the nibbles are: `2 h` values (`h = int4_bytes(dim)`), dimension `j`
+/// at `j` and dimension `j + h` at `h + j`, 0 past `dim`. Then
+/// `sum_j wide[j] * (nibble[i, j] - 8)` is proportional (up to rounding) to
+/// `q . (vectors[i] - centre)`, which ranks rows as `q . vectors[i]` does; the `- 8` adds
+/// the same `-8 sum_j wide[j]` to every row, so rows are ranked by
+/// `sum_j wide[j] * nibble[i, j]` alone.
+#[derive(Default)]
+struct Query4 {
+    /// The `2 h` values as `i16` (the portable dot product and every row's tail).
+    wide: Vec<i16>,
+    /// The same values as `i8` in 16-byte blocks, for the multiply-add of unsigned nibbles
+    /// by signed bytes: the `h / 16` blocks of the low half, then those of the high half
+    /// (the last `h % 16` of each half are only in `wide`).
+    blocks: Vec<[i8; STEP4]>,
+}
+
+impl Query4 {
+    /// Bytes of the rows this query scores.
+    fn width(&self) -> usize {
+        self.wide.len() / 2
+    }
+}
+
+fn quantised_query(q: &[f32], scales: &[f32], out: &mut Query4) {
+    let wide = &mut out.wide;
+    wide.clear();
     let peak = q
         .iter()
         .zip(scales)
         .map(|(x, s)| (x * s).abs())
         .fold(0f32, f32::max);
     let inv = inverse(peak / QUERY_MAX);
-    out.extend(
+    wide.extend(
         q.iter()
             .zip(scales)
             .map(|(x, s)| quantise(x * s, inv, QUERY_MAX)),
     );
-    out.resize(2 * int4_bytes(q.len()), 0);
+    let h = int4_bytes(q.len());
+    wide.resize(2 * h, 0);
+    out.blocks.clear();
+    let body = h - h % STEP4;
+    for half in [&wide[..body], &wide[h..h + body]] {
+        out.blocks.extend(half.chunks_exact(STEP4).map(|c| {
+            // In -127..=127 (QUERY_MAX), so every value fits an i8.
+            std::array::from_fn(|i| c[i] as i8)
+        }));
+    }
 }
 
-/// Bytes of a 4-bit row per step of [`dot4`] (32 dimensions in 16 `i16` lanes).
+/// Bytes of a 4-bit row per step of [`dot4`] (32 dimensions).
 const STEP4: usize = 16;
-/// Steps whose products [`dot4`] sums in `i16` before widening to `i32`: a step adds at most
-/// `2 * 127 * 15 = 3,810` to a lane, so 8 steps stay below `i16::MAX`.
+/// Steps whose products the portable [`dot4`] sums in `i16` before widening to `i32`: a
+/// step adds at most `2 * 127 * 15 = 3,810` to a lane, so 8 steps stay below `i16::MAX`.
 const RUN4: usize = 8;
 
-/// The 4-bit dot product `sum_j q[j] * nibble[j]` (nibbles unsigned `0..=15`) of `q` (laid
-/// out by [`quantised_query`], `2 * row.len()` values in `-127..=127`) with `row`. Integer
-/// sums in 16 `i16` lanes, widened to `i32` every [`RUN4`] steps: exact and order-free
+/// The 4-bit dot product `sum_j wide[j] * nibble[j]` (nibbles unsigned `0..=15`) of `q`
+/// with `row` (`q.width()` bytes): exact integer sums, whichever way it is computed
 /// (wrapping, which cannot happen below a million dimensions: |sum| <= 127 * 15 * dim).
 #[inline]
-fn dot4(q: &[i16], row: &[u8]) -> i32 {
+fn dot4(q: &Query4, row: &[u8]) -> i32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "ssse3"))]
+    {
+        dot4_ssse3(q, row)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "ssse3")))]
+    {
+        dot4_portable(&q.wide, row)
+    }
+}
+
+/// [`dot4`] with SSSE3's multiply-add of unsigned by signed bytes (`pmaddubsw`): per 16
+/// bytes of a row, its low and high nibbles times the query's two halves, 8 `i16` pair
+/// sums each (at most `2 * 15 * 127 = 3,810`, so the instruction's saturation never
+/// applies and the sums are exact), accumulated in `i16` for 4 steps (< 32,767) and then
+/// widened to `i32` by a multiply-add with 1s. Measured on 1,024 scattered 192-byte rows
+/// (384-d): 23 us against the portable form's 33 us with the rows in memory, 13.5 against
+/// 16.5 in cache. `safe_arch` wraps the intrinsics in safe functions where the target
+/// feature is enabled at compile time (`.cargo/config.toml`: x86-64-v2).
+#[cfg(all(target_arch = "x86_64", target_feature = "ssse3"))]
+#[inline]
+fn dot4_ssse3(q: &Query4, row: &[u8]) -> i32 {
+    use safe_arch::{
+        add_i16_m128i, add_i32_m128i, bitand_m128i, m128i, mul_i16_horizontal_add_m128i,
+        mul_u8i8_add_horizontal_saturating_m128i, set_splat_i16_m128i, set_splat_i8_m128i,
+        shr_imm_u16_m128i,
+    };
+    /// Steps summed in `i16` lanes: 4 * 2 * 3,810 = 30,480 < 32,767.
+    const RUN: usize = 4;
+    let h = row.len();
+    let body = h - h % STEP4;
+    let (lo_q, hi_q) = q.blocks.split_at(body / STEP4);
+    let mut blocks = row[..body].chunks_exact(STEP4);
+    let nibble = set_splat_i8_m128i(15);
+    let ones = set_splat_i16_m128i(1);
+    let mut acc = set_splat_i8_m128i(0);
+    for (ql, qh) in lo_q.chunks(RUN).zip(hi_q.chunks(RUN)) {
+        let r = blocks.by_ref().take(ql.len());
+        let mut part = set_splat_i8_m128i(0);
+        for ((r, ql), qh) in r.zip(ql).zip(qh) {
+            // Always 16 bytes (`chunks_exact`); the fallback is never taken.
+            let bytes = m128i::from(<[u8; STEP4]>::try_from(r).unwrap_or_default());
+            let lo = bitand_m128i(bytes, nibble);
+            let hi = bitand_m128i(shr_imm_u16_m128i::<4>(bytes), nibble);
+            let a = mul_u8i8_add_horizontal_saturating_m128i(lo, m128i::from(*ql));
+            let b = mul_u8i8_add_horizontal_saturating_m128i(hi, m128i::from(*qh));
+            part = add_i16_m128i(part, add_i16_m128i(a, b));
+        }
+        acc = add_i32_m128i(acc, mul_i16_horizontal_add_m128i(part, ones));
+    }
+    let lanes: [i32; 4] = acc.into();
+    let (qlo, qhi) = q.wide.split_at(h);
+    let tail = row[body..]
+        .iter()
+        .zip(qlo[body..].iter().zip(&qhi[body..]))
+        .fold(0i32, |t, (b, (x, y))| {
+            t.wrapping_add(i32::from(*x) * i32::from(b & 15))
+                .wrapping_add(i32::from(*y) * i32::from(b >> 4))
+        });
+    lanes.iter().fold(tail, |t, x| t.wrapping_add(*x))
+}
+
+/// The portable [`dot4`] on the `i16` query (`2 * row.len()` values): integer sums in 16
+/// `i16` lanes, widened to `i32` every [`RUN4`] steps.
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "ssse3"),
+    allow(dead_code)
+)]
+#[inline]
+fn dot4_portable(q: &[i16], row: &[u8]) -> i32 {
     let h = row.len();
     let (qlo, qhi) = q.split_at(h);
     let body = h - h % STEP4;
@@ -340,8 +435,8 @@ fn touch(rows: &[u8], width: usize, positions: &[u32]) {
 /// the rows are scattered, so their cache misses must overlap (measured cold, 1,024 rows
 /// of 192 bytes, 384-d: ~50-60 us; the int8 rows of 384 bytes took ~63-85 us; touching
 /// 24-64 rows ahead instead of 16 changed nothing beyond the noise).
-fn score_rows4(q: &[i16], int4: &[u8], positions: &[u32], out: &mut Vec<(i32, u32)>) {
-    let width = q.len() / 2;
+fn score_rows4(q: &Query4, int4: &[u8], positions: &[u32], out: &mut Vec<(i32, u32)>) {
+    let width = q.width();
     let row = |p: u32| &int4[p as usize * width..(p as usize + 1) * width];
     touch(
         int4,
@@ -480,7 +575,7 @@ struct Scratch {
     dist: Vec<u32>,
     hist: Vec<u32>,
     idx: Vec<u32>,
-    q4: Vec<i16>,
+    q4: Query4,
     approx: Vec<(i32, u32)>,
     cand: Vec<(f32, u32)>,
 }
@@ -647,6 +742,24 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A [`Query4`] of given `i16` values (`2 h` of them, in `-127..=127`), blocked as
+    /// [`quantised_query`] blocks them.
+    fn query4(wide: &[i16]) -> Query4 {
+        let h = wide.len() / 2;
+        let body = h - h % STEP4;
+        let mut blocks = Vec::new();
+        for half in [&wide[..body], &wide[h..h + body]] {
+            blocks.extend(
+                half.chunks_exact(STEP4)
+                    .map(|c| std::array::from_fn(|i| c[i] as i8)),
+            );
+        }
+        Query4 {
+            wide: wide.to_vec(),
+            blocks,
+        }
+    }
+
     /// The obvious exact top-k: every row scored with [`dot`], sorted by (score desc, row).
     fn exact(vectors: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<(f32, u32)> {
         let mut all: Vec<(f32, u32)> = vectors
@@ -787,30 +900,41 @@ mod tests {
         // Values (2, -7, 0) and (7, -2, 0), stored + 8; h = 2: byte 0 holds dimensions 0
         // and 2, byte 1 dimension 1 and the padding (8).
         assert_eq!(int4, vec![10 | 8 << 4, 1 | 8 << 4, 15 | 8 << 4, 6 | 8 << 4]);
-        let mut q4 = Vec::new();
+        let mut q4 = Query4::default();
         quantised_query(&[0.25, -1.0, 9.0], &scales, &mut q4);
         // q * scales = (0.75, -3, 0) / 7: the peak 3 / 7 maps to 127; padded to 2 h = 4.
-        assert_eq!(q4, vec![32, -127, 0, 0]);
+        assert_eq!(q4.wide, vec![32, -127, 0, 0]);
+        assert!(q4.blocks.is_empty()); // h = 2: no whole 16-byte block
         quantised_query(&[1.0, 1.0, 1.0], &[0.0, 0.0, 0.0], &mut q4);
-        assert_eq!(q4, vec![0, 0, 0, 0]);
+        assert_eq!(q4.wide, vec![0, 0, 0, 0]);
+        // 40 dimensions: h = 20, one block per half, dimensions 0..16 and 20..36.
+        let q: Vec<f32> = (0..40).map(|j| j as f32 - 20.0).collect();
+        quantised_query(&q, &[1.0; 40], &mut q4);
+        assert_eq!(q4.blocks.len(), 2);
+        for i in 0..16 {
+            assert_eq!(i16::from(q4.blocks[0][i]), q4.wide[i]);
+            assert_eq!(i16::from(q4.blocks[1][i]), q4.wide[20 + i]);
+        }
     }
 
     #[test]
     fn int4_dot_matches_the_plain_sum() {
         for dim in [1usize, 2, 37, 64, 75, 384] {
             let h = int4_bytes(dim);
-            let q: Vec<i16> = (0..2 * h).map(|i| (i * 7 % 255) as i16 - 127).collect();
+            let wide: Vec<i16> = (0..2 * h).map(|i| (i * 7 % 255) as i16 - 127).collect();
+            let q = query4(&wide);
             let rows: Vec<Vec<u8>> = (0..3)
                 .map(|r| (0..h).map(|i| ((i * 13 + r * 31) % 256) as u8).collect())
                 .collect();
             for row in &rows {
                 let want: i32 = (0..h)
                     .map(|j| {
-                        i32::from(q[j]) * i32::from(row[j] & 15)
-                            + i32::from(q[h + j]) * i32::from(row[j] >> 4)
+                        i32::from(wide[j]) * i32::from(row[j] & 15)
+                            + i32::from(wide[h + j]) * i32::from(row[j] >> 4)
                     })
                     .sum();
                 assert_eq!(dot4(&q, row), want, "dim {dim}");
+                assert_eq!(dot4_portable(&wide, row), want, "dim {dim}");
             }
         }
     }
@@ -939,6 +1063,27 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
+        /// The SIMD 4-bit dot product (where compiled) equals the portable one and the
+        /// plain sum, for every width (whole 16-byte blocks and tails) and extreme values.
+        #[test]
+        fn dot4_forms_agree(
+            (wide, row) in (1usize..200).prop_flat_map(|h| (
+                prop::collection::vec(-127i16..=127, 2 * h),
+                prop::collection::vec(any::<u8>(), h),
+            )),
+        ) {
+            let h = row.len();
+            let want: i32 = (0..h)
+                .map(|j| i32::from(wide[j]) * i32::from(row[j] & 15)
+                    + i32::from(wide[h + j]) * i32::from(row[j] >> 4))
+                .sum();
+            prop_assert_eq!(dot4(&query4(&wide), &row), want);
+            prop_assert_eq!(dot4_portable(&wide, &row), want);
+            let peak = vec![-127i16; 2 * h];
+            let full = vec![0xffu8; h];
+            prop_assert_eq!(dot4(&query4(&peak), &full), -127 * 30 * h as i32);
+        }
+
         /// With `rerank >= n` the result is the exact top-k, ties by row, bit for bit.
         #[test]
         fn full_rerank_is_exact(
@@ -1054,8 +1199,9 @@ mod tests {
                         // Signed values of the quantised query and rows, dimension by
                         // dimension; the stored + 8 offset must not change the ranking.
                         let h = int4_bytes(dim);
-                        let mut q4 = Vec::new();
+                        let mut q4 = Query4::default();
                         quantised_query(q, &b.scales, &mut q4);
+                        let q4 = q4.wide;
                         let approx = |r: u32| -> i32 {
                             let row = &b.int4[r as usize * h..(r as usize + 1) * h];
                             // Dimension j sits at q4[j] and in byte j (low) or j - h (high).
