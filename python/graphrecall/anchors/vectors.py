@@ -31,25 +31,28 @@ Design:
   exact top 10 among 256 candidates where centred ones find 0.87; the mean of all rows
   instead gave the same recall (0.87-0.88) and a tenant's codes then depend on other
   tenants. Centring the query as well matters (0.87 against 0.38 for its raw signs). Random
-  rotations, 768 projected bits or norm-weighted distances moved recall by <= 0.02. The
-  crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is bound by
-  memory latency (rows are scattered): the 4-bit stage reads an eighth of the float32
-  bytes (3 cache lines a row; int8 rows took 6), eight rows at a time with the lines of
-  the next two groups touched ahead so that their misses overlap, with SSSE3's multiply-add
-  of unsigned nibbles by the signed query bytes (``pmaddubsw``, exact: no sum reaches its
-  saturation; ~4-5 µs less per search than the portable ``i16`` form, which other targets
-  use), then only ``refine`` float32 rows are read. 1,024 cold rows cost ~50-60 µs in the 4-bit
-  stage where the int8 stage took ~63-85 (the whole search: 123 -> 85-89 µs); touching
-  24-64 rows ahead instead of 16 moved nothing beyond the noise (+-5 µs). Nibbles are
-  stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)`` to every row's
-  score, so the ranking is that of the signed values. Four bits lose a little more than int8 did:
-  ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank of all candidates
-  finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set here (k = 3, 5,
-  10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of the centred
-  rows. Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32 k)`` (on
-  real embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 / 0.99 /
-  0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows), ``refine`` to
-  ``max(48, 4 k)``.
+  rotations, 768 projected bits or norm-weighted distances moved recall by <= 0.02.
+  Screening 1,536 Hamming candidates down to 512 by query-weighted sign agreement (3-bit
+  weights, ~9 µs) before the 4-bit stage would save ~15 µs a search but lost 0.2-1 % of
+  recall@10 and up to 1 % of recall@3 on real embeddings (it gained on synthetic ones): not
+  taken. The crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is
+  bound by memory latency (rows are scattered): the 4-bit stage reads an eighth of the
+  float32 bytes (3 cache lines a row; int8 rows took 6), eight rows at a time with the lines
+  of the next two groups touched ahead so that their misses overlap, with SSSE3's
+  multiply-add of unsigned nibbles by the signed query bytes (``pmaddubsw``, exact: no sum
+  reaches its saturation; ~4-5 µs less per search than the portable ``i16`` form, which
+  other targets use), then only ``refine`` float32 rows are read. 1,024 cold rows cost
+  ~50-60 µs in the 4-bit stage where the int8 stage took ~63-85 (the whole search: 123 ->
+  85-89 µs); touching 24-64 rows ahead instead of 16 moved nothing beyond the noise (+-5
+  µs). Nibbles are stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)``
+  to every row's score, so the ranking is that of the signed values. Four bits lose a little
+  more than int8 did: ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank
+  of all candidates finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set
+  here (k = 3, 5, 10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of
+  the centred rows. Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024,
+  32 k)`` (on real embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98
+  / 0.99 / 0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows),
+  ``refine`` to ``max(48, 4 k)``.
 * **One query** that is already a C-contiguous float32 ``(d,)`` or ``(1, d)`` array (what
   the recipes pass) skips the general validation: its squared norm is one float64 dot
   product (NaN, inf and zero fall back to the general path, which names the problem), and
