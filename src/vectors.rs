@@ -410,15 +410,11 @@ fn dot4_portable(q: &[i16], row: &[u8]) -> i32 {
     acc.iter().fold(tail, |t, x| t.wrapping_add(*x))
 }
 
-/// Rows scored together by [`score_rows4`].
-const GROUP4: usize = 8;
-/// Groups ahead whose rows [`score_rows4`] touches before scoring the current one.
-const AHEAD4: usize = 2;
-
 /// Reads one byte of every 64-byte line of each row at `positions` (and its last byte: a
 /// row need not start on a line), so that the lines are on their way from memory before
-/// they are scored (a portable, safe prefetch: loads are issued out of order, far ahead of
-/// the multiply-adds that wait for them).
+/// they are scored: a portable, safe prefetch. The rows are scattered, so their cache
+/// misses must overlap; a loop of loads alone, with no arithmetic waiting on them, lets the
+/// processor keep as many in flight as it can track.
 #[inline]
 fn touch(rows: &[u8], width: usize, positions: &[u32]) {
     let mut sink = 0u8;
@@ -430,33 +426,32 @@ fn touch(rows: &[u8], width: usize, positions: &[u32]) {
     std::hint::black_box(sink);
 }
 
+/// [`touch`] for `f32` rows of `dim` values (16 to a line).
+#[inline]
+fn touch_f32(rows: &[f32], dim: usize, positions: &[u32]) {
+    let mut sink = 0u32;
+    for &p in positions {
+        let row = &rows[p as usize * dim..(p as usize + 1) * dim];
+        sink ^= row.iter().step_by(16).fold(0, |a, x| a ^ x.to_bits());
+        sink ^= row.last().map_or(0, |x| x.to_bits());
+    }
+    std::hint::black_box(sink);
+}
+
 /// Approximate 4-bit scores of the rows at `positions` into `out` as `(score, position)`,
-/// [`GROUP4`] rows at a time with the rows of the next [`AHEAD4`] groups touched ahead:
-/// the rows are scattered, so their cache misses must overlap (measured cold, 1,024 rows
-/// of 192 bytes, 384-d: ~50-60 us; the int8 rows of 384 bytes took ~63-85 us; touching
-/// 24-64 rows ahead instead of 16 changed nothing beyond the noise).
+/// after touching every row first (measured cold, 1,024 rows of 192 bytes, 384-d, in the
+/// whole search: 80-86 us against 90-96 us when each group of 8 rows was scored while the
+/// next 16 rows were touched, and 126-144 us with no touching at all; the int8 rows of 384
+/// bytes had taken ~63-85 us in this stage alone).
 fn score_rows4(q: &Query4, int4: &[u8], positions: &[u32], out: &mut Vec<(i32, u32)>) {
     let width = q.width();
-    let row = |p: u32| &int4[p as usize * width..(p as usize + 1) * width];
-    touch(
-        int4,
-        width,
-        &positions[..positions.len().min(GROUP4 * AHEAD4)],
-    );
-    let groups = positions.chunks_exact(GROUP4);
-    let rest = groups.remainder();
-    for (g, group) in groups.enumerate() {
-        let ahead = (g + AHEAD4) * GROUP4;
-        if ahead < positions.len() {
-            touch(
-                int4,
-                width,
-                &positions[ahead..positions.len().min(ahead + GROUP4)],
-            );
-        }
-        out.extend(group.iter().map(|&p| (dot4(q, row(p)), p)));
-    }
-    out.extend(rest.iter().map(|&p| (dot4(q, row(p)), p)));
+    touch(int4, width, positions);
+    out.extend(positions.iter().map(|&p| {
+        (
+            dot4(q, &int4[p as usize * width..(p as usize + 1) * width]),
+            p,
+        )
+    }));
 }
 
 /// Lanes of the dot product's partial sums.
@@ -516,6 +511,7 @@ fn score_rows(
     out: &mut Vec<(f32, u32)>,
 ) {
     let row = |p: u32| &vectors[p as usize * dim..(p as usize + 1) * dim];
+    touch_f32(vectors, dim, positions);
     let groups = positions.chunks_exact(4);
     let rest = groups.remainder();
     for g in groups {

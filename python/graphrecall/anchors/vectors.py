@@ -37,22 +37,24 @@ Design:
   recall@10 and up to 1 % of recall@3 on real embeddings (it gained on synthetic ones): not
   taken. The crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is
   bound by memory latency (rows are scattered): the 4-bit stage reads an eighth of the
-  float32 bytes (3 cache lines a row; int8 rows took 6), eight rows at a time with the lines
-  of the next two groups touched ahead so that their misses overlap, with SSSE3's
+  float32 bytes (3 cache lines a row; int8 rows took 6), after a first pass that only reads
+  one byte of each of the candidates' lines, so that all their misses overlap (a loop of
+  loads with no arithmetic waiting on them keeps the most in flight), with SSSE3's
   multiply-add of unsigned nibbles by the signed query bytes (``pmaddubsw``, exact: no sum
   reaches its saturation; ~4-5 µs less per search than the portable ``i16`` form, which
-  other targets use), then only ``refine`` float32 rows are read. 1,024 cold rows cost
-  ~50-60 µs in the 4-bit stage where the int8 stage took ~63-85 (the whole search: 123 ->
-  85-89 µs); touching 24-64 rows ahead instead of 16 moved nothing beyond the noise (+-5
-  µs). Nibbles are stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)``
-  to every row's score, so the ranking is that of the signed values. Four bits lose a little
-  more than int8 did: ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank
-  of all candidates finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set
-  here (k = 3, 5, 10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of
-  the centred rows. Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024,
-  32 k)`` (on real embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98
-  / 0.99 / 0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows),
-  ``refine`` to ``max(48, 4 k)``.
+  other targets use), then only ``refine`` float32 rows are read. The float32 rows of the
+  last stage are touched the same way. Cold, the whole search went 123 -> 85-89 µs with
+  4-bit instead of int8 rows, and 90-96 -> 80-85 µs with the touch-first pass instead of
+  scoring 8 rows while touching the next 16 (with no touching at all: 126-144 µs). Nibbles
+  are stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)`` to every row's
+  score, so the ranking is that of the signed values. Four bits lose a little more than int8
+  did: ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank of all
+  candidates finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set here (k =
+  3, 5, 10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of the
+  centred rows. Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32
+  k)`` (on real embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 /
+  0.99 / 0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows), ``refine``
+  to ``max(48, 4 k)``.
 * **One query** that is already a C-contiguous float32 ``(d,)`` or ``(1, d)`` array (what
   the recipes pass) skips the general validation: its squared norm is one float64 dot
   product (NaN, inf and zero fall back to the general path, which names the problem), and
