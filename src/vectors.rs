@@ -463,21 +463,77 @@ const LANES: usize = 8;
 /// row's score never depends on which rows it was computed with.
 #[inline]
 fn dot_many<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R] {
-    let mut acc = [[0f32; LANES]; R];
-    let chunks = q.len() / LANES;
-    for c in 0..chunks {
-        let lo = c * LANES;
-        let qc = &q[lo..lo + LANES];
-        for (a, row) in acc.iter_mut().zip(rows.iter()) {
-            let rc = &row[lo..lo + LANES];
-            for i in 0..LANES {
-                a[i] += qc[i] * rc[i];
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        dot_many_sse(q, rows)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        dot_many_portable(q, rows)
+    }
+}
+
+/// [`dot_many`] with SSE's 4-lane multiply and add (the lanes 0-3 and 4-7 of
+/// [`dot_many_portable`] in two registers per row): the same operations in the same order,
+/// so the same bits, in 19 instead of 26 us for 1,000 rows of 384 (the compiler's own
+/// vectorisation of the portable loop mixes scalar and 2-lane operations).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline]
+fn dot_many_sse<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R] {
+    use safe_arch::{add_m128, m128, mul_m128, set_splat_m128};
+    let body = q.len() - q.len() % LANES;
+    let mut lo = [set_splat_m128(0.0); R];
+    let mut hi = [set_splat_m128(0.0); R];
+    let mut chunks = rows.map(|r| r[..body].chunks_exact(LANES));
+    let four = |c: &[f32], at: usize| m128::from([c[at], c[at + 1], c[at + 2], c[at + 3]]);
+    for qc in q[..body].chunks_exact(LANES) {
+        let (ql, qh) = (four(qc, 0), four(qc, 4));
+        for ((l, h), rows) in lo.iter_mut().zip(hi.iter_mut()).zip(chunks.iter_mut()) {
+            if let Some(rc) = rows.next() {
+                *l = add_m128(*l, mul_m128(ql, four(rc, 0)));
+                *h = add_m128(*h, mul_m128(qh, four(rc, 4)));
             }
         }
     }
-    let lo = chunks * LANES;
+    let mut out = [0f32; R];
+    for (((o, l), h), row) in out.iter_mut().zip(lo).zip(hi).zip(rows.iter()) {
+        let l: [f32; 4] = l.into();
+        let h: [f32; 4] = h.into();
+        let mut a = [l[0], l[1], l[2], l[3], h[0], h[1], h[2], h[3]];
+        for (i, (x, y)) in q[body..].iter().zip(&row[body..]).enumerate() {
+            a[i] += x * y;
+        }
+        let mut width = LANES / 2;
+        while width > 0 {
+            for i in 0..width {
+                a[i] += a[i + width];
+            }
+            width /= 2;
+        }
+        *o = a[0];
+    }
+    out
+}
+
+/// The portable [`dot_many`]: [`LANES`] lane sums, then the fixed pairwise reduction.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline]
+fn dot_many_portable<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R] {
+    let mut acc = [[0f32; LANES]; R];
+    let body = q.len() - q.len() % LANES;
+    // Chunk iterators, not indexing: no bounds check in the loop, so it vectorises.
+    let mut chunks = rows.map(|r| r[..body].chunks_exact(LANES));
+    for qc in q[..body].chunks_exact(LANES) {
+        for (a, rows) in acc.iter_mut().zip(chunks.iter_mut()) {
+            if let Some(rc) = rows.next() {
+                for i in 0..LANES {
+                    a[i] += qc[i] * rc[i];
+                }
+            }
+        }
+    }
     for (a, row) in acc.iter_mut().zip(rows.iter()) {
-        for (i, (x, y)) in q[lo..].iter().zip(&row[lo..]).enumerate() {
+        for (i, (x, y)) in q[body..].iter().zip(&row[body..]).enumerate() {
             a[i] += x * y;
         }
     }
@@ -589,7 +645,6 @@ fn search_one(
 ) -> usize {
     let dim = part.dim;
     let n = part.vectors.len() / dim;
-    let k = pos.len();
     s.cand.clear();
     s.idx.clear();
     if rerank >= n {
@@ -636,17 +691,7 @@ fn search_one(
         }
     }
     score_rows(query, part.vectors, dim, &s.idx, &mut s.cand);
-    let width = k.min(s.cand.len());
-    if width < s.cand.len() {
-        s.cand.select_nth_unstable_by(width - 1, better);
-        s.cand.truncate(width);
-    }
-    s.cand.sort_unstable_by(better);
-    for (j, &(sc, i)) in s.cand.iter().enumerate() {
-        pos[j] = i64::from(i);
-        score[j] = sc;
-    }
-    width
+    take_best(&mut s.cand, pos, score)
 }
 
 /// Top `k` rows of one part for each query (see the module docs).
@@ -728,6 +773,129 @@ pub fn sketch_search(
             .zip(out.scores.par_chunks_mut(k))
             .zip(out.counts.par_iter_mut())
             .for_each_init(Scratch::default, |s, (((q, p), sc), c)| one(s, q, p, sc, c));
+    }
+    Ok(out)
+}
+
+/// The `k` best of `cand` (by [`better`]) into `pos` / `score` (length `k`, pre-padded),
+/// best first; returns how many.
+fn take_best(cand: &mut Vec<(f32, u32)>, pos: &mut [i64], score: &mut [f32]) -> usize {
+    let width = pos.len().min(cand.len());
+    if width == 0 {
+        return 0;
+    }
+    if width < cand.len() {
+        cand.select_nth_unstable_by(width - 1, better);
+        cand.truncate(width);
+    }
+    cand.sort_unstable_by(better);
+    for (j, &(sc, i)) in cand.iter().enumerate() {
+        pos[j] = i64::from(i);
+        score[j] = sc;
+    }
+    width
+}
+
+/// Exact top `k` rows of `vectors` (`n * dim`, row-major) by dot product with each query
+/// (`queries`: `q * dim`), over every row or only over `positions` (row indices, each below
+/// `n`; repeats are scored once each time they appear): best first, ties by row, with the
+/// dot product of [`dot`] (a fixed order of `f32` operations, so a row's score never
+/// depends on the other rows or on the batch).
+///
+/// One thread per query, batches in parallel across queries: unlike a BLAS matrix-vector
+/// product, a single query never starts threads, so its latency does not depend on what
+/// else runs on the machine (OpenBLAS's threaded `sgemv` on 3,333 x 384 took a p50 of 29 us
+/// and a p99 of 12 ms here with another process busy).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `dim` or `k` of 0, vectors or queries that are not whole
+/// rows, and positions out of range; [`Error::Capacity`] beyond `u32::MAX` rows.
+pub fn exact_search(
+    vectors: &[f32],
+    dim: usize,
+    queries: &[f32],
+    k: usize,
+    positions: Option<&[u32]>,
+) -> Result<SketchMatches> {
+    if dim == 0 {
+        return Err(Error::param("dim", "dim must be >= 1"));
+    }
+    if k == 0 {
+        return Err(Error::param("k", "k must be >= 1"));
+    }
+    for (name, len) in [("vectors", vectors.len()), ("queries", queries.len())] {
+        if len % dim != 0 {
+            return Err(Error::param(
+                name,
+                format!("{len} values are not whole rows of dimension {dim}"),
+            ));
+        }
+    }
+    let n = vectors.len() / dim;
+    if n > u32::MAX as usize {
+        return Err(Error::Capacity {
+            what: "exact search rows",
+            value: n,
+            limit: u32::MAX as usize,
+        });
+    }
+    if let Some(bad) = positions.and_then(|ps| ps.iter().find(|&&p| p as usize >= n)) {
+        return Err(Error::param(
+            "positions",
+            format!("position {bad} is out of range for {n} rows"),
+        ));
+    }
+    let nq = queries.len() / dim;
+    let cells = nq.checked_mul(k).ok_or(Error::Capacity {
+        what: "queries x k",
+        value: usize::MAX,
+        limit: isize::MAX as usize,
+    })?;
+    let mut out = SketchMatches {
+        positions: vec![-1; cells],
+        scores: vec![f32::NAN; cells],
+        counts: vec![0; nq],
+    };
+    let one = |cand: &mut Vec<(f32, u32)>, q: &[f32], p: &mut [i64], sc: &mut [f32]| -> i64 {
+        cand.clear();
+        match positions {
+            Some(ps) => score_rows(q, vectors, dim, ps, cand),
+            // Every row, in memory order (the hardware prefetcher streams them), four at
+            // a time so that four sums are in flight.
+            None => {
+                let fours = vectors.chunks_exact(4 * dim);
+                let rest = fours.remainder();
+                let mut i = 0u32;
+                for f in fours {
+                    let (r0, r1) = f.split_at(dim);
+                    let (r1, r2) = r1.split_at(dim);
+                    let (r2, r3) = r2.split_at(dim);
+                    let s = dot_many::<4>(q, [r0, r1, r2, r3]);
+                    cand.extend(s.iter().copied().zip(i..));
+                    i += 4;
+                }
+                for row in rest.chunks_exact(dim) {
+                    cand.push((dot(q, row), i));
+                    i += 1;
+                }
+            }
+        }
+        take_best(cand, p, sc) as i64
+    };
+    if nq == 1 {
+        out.counts[0] = one(
+            &mut Vec::new(),
+            queries,
+            &mut out.positions,
+            &mut out.scores,
+        );
+    } else {
+        queries
+            .par_chunks(dim)
+            .zip(out.positions.par_chunks_mut(k))
+            .zip(out.scores.par_chunks_mut(k))
+            .zip(out.counts.par_iter_mut())
+            .for_each_init(Vec::new, |cand, (((q, p), sc), c)| *c = one(cand, q, p, sc));
     }
     Ok(out)
 }
@@ -1056,8 +1224,75 @@ mod tests {
         })
     }
 
+    #[test]
+    fn exact_search_errors_not_panics() {
+        let v = [1.0f32, 0.0, 0.0, 1.0];
+        let err = |r: Result<SketchMatches>| r.unwrap_err().to_string();
+        assert!(err(exact_search(&v, 0, &v[..2], 1, None)).contains("dim must be >= 1"));
+        assert!(err(exact_search(&v, 2, &v[..2], 0, None)).contains("k must be >= 1"));
+        assert!(err(exact_search(&v[..3], 2, &v[..2], 1, None))
+            .contains("vectors: 3 values are not whole rows of dimension 2"));
+        assert!(err(exact_search(&v, 2, &v[..1], 1, None))
+            .contains("queries: 1 values are not whole rows of dimension 2"));
+        assert!(err(exact_search(&v, 2, &v[..2], 1, Some(&[0, 2])))
+            .contains("positions: position 2 is out of range for 2 rows"));
+        let none = exact_search(&[], 2, &v[..2], 3, None).unwrap();
+        assert_eq!(none.counts, vec![0]);
+        assert_eq!(none.positions, vec![-1, -1, -1]);
+        let empty = exact_search(&v, 2, &[], 3, Some(&[])).unwrap();
+        assert!(empty.counts.is_empty() && empty.positions.is_empty());
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Exact search equals the obvious sort by (score desc, row), bit for bit, over
+        /// every row or a subset; a batch equals its queries one by one.
+        #[test]
+        fn exact_search_is_the_sorted_scores(
+            (dim, raw, qraw) in part(), k in 1usize..12, pick in prop::collection::vec(any::<u16>(), 0..20),
+        ) {
+            let n = raw.len() / dim;
+            let all = exact_search(&raw, dim, &qraw, k, None).unwrap();
+            let subset: Vec<u32> = pick.iter().map(|&p| u32::from(p) % n as u32).collect();
+            let some = exact_search(&raw, dim, &qraw, k, Some(&subset)).unwrap();
+            for (i, q) in qraw.chunks_exact(dim).enumerate() {
+                let want = exact(&raw, dim, q, k);
+                let got: Vec<(f32, u32)> = (0..all.counts[i] as usize)
+                    .map(|j| (all.scores[i * k + j], all.positions[i * k + j] as u32))
+                    .collect();
+                prop_assert_eq!(got, want);
+                let mut sub: Vec<(f32, u32)> = subset
+                    .iter()
+                    .map(|&r| (dot(q, &raw[r as usize * dim..(r as usize + 1) * dim]), r))
+                    .collect();
+                sub.sort_by(better);
+                sub.truncate(k);
+                let got: Vec<(f32, u32)> = (0..some.counts[i] as usize)
+                    .map(|j| (some.scores[i * k + j], some.positions[i * k + j] as u32))
+                    .collect();
+                prop_assert_eq!(got, sub);
+                let single = exact_search(&raw, dim, q, k, None).unwrap();
+                prop_assert_eq!(&single.positions[..], &all.positions[i * k..(i + 1) * k]);
+            }
+        }
+
+        /// The SSE dot products (where compiled) are the portable ones, bit for bit, for
+        /// any length (whole 8-lane chunks and tails) and any number of rows at once.
+        #[test]
+        fn dot_forms_agree(
+            (q, rows) in (0usize..70).prop_flat_map(|d| (
+                prop::collection::vec(-4.0f32..4.0, d),
+                prop::collection::vec(prop::collection::vec(-4.0f32..4.0, d), 4),
+            )),
+        ) {
+            let r: [&[f32]; 4] = [&rows[0], &rows[1], &rows[2], &rows[3]];
+            let many = dot_many::<4>(&q, r);
+            prop_assert_eq!(many.map(f32::to_bits), dot_many_portable::<4>(&q, r).map(f32::to_bits));
+            for (j, row) in rows.iter().enumerate() {
+                prop_assert_eq!(dot(&q, row).to_bits(), many[j].to_bits());
+            }
+        }
 
         /// The SIMD 4-bit dot product (where compiled) equals the portable one and the
         /// plain sum, for every width (whole 16-byte blocks and tails) and extreme values.

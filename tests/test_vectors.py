@@ -16,13 +16,11 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 from conftest import PROPERTY
-from graphrecall.anchors import vectors as vectors_mod
 from graphrecall.anchors.vectors import MAX_K, MAX_N_TENANTS, VectorIndex, VectorMatches
 from graphrecall.embed import EmbeddingError
 from graphrecall.errors import DataError, ParameterError, UnknownTenantError
@@ -126,12 +124,16 @@ def test_exact_matches_reference(case: dict[str, Any]) -> None:
 
 
 @PROPERTY
-@given(indexed(lattice=True), st.integers(1, 50))
-def test_exact_in_blocks(case: dict[str, Any], block: int) -> None:
-    # Small score blocks: the queries are processed a few at a time; same results.
-    with mock.patch.object(vectors_mod, "_BLOCK_CELLS", block):
-        index = VectorIndex(case["vecs"], case["tenants"], backend="exact")
-        check_against_reference(index, case, exact=True)
+@given(indexed())
+def test_exact_batch_equals_single_queries(case: dict[str, Any]) -> None:
+    # A batch runs its queries in parallel; each answer is that of the query alone.
+    index = VectorIndex(case["vecs"], case["tenants"], backend="exact")
+    for tenant in np.unique(case["tenants"]).tolist():
+        batch = index.search(case["queries"], case["k"], tenant=tenant)
+        for i, q in enumerate(case["queries"]):
+            one = index.search(q, case["k"], tenant=tenant)
+            assert np.array_equal(batch.rows[i], one.rows[0])
+            assert np.array_equal(batch.scores[i], one.scores[0], equal_nan=True)
 
 
 def test_ties_broken_by_row() -> None:

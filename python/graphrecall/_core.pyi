@@ -22,6 +22,7 @@ __all__ = [
     "composite_score",
     "dedupe_max",
     "entity_chunk_scores",
+    "exact_search",
     "graph_proximity_score",
     "rerank_memories",
     "rrf_fuse",
@@ -436,6 +437,36 @@ def sketch_int4(
     Raises:
         ParameterError: A non-contiguous array or d = 0.
         DataError: A centre of another length.
+    """
+
+def exact_search(
+    vectors: npt.NDArray[np.float32],
+    queries: npt.NDArray[np.float32],
+    k: int,
+    positions: npt.NDArray[np.uint32] | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """Exact top ``k`` rows of ``vectors`` by dot product per query, best first, ties by
+    row, over every row or only over ``positions``.
+
+    Scores are float32 dot products summed in one fixed order (8 lanes, then pairwise), so a
+    row's score does not depend on the other rows or the batch. A query runs on the calling
+    thread (no BLAS threads: its latency does not depend on what else the machine runs); a
+    batch runs in parallel across queries; the GIL is released.
+
+    Args:
+        vectors: float32 (n, d), C-contiguous.
+        queries: float32 (q, d), C-contiguous.
+        k: Results per query (>= 1).
+        positions: uint32 row indices to score (each < n; a repeat is scored each time),
+            or None for every row.
+
+    Returns:
+        ``(positions, scores, counts)``: int64 (q * k,) rows best first, padded with -1;
+        float32 (q * k,) scores padded with NaN; int64 (q,) counts.
+
+    Raises:
+        ParameterError: ``k`` is 0, d = 0, shapes disagree, a position is out of range, or
+            an array is not C-contiguous.
     """
 
 def sketch_search(

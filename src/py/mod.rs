@@ -69,7 +69,7 @@ mod _core {
     };
 
     #[pymodule_export]
-    use super::vectors::{sketch_codes, sketch_int4, sketch_search};
+    use super::vectors::{exact_search, sketch_codes, sketch_int4, sketch_search};
 
     #[pymodule_export]
     use super::graph::{CoreActivation, CoreRecall, CoreRecallPlan, CoreSpreadPlan};

@@ -129,3 +129,41 @@ pub fn sketch_search<'py>(
         found.counts.into_pyarray(py),
     ))
 }
+
+/// Exact top `k` rows of `vectors` by dot product per query, over every row or over
+/// `positions`: positions int64 `(q * k,)` best first (ties by row) padded with -1, scores
+/// float32 padded with NaN, counts int64. One thread per query (no BLAS threads).
+#[pyfunction]
+#[pyo3(signature = (vectors, queries, k, positions=None))]
+#[allow(clippy::type_complexity)]
+pub fn exact_search<'py>(
+    py: Python<'py>,
+    vectors: PyReadonlyArray2<'py, f32>,
+    queries: PyReadonlyArray2<'py, f32>,
+    k: usize,
+    positions: Option<PyReadonlyArray1<'py, u32>>,
+) -> PyResult<(
+    Bound<'py, PyArray1<i64>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<i64>>,
+)> {
+    let (v, dim) = matrix(&vectors, "vectors")?;
+    let (q, qdim) = matrix(&queries, "queries")?;
+    if qdim != dim {
+        return Err(Error::param(
+            "queries",
+            format!("queries have dimension {qdim}, the vectors {dim}"),
+        )
+        .into());
+    }
+    let ps = positions
+        .as_ref()
+        .map(|p| super::slice(p, "positions"))
+        .transpose()?;
+    let found = py.detach(|| vectors::exact_search(v, dim, q, k, ps))?;
+    Ok((
+        found.positions.into_pyarray(py),
+        found.scores.into_pyarray(py),
+        found.counts.into_pyarray(py),
+    ))
+}
