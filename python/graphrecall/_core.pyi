@@ -19,6 +19,7 @@ __all__ = [
     "__version__",
     "additive_merge",
     "best_mentioned_chunks",
+    "bm25_top_k",
     "composite_score",
     "dedupe_max",
     "entity_chunk_scores",
@@ -326,6 +327,48 @@ def entity_chunk_scores(
     ascending and their sums (per chunk: primary shares, then mention shares, each summed
     in input order, then added). Raises DataError on an entity outside the CSR, a broken
     range or a negative chunk."""
+
+def bm25_top_k(
+    positions: npt.NDArray[np.uint32],
+    scores: npt.NDArray[np.float64],
+    group_terms: npt.NDArray[np.int64],
+    group_offsets: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    terms: list[int],
+    k: int,
+    *,
+    all_terms: bool = False,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The best ``k`` rows of one tenant for a query, by BM25 over precomputed postings
+    (``graphrecall.anchors.keyword.BM25Index``'s query).
+
+    A row's score is the sum of its postings' contributions over the query's phrases, added
+    in phrase order from 0.0 (FTS5's ``bm25()`` loop, so bit for bit); rows whose sum is not
+    > 0 are left out. The GIL is released.
+
+    Args:
+        positions: uint32, each posting's row as its position among the tenant's rows
+            (strictly ascending within a group).
+        scores: float64, each posting's contribution.
+        group_terms: int64, the tenant's term ids, ascending.
+        group_offsets: int64, ``len(group_terms) + 1`` entries: term ``group_terms[g]``'s
+            postings are ``positions[group_offsets[g]:group_offsets[g + 1]]``.
+        rows: int64, the tenant's rows: position ``p`` is row ``rows[p]``.
+        terms: The query's term ids in phrase order (a repeated one counts twice; below 0 or
+            absent from ``group_terms``: matches nothing).
+        k: Results wanted (0: none).
+        all_terms: Rows holding every phrase (FTS5 ``AND``; nothing when one term is absent)
+            instead of any (``OR``).
+
+    Returns:
+        ``(rows, scores)``, best first, ties by position; at most ``k``.
+
+    Raises:
+        ParameterError: A non-contiguous array.
+        DataError: ``positions`` and ``scores`` (or ``group_terms`` and ``group_offsets``)
+            of mismatched lengths, a group's range outside the postings, or a position
+            outside ``rows``.
+    """
 
 def composite_score(
     match_score: npt.NDArray[np.float64],

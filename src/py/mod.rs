@@ -10,6 +10,7 @@ use crate::Error;
 
 mod graph;
 mod kernels;
+mod text;
 mod vectors;
 
 /// Exception classes live in `graphrecall.errors` (pure Python) so that each one can also
@@ -67,6 +68,9 @@ mod _core {
         additive_merge, best_mentioned_chunks, composite_score, dedupe_max, entity_chunk_scores,
         graph_proximity_score, rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
+
+    #[pymodule_export]
+    use super::text::bm25_top_k;
 
     #[pymodule_export]
     use super::vectors::{sketch_codes, sketch_int4, sketch_search};
