@@ -23,6 +23,7 @@ __all__ = [
     "composite_score",
     "dedupe_max",
     "entity_chunk_scores",
+    "graph_proximity_chunks",
     "graph_proximity_score",
     "rerank_memories",
     "rrf_fuse",
@@ -327,6 +328,43 @@ def entity_chunk_scores(
     ascending and their sums (per chunk: primary shares, then mention shares, each summed
     in input order, then added). Raises DataError on an entity outside the CSR, a broken
     range or a negative chunk."""
+
+def graph_proximity_chunks(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    entities: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+    hops: npt.NDArray[np.uint32],
+    *,
+    weight_scale: float = 10.0,
+    hop_base: float = 2.0,
+    mention_floor: float = 0.7,
+    mention_log_divisor: float = 5.0,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Seed 003's graph-sourced chunks: every chunk mentioning a related entity (the CSR
+    ``chunks[offsets[e]:offsets[e + 1]]`` with mention ``counts``) scored by
+    ``computeGraphScore`` (:func:`graph_proximity_score` of the entity's weight and hop and
+    the chunk's count), each chunk keeping its best score and the entity that gave it (the
+    first on ties; only scores above -1 count).
+
+    Args:
+        offsets, chunks, counts: The entity -> chunk mention CSR.
+        entities: Related entities (int64), taken in order, each one's chunks in CSR order.
+        weights: Each entity's relationship weight (float64).
+        hops: Each entity's hop distance (uint32, >= 1).
+        weight_scale, hop_base, mention_floor, mention_log_divisor: The profile.
+
+    Returns:
+        ``(chunks, scores, entities)``: the chunks in the order they were first scored, their
+        best scores and the entity of each.
+
+    Raises:
+        ParameterError: A bad profile or a non-contiguous array.
+        DataError: ``weights`` or ``hops`` not aligned with ``entities``, an entity outside
+            the CSR, a broken CSR range, or (on an entity with mentions) a non-finite weight,
+            a hop of 0 or a mention count outside ``0..2**32 - 1``.
+    """
 
 def bm25_top_k(
     positions: npt.NDArray[np.uint32],

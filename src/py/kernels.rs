@@ -380,3 +380,40 @@ pub fn best_mentioned_chunks<'py>(
     let (c, s) = py.detach(|| scoring::best_mentioned_chunks(csr, entities, scores))?;
     Ok((c.into_pyarray(py), s.into_pyarray(py)))
 }
+
+/// Seed 003's graph-sourced chunks: each chunk mentioning a related entity scored by
+/// `computeGraphScore`, keeping its best (`scoring::graph_proximity_chunks`); returns
+/// (chunks in first-scored order, best scores, the entity that gave each).
+#[pyfunction]
+#[pyo3(signature = (
+    offsets, chunks, counts, entities, weights, hops, *,
+    weight_scale = 10.0, hop_base = 2.0, mention_floor = 0.7, mention_log_divisor = 5.0,
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn graph_proximity_chunks<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    chunks: PyReadonlyArray1<'py, i64>,
+    counts: PyReadonlyArray1<'py, i64>,
+    entities: PyReadonlyArray1<'py, i64>,
+    weights: PyReadonlyArray1<'py, f64>,
+    hops: PyReadonlyArray1<'py, u32>,
+    weight_scale: f64,
+    hop_base: f64,
+    mention_floor: f64,
+    mention_log_divisor: f64,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, I64Array<'py>)> {
+    let profile = GraphProximityProfile {
+        weight_scale,
+        hop_base,
+        mention_floor,
+        mention_log_divisor,
+    };
+    let csr = mention_csr(&offsets, &chunks, &counts)?;
+    let entities = slice(&entities, "entities")?;
+    let weights = slice(&weights, "weights")?;
+    let hops = slice(&hops, "hops")?;
+    let (c, s, e) =
+        py.detach(|| scoring::graph_proximity_chunks(csr, entities, weights, hops, &profile))?;
+    Ok((c.into_pyarray(py), s.into_pyarray(py), e.into_pyarray(py)))
+}
