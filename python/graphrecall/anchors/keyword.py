@@ -262,6 +262,8 @@ class _Tenants:
             self.known = uniq
         #: Dense rank of each row's tenant among ``known`` (sorted codes).
         self.rank: I64 = np.searchsorted(self.known, codes).astype(np.int64)
+        #: Tenant code -> its rank (what :meth:`resolve` looks up).
+        self._rank_of: dict[int, int] = {c: i for i, c in enumerate(self.known.tolist())}
 
     def resolve(self, tenant: object) -> int:
         """The rank (index into ``known``) of the tenant argument, or -1 for an index that
@@ -280,8 +282,8 @@ class _Tenants:
                 f"invalid parameter tenant: expected an integer tenant code or None, got {tenant!r}"
             )
         t = int(tenant)
-        i = int(np.searchsorted(self.known, t))
-        if i >= len(self.known) or int(self.known[i]) != t:
+        i = self._rank_of.get(t)
+        if i is None:
             raise UnknownTenantError(f"unknown tenant {t}: the index holds no such tenant code")
         return i
 
