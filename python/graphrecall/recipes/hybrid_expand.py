@@ -137,19 +137,11 @@ def hybrid_expand(
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
-    k = check_count("k", p.k)
-    mult = check_count("candidate_multiplier", p.candidate_multiplier, 1, 1000)
-    for name in ("vector_weight", "text_weight"):
-        check_real(name, getattr(p, name))
-    alpha, beta = check_real("alpha", p.alpha), check_real("beta", p.beta)
-    if p.text_score not in ("max", "openclaw"):
-        raise ParameterError(f"invalid parameter text_score: {p.text_score!r} (max, openclaw)")
-    if p.keyword_mode not in ("or", "and"):
-        raise ParameterError(f"invalid parameter keyword_mode: {p.keyword_mode!r} (or, and)")
-    max_new = check_count("max_graph_chunks", p.max_graph_chunks, 0)
+    c = _checked(p)
+    k, alpha, beta, max_new = c.k, c.alpha, c.beta, c.max_new
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
-    n_cand = k * mult
+    n_cand = k * c.candidate_multiplier
     with timer.stage("vector"):
         vec = chunk_search(index, qv, t, n_cand)
     with timer.stage("keyword"):
@@ -159,8 +151,7 @@ def hybrid_expand(
             else [(np.zeros(0, np.int64), np.zeros(0))] * len(qs)
         )
     with timer.stage("merge"):
-        openclaw = p.text_score == "openclaw"
-        vw, tw = float(p.vector_weight), float(p.text_weight)
+        openclaw, vw, tw = c.openclaw, c.vector_weight, c.text_weight
         hybrid_in: list[_HybridIn] = [
             (None if vec is None else vec[q], kw[q], openclaw, vw, tw) for q in range(len(qs))
         ]
@@ -323,6 +314,47 @@ def hybrid_expand(
     return results
 
 
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """A parameter set's values after the checks every call makes (see :func:`_checked`)."""
+
+    k: int
+    candidate_multiplier: int
+    vector_weight: float
+    text_weight: float
+    openclaw: bool
+    alpha: float
+    beta: float
+    max_new: int
+
+
+#: Checked values by parameter set (an instance from params_of, one per distinct overrides,
+#: held here so that its id is not reused), at most 64.
+_CHECKED: dict[int, tuple[HybridExpandParams, _Checked]] = {}
+
+
+def _checked(p: HybridExpandParams) -> _Checked:
+    """``p``'s checked values, computed on its first use (a frozen parameter set never
+    changes): the checks cost a few microseconds per call otherwise."""
+    got = _CHECKED.get(id(p))
+    if got is not None and got[0] is p:
+        return got[1]
+    k = check_count("k", p.k)
+    mult = check_count("candidate_multiplier", p.candidate_multiplier, 1, 1000)
+    vw, tw = (check_real(name, getattr(p, name)) for name in ("vector_weight", "text_weight"))
+    alpha, beta = check_real("alpha", p.alpha), check_real("beta", p.beta)
+    if p.text_score not in ("max", "openclaw"):
+        raise ParameterError(f"invalid parameter text_score: {p.text_score!r} (max, openclaw)")
+    if p.keyword_mode not in ("or", "and"):
+        raise ParameterError(f"invalid parameter keyword_mode: {p.keyword_mode!r} (or, and)")
+    max_new = check_count("max_graph_chunks", p.max_graph_chunks, 0)
+    checked = _Checked(k, mult, vw, tw, p.text_score == "openclaw", alpha, beta, max_new)
+    if len(_CHECKED) >= 64:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[id(p)] = (p, checked)
+    return checked
+
+
 #: additive_merge's source codes.
 _SOURCES = ("hybrid", "graph", "hybrid+graph")
 
@@ -383,6 +415,8 @@ def _hybrid_top(queries: list[_HybridIn], k: int) -> list[tuple[npt.NDArray[np.i
         np.array(weights, dtype=np.float64),
         top_k=k,
     )
+    if len(queries) == 1:
+        return [(f_ids, f_scores)]
     o = offsets.tolist()
     return [(f_ids[o[q] : o[q + 1]], f_scores[o[q] : o[q + 1]]) for q in range(len(queries))]
 
