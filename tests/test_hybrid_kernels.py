@@ -1,6 +1,6 @@
 """hybrid_expand's native steps against the numpy / Python forms they replaced, bit for bit:
-the graph-sourced chunks (``_core.graph_proximity_chunks``) and the hybrid merge (one
-weighted fusion instead of per-chunk dicts)."""
+the graph-sourced chunks (``_core.graph_proximity_chunks``) and the hybrid merge
+(``_core.hybrid_merge`` instead of per-chunk dicts and a lexsort)."""
 
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ hits_st = st.lists(st.integers(0, 30), unique=True, max_size=12)
 @PROPERTY
 @given(d=st.data(), n_queries=st.integers(0, 4), k=st.integers(1, 12))
 def test_hybrid_top_equals_the_dict_merge(d: st.DataObject, n_queries: int, k: int) -> None:
-    """One weighted fusion per batch gives the per-chunk dict merge's rows and scores."""
+    """One native merge per batch gives the per-chunk dict merge's rows and scores."""
     weight = st.sampled_from([0.0, 0.3, 0.7, 1.0, 0.1, 2.5])
     vw, tw = d.draw(weight), d.draw(weight)
     openclaw = d.draw(st.booleans())
@@ -214,3 +214,27 @@ def test_hybrid_top_equals_the_dict_merge(d: st.DataObject, n_queries: int, k: i
         want_ids, want_scores = hybrid_numpy(vector, keyword, oc, a, b, k)
         assert ids.tolist() == want_ids
         assert scores.view(np.int64).tolist() == bits(want_scores)
+
+
+def test_hybrid_merge_errors() -> None:
+    ids, sc = np.array([1, 2], np.int64), np.array([0.5, 0.25])
+    off, none = np.array([0, 2], np.uintp), np.array([0, 0], np.uintp)
+    empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0)
+    got = _core.hybrid_merge(ids, sc, off, empty_i, empty_f, none, k=1)
+    assert got[0].tolist() == [1] and got[1].tolist() == [0.7 * 0.5 + 0.3 * 0.0]
+    with pytest.raises(DataError, match=r"vector\.scores has 1 rows, expected 2"):
+        _core.hybrid_merge(ids, sc[:1], off, empty_i, empty_f, none)
+    with pytest.raises(DataError, match=r"text\.bm25 has 2 rows, expected 0"):
+        _core.hybrid_merge(ids, sc, off, empty_i, sc, none)
+    with pytest.raises(ParameterError, match="vector_offsets: must end at 2"):
+        _core.hybrid_merge(ids, sc, none, empty_i, empty_f, none)
+    with pytest.raises(ParameterError, match="text_offsets: holds 2 queries"):
+        _core.hybrid_merge(ids, sc, off, empty_i, empty_f, np.zeros(3, np.uintp))
+    with pytest.raises(ParameterError, match="invalid parameter text_weight"):
+        _core.hybrid_merge(ids, sc, off, empty_i, empty_f, none, text_weight=-1.0)
+    with pytest.raises(ParameterError, match="invalid parameter text_score"):
+        _core.hybrid_merge(ids, sc, off, empty_i, empty_f, none, text_score="rank")
+    with pytest.raises(ParameterError, match="vector_scores: array must be C-contiguous"):
+        _core.hybrid_merge(ids, np.ones(4)[::2], off, empty_i, empty_f, none)
+    with pytest.raises(TypeError):
+        _core.hybrid_merge(ids, sc.astype(np.float32), off, empty_i, empty_f, none)  # type: ignore[arg-type]

@@ -25,6 +25,7 @@ __all__ = [
     "entity_chunk_scores",
     "graph_proximity_chunks",
     "graph_proximity_score",
+    "hybrid_merge",
     "rerank_memories",
     "rrf_fuse",
     "score_fact_arrays",
@@ -470,6 +471,44 @@ def additive_merge(
 ) -> tuple[
     npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uint8], npt.NDArray[np.uintp]
 ]: ...
+def hybrid_merge(
+    vector_ids: npt.NDArray[np.int64],
+    vector_scores: npt.NDArray[np.float64],
+    vector_offsets: npt.NDArray[np.uintp],
+    text_ids: npt.NDArray[np.int64],
+    bm25: npt.NDArray[np.float64],
+    text_offsets: npt.NDArray[np.uintp],
+    *,
+    vector_weight: float = 0.7,
+    text_weight: float = 0.3,
+    text_score: str = "max",
+    k: int = 6,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]:
+    """Seed 003's hybrid search (OpenClaw's ``mergeHybridResults``) for a batch: per query,
+    its vector hits and BM25 hits (best first) merged into
+    ``vector_weight * vector + text_weight * text`` (a side that lacks the id contributes
+    ``weight * 0.0``; evaluated as written), the best ``k`` kept.
+
+    Args:
+        vector_ids, vector_scores, vector_offsets: The vector hits, cut into queries by
+            ``n_queries + 1`` offsets.
+        text_ids, bm25, text_offsets: The keyword hits and their BM25 scores, best first,
+            cut the same way.
+        vector_weight, text_weight: The weights (finite, >= 0).
+        text_score: ``"max"`` (BM25 / the query's best, 0.0 when that is not > 0) or
+            ``"openclaw"`` (1.0 for every keyword hit).
+        k: Results kept per query.
+
+    Returns:
+        ``(ids, scores, offsets)``: per query, score descending (NaN last), ties by id
+        ascending. Within one list a repeated id keeps its last score.
+
+    Raises:
+        ParameterError: Bad offsets, a different number of queries on the two sides, bad
+            weights, an unknown ``text_score`` or a non-contiguous array.
+        DataError: Ids and scores of different lengths.
+    """
+
 def dedupe_max(
     ids: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],

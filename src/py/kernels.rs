@@ -299,6 +299,61 @@ pub fn additive_merge<'py>(
     ))
 }
 
+/// Seed 003's hybrid search merge of a batch (`fusion::hybrid_merge_batch`); returns
+/// `(ids, scores, offsets)`.
+#[pyfunction]
+#[pyo3(signature = (
+    vector_ids, vector_scores, vector_offsets, text_ids, bm25, text_offsets, *,
+    vector_weight = 0.7, text_weight = 0.3, text_score = "max", k = 6,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn hybrid_merge<'py>(
+    py: Python<'py>,
+    vector_ids: PyReadonlyArray1<'py, i64>,
+    vector_scores: PyReadonlyArray1<'py, f64>,
+    vector_offsets: PyReadonlyArray1<'py, usize>,
+    text_ids: PyReadonlyArray1<'py, i64>,
+    bm25: PyReadonlyArray1<'py, f64>,
+    text_offsets: PyReadonlyArray1<'py, usize>,
+    vector_weight: f64,
+    text_weight: f64,
+    text_score: &str,
+    k: usize,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, UsizeArray<'py>)> {
+    let text_score = match text_score {
+        "max" => fusion::TextScore::Max,
+        "openclaw" => fusion::TextScore::OpenClaw,
+        other => {
+            return Err(crate::Error::param(
+                "text_score",
+                format!("{other:?} is not 'max' or 'openclaw'"),
+            )
+            .into())
+        }
+    };
+    let vector_ids = slice(&vector_ids, "vector_ids")?;
+    let vector_scores = slice(&vector_scores, "vector_scores")?;
+    let vector_offsets = slice(&vector_offsets, "vector_offsets")?;
+    let text_ids = slice(&text_ids, "text_ids")?;
+    let bm25 = slice(&bm25, "bm25")?;
+    let text_offsets = slice(&text_offsets, "text_offsets")?;
+    let fused = py.detach(|| {
+        fusion::hybrid_merge_batch(
+            vector_ids,
+            vector_scores,
+            vector_offsets,
+            text_ids,
+            bm25,
+            text_offsets,
+            vector_weight,
+            text_weight,
+            text_score,
+            k,
+        )
+    })?;
+    Ok(fused_arrays(py, fused))
+}
+
 /// Per query, distinct ids with their largest score; returns `(ids, scores, offsets)`.
 #[pyfunction]
 pub fn dedupe_max<'py>(

@@ -66,7 +66,7 @@ mod _core {
     #[pymodule_export]
     use super::kernels::{
         additive_merge, best_mentioned_chunks, composite_score, dedupe_max, entity_chunk_scores,
-        graph_proximity_chunks, graph_proximity_score, rerank_memories, rrf_fuse,
+        graph_proximity_chunks, graph_proximity_score, hybrid_merge, rerank_memories, rrf_fuse,
         score_fact_arrays, top_k, weighted_fuse,
     };
 

@@ -360,11 +360,8 @@ _SOURCES = ("hybrid", "graph", "hybrid+graph")
 
 _EMPTY_I64: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 _EMPTY_F64: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
-#: One query's two lists (vector, keyword), as weighted_fuse's query offsets.
-_ONE_QUERY: npt.NDArray[np.uintp] = np.array([0, 2], dtype=np.uintp)
-for _a in (_EMPTY_I64, _EMPTY_F64, _ONE_QUERY):
-    _a.flags.writeable = False
-del _a
+_EMPTY_I64.flags.writeable = False
+_EMPTY_F64.flags.writeable = False
 
 _Pair = tuple[npt.NDArray[Any], npt.NDArray[Any]]
 
@@ -377,48 +374,55 @@ _HybridIn = tuple[_Pair | None, _Pair, bool, float, float]
 _Graph = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]
 
 
-def _text_scores(bm: npt.NDArray[np.float64], openclaw: bool) -> npt.NDArray[np.float64]:
-    """The normalised text scores of a query's keyword hits (``bm`` best first)."""
-    if openclaw:
-        return np.ones(len(bm), dtype=np.float64)
-    top = float(bm[0]) if len(bm) else 0.0
-    return bm / top if top > 0 else np.zeros(len(bm), dtype=np.float64)
-
-
 def _hybrid_top(queries: list[_HybridIn], k: int) -> list[tuple[npt.NDArray[np.int64], Any]]:
     """Each query's ``k`` best hybrid results ``(rows, vector_weight x vector + text_weight x
-    text)``, best first, ties by row, by one native weighted fusion of the batch (two lists
-    per query). Per row the fusion adds its two weighted scores, what the source's merge
-    does (an addition of two terms is the same in either order, and a side that lacks the
-    row adds nothing, as its ``weight x 0.0`` does)."""
+    text)``, best first, ties by row: the source's merge by one native call for the batch
+    (``_core.hybrid_merge``, the formula as written, what :func:`_merged` computes)."""
     if not queries:
         return []
-    ids: list[npt.NDArray[Any]] = []
-    scores: list[npt.NDArray[Any]] = []
-    weights: list[float] = []
-    for vector, (rows, bm), openclaw, vw, tw in queries:
-        if vector is None:
-            ids += (_EMPTY_I64, rows)
-            scores += (_EMPTY_F64, _text_scores(bm, openclaw))
-        else:
-            ids += (vector[0], rows)
-            scores += (vector[1], _text_scores(bm, openclaw))
-        weights += (vw, tw)
-    ends = [0]
-    for x in ids:
-        ends.append(ends[-1] + len(x))
-    f_ids, f_scores, offsets = _core.weighted_fuse(
-        np.concatenate(ids),
-        np.concatenate(scores, dtype=np.float64),
-        np.array(ends, dtype=np.uintp),
-        _ONE_QUERY if len(queries) == 1 else np.arange(0, len(ids) + 1, 2, dtype=np.uintp),
-        np.array(weights, dtype=np.float64),
-        top_k=k,
+    _, _, openclaw, vw, tw = queries[0]
+    v_ids: list[npt.NDArray[Any]] = []
+    v_scores: list[npt.NDArray[Any]] = []
+    t_ids: list[npt.NDArray[Any]] = []
+    t_bm25: list[npt.NDArray[Any]] = []
+    for vector, (rows, bm), _, _, _ in queries:
+        v_ids.append(_EMPTY_I64 if vector is None else vector[0])
+        v_scores.append(_EMPTY_F64 if vector is None else vector[1])
+        t_ids.append(rows)
+        t_bm25.append(bm)
+    f_ids, f_scores, offsets = _core.hybrid_merge(
+        *_flat(v_ids, v_scores),
+        *_flat(t_ids, t_bm25),
+        vector_weight=vw,
+        text_weight=tw,
+        text_score="openclaw" if openclaw else "max",
+        k=k,
     )
     if len(queries) == 1:
         return [(f_ids, f_scores)]
     o = offsets.tolist()
     return [(f_ids[o[q] : o[q + 1]], f_scores[o[q] : o[q + 1]]) for q in range(len(queries))]
+
+
+def _flat(
+    ids: list[npt.NDArray[Any]], scores: list[npt.NDArray[Any]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]:
+    """Per-query lists as one int64 array, one float64 array (float32 widened, exactly)
+    and the query offsets."""
+    if len(ids) == 1:
+        return (
+            ids[0],
+            scores[0].astype(np.float64, copy=False),
+            np.array((0, len(ids[0])), dtype=np.uintp),
+        )
+    ends = [0]
+    for x in ids:
+        ends.append(ends[-1] + len(x))
+    return (
+        np.concatenate(ids),
+        np.concatenate(scores, dtype=np.float64),
+        np.array(ends, dtype=np.uintp),
+    )
 
 
 #: A query's hybrid search: chunk -> vector score, normalised text score, BM25 score and
