@@ -217,9 +217,10 @@ def hybrid_expand(
             with timer.stage("graph_score"):
                 e_q, h_q = ents[a:b], ehops[a:b]
                 paths_of = EntityPaths.of_reached(index, e_q, epar[a:b])
+                # The related entities: all but the anchors, which are exactly the hop-0
+                # ones (the shared BFS keys an anchor 0.0 and any other entity -(hop + 1),
+                # so an anchor keeps hop 0; activation::tests checks it).
                 keep = h_q >= 1
-                for row, _, _ in anchors[q]:
-                    keep &= e_q != row
                 related, rel_hops, rel_str = e_q[keep], h_q[keep], estr[a:b][keep]
                 # Every chunk mentioning a related entity, each at its best score (the first
                 # entity reaching it on ties), in one native call over the mention CSR.
