@@ -1,5 +1,5 @@
-//! Rank fusion: reciprocal rank fusion, weighted linear fusion, the additive merge of seed 003,
-//! `dedupe_max` and `top_k`. Pyo3-free, numbers only.
+//! Rank fusion: reciprocal rank fusion, weighted linear fusion, seed 003's hybrid search merge
+//! and additive merge, `dedupe_max` and `top_k`. Pyo3-free, numbers only.
 //!
 //! Every kernel is batched the same way: flat arrays of ids (and scores) cut into lists by
 //! `list_offsets` (`n_lists + 1` entries) and lists grouped into queries by `query_offsets`
@@ -15,7 +15,8 @@
 //!   ranking of near-ties, depend on the order in which the caller happened to list its
 //!   retrievers. Instead every id's contributions are gathered, sorted by value and summed
 //!   from `0.0` upwards in that order: the sum is a function of the multiset of contributions
-//!   alone.
+//!   alone. (The hybrid merge adds exactly two terms as its source writes them,
+//!   `vw * v + tw * t`: the same in either order.)
 //! * Scores `-0.0` and `0.0` compare equal (then tie by id), as they do in Python.
 
 use std::cmp::Ordering;
