@@ -412,15 +412,15 @@ def _flat(
     and the query offsets."""
     if len(ids) == 1:
         return (
-            ids[0],
-            scores[0].astype(np.float64, copy=False),
+            np.ascontiguousarray(ids[0], dtype=np.int64),
+            np.ascontiguousarray(scores[0], dtype=np.float64),
             np.array((0, len(ids[0])), dtype=np.uintp),
         )
     ends = [0]
     for x in ids:
         ends.append(ends[-1] + len(x))
     return (
-        np.concatenate(ids),
+        np.concatenate(ids, dtype=np.int64),
         np.concatenate(scores, dtype=np.float64),
         np.array(ends, dtype=np.uintp),
     )
