@@ -31,7 +31,7 @@ and never matches.
 Speed (``benches/bench_text.py``, 100k chunks over 10 tenants, bench_recipes' "How is <name>
 related to <name>?", top 24, one thread): p50 22 us / p99 29 us per query (was 40 / 60 with
 the query in numpy, 303 / 345 before that), ``search_many`` 60,000 q/s (was 28,000 and
-3,300); 100k Zipf passages, top 10 of three words: 46-63 us (numpy: 105).
+3,300); 100k Zipf passages, top 10 of three words: 41-63 us (numpy: 105).
 """
 
 from __future__ import annotations
