@@ -1,5 +1,5 @@
-//! Rank fusion: reciprocal rank fusion, weighted linear fusion, the additive merge of seed 003,
-//! `dedupe_max` and `top_k`. Pyo3-free, numbers only.
+//! Rank fusion: reciprocal rank fusion, weighted linear fusion, seed 003's hybrid search merge
+//! and additive merge, `dedupe_max` and `top_k`. Pyo3-free, numbers only.
 //!
 //! Every kernel is batched the same way: flat arrays of ids (and scores) cut into lists by
 //! `list_offsets` (`n_lists + 1` entries) and lists grouped into queries by `query_offsets`
@@ -15,7 +15,8 @@
 //!   ranking of near-ties, depend on the order in which the caller happened to list its
 //!   retrievers. Instead every id's contributions are gathered, sorted by value and summed
 //!   from `0.0` upwards in that order: the sum is a function of the multiset of contributions
-//!   alone.
+//!   alone. (The hybrid merge adds exactly two terms as its source writes them,
+//!   `vw * v + tw * t`: the same in either order.)
 //! * Scores `-0.0` and `0.0` compare equal (then tie by id), as they do in Python.
 
 use std::cmp::Ordering;
@@ -653,6 +654,145 @@ pub fn additive_merge(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Hybrid merge (seed 003's host search).
+
+/// How [`hybrid_merge_batch`] turns a query's BM25 scores into text scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextScore {
+    /// `bm25 / best` (the query's first, best, BM25 score; 0.0 when it is not > 0).
+    Max,
+    /// OpenClaw's `1 / (1 + max(0, rank))` on FTS5's negative ranks: 1.0 for every hit.
+    OpenClaw,
+}
+
+/// Score descending (`-0.0` equal to `0.0`, NaN after every number), then id ascending: the
+/// order of numpy's `lexsort((ids, -scores))`.
+#[inline]
+fn by_rank_nan_last(a: &(i64, f64), b: &(i64, f64)) -> Ordering {
+    match (a.1.is_nan(), b.1.is_nan()) {
+        (false, false) => by_rank(a, b),
+        (true, true) => a.0.cmp(&b.0),
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+    }
+}
+
+/// A list's `(id, score)` pairs by id, the last of each id kept (as a dict built in order).
+fn last_by_id(ids: &[i64], scores: impl Iterator<Item = f64>) -> Vec<(i64, f64)> {
+    let mut items: Vec<(i64, f64)> = ids.iter().copied().zip(scores).collect();
+    // A stable sort keeps each id's pairs in input order: keep the last of each run.
+    items.sort_by_key(|item| item.0);
+    let mut out: Vec<(i64, f64)> = Vec::with_capacity(items.len());
+    for item in items {
+        match out.last_mut() {
+            Some(last) if last.0 == item.0 => *last = item,
+            _ => out.push(item),
+        }
+    }
+    out
+}
+
+/// The hybrid search of seed 003's host (OpenClaw's `mergeHybridResults`) for a batch of
+/// queries: each query's vector hits and BM25 hits merged into
+/// `vector_weight * vector + text_weight * text`, a side that lacks the id contributing
+/// `weight * 0.0` (the formula is evaluated as written: `vw * v + tw * t`), and the best `k`
+/// kept, by score descending (NaN last), ties by id ascending.
+///
+/// Text scores come from the BM25 scores (given best first) by `text_score`. Within one
+/// list a repeated id keeps its last score. `vector_offsets` / `text_offsets` hold
+/// `n_queries + 1` entries each.
+///
+/// # Errors
+/// `InvalidParameter` for bad offsets, a different number of queries on the two sides, or
+/// weights that are not finite and `>= 0`; `LengthMismatch` for misaligned columns.
+#[allow(clippy::too_many_arguments)]
+pub fn hybrid_merge_batch(
+    vector_ids: &[i64],
+    vector_scores: &[f64],
+    vector_offsets: &[usize],
+    text_ids: &[i64],
+    bm25: &[f64],
+    text_offsets: &[usize],
+    vector_weight: f64,
+    text_weight: f64,
+    text_score: TextScore,
+    k: usize,
+) -> Result<Fused> {
+    check_len("vector", "scores", vector_ids.len(), vector_scores.len())?;
+    check_len("text", "bm25", text_ids.len(), bm25.len())?;
+    check_offsets(vector_offsets, "vector_offsets", vector_ids.len())?;
+    check_offsets(text_offsets, "text_offsets", text_ids.len())?;
+    if vector_offsets.len() != text_offsets.len() {
+        return Err(Error::param(
+            "text_offsets",
+            format!(
+                "holds {} queries but vector_offsets holds {}; they must match",
+                text_offsets.len() - 1,
+                vector_offsets.len() - 1
+            ),
+        ));
+    }
+    check_weight(vector_weight, "vector_weight")?;
+    check_weight(text_weight, "text_weight")?;
+    let (vw, tw) = (vector_weight, text_weight);
+    let n_queries = vector_offsets.len() - 1;
+    let work = vector_ids.len() + text_ids.len();
+    flatten(per_query(n_queries, work, |q| {
+        let v_rows = span(vector_offsets, q);
+        let t_rows = span(text_offsets, q);
+        let vector = last_by_id(
+            &vector_ids[v_rows.clone()],
+            vector_scores[v_rows].iter().copied(),
+        );
+        let bm = &bm25[t_rows.clone()];
+        let top = bm.first().copied().unwrap_or(0.0);
+        let text = last_by_id(
+            &text_ids[t_rows],
+            bm.iter().map(|&s| match text_score {
+                TextScore::OpenClaw => 1.0,
+                TextScore::Max if top > 0.0 => s / top,
+                TextScore::Max => 0.0,
+            }),
+        );
+        // Merge-join of the two id-sorted lists.
+        let mut merged: Vec<(i64, f64)> = Vec::with_capacity(vector.len() + text.len());
+        let (mut a, mut b) = (vector.iter().peekable(), text.iter().peekable());
+        loop {
+            match (a.peek().copied(), b.peek().copied()) {
+                (Some(&(id, v)), Some(&(tid, t))) if id == tid => {
+                    merged.push((id, vw * v + tw * t));
+                    a.next();
+                    b.next();
+                }
+                (Some(&(id, v)), Some(&(tid, _))) if id < tid => {
+                    merged.push((id, vw * v + tw * 0.0));
+                    a.next();
+                }
+                (Some(&(id, v)), None) => {
+                    merged.push((id, vw * v + tw * 0.0));
+                    a.next();
+                }
+                (_, Some(&(tid, t))) => {
+                    merged.push((tid, vw * 0.0 + tw * t));
+                    b.next();
+                }
+                (None, None) => break,
+            }
+        }
+        if k < merged.len() {
+            if k == 0 {
+                merged.clear();
+            } else {
+                merged.select_nth_unstable_by(k - 1, by_rank_nan_last);
+                merged.truncate(k);
+            }
+        }
+        merged.sort_unstable_by(by_rank_nan_last);
+        Ok(merged)
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
 // Dedupe and top-k.
 
 fn check_scored(ids: &[i64], scores: &[f64], offsets: &[usize]) -> Result<usize> {
@@ -1142,6 +1282,239 @@ mod tests {
             for (g, f) in got.iter().zip(&full) {
                 prop_assert_eq!(g.0, f.0);
                 prop_assert!(g.1 == f.1);
+            }
+        }
+    }
+
+    /// The source's form: per-chunk dicts (the last score of a repeated id), the hybrid
+    /// score per chunk as written, then a full sort by (score desc, NaN last, id).
+    fn hybrid_reference(
+        vector: &[(i64, f64)],
+        text: &[(i64, f64)],
+        vw: f64,
+        tw: f64,
+        how: TextScore,
+        k: usize,
+    ) -> Vec<(i64, f64)> {
+        let v: std::collections::HashMap<i64, f64> = vector.iter().copied().collect();
+        let top = text.first().map_or(0.0, |x| x.1);
+        let t: std::collections::HashMap<i64, f64> = text
+            .iter()
+            .map(|&(id, s)| {
+                let ts = match how {
+                    TextScore::OpenClaw => 1.0,
+                    TextScore::Max if top > 0.0 => s / top,
+                    TextScore::Max => 0.0,
+                };
+                (id, ts)
+            })
+            .collect();
+        let mut out: Vec<(i64, f64)> = v
+            .iter()
+            .map(|(&id, &vs)| (id, vw * vs + tw * t.get(&id).copied().unwrap_or(0.0)))
+            .collect();
+        for (&id, &ts) in &t {
+            if !v.contains_key(&id) {
+                out.push((id, vw * 0.0 + tw * ts));
+            }
+        }
+        out.sort_by(by_rank_nan_last);
+        out.truncate(k);
+        out
+    }
+
+    #[test]
+    fn hybrid_merge_seed_003() {
+        // Vector: 1 -> 0.9, 2 -> 0.5 (then 0.4: the last wins); text (BM25 best first):
+        // 2 -> 4.0, 3 -> 2.0; max-normalised: 2 -> 1.0, 3 -> 0.5.
+        let run = |how, k| {
+            hybrid_merge_batch(
+                &[1, 2, 2],
+                &[0.9, 0.5, 0.4],
+                &[0, 3],
+                &[2, 3],
+                &[4.0, 2.0],
+                &[0, 2],
+                0.7,
+                0.3,
+                how,
+                k,
+            )
+            .unwrap()
+        };
+        let got = run(TextScore::Max, 10);
+        let want = [
+            (1, 0.7 * 0.9 + 0.3 * 0.0),
+            (2, 0.7 * 0.4 + 0.3 * 1.0),
+            (3, 0.7 * 0.0 + 0.3 * 0.5),
+        ];
+        let mut want = want.to_vec();
+        want.sort_by(by_rank_nan_last);
+        assert_eq!(got.ids, want.iter().map(|x| x.0).collect::<Vec<_>>());
+        assert_eq!(got.scores, want.iter().map(|x| x.1).collect::<Vec<_>>());
+        assert_eq!(got.offsets, vec![0, 3]);
+        assert_eq!(run(TextScore::Max, 1).ids, vec![1]);
+        assert!(run(TextScore::Max, 0).ids.is_empty());
+        let oc = run(TextScore::OpenClaw, 10);
+        assert_eq!(oc.ids, vec![1, 2, 3]);
+        assert_eq!(oc.scores[1], 0.7 * 0.4 + 0.3 * 1.0);
+        assert_eq!(oc.scores[2], 0.7 * 0.0 + 0.3 * 1.0);
+        // A query without BM25 scores above 0: text scores 0.0.
+        let zero = hybrid_merge_batch(
+            &[],
+            &[],
+            &[0, 0],
+            &[5],
+            &[0.0],
+            &[0, 1],
+            0.7,
+            0.3,
+            TextScore::Max,
+            3,
+        )
+        .unwrap();
+        assert_eq!((zero.ids, zero.scores), (vec![5], vec![0.0]));
+        // NaN ranks last, as numpy's lexsort puts it.
+        let nan = hybrid_merge_batch(
+            &[1, 2],
+            &[f64::NAN, -1.0],
+            &[0, 2],
+            &[],
+            &[],
+            &[0, 0],
+            1.0,
+            0.0,
+            TextScore::Max,
+            3,
+        )
+        .unwrap();
+        assert_eq!(nan.ids, vec![2, 1]);
+    }
+
+    #[test]
+    fn hybrid_merge_errors() {
+        let err = hybrid_merge_batch(
+            &[1],
+            &[],
+            &[0, 1],
+            &[],
+            &[],
+            &[0, 0],
+            0.7,
+            0.3,
+            TextScore::Max,
+            3,
+        )
+        .unwrap_err();
+        assert_eq!(err.to_string(), "vector.scores has 0 rows, expected 1");
+        let err = hybrid_merge_batch(
+            &[],
+            &[],
+            &[0],
+            &[],
+            &[],
+            &[0, 0],
+            0.7,
+            0.3,
+            TextScore::Max,
+            3,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("text_offsets: holds 1 queries but vector_offsets holds 0"),
+            "{err}"
+        );
+        let err = hybrid_merge_batch(
+            &[],
+            &[],
+            &[0, 2],
+            &[],
+            &[],
+            &[0, 0],
+            0.7,
+            0.3,
+            TextScore::Max,
+            3,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "vector_offsets",
+                ..
+            }
+        ));
+        let err = hybrid_merge_batch(
+            &[],
+            &[],
+            &[0, 0],
+            &[],
+            &[],
+            &[0, 0],
+            f64::NAN,
+            0.3,
+            TextScore::Max,
+            3,
+        )
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "vector_weight",
+                ..
+            }
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// The kernel equals the per-chunk dict form, bit for bit, on batches of queries.
+        #[test]
+        fn hybrid_merge_equals_the_dict_form(
+            queries in prop::collection::vec(
+                (
+                    prop::collection::vec((0i64..20, prop::sample::select(vec![-0.75, -0.0, 0.0, 0.1, 0.3, 0.9, 1.0])), 0..12),
+                    prop::collection::btree_map(0i64..20, prop::sample::select(vec![0.0, 1e-6, 0.5, 1.7, 3.25]), 0..12),
+                ),
+                0..5,
+            ),
+            vw in prop::sample::select(vec![0.0, 0.3, 0.7, 1.0, 2.5]),
+            tw in prop::sample::select(vec![0.0, 0.3, 0.7, 1.0, 2.5]),
+            openclaw in any::<bool>(),
+            k in 0usize..25,
+        ) {
+            let how = if openclaw { TextScore::OpenClaw } else { TextScore::Max };
+            let (mut vi, mut vs, mut vo, mut ti, mut ts, mut to) =
+                (vec![], vec![], vec![0], vec![], vec![], vec![0]);
+            let mut texts = Vec::new();
+            for (vector, text) in &queries {
+                for &(id, s) in vector {
+                    vi.push(id);
+                    vs.push(s);
+                }
+                vo.push(vi.len());
+                // BM25 hits come best first.
+                let mut t: Vec<(i64, f64)> = text.iter().map(|(&id, &s)| (id, s)).collect();
+                t.sort_by(|a, b| b.1.total_cmp(&a.1));
+                for &(id, s) in &t {
+                    ti.push(id);
+                    ts.push(s);
+                }
+                to.push(ti.len());
+                texts.push(t);
+            }
+            let got = hybrid_merge_batch(&vi, &vs, &vo, &ti, &ts, &to, vw, tw, how, k).unwrap();
+            prop_assert_eq!(got.n_queries(), queries.len());
+            for (q, (vector, _)) in queries.iter().enumerate() {
+                let want = hybrid_reference(vector, &texts[q], vw, tw, how, k);
+                let (ids, scores) = got.query(q).unwrap();
+                let want_ids: Vec<i64> = want.iter().map(|x| x.0).collect();
+                prop_assert_eq!(ids, want_ids.as_slice());
+                let to_bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let want_scores: Vec<f64> = want.iter().map(|x| x.1).collect();
+                prop_assert_eq!(to_bits(scores), to_bits(&want_scores));
             }
         }
     }

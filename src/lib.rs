@@ -2,14 +2,16 @@
 //!
 //! A CSR knowledge graph (entities, facts, chunks and mentions, all dense `u32` indices and
 //! numeric columns), capped BFS spreading activation, Personalized PageRank, the scoring
-//! formulas of the five source designs and rank fusion. No text, no Python objects, no
-//! storage: the Python layer (`python/graphrecall`) owns those and calls in once per batch.
+//! formulas of the five source designs, rank fusion and BM25's query over term ids. No text,
+//! no Python objects, no storage: the Python layer (`python/graphrecall`) owns those and
+//! calls in once per batch (or query).
 
 pub mod activation;
 pub mod error;
 pub mod fusion;
 pub mod graph;
 pub mod scoring;
+pub mod text;
 pub mod vectors;
 
 pub use error::{Error, Result};

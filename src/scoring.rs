@@ -760,6 +760,85 @@ pub fn best_mentioned_chunks(
     Ok(out.into_iter().unzip())
 }
 
+/// Seed 003's graph-sourced chunks: every chunk mentioning a related entity scores
+/// [`graph_proximity`]`(weights[i], hops[i], count)` (`count`: how often the chunk mentions
+/// entity `entities[i]`), and each chunk keeps its best score with the entity that gave it,
+/// the first one on ties. Entities are taken in input order, each one's chunks in CSR
+/// order; only scores above -1 count (NaN never does).
+///
+/// Returns `(chunks, scores, entities)`, the chunks in the order they were first scored.
+/// The scores are [`graph_proximity`]'s, bit for bit: the numpy form (`graph_proximity_score`
+/// over the gathered mention slots, then a scan keeping each chunk's first best) gives the
+/// same triples.
+///
+/// # Errors
+/// `InvalidParameter` for a bad profile; `LengthMismatch` when `weights` or `hops` (or the
+/// CSR's counts) do not align with `entities`; `InvalidValue` for an entity outside the CSR,
+/// a broken CSR range, or, on an entity with mentions, a non-finite weight, a hop of 0 or a
+/// mention count outside `0..=u32::MAX`.
+pub fn graph_proximity_chunks(
+    csr: MentionCsr<'_>,
+    entities: &[i64],
+    weights: &[f64],
+    hops: &[u32],
+    p: &GraphProximityProfile,
+) -> Result<(Vec<i64>, Vec<f64>, Vec<i64>)> {
+    p.validate()?;
+    check_len("entities", "weights", entities.len(), weights.len())?;
+    check_len("entities", "hops", entities.len(), hops.len())?;
+    csr.n_entities()?;
+    // chunk -> its slot in the outputs; a few hundred chunks per query.
+    let mut slot: rustc_hash::FxHashMap<i64, usize> = rustc_hash::FxHashMap::default();
+    let (mut chunks, mut scores, mut from) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, &e) in entities.iter().enumerate() {
+        let slots = csr.range(i, e)?;
+        if slots.is_empty() {
+            continue;
+        }
+        let (w, hop) = (weights[i], hops[i]);
+        if !w.is_finite() {
+            return Err(non_finite("entities", i, "weight", w));
+        }
+        if hop == 0 {
+            return Err(Error::InvalidValue {
+                table: "entities",
+                row: i,
+                column: "hop",
+                value: "0".to_owned(),
+                problem: "below 1 (hop distances start at 1 for direct neighbours)".to_owned(),
+            });
+        }
+        for j in slots {
+            let count = csr.counts[j];
+            let Ok(count) = u32::try_from(count) else {
+                return Err(bad_value(
+                    i,
+                    "mention count",
+                    count,
+                    "outside 0..=4294967295",
+                ));
+            };
+            let s = graph_proximity(w, hop, count, p);
+            let c = csr.chunks[j];
+            match slot.get(&c) {
+                Some(&k) if s > scores[k] => {
+                    scores[k] = s;
+                    from[k] = e;
+                }
+                Some(_) => {}
+                None if s > -1.0 => {
+                    slot.insert(c, chunks.len());
+                    chunks.push(c);
+                    scores.push(s);
+                    from.push(e);
+                }
+                None => {}
+            }
+        }
+    }
+    Ok((chunks, scores, from))
+}
+
 #[cfg(test)]
 #[allow(
     clippy::unwrap_used,
@@ -1057,5 +1136,165 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// The numpy form of [`graph_proximity_chunks`]: every mention slot scored by
+    /// [`graph_proximity_scores`], then a scan keeping each chunk's first best above -1.
+    fn proximity_chunks_reference(
+        csr: MentionCsr<'_>,
+        entities: &[i64],
+        weights: &[f64],
+        hops: &[u32],
+        p: &GraphProximityProfile,
+    ) -> (Vec<i64>, Vec<f64>, Vec<i64>) {
+        let (mut w, mut h, mut m, mut c, mut e) = (vec![], vec![], vec![], vec![], vec![]);
+        for (i, &ent) in entities.iter().enumerate() {
+            let (a, b) = (csr.offsets[ent as usize], csr.offsets[ent as usize + 1]);
+            for j in a as usize..b as usize {
+                w.push(weights[i]);
+                h.push(hops[i]);
+                m.push(csr.counts[j] as u32);
+                c.push(csr.chunks[j]);
+                e.push(ent);
+            }
+        }
+        let scores = graph_proximity_scores(&w, &h, &m, p).unwrap();
+        let (mut chunks, mut best, mut from): (Vec<i64>, Vec<f64>, Vec<i64>) =
+            (vec![], vec![], vec![]);
+        for ((&ch, &s), &ent) in c.iter().zip(&scores).zip(&e) {
+            match chunks.iter().position(|&x| x == ch) {
+                Some(k) if s > best[k] => {
+                    best[k] = s;
+                    from[k] = ent;
+                }
+                Some(_) => {}
+                None if s > -1.0 => {
+                    chunks.push(ch);
+                    best.push(s);
+                    from.push(ent);
+                }
+                None => {}
+            }
+        }
+        (chunks, best, from)
+    }
+
+    #[test]
+    fn graph_proximity_chunks_seed_003() {
+        let p = GraphProximityProfile::default();
+        // Entity 0 -> chunks 5 (3 mentions), 6 (1); entity 1 -> chunks 6 (31), 7 (1);
+        // entity 2 -> none.
+        let csr = MentionCsr {
+            offsets: &[0, 2, 4, 4],
+            chunks: &[5, 6, 6, 7],
+            counts: &[3, 1, 31, 1],
+        };
+        let (c, s, e) =
+            graph_proximity_chunks(csr, &[0, 1, 2], &[8.0, 10.0, 1.0], &[1, 2, 1], &p).unwrap();
+        assert_eq!(c, vec![5, 6, 7]);
+        // Chunk 6: entity 0's 0.8 * (0.7 + 0.3 * 0.2) = 0.608 beats entity 1's
+        // 1.0 * 0.5 * (0.7 + 0.3 * 1) = 0.5.
+        assert_eq!(e, vec![0, 0, 1]);
+        assert_eq!(s[0], graph_proximity(8.0, 1, 3, &p));
+        assert_eq!(s[1], graph_proximity(8.0, 1, 1, &p));
+        assert!((s[1] - 0.608).abs() < 1e-12 && graph_proximity(10.0, 2, 31, &p) == 0.5);
+        let (c2, s2, e2) =
+            proximity_chunks_reference(csr, &[0, 1, 2], &[8.0, 10.0, 1.0], &[1, 2, 1], &p);
+        assert_eq!((c.clone(), s.clone()), (c2, s2));
+        assert_eq!(e, e2);
+        // Ties go to the first entity; scores at or below -1 never count.
+        let (c, _, e) =
+            graph_proximity_chunks(csr, &[1, 0, 1], &[1.0, 1.0, 5.0], &[1, 1, 1], &p).unwrap();
+        assert_eq!((c, e), (vec![6, 7, 5], vec![1, 1, 0]));
+        let neg = graph_proximity_chunks(csr, &[0], &[-100.0], &[1], &p).unwrap();
+        assert!(neg.0.is_empty());
+        // Nothing related: nothing scored.
+        let none = graph_proximity_chunks(csr, &[], &[], &[], &p).unwrap();
+        assert!(none.0.is_empty());
+    }
+
+    #[test]
+    fn graph_proximity_chunks_errors() {
+        let p = GraphProximityProfile::default();
+        let csr = MentionCsr {
+            offsets: &[0, 2, 2],
+            chunks: &[5, 6],
+            counts: &[3, 1],
+        };
+        let err = graph_proximity_chunks(csr, &[0], &[1.0, 2.0], &[1], &p).unwrap_err();
+        assert_eq!(err.to_string(), "entities.weights has 2 rows, expected 1");
+        let err = graph_proximity_chunks(csr, &[0], &[1.0], &[], &p).unwrap_err();
+        assert_eq!(err.to_string(), "entities.hops has 0 rows, expected 1");
+        let err = graph_proximity_chunks(csr, &[0, 2], &[1.0, 1.0], &[1, 1], &p).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("entities row 1: entity = 2 is outside"),
+            "{err}"
+        );
+        let err = graph_proximity_chunks(csr, &[0], &[f64::NAN], &[1], &p).unwrap_err();
+        assert!(
+            err.to_string().starts_with("entities row 0: weight = NaN"),
+            "{err}"
+        );
+        let err = graph_proximity_chunks(csr, &[0], &[1.0], &[0], &p).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("entities row 0: hop = 0 is below 1"),
+            "{err}"
+        );
+        // Weight and hop are only checked where they are used (an entity with mentions).
+        graph_proximity_chunks(csr, &[1], &[f64::NAN], &[0], &p).unwrap();
+        let bad = MentionCsr {
+            counts: &[3, -1],
+            ..csr
+        };
+        let err = graph_proximity_chunks(bad, &[0], &[1.0], &[1], &p).unwrap_err();
+        assert!(err.to_string().contains("mention count = -1"), "{err}");
+        let bad = MentionCsr {
+            offsets: &[0, 3, 3],
+            ..csr
+        };
+        let err = graph_proximity_chunks(bad, &[0], &[1.0], &[1], &p).unwrap_err();
+        assert!(err.to_string().contains("out of bounds"), "{err}");
+        let bad_profile = GraphProximityProfile { hop_base: 0.0, ..p };
+        let err = graph_proximity_chunks(csr, &[], &[], &[], &bad_profile).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "hop_base",
+                ..
+            }
+        ));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// The kernel equals the numpy form (score every slot, keep each chunk's first best).
+        #[test]
+        fn graph_proximity_chunks_equals_the_numpy_form(
+            degrees in proptest::collection::vec(0usize..5, 1..8),
+            chunk_seed in proptest::collection::vec(0i64..10, 40),
+            count_seed in proptest::collection::vec(0i64..40, 40),
+            picks in proptest::collection::vec((0usize..8, 0usize..6, 1u32..4), 0..12),
+        ) {
+            let p = GraphProximityProfile::default();
+            let mut offsets = vec![0i64];
+            for d in &degrees {
+                offsets.push(offsets[offsets.len() - 1] + *d as i64);
+            }
+            let n = *offsets.last().unwrap() as usize;
+            let csr = MentionCsr { offsets: &offsets, chunks: &chunk_seed[..n], counts: &count_seed[..n] };
+            let weight_of = [0.0, 1.0, 3.0, 3.0, 10.0, -2.0];
+            let entities: Vec<i64> = picks.iter().map(|t| (t.0 % degrees.len()) as i64).collect();
+            let weights: Vec<f64> = picks.iter().map(|t| weight_of[t.1]).collect();
+            let hops: Vec<u32> = picks.iter().map(|t| t.2).collect();
+            let got = graph_proximity_chunks(csr, &entities, &weights, &hops, &p).unwrap();
+            let want = proximity_chunks_reference(csr, &entities, &weights, &hops, &p);
+            proptest::prop_assert_eq!(&got.0, &want.0);
+            proptest::prop_assert_eq!(&got.2, &want.2);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(bits(&got.1), bits(&want.1));
+        }
     }
 }

@@ -10,11 +10,13 @@ from unittest import mock
 import numpy as np
 import pytest
 from conftest import PROPERTY
+from graphrecall import _core
 from graphrecall.anchors import keyword as keyword_module
-from graphrecall.anchors.keyword import BM25Index, _tokenize_corpus, _top_positive, tokenize
+from graphrecall.anchors.keyword import BM25Index, _tokenize_corpus, tokenize
 from graphrecall.errors import DataError, ParameterError, UnknownTenantError
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import keyword_ref
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
 
@@ -140,13 +142,13 @@ def exact_scores(
     return out
 
 
-#: Module constants forcing each of BM25Index's query paths.
+#: BM25Index's query paths: the native kernel (dense or sparse by the tenant's size, which
+#: ``test_kernel_equals_the_numpy_form`` covers), and the numpy form kept for an index whose
+#: contributions are not all > 0, dense or sparse (``_DENSE_FACTOR``).
 PATHS: dict[str, dict[str, int]] = {
-    "default": {"_SORT_FACTOR": 8},
-    "dense": {"_DENSE_FACTOR": 10**9, "_INTERSECT_FACTOR": 10**9},
-    "sparse": {"_DENSE_FACTOR": 0, "_INTERSECT_FACTOR": 10**9},
-    "intersect": {"_INTERSECT_FACTOR": 0},
-    "narrowing": {"_SORT_FACTOR": 1, "_DENSE_FACTOR": 10**9},
+    "kernel": {"_DENSE_FACTOR": 32},
+    "numpy dense": {"_DENSE_FACTOR": 10**9},
+    "numpy sparse": {"_DENSE_FACTOR": 0},
 }
 
 tied_corpus_st = st.lists(
@@ -173,7 +175,8 @@ def test_every_query_path_equals_fts5_bit_for_bit(
 ) -> None:
     tenants = data.draw(st.lists(st.integers(0, 2), min_size=len(texts), max_size=len(texts)))
     idx = BM25Index(texts, tenants, n_tenants=3)
-    with mock.patch.multiple(keyword_module, **PATHS[path]):
+    numpy_form = mock.patch.object(idx, "_positive", path == "kernel")
+    with mock.patch.multiple(keyword_module, **PATHS[path]), numpy_form:
         for t in range(3):
             ref = exact_scores(texts, tenants, query, t, mode)
             expect = sorted(ref.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
@@ -195,17 +198,101 @@ def test_every_query_path_equals_fts5_bit_for_bit(
     k=st.integers(1, 60),
     sort_factor=st.sampled_from([1, 2, 8]),
 )
-def test_top_positive_equals_a_full_sort(
+def test_reference_top_positive_equals_a_full_sort(
     n: int, levels: int, zeros: float, seed: int, k: int, sort_factor: int
 ) -> None:
     rng = np.random.default_rng(seed)
     vals = rng.integers(1, levels + 1, n) / levels  # few distinct values: many ties
     vals[rng.random(n) < zeros] = 0.0
-    with mock.patch.object(keyword_module, "_SORT_FACTOR", sort_factor):
-        got = _top_positive(vals, k)
+    with mock.patch.object(keyword_ref, "SORT_FACTOR", sort_factor):
+        got = keyword_ref.top_positive(vals, k)
     expect = sorted(np.flatnonzero(vals > 0).tolist(), key=lambda i: (-vals[i], i))[:k]
     assert got.dtype == np.int64 or got.dtype == np.intp
     assert got.tolist() == expect
+
+
+#: The numpy form's paths (see tests/reference/keyword_ref.py).
+REF_PATHS: dict[str, dict[str, int]] = {
+    "default": {"SORT_FACTOR": 8},
+    "dense": {"DENSE_FACTOR": 10**9, "INTERSECT_FACTOR": 10**9},
+    "sparse": {"DENSE_FACTOR": 0, "INTERSECT_FACTOR": 10**9},
+    "intersect": {"INTERSECT_FACTOR": 0},
+    "narrowing": {"SORT_FACTOR": 1, "DENSE_FACTOR": 10**9},
+}
+
+
+@PROPERTY
+@given(
+    texts=tied_corpus_st,
+    filler=st.sampled_from([0, 3000]),
+    data=st.data(),
+    query=st.lists(st.sampled_from([*WORDS[:6], "nope"]), min_size=1, max_size=6).map(" ".join),
+    k=st.integers(1, 30),
+    mode=st.sampled_from(["or", "and"]),
+    path=st.sampled_from(sorted(REF_PATHS)),
+)
+def test_kernel_equals_the_numpy_form(
+    texts: list[str | None],
+    filler: int,
+    data: st.DataObject,
+    query: str,
+    k: int,
+    mode: str,
+    path: str,
+) -> None:
+    """The native query (``_core.bm25_top_k``) gives the numpy form's rows and scores bit for
+    bit on every path of both; ``filler`` rows without the query's words make the kernel's
+    postings sparse against the tenant's rows."""
+    texts = texts + ["omega"] * filler
+    tenants = data.draw(st.lists(st.integers(0, 2), min_size=len(texts), max_size=len(texts)))
+    idx = BM25Index(texts, tenants, n_tenants=3)
+    with mock.patch.multiple(keyword_ref, **REF_PATHS[path]):
+        for t in range(3):
+            rows, scores = idx.search(query, k, tenant=t, mode=mode)  # type: ignore[arg-type]
+            r_ref, s_ref = keyword_ref.search(idx, query, k, t, mode)
+            assert rows.dtype == np.int64 and scores.dtype == np.float64
+            assert rows.tolist() == r_ref.tolist()
+            assert scores.tolist() == s_ref.tolist()
+
+
+def test_kernel_rejects_bad_arrays() -> None:
+    """``_core.bm25_top_k`` names the argument at fault; it never panics."""
+    idx = BM25Index(["alpha beta", "beta", "gamma"])
+    rows, terms, offsets = idx._t_views[0]
+    pos, sc = idx._p_local, idx._p_score
+    beta = idx._vocab["beta"]
+    ok = _core.bm25_top_k(pos, sc, terms, offsets, rows, [beta], 5)
+    assert ok[0].tolist() == [1, 0]
+    with pytest.raises(DataError, match=r"postings\.scores has 3 rows, expected 4"):
+        _core.bm25_top_k(pos, sc[:3], terms, offsets, rows, [beta], 5)
+    with pytest.raises(DataError, match=r"groups\.group_offsets has 3 rows, expected 4"):
+        _core.bm25_top_k(pos, sc, terms, offsets[:3], rows, [beta], 5)
+    bad = offsets.copy()
+    bad[-1] = 99
+    with pytest.raises(DataError, match=r"group_offsets = .* not a range of the 4 postings"):
+        _core.bm25_top_k(pos, sc, terms, bad, rows, [idx._vocab["gamma"]], 5)
+    bad[-1], bad[-2] = 4, 5  # decreasing
+    with pytest.raises(DataError, match="group_offsets"):
+        _core.bm25_top_k(pos, sc, terms, bad, rows, [idx._vocab["gamma"]], 5)
+    for all_terms in (False, True):
+        with pytest.raises(DataError, match="positions = 1 is outside the tenant's 1 rows"):
+            _core.bm25_top_k(pos, sc, terms, offsets, rows[:1], [beta], 5, all_terms=all_terms)
+    big = np.zeros(4000, np.int64)  # few postings against many rows: the sparse path
+    with pytest.raises(DataError, match="positions = 9 is outside"):
+        _core.bm25_top_k(np.full(4, 9, np.uint32), sc, terms, offsets, big[:5], [beta], 5)
+    assert _core.bm25_top_k(pos, sc, terms, offsets, big, [beta], 5)[0].tolist() == [0, 0]
+    with pytest.raises(ParameterError, match="positions: array must be C-contiguous"):
+        _core.bm25_top_k(np.repeat(pos, 2)[::2], sc, terms, offsets, rows, [beta], 5)
+    with pytest.raises(TypeError):
+        _core.bm25_top_k(pos.astype(np.int64), sc, terms, offsets, rows, [beta], 5)  # type: ignore[arg-type]
+    with pytest.raises(OverflowError):
+        _core.bm25_top_k(pos, sc, terms, offsets, rows, [beta], -1)
+    assert _core.bm25_top_k(pos, sc, terms, offsets, rows, [beta], 0)[0].tolist() == []
+    # Unknown term ids (below 0 or absent) match nothing; under all_terms nothing at all.
+    r, _ = _core.bm25_top_k(pos, sc, terms, offsets, rows, [-1, beta, 10**9], 5)
+    assert r.tolist() == [1, 0]
+    r, _ = _core.bm25_top_k(pos, sc, terms, offsets, rows, [-1, beta], 5, all_terms=True)
+    assert r.tolist() == []
 
 
 def test_large_tenants_with_many_ties() -> None:

@@ -19,11 +19,14 @@ __all__ = [
     "__version__",
     "additive_merge",
     "best_mentioned_chunks",
+    "bm25_top_k",
     "composite_score",
     "dedupe_max",
     "entity_chunk_scores",
     "exact_search",
+    "graph_proximity_chunks",
     "graph_proximity_score",
+    "hybrid_merge",
     "rerank_memories",
     "rrf_fuse",
     "score_fact_arrays",
@@ -328,6 +331,85 @@ def entity_chunk_scores(
     in input order, then added). Raises DataError on an entity outside the CSR, a broken
     range or a negative chunk."""
 
+def graph_proximity_chunks(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    entities: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+    hops: npt.NDArray[np.uint32],
+    *,
+    weight_scale: float = 10.0,
+    hop_base: float = 2.0,
+    mention_floor: float = 0.7,
+    mention_log_divisor: float = 5.0,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+    """Seed 003's graph-sourced chunks: every chunk mentioning a related entity (the CSR
+    ``chunks[offsets[e]:offsets[e + 1]]`` with mention ``counts``) scored by
+    ``computeGraphScore`` (:func:`graph_proximity_score` of the entity's weight and hop and
+    the chunk's count), each chunk keeping its best score and the entity that gave it (the
+    first on ties; only scores above -1 count).
+
+    Args:
+        offsets, chunks, counts: The entity -> chunk mention CSR.
+        entities: Related entities (int64), taken in order, each one's chunks in CSR order.
+        weights: Each entity's relationship weight (float64).
+        hops: Each entity's hop distance (uint32, >= 1).
+        weight_scale, hop_base, mention_floor, mention_log_divisor: The profile.
+
+    Returns:
+        ``(chunks, scores, entities)``: the chunks in the order they were first scored, their
+        best scores and the entity of each.
+
+    Raises:
+        ParameterError: A bad profile or a non-contiguous array.
+        DataError: ``weights`` or ``hops`` not aligned with ``entities``, an entity outside
+            the CSR, a broken CSR range, or (on an entity with mentions) a non-finite weight,
+            a hop of 0 or a mention count outside ``0..2**32 - 1``.
+    """
+
+def bm25_top_k(
+    positions: npt.NDArray[np.uint32],
+    scores: npt.NDArray[np.float64],
+    group_terms: npt.NDArray[np.int64],
+    group_offsets: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int64],
+    terms: list[int],
+    k: int,
+    *,
+    all_terms: bool = False,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The best ``k`` rows of one tenant for a query, by BM25 over precomputed postings
+    (``graphrecall.anchors.keyword.BM25Index``'s query).
+
+    A row's score is the sum of its postings' contributions over the query's phrases, added
+    in phrase order from 0.0 (FTS5's ``bm25()`` loop, so bit for bit); rows whose sum is not
+    > 0 are left out. The GIL is released.
+
+    Args:
+        positions: uint32, each posting's row as its position among the tenant's rows
+            (strictly ascending within a group).
+        scores: float64, each posting's contribution.
+        group_terms: int64, the tenant's term ids, ascending.
+        group_offsets: int64, ``len(group_terms) + 1`` entries: term ``group_terms[g]``'s
+            postings are ``positions[group_offsets[g]:group_offsets[g + 1]]``.
+        rows: int64, the tenant's rows: position ``p`` is row ``rows[p]``.
+        terms: The query's term ids in phrase order (a repeated one counts twice; below 0 or
+            absent from ``group_terms``: matches nothing).
+        k: Results wanted (0: none).
+        all_terms: Rows holding every phrase (FTS5 ``AND``; nothing when one term is absent)
+            instead of any (``OR``).
+
+    Returns:
+        ``(rows, scores)``, best first, ties by position; at most ``k``.
+
+    Raises:
+        ParameterError: A non-contiguous array.
+        DataError: ``positions`` and ``scores`` (or ``group_terms`` and ``group_offsets``)
+            of mismatched lengths, a group's range outside the postings, or a position
+            outside ``rows``.
+    """
+
 def composite_score(
     match_score: npt.NDArray[np.float64],
     hop: npt.NDArray[np.uint32],
@@ -390,6 +472,44 @@ def additive_merge(
 ) -> tuple[
     npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uint8], npt.NDArray[np.uintp]
 ]: ...
+def hybrid_merge(
+    vector_ids: npt.NDArray[np.int64],
+    vector_scores: npt.NDArray[np.float64],
+    vector_offsets: npt.NDArray[np.uintp],
+    text_ids: npt.NDArray[np.int64],
+    bm25: npt.NDArray[np.float64],
+    text_offsets: npt.NDArray[np.uintp],
+    *,
+    vector_weight: float = 0.7,
+    text_weight: float = 0.3,
+    text_score: str = "max",
+    k: int = 6,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]:
+    """Seed 003's hybrid search (OpenClaw's ``mergeHybridResults``) for a batch: per query,
+    its vector hits and BM25 hits (best first) merged into
+    ``vector_weight * vector + text_weight * text`` (a side that lacks the id contributes
+    ``weight * 0.0``; evaluated as written), the best ``k`` kept.
+
+    Args:
+        vector_ids, vector_scores, vector_offsets: The vector hits, cut into queries by
+            ``n_queries + 1`` offsets.
+        text_ids, bm25, text_offsets: The keyword hits and their BM25 scores, best first,
+            cut the same way.
+        vector_weight, text_weight: The weights (finite, >= 0).
+        text_score: ``"max"`` (BM25 / the query's best, 0.0 when that is not > 0) or
+            ``"openclaw"`` (1.0 for every keyword hit).
+        k: Results kept per query.
+
+    Returns:
+        ``(ids, scores, offsets)``: per query, score descending (NaN last), ties by id
+        ascending. Within one list a repeated id keeps its last score.
+
+    Raises:
+        ParameterError: Bad offsets, a different number of queries on the two sides, bad
+            weights, an unknown ``text_score`` or a non-contiguous array.
+        DataError: Ids and scores of different lengths.
+    """
+
 def dedupe_max(
     ids: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],

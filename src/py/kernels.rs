@@ -299,6 +299,61 @@ pub fn additive_merge<'py>(
     ))
 }
 
+/// Seed 003's hybrid search merge of a batch (`fusion::hybrid_merge_batch`); returns
+/// `(ids, scores, offsets)`.
+#[pyfunction]
+#[pyo3(signature = (
+    vector_ids, vector_scores, vector_offsets, text_ids, bm25, text_offsets, *,
+    vector_weight = 0.7, text_weight = 0.3, text_score = "max", k = 6,
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn hybrid_merge<'py>(
+    py: Python<'py>,
+    vector_ids: PyReadonlyArray1<'py, i64>,
+    vector_scores: PyReadonlyArray1<'py, f64>,
+    vector_offsets: PyReadonlyArray1<'py, usize>,
+    text_ids: PyReadonlyArray1<'py, i64>,
+    bm25: PyReadonlyArray1<'py, f64>,
+    text_offsets: PyReadonlyArray1<'py, usize>,
+    vector_weight: f64,
+    text_weight: f64,
+    text_score: &str,
+    k: usize,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, UsizeArray<'py>)> {
+    let text_score = match text_score {
+        "max" => fusion::TextScore::Max,
+        "openclaw" => fusion::TextScore::OpenClaw,
+        other => {
+            return Err(crate::Error::param(
+                "text_score",
+                format!("{other:?} is not 'max' or 'openclaw'"),
+            )
+            .into())
+        }
+    };
+    let vector_ids = slice(&vector_ids, "vector_ids")?;
+    let vector_scores = slice(&vector_scores, "vector_scores")?;
+    let vector_offsets = slice(&vector_offsets, "vector_offsets")?;
+    let text_ids = slice(&text_ids, "text_ids")?;
+    let bm25 = slice(&bm25, "bm25")?;
+    let text_offsets = slice(&text_offsets, "text_offsets")?;
+    let fused = py.detach(|| {
+        fusion::hybrid_merge_batch(
+            vector_ids,
+            vector_scores,
+            vector_offsets,
+            text_ids,
+            bm25,
+            text_offsets,
+            vector_weight,
+            text_weight,
+            text_score,
+            k,
+        )
+    })?;
+    Ok(fused_arrays(py, fused))
+}
+
 /// Per query, distinct ids with their largest score; returns `(ids, scores, offsets)`.
 #[pyfunction]
 pub fn dedupe_max<'py>(
@@ -379,4 +434,41 @@ pub fn best_mentioned_chunks<'py>(
     let scores = slice(&scores, "scores")?;
     let (c, s) = py.detach(|| scoring::best_mentioned_chunks(csr, entities, scores))?;
     Ok((c.into_pyarray(py), s.into_pyarray(py)))
+}
+
+/// Seed 003's graph-sourced chunks: each chunk mentioning a related entity scored by
+/// `computeGraphScore`, keeping its best (`scoring::graph_proximity_chunks`); returns
+/// (chunks in first-scored order, best scores, the entity that gave each).
+#[pyfunction]
+#[pyo3(signature = (
+    offsets, chunks, counts, entities, weights, hops, *,
+    weight_scale = 10.0, hop_base = 2.0, mention_floor = 0.7, mention_log_divisor = 5.0,
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn graph_proximity_chunks<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    chunks: PyReadonlyArray1<'py, i64>,
+    counts: PyReadonlyArray1<'py, i64>,
+    entities: PyReadonlyArray1<'py, i64>,
+    weights: PyReadonlyArray1<'py, f64>,
+    hops: PyReadonlyArray1<'py, u32>,
+    weight_scale: f64,
+    hop_base: f64,
+    mention_floor: f64,
+    mention_log_divisor: f64,
+) -> PyResult<(I64Array<'py>, F64Array<'py>, I64Array<'py>)> {
+    let profile = GraphProximityProfile {
+        weight_scale,
+        hop_base,
+        mention_floor,
+        mention_log_divisor,
+    };
+    let csr = mention_csr(&offsets, &chunks, &counts)?;
+    let entities = slice(&entities, "entities")?;
+    let weights = slice(&weights, "weights")?;
+    let hops = slice(&hops, "hops")?;
+    let (c, s, e) =
+        py.detach(|| scoring::graph_proximity_chunks(csr, entities, weights, hops, &profile))?;
+    Ok((c.into_pyarray(py), s.into_pyarray(py), e.into_pyarray(py)))
 }

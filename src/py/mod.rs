@@ -10,6 +10,7 @@ use crate::Error;
 
 mod graph;
 mod kernels;
+mod text;
 mod vectors;
 
 /// Exception classes live in `graphrecall.errors` (pure Python) so that each one can also
@@ -65,8 +66,12 @@ mod _core {
     #[pymodule_export]
     use super::kernels::{
         additive_merge, best_mentioned_chunks, composite_score, dedupe_max, entity_chunk_scores,
-        graph_proximity_score, rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
+        graph_proximity_chunks, graph_proximity_score, hybrid_merge, rerank_memories, rrf_fuse,
+        score_fact_arrays, top_k, weighted_fuse,
     };
+
+    #[pymodule_export]
+    use super::text::bm25_top_k;
 
     #[pymodule_export]
     use super::vectors::{exact_search, sketch_codes, sketch_int4, sketch_search};

@@ -4,7 +4,7 @@ Seed 003's hybrid retriever merges vector search with "BM25 keyword search (FTS5
 source (OpenClaw's memory search) runs ``MATCH '"a" AND "b"'`` on one FTS5 table per user.
 :class:`BM25Index` gives the same scores without a database: an inverted index in numpy
 (postings grouped by tenant and term, each holding its row's precomputed contribution),
-queried in a few vector operations.
+queried by one native call per query (``_core.bm25_top_k``).
 
 Scoring (``ext/fts5/fts5_aux.c``, ``fts5Bm25Function``), for the query's tokens
 ``q_1 .. q_m`` (one FTS5 phrase each, repeats included, so a repeated token counts twice
@@ -29,8 +29,9 @@ A ``None`` text is an empty row: it counts in ``N`` (as an FTS5 row with a NULL 
 and never matches.
 
 Speed (``benches/bench_text.py``, 100k chunks over 10 tenants, bench_recipes' "How is <name>
-related to <name>?", top 24, one thread): p50 40 us / p99 60 us per query (was 303 / 345),
-``search_many`` 28,000 q/s (was 3,300).
+related to <name>?", top 24, one thread): p50 22 us / p99 29 us per query (was 40 / 60 with
+the query in numpy, 303 / 345 before that), ``search_many`` 60,000 q/s (was 28,000 and
+3,300); 100k Zipf passages, top 10 of three words: 41-63 us (numpy: 105).
 """
 
 from __future__ import annotations
@@ -46,11 +47,13 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from .. import _core
 from ..errors import DataError, ParameterError, UnknownTenantError
 
 __all__ = ["BM25Index", "tokenize"]
 
 I64 = npt.NDArray[np.int64]
+U32 = npt.NDArray[np.uint32]
 F64 = npt.NDArray[np.float64]
 
 #: FTS5's floor for a non-positive IDF (``if( idf<=0.0 ) idf = 1e-6;`` in fts5_aux.c).
@@ -259,6 +262,8 @@ class _Tenants:
             self.known = uniq
         #: Dense rank of each row's tenant among ``known`` (sorted codes).
         self.rank: I64 = np.searchsorted(self.known, codes).astype(np.int64)
+        #: Tenant code -> its rank (what :meth:`resolve` looks up).
+        self._rank_of: dict[int, int] = {c: i for i, c in enumerate(self.known.tolist())}
 
     def resolve(self, tenant: object) -> int:
         """The rank (index into ``known``) of the tenant argument, or -1 for an index that
@@ -277,22 +282,20 @@ class _Tenants:
                 f"invalid parameter tenant: expected an integer tenant code or None, got {tenant!r}"
             )
         t = int(tenant)
-        i = int(np.searchsorted(self.known, t))
-        if i >= len(self.known) or int(self.known[i]) != t:
+        i = self._rank_of.get(t)
+        if i is None:
             raise UnknownTenantError(f"unknown tenant {t}: the index holds no such tenant code")
         return i
 
 
 # --------------------------------------------------------------------------- BM25
 
-#: Dense accumulation (one slot per row of the tenant) when ``postings * this >= rows``;
-#: below, a sparse grouping of the postings' rows. Both add in the same order.
+#: :meth:`BM25Index.scores` accumulates densely (one slot per row of the tenant) when
+#: ``postings * this >= rows``; below, by a sparse grouping of the postings' rows. Both add
+#: in the same order.
 _DENSE_FACTOR = 32
-#: ``"and"`` by intersection (the rarest phrase's rows looked up in the others') when
-#: ``rarest * (distinct phrases - 1) * this <= postings + rows``; else by counting.
-_INTERSECT_FACTOR = 16
-#: :func:`_top_positive` sorts at most this many candidates per wanted result outright.
-_SORT_FACTOR = 8
+#: Rows an index holds at most (row positions are uint32).
+_MAX_ROWS = 2**32 - 1
 #: ``np.add.at`` got a fast path in numpy 1.25.
 _FAST_ADD_AT = np.lib.NumpyVersion(np.__version__) >= "1.25.0"
 
@@ -307,10 +310,13 @@ class BM25Index:
     tenant are one contiguous slice, and each posting stores the row's position within its
     tenant and its whole contribution ``IDF * (f * (k1 + 1)) / (f + norm)`` (every factor
     depends on the tenant and the term only, so it is computed once, at build). A query
-    looks its tokens up in the tenant's sorted term ids, adds the contributions of its
-    slices row by row (one ``np.add.at`` into an array of the tenant's rows, or a sparse
-    grouping when few rows match; in phrase order as FTS5's loop, so sums are
-    bit-identical) and selects the best ``k`` without sorting the rest.
+    is one native call (``_core.bm25_top_k``, the GIL released): it looks the query's term
+    ids up in the tenant's sorted term ids, adds the contributions of their slices row by
+    row (into one slot per row of the tenant, or by sorting the postings when few rows
+    match, or by intersecting the slices for ``"and"``; always in phrase order as FTS5's
+    loop, so sums are bit-identical) and keeps the best ``k`` in a heap without sorting the
+    rest. An index whose contributions are not all > 0 (a ``k1`` so large that
+    ``f * (k1 + 1)`` overflows) is queried in numpy instead.
 
     Args:
         texts: One text per row (``None``: an empty row).
@@ -322,8 +328,9 @@ class BM25Index:
             :class:`UnknownTenantError`.
 
     Raises:
-        DataError: A text that is neither str nor None, or tenant codes that are not
-            integers, of the wrong length or outside ``0..n_tenants-1``.
+        DataError: A text that is neither str nor None, more than ``2**32 - 1`` texts, or
+            tenant codes that are not integers, of the wrong length or outside
+            ``0..n_tenants-1``.
         ParameterError: ``k1`` or ``b`` is not finite, ``k1 < 0`` or ``b`` outside [0, 1].
     """
 
@@ -348,6 +355,8 @@ class BM25Index:
         self.k1 = float(k1)
         self.b = float(b)
         n = len(texts)
+        if n > _MAX_ROWS:
+            raise DataError(f"texts: {n} rows, more than the {_MAX_ROWS} an index holds")
         self._tenants = _Tenants(tenants, n, n_tenants)
         vocab, terms, lengths = _tokenize_corpus(texts)
         self._vocab = vocab
@@ -407,15 +416,20 @@ class BM25Index:
             (tf_f * (self.k1 + 1.0)) / (tf_f + norm[p_row])
         )
         #: Each posting's row as its position among its tenant's rows.
-        self._p_local: I64 = local[p_row]
-        #: Group g: term _g_term[g], postings _g_span[g, 0]:_g_span[g, 1].
+        self._p_local: U32 = local[p_row].astype(np.uint32)
+        #: Group g: term _g_term[g], postings _g_off[g]:_g_off[g + 1].
         self._g_term: I64 = p_term[first].astype(np.int64)
-        self._g_span: I64 = np.column_stack((first, first + hits)).astype(np.int64)
+        self._g_off: I64 = np.append(first, n_post).astype(np.int64)
         #: Tenant r: groups _t_info[r, 0]:_t_info[r, 1] (by term), rows
         #: _t_rows[_t_info[r, 2]:][:_t_info[r, 3]] (ascending).
         t_group = np.searchsorted(p_rank[first], np.arange(n_known + 1))
         self._t_info: I64 = np.column_stack((t_group[:-1], t_group[1:], t_off[:-1], n_t))
         self._t_rows: I64 = t_rows.astype(np.int64)
+        #: Tenant r's (rows, group terms, group offsets) as views, what the kernel takes.
+        self._t_views: list[tuple[I64, I64, I64]] = [
+            (self._t_rows[off : off + n], self._g_term[a:z], self._g_off[a : z + 1])
+            for a, z, off, n in self._t_info.tolist()
+        ]
         #: Every contribution > 0 (always, unless k1 is so large that f * (k1 + 1)
         #: overflows): a row then matches exactly when its sum is > 0.
         self._positive = bool(np.all(self._p_score > 0))
@@ -471,8 +485,9 @@ class BM25Index:
         pos = terms.searchsorted(tids)
         # A position past the end is clipped onto a smaller term: no match.
         hit = terms.take(pos, mode="clip").tolist()
-        spans = self._g_span.take(pos + a, axis=0, mode="clip").tolist()
-        slices = [sp for h, t, sp in zip(hit, tids, spans, strict=True) if h == t]
+        starts = self._g_off.take(pos + a, mode="clip").tolist()
+        ends = self._g_off.take(pos + a + 1, mode="clip").tolist()
+        slices = [[s, e] for h, t, s, e in zip(hit, tids, starts, ends, strict=True) if h == t]
         if mode == "and" and len(slices) < len(tids):
             return [], off, n_t
         return slices, off, n_t
@@ -489,8 +504,8 @@ class BM25Index:
         loc, sc = self._p_local, self._p_score
         if len(slices) == 1:
             a, z = slices[0]
-            return loc[a:z].copy(), sc[a:z].copy()
-        cat = np.concatenate([loc[a:z] for a, z in slices])
+            return loc[a:z].astype(np.int64), sc[a:z].copy()
+        cat = np.concatenate([loc[a:z] for a, z in slices]).astype(np.int64)
         weights = np.concatenate([sc[a:z] for a, z in slices])
         need = len(slices) if mode == "and" else 1
         if len(cat) * _DENSE_FACTOR >= n_t:
@@ -506,55 +521,30 @@ class BM25Index:
             return uniq[keep], summed[keep]
         return uniq, summed
 
-    def _intersect(self, slices: list[list[int]]) -> tuple[I64, F64]:
-        """``"and"``: the rows of the rarest phrase found in every other phrase's slice,
-        and their sums, added in phrase order."""
-        loc, sc = self._p_local, self._p_score
-        distinct = sorted({(a, z) for a, z in slices}, key=lambda s: s[1] - s[0])
-        a, z = distinct[0]
-        cand = loc[a:z]
-        for a, z in distinct[1:]:
-            pos = np.minimum(loc[a:z].searchsorted(cand), z - a - 1)
-            cand = cand[loc[a:z][pos] == cand]
-            if not len(cand):
-                return cand, np.zeros(0, dtype=np.float64)
-        total = np.zeros(len(cand), dtype=np.float64)
-        for a, z in slices:
-            total += sc[a + loc[a:z].searchsorted(cand)]
-        return cand, total
-
     def _search(self, query: str, k: int, rank: int, mode: str) -> tuple[I64, F64]:
-        """:meth:`search` on checked arguments."""
-        slices, off, n_t = self._slices(query, rank, mode)
-        if not slices:
+        """:meth:`search` on checked arguments: one native call (``_core.bm25_top_k``)
+        looks the query's terms up among the tenant's groups, adds each row's
+        contributions in phrase order and selects the best ``k``."""
+        if rank < 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         if not self._positive:  # degenerate k1: matches by counts, full sort
+            slices, off, n_t = self._slices(query, rank, mode)
+            if not slices:
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
             loc, summed = self._sums(slices, n_t, mode)
             loc, summed = _top_k(loc, summed, k)
             return self._t_rows[off + loc], summed
-        n_post = sum(z - a for a, z in slices)
-        if len(slices) == 1:
-            a, z = slices[0]
-            loc, summed = self._p_local[a:z], self._p_score[a:z]
-        elif mode == "and":
-            sizes = [z - a for a, z in {(a, z) for a, z in slices}]
-            if min(sizes) * (len(sizes) - 1) * _INTERSECT_FACTOR <= n_post + n_t:
-                loc, summed = self._intersect(slices)
-            else:
-                loc, summed = self._sums(slices, n_t, mode)
-        elif n_post * _DENSE_FACTOR >= n_t:  # dense: positions are the tenant's rows
-            p_loc, p_sc = self._p_local, self._p_score
-            summed = _add_up(
-                np.concatenate([p_loc[a:z] for a, z in slices]),
-                np.concatenate([p_sc[a:z] for a, z in slices]),
-                n_t,
-            )
-            best = _top_positive(summed, k)
-            return self._t_rows[off + best], summed[best]
-        else:
-            loc, summed = self._sums(slices, n_t, mode)
-        best = _top_positive(summed, k)
-        return self._t_rows[off + loc[best]], summed[best]
+        get = self._vocab.get
+        tids = [
+            get(w, -1) for w in _TOKEN.findall(query.lower() if query.isascii() else fold(query))
+        ]
+        every = mode == "and"
+        if every and -1 in tids:  # a token no row holds
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        rows, terms, offsets = self._t_views[rank]
+        return _core.bm25_top_k(
+            self._p_local, self._p_score, terms, offsets, rows, tids, k, all_terms=every
+        )
 
     def search(
         self,
@@ -660,50 +650,6 @@ def _add_up(rows: I64, weights: F64, n: int) -> F64:
         np.add.at(out, rows, weights)
         return out
     return np.bincount(rows, weights=weights, minlength=n).astype(np.float64, copy=False)
-
-
-def _top_positive(scores: F64, k: int) -> I64:
-    """Positions of the ``k`` highest entries > 0 of ``scores``, best first, ties by position.
-
-    Without sorting all of them, and without ``np.partition`` over many equal values (its
-    introselect takes ~1 ms for 10^5 zeros): the ``k``-th largest of any subset is a lower
-    bound ``low`` of the ``k``-th largest of all, so the answer lies among the entries
-    ``>= low``. The subset is the maxima of ``cols >= 4 k`` interleaved blocks, which
-    leaves at most ``(k - 1) * n / cols`` entries above ``low``; those and the ties at
-    ``low`` are narrowed again the same way until at most ``8 k`` are left to sort.
-    """
-    pos: I64 | None = None  # positions of `vals` in `scores` (None: all)
-    vals = scores
-    positive = False  # every entry of `vals` is known to be > 0
-    while len(vals) > _SORT_FACTOR * k:
-        cols = min(max(4 * k, 256 if len(vals) >= 1024 else 0), len(vals))
-        n_full = len(vals) - len(vals) % cols
-        col_max = vals[:n_full].reshape(-1, cols).max(axis=0)
-        low = np.partition(col_max, cols - k)[cols - k]
-        if not low > 0.0:  # fewer than k blocks hold a positive entry: keep those
-            keep = np.flatnonzero(vals > 0.0)
-            if len(keep) == len(vals):  # only with NaN scores, never here: just sort
-                break
-        else:
-            keep = np.flatnonzero(vals >= low)  # >= k entries: k blocks reach low
-            if len(keep) > _SORT_FACTOR * k:
-                above = vals[keep] > low
-                n_above = int(np.count_nonzero(above))
-                if n_above < k:  # the best are those above low, then ties by position
-                    top = keep[above]
-                    top = top[np.argsort(-vals[top], kind="stable")]
-                    best = np.concatenate((top, keep[~above][: k - n_above]))
-                    return best if pos is None else pos[best]
-                keep = keep[above]
-        vals = vals[keep]
-        pos = keep if pos is None else pos[keep]
-        positive = True
-    if positive:
-        best = np.argsort(-vals, kind="stable")[:k]
-    else:
-        cand = np.flatnonzero(vals > 0.0)
-        best = cand[np.argsort(-vals[cand], kind="stable")[:k]]
-    return best if pos is None else pos[best]
 
 
 def _top_k(rows: I64, scores: F64, k: int) -> tuple[I64, F64]:

@@ -25,6 +25,7 @@ import threading
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Literal
 
 import numpy as np
@@ -254,6 +255,9 @@ class NameIndex:
         self._exact: dict[tuple[int, str], tuple[tuple[int, int], ...]] = {
             key: _by_row(items) for key, items in table.items()
         }
+        #: Every word of a key of ``_exact``: an n-gram holding any other word is no key
+        #: (words hold no space, so a key's words are exactly its n-gram's).
+        self._words: frozenset[str] = frozenset(w for _, key in table for w in key.split(" "))
         self._lock = threading.Lock()
         self._fuzzy: dict[int, _FuzzyTenant] | None = None
         self._kw: tuple[dict[tuple[int, str], I64], I64, I64] | None = None
@@ -331,16 +335,21 @@ class NameIndex:
         n_tok = len(toks)
         out: list[NameMatch] = []
         seen: set[int] = set()
-        # ends[i]: furthest end of a matched (longer) span starting at token i.
+        # run[i]: how many tokens from i on are words of some name; only an n-gram of such
+        # words can be a name, so the others are not looked up.
+        words = self._words
+        run = [0] * (n_tok + 1)
+        for i in range(n_tok - 1, -1, -1):
+            if toks[i] in words:
+                run[i] = run[i + 1] + 1
+        # ends[i]: furthest end of a matched (longer) span starting at token i; covered[i]:
+        # the furthest end of one starting at or before i (none yet: all 0).
         ends = [0] * n_tok
-        for n in range(min(self.max_ngram, n_tok), 0, -1):
-            reach, covered = 0, []
-            for i in range(n_tok):
-                reach = max(reach, ends[i])
-                covered.append(reach)
+        covered = ends
+        for n in range(min(self.max_ngram, max(run)), 0, -1):
             matched: list[int] = []
             for i in range(n_tok - n + 1):
-                if covered[i] >= i + n:
+                if run[i] < n or covered[i] >= i + n:
                     continue
                 if n == 1:
                     if toks[i] in self.stopwords:
@@ -363,6 +372,8 @@ class NameIndex:
                         return out
             for i in matched:
                 ends[i] = max(ends[i], i + n)
+            if matched:
+                covered = list(accumulate(ends, max))
         return out
 
     def recognize_many(

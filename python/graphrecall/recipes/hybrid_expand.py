@@ -34,7 +34,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .. import fusion, scoring
+from .. import _core, fusion
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import GraphProximityProfile
@@ -59,7 +59,6 @@ from .base import (
     check_queries,
     check_real,
     chunk_hits,
-    csr_ranges,
     entity_hits,
     fact_hits,
 )
@@ -138,19 +137,11 @@ def hybrid_expand(
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
-    k = check_count("k", p.k)
-    mult = check_count("candidate_multiplier", p.candidate_multiplier, 1, 1000)
-    for name in ("vector_weight", "text_weight"):
-        check_real(name, getattr(p, name))
-    alpha, beta = check_real("alpha", p.alpha), check_real("beta", p.beta)
-    if p.text_score not in ("max", "openclaw"):
-        raise ParameterError(f"invalid parameter text_score: {p.text_score!r} (max, openclaw)")
-    if p.keyword_mode not in ("or", "and"):
-        raise ParameterError(f"invalid parameter keyword_mode: {p.keyword_mode!r} (or, and)")
-    max_new = check_count("max_graph_chunks", p.max_graph_chunks, 0)
+    c = _checked(p)
+    k, alpha, beta, max_new = c.k, c.alpha, c.beta, c.max_new
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
-    n_cand = k * mult
+    n_cand = k * c.candidate_multiplier
     with timer.stage("vector"):
         vec = chunk_search(index, qv, t, n_cand)
     with timer.stage("keyword"):
@@ -160,36 +151,11 @@ def hybrid_expand(
             else [(np.zeros(0, np.int64), np.zeros(0))] * len(qs)
         )
     with timer.stage("merge"):
-        base_lists = []
-        merges: list[_Merged] = []
-        openclaw = p.text_score == "openclaw"
-        vw, tw = p.vector_weight, p.text_weight
-        for q in range(len(qs)):
-            # Last one wins within a list, as a dict of per-chunk dicts would.
-            vector: dict[int, float] = (
-                dict(zip(vec[q][0].tolist(), vec[q][1].tolist(), strict=True))
-                if vec is not None
-                else {}
-            )
-            rows, bm = kw[q]
-            bm25 = dict(zip(rows.tolist(), bm.tolist(), strict=True))
-            top = float(bm[0]) if len(bm) else 0.0
-            if openclaw:
-                text = dict.fromkeys(bm25, 1.0)
-            elif top > 0:
-                text = {c: s_ / top for c, s_ in bm25.items()}
-            else:
-                text = dict.fromkeys(bm25, 0.0)
-            hybrid = {c: vw * v + tw * text.get(c, 0.0) for c, v in vector.items()}
-            for c, ts in text.items():
-                if c not in vector:
-                    hybrid[c] = vw * 0.0 + tw * ts
-            # The k best by (-score, chunk), as sorted() with that key orders them.
-            n_h = len(hybrid)
-            h_ids = np.fromiter(hybrid, dtype=np.int64, count=n_h)
-            h_scores = np.fromiter(hybrid.values(), dtype=np.float64, count=n_h)
-            base_lists.append(h_ids[np.lexsort((h_ids, -h_scores))[:k]].tolist())
-            merges.append((vector, text, bm25, hybrid))
+        openclaw, vw, tw = c.openclaw, c.vector_weight, c.text_weight
+        hybrid_in: list[_HybridIn] = [
+            (None if vec is None else vec[q], kw[q], openclaw, vw, tw) for q in range(len(qs))
+        ]
+        base = _hybrid_top(hybrid_in, k)
     anchors: list[list[Anchor]] = [[] for _ in qs]
     results = []
     if p.use_graph:
@@ -231,50 +197,48 @@ def hybrid_expand(
             core.entity_strengths,
             core.entity_parents,
         )
+        q_facts_all, q_hops_all = core.facts, core.hops
+        pf = p.profile
+        profile = {
+            "weight_scale": float(pf.weight_scale),
+            "hop_base": float(pf.hop_base),
+            "mention_floor": float(pf.mention_floor),
+            "mention_log_divisor": float(pf.mention_log_divisor),
+        }
     mentions = index.mentions
+    no_graph = (_EMPTY_I64, _EMPTY_F64, _EMPTY_I64)
     for q, query in enumerate(qs):
-        graph_scores: dict[int, float] = {}
-        graph_from: dict[int, int] = {}
-        related: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        rel_hops: npt.NDArray[Any] = related
-        rel_str: npt.NDArray[Any] = related
-        paths_of = EntityPaths(index, {})
+        b_ids, b_scores = base[q]
+        related: npt.NDArray[np.int64]
+        rel_hops: npt.NDArray[Any]
+        rel_str: npt.NDArray[Any]
         if p.use_graph:
             a, b = int(eo[q]), int(eo[q + 1])
             with timer.stage("graph_score"):
                 e_q, h_q = ents[a:b], ehops[a:b]
                 paths_of = EntityPaths.of_reached(index, e_q, epar[a:b])
+                # The related entities: all but the anchors, which are exactly the hop-0
+                # ones (the shared BFS keys an anchor 0.0 and any other entity -(hop + 1),
+                # so an anchor keeps hop 0; activation::tests checks it).
                 keep = h_q >= 1
-                for row, _, _ in anchors[q]:
-                    keep &= e_q != row
                 related, rel_hops, rel_str = e_q[keep], h_q[keep], estr[a:b][keep]
-                # Every chunk mentioning a related entity, gathered from the mention CSR.
-                owner, flat = csr_ranges(mentions.entity_offsets, related)
-                if len(flat):
-                    gs = scoring.graph_proximity(
-                        rel_str[owner].astype(np.float64),
-                        rel_hops[owner],
-                        mentions.entity_counts[flat],
-                        profile=p.profile,
-                    )
-                    # A chunk keeps its best score (the first entity reaching it on ties).
-                    for c, sc, e in zip(
-                        mentions.entity_chunks[flat].tolist(),
-                        gs.tolist(),
-                        related[owner].tolist(),
-                        strict=True,
-                    ):
-                        if sc > graph_scores.get(c, -1.0):
-                            graph_scores[c] = sc
-                            graph_from[c] = e
+                # Every chunk mentioning a related entity, each at its best score (the first
+                # entity reaching it on ties), in one native call over the mention CSR.
+                graph = _core.graph_proximity_chunks(
+                    mentions.entity_offsets,
+                    mentions.entity_chunks,
+                    mentions.entity_counts,
+                    related,
+                    rel_str.astype(np.float64),
+                    rel_hops,
+                    **profile,
+                )
             with timer.stage("merge"):
-                base = base_lists[q]
-                hybrid = merges[q][3]
                 added = fusion.additive_merge_arrays(
-                    np.fromiter(base, dtype=np.int64, count=len(base)),
-                    np.fromiter(map(hybrid.__getitem__, base), dtype=np.float64, count=len(base)),
-                    np.fromiter(graph_scores, dtype=np.int64, count=len(graph_scores)),
-                    np.fromiter(graph_scores.values(), dtype=np.float64, count=len(graph_scores)),
+                    b_ids,
+                    b_scores,
+                    graph[0],
+                    graph[1],
                     alpha=alpha,
                     beta=beta,
                     max_new=max_new,
@@ -283,22 +247,23 @@ def hybrid_expand(
                 scores_l = added.scores.tolist()
                 sources = [_SOURCES[x] for x in added.sources.tolist()]
         else:
-            ids_l = list(base_lists[q])
-            scores_l = [merges[q][3][c] for c in ids_l]
+            related = rel_hops = rel_str = _EMPTY_I64
+            paths_of = EntityPaths(index, {})
+            graph = no_graph
+            ids_l = b_ids.tolist()
+            scores_l = b_scores.tolist()
             sources = ["hybrid"] * len(ids_l)
         with timer.stage("results"):
             rel_l = related.tolist()
             chunks = chunk_hits(
                 index,
                 ids_l,
-                scores=[float(x) for x in scores_l],
+                scores=scores_l,
                 sources=sources,
                 components=LazyColumn(
-                    partial(
-                        _chunk_components, ids_l, scores_l, merges[q], graph_scores, p.use_graph
-                    )
+                    partial(_chunk_components, ids_l, scores_l, hybrid_in[q], graph, p.use_graph)
                 ),
-                paths=LazyColumn(partial(_chunk_paths, ids_l, graph_from, paths_of)),
+                paths=LazyColumn(partial(_chunk_paths, ids_l, graph, paths_of)),
             )
             anchor_list = anchor_hits(index, anchors[q])
             rel_hits = entity_hits(
@@ -313,8 +278,8 @@ def hybrid_expand(
             facts = []
             if p.use_graph:
                 fa, fb = int(fo[q]), int(fo[q + 1])
-                q_facts = core.facts[fa:fb]
-                q_facts_hops = core.hops[fa:fb]
+                q_facts = q_facts_all[fa:fb]
+                q_facts_hops = q_hops_all[fa:fb]
                 linking = index.fact_object[q_facts] >= 0
                 q_facts = q_facts[linking]
                 strength = index.fact_strength[q_facts]
@@ -338,7 +303,7 @@ def hybrid_expand(
                     stats={
                         "query_entities": len(anchor_list),
                         "related_entities": len(rel_hits),
-                        "graph_chunks_scored": len(graph_scores),
+                        "graph_chunks_scored": len(graph[0]),
                         "graph_chunks_added": sources.count("graph"),
                     },
                     params=dict(p.__dict__),
@@ -350,8 +315,115 @@ def hybrid_expand(
     return results
 
 
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """A parameter set's values after the checks every call makes (see :func:`_checked`)."""
+
+    k: int
+    candidate_multiplier: int
+    vector_weight: float
+    text_weight: float
+    openclaw: bool
+    alpha: float
+    beta: float
+    max_new: int
+
+
+#: Checked values by parameter set (an instance from params_of, one per distinct overrides,
+#: held here so that its id is not reused), at most 64.
+_CHECKED: dict[int, tuple[HybridExpandParams, _Checked]] = {}
+
+
+def _checked(p: HybridExpandParams) -> _Checked:
+    """``p``'s checked values, computed on its first use (a frozen parameter set never
+    changes): the checks cost a few microseconds per call otherwise."""
+    got = _CHECKED.get(id(p))
+    if got is not None and got[0] is p:
+        return got[1]
+    k = check_count("k", p.k)
+    mult = check_count("candidate_multiplier", p.candidate_multiplier, 1, 1000)
+    vw, tw = (check_real(name, getattr(p, name)) for name in ("vector_weight", "text_weight"))
+    alpha, beta = check_real("alpha", p.alpha), check_real("beta", p.beta)
+    if p.text_score not in ("max", "openclaw"):
+        raise ParameterError(f"invalid parameter text_score: {p.text_score!r} (max, openclaw)")
+    if p.keyword_mode not in ("or", "and"):
+        raise ParameterError(f"invalid parameter keyword_mode: {p.keyword_mode!r} (or, and)")
+    max_new = check_count("max_graph_chunks", p.max_graph_chunks, 0)
+    checked = _Checked(k, mult, vw, tw, p.text_score == "openclaw", alpha, beta, max_new)
+    if len(_CHECKED) >= 64:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[id(p)] = (p, checked)
+    return checked
+
+
 #: additive_merge's source codes.
 _SOURCES = ("hybrid", "graph", "hybrid+graph")
+
+_EMPTY_I64: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+_EMPTY_F64: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+_EMPTY_I64.flags.writeable = False
+_EMPTY_F64.flags.writeable = False
+
+_Pair = tuple[npt.NDArray[Any], npt.NDArray[Any]]
+
+#: A query's hybrid search inputs: its vector hits (rows, cosines; None without chunk
+#: vectors), its keyword hits (rows, BM25 scores, best first), whether text scores are
+#: OpenClaw's (1.0 per hit) and the vector and text weights.
+_HybridIn = tuple[_Pair | None, _Pair, bool, float, float]
+
+#: A query's graph-sourced chunks: (chunks, best scores, the related entity of each).
+_Graph = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64]]
+
+
+def _hybrid_top(queries: list[_HybridIn], k: int) -> list[tuple[npt.NDArray[np.int64], Any]]:
+    """Each query's ``k`` best hybrid results ``(rows, vector_weight x vector + text_weight x
+    text)``, best first, ties by row: the source's merge by one native call for the batch
+    (``_core.hybrid_merge``, the formula as written, what :func:`_merged` computes)."""
+    if not queries:
+        return []
+    _, _, openclaw, vw, tw = queries[0]
+    v_ids: list[npt.NDArray[Any]] = []
+    v_scores: list[npt.NDArray[Any]] = []
+    t_ids: list[npt.NDArray[Any]] = []
+    t_bm25: list[npt.NDArray[Any]] = []
+    for vector, (rows, bm), _, _, _ in queries:
+        v_ids.append(_EMPTY_I64 if vector is None else vector[0])
+        v_scores.append(_EMPTY_F64 if vector is None else vector[1])
+        t_ids.append(rows)
+        t_bm25.append(bm)
+    f_ids, f_scores, offsets = _core.hybrid_merge(
+        *_flat(v_ids, v_scores),
+        *_flat(t_ids, t_bm25),
+        vector_weight=vw,
+        text_weight=tw,
+        text_score="openclaw" if openclaw else "max",
+        k=k,
+    )
+    if len(queries) == 1:
+        return [(f_ids, f_scores)]
+    o = offsets.tolist()
+    return [(f_ids[o[q] : o[q + 1]], f_scores[o[q] : o[q + 1]]) for q in range(len(queries))]
+
+
+def _flat(
+    ids: list[npt.NDArray[Any]], scores: list[npt.NDArray[Any]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.uintp]]:
+    """Per-query lists as one int64 array, one float64 array (float32 widened, exactly)
+    and the query offsets."""
+    if len(ids) == 1:
+        return (
+            np.ascontiguousarray(ids[0], dtype=np.int64),
+            np.ascontiguousarray(scores[0], dtype=np.float64),
+            np.array((0, len(ids[0])), dtype=np.uintp),
+        )
+    ends = [0]
+    for x in ids:
+        ends.append(ends[-1] + len(x))
+    return (
+        np.concatenate(ids, dtype=np.int64),
+        np.concatenate(scores, dtype=np.float64),
+        np.array(ends, dtype=np.uintp),
+    )
 
 
 #: A query's hybrid search: chunk -> vector score, normalised text score, BM25 score and
@@ -359,16 +431,39 @@ _SOURCES = ("hybrid", "graph", "hybrid+graph")
 _Merged = tuple[dict[int, float], dict[int, float], dict[int, float], dict[int, float]]
 
 
+def _merged(inputs: _HybridIn) -> _Merged:
+    """A query's hybrid search as the source's per-chunk dicts (read by the components)."""
+    vec, (rows, bm), openclaw, vw, tw = inputs
+    # Last one wins within a list, as a dict of per-chunk dicts would.
+    vector: dict[int, float] = (
+        dict(zip(vec[0].tolist(), vec[1].tolist(), strict=True)) if vec is not None else {}
+    )
+    bm25 = dict(zip(rows.tolist(), bm.tolist(), strict=True))
+    top = float(bm[0]) if len(bm) else 0.0
+    if openclaw:
+        text = dict.fromkeys(bm25, 1.0)
+    elif top > 0:
+        text = {c: s_ / top for c, s_ in bm25.items()}
+    else:
+        text = dict.fromkeys(bm25, 0.0)
+    hybrid = {c: vw * v + tw * text.get(c, 0.0) for c, v in vector.items()}
+    for c, ts in text.items():
+        if c not in vector:
+            hybrid[c] = vw * 0.0 + tw * ts
+    return vector, text, bm25, hybrid
+
+
 def _chunk_components(
     ids: list[int],
     scores: list[float],
-    merged: _Merged,
-    graph: dict[int, float],
+    inputs: _HybridIn,
+    graph_hits: _Graph,
     use_graph: bool,
 ) -> list[dict[str, float]]:
     """Each final chunk's score components: the hybrid search's, then the graph's and the
     combination's."""
-    vector, text, bm25, hybrid = merged
+    vector, text, bm25, hybrid = _merged(inputs)
+    graph = dict(zip(graph_hits[0].tolist(), graph_hits[1].tolist(), strict=True))
     out = []
     for c, s in zip(ids, scores, strict=True):
         comp = {"vector": vector.get(c, 0.0), "text": text.get(c, 0.0)}
@@ -383,9 +478,10 @@ def _chunk_components(
 
 
 def _chunk_paths(
-    ids: list[int], graph_from: dict[int, int], paths_of: EntityPaths
+    ids: list[int], graph_hits: _Graph, paths_of: EntityPaths
 ) -> list[tuple[Step, ...]]:
     """Each final chunk's path: to the related entity that gave its graph score."""
+    graph_from = dict(zip(graph_hits[0].tolist(), graph_hits[2].tolist(), strict=True))
     return [paths_of(graph_from[c]) if c in graph_from else () for c in ids]
 
 
