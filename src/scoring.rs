@@ -664,10 +664,19 @@ fn bad_value(row: usize, column: &'static str, value: i64, problem: &str) -> Err
     }
 }
 
+/// The chunks of [`entity_chunk_scores`], ascending, with their scores.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChunkScores {
+    pub chunks: Vec<i64>,
+    pub scores: Vec<f64>,
+    /// How many scores are above 0 (the chunks the graph reached, for the recipe's cut).
+    pub n_positive: usize,
+}
+
 /// Entity scores spread to chunks (the `ppr` recipe's last random-walk step): an entity's
 /// score goes whole to its primary chunk (`primary[e] >= 0`), else to the chunks mentioning
 /// it in proportion to the mention counts (`score x count / total count`). Returns the
-/// reached chunks ascending and their sums.
+/// reached chunks ascending, their sums and how many of those are positive.
 ///
 /// Per chunk, the primary shares are summed in entity order, the mention shares in entity
 /// then CSR order, and the two sums added: the float operations of the numpy form
@@ -682,14 +691,18 @@ pub fn entity_chunk_scores(
     primary: Option<&[i64]>,
     entities: &[i64],
     scores: &[f64],
-) -> Result<(Vec<i64>, Vec<f64>)> {
+) -> Result<ChunkScores> {
     check_len("entities", "scores", entities.len(), scores.len())?;
     let n_entities = csr.n_entities()?;
     if let Some(p) = primary {
         check_len("entities", "primary", n_entities, p.len())?;
     }
-    // chunk -> (primary sum, mention sum); a few hundred chunks per query.
-    let mut acc: rustc_hash::FxHashMap<i64, (f64, f64)> = rustc_hash::FxHashMap::default();
+    // The work is a few hundred scattered reads of the CSR, which is too large for the cache
+    // when called between a vector search and a graph walk; each pass below issues reads that
+    // do not depend on one another, so that their cache misses overlap instead of queueing
+    // behind a hash-map update each. Shares are (chunk, sequence, value): primary shares
+    // first, then mention shares, each in input order.
+    let mut shares: Vec<(i64, u32, f64)> = Vec::with_capacity(entities.len() * 4);
     let mut rest: Vec<usize> = Vec::with_capacity(entities.len());
     for (i, &e) in entities.iter().enumerate() {
         if e < 0 || e as usize >= n_entities {
@@ -697,29 +710,269 @@ pub fn entity_chunk_scores(
         }
         let pc = primary.map_or(-1, |p| p[e as usize]);
         if pc >= 0 {
-            acc.entry(pc).or_insert((0.0, 0.0)).0 += scores[i];
+            shares.push((pc, 0, scores[i]));
         } else {
             rest.push(i);
         }
     }
-    for i in rest {
-        let slots = csr.range(i, entities[i])?;
+    // The mention ranges; a broken one is reported after the shares of the entities before
+    // it (their negative chunks first), as a single pass would.
+    let mut spans: Vec<std::ops::Range<usize>> = Vec::with_capacity(rest.len());
+    let mut broken: Option<Error> = None;
+    for &i in &rest {
+        match csr.range(i, entities[i]) {
+            Ok(r) => spans.push(r),
+            Err(err) => {
+                broken = Some(err);
+                break;
+            }
+        }
+    }
+    for (&i, slots) in rest.iter().zip(&spans) {
         // The count total in CSR order (numpy's bincount of float64 counts).
         let total: f64 = csr.counts[slots.clone()]
             .iter()
             .fold(0.0, |t, &c| t + c as f64);
         let denom = total.max(1e-300);
-        for j in slots {
+        for j in slots.clone() {
             let c = csr.chunks[j];
             if c < 0 {
                 return Err(bad_value(i, "mention chunk", c, "negative"));
             }
-            acc.entry(c).or_insert((0.0, 0.0)).1 += scores[i] * csr.counts[j] as f64 / denom;
+            shares.push((c, 1, scores[i] * csr.counts[j] as f64 / denom));
         }
     }
-    let mut out: Vec<(i64, f64)> = acc.into_iter().map(|(c, (p, m))| (c, p + m)).collect();
-    out.sort_unstable_by_key(|&(c, _)| c);
-    Ok(out.into_iter().unzip())
+    if let Some(err) = broken {
+        return Err(err);
+    }
+    // A stable sort by chunk keeps each chunk's shares in the order the sums take them.
+    shares.sort_by_key(|&(c, _, _)| c);
+    let mut chunks: Vec<i64> = Vec::with_capacity(shares.len());
+    let mut sums: Vec<f64> = Vec::with_capacity(shares.len());
+    for same in shares.chunk_by(|a, b| a.0 == b.0) {
+        let (mut p, mut m) = (0.0, 0.0);
+        for &(_, kind, v) in same {
+            if kind == 0 {
+                p += v;
+            } else {
+                m += v;
+            }
+        }
+        chunks.push(same[0].0);
+        sums.push(p + m);
+    }
+    let n_positive = sums.iter().filter(|&&v| v > 0.0).count();
+    Ok(ChunkScores {
+        chunks,
+        scores: sums,
+        n_positive,
+    })
+}
+
+/// The `ppr` recipe's passage seeds: each seed chunk's weight (`weights`, a softmax of its
+/// cosine) split over the entities it mentions (`entities[offsets[c]..offsets[c + 1]]`) in
+/// proportion to their mention `counts`, times `specificity[e]` when given (HippoRAG's node
+/// specificity), renormalised. Returns the entities ascending with their summed mass.
+///
+/// The float operations are those of the plain Python it replaces: per chunk the counts
+/// (as `f64`) summed in CSR order from `0.0`, each divided by that total; with specificity
+/// each share times it, summed again and divided again; an entity's mass is `0.0` plus
+/// `share x weight` of each chunk in turn.
+///
+/// # Errors
+/// `LengthMismatch` when `weights` and `chunks` (or `counts` and `entities`) differ in length;
+/// `InvalidValue` for a chunk outside the CSR, a broken range, an entity outside
+/// `specificity` or negative, or a chunk whose shares sum to zero (Python's division by
+/// zero).
+pub fn passage_seed_mass(
+    offsets: &[i64],
+    entities: &[i64],
+    counts: &[i64],
+    specificity: Option<&[f64]>,
+    chunks: &[i64],
+    weights: &[f64],
+) -> Result<(Vec<i64>, Vec<f64>)> {
+    check_len("chunks", "weights", chunks.len(), weights.len())?;
+    check_len("mentions", "counts", entities.len(), counts.len())?;
+    let n_chunks = offsets.len().saturating_sub(1);
+    let chunk_error =
+        |row: usize, column: &'static str, value: i64, problem: &str| Error::InvalidValue {
+            table: "chunks",
+            row,
+            column,
+            value: value.to_string(),
+            problem: problem.to_owned(),
+        };
+    // (entity, mass) in the order the masses are added; summed per entity after a stable
+    // sort.
+    let mut parts: Vec<(i64, f64)> = Vec::new();
+    let mut x: Vec<f64> = Vec::new();
+    for (i, (&c, &wc)) in chunks.iter().zip(weights).enumerate() {
+        if c < 0 || c as usize >= n_chunks {
+            return Err(chunk_error(i, "chunk", c, "outside the mention index"));
+        }
+        let (a, b) = (offsets[c as usize], offsets[c as usize + 1]);
+        if a < 0 || b < a || b as usize > entities.len() {
+            return Err(chunk_error(i, "mention offset", b, "out of bounds"));
+        }
+        let (ents, cnts) = (
+            &entities[a as usize..b as usize],
+            &counts[a as usize..b as usize],
+        );
+        if let Some(&e) = ents
+            .iter()
+            .find(|&&e| e < 0 || specificity.is_some_and(|s| e as usize >= s.len()))
+        {
+            return Err(chunk_error(
+                i,
+                "mentioned entity",
+                e,
+                "outside the entities",
+            ));
+        }
+        if ents.is_empty() {
+            continue;
+        }
+        let total = cnts.iter().fold(0.0, |t, &v| t + v as f64);
+        if total == 0.0 {
+            return Err(chunk_error(i, "mention counts", 0, "summing to zero"));
+        }
+        x.clear();
+        x.extend(cnts.iter().map(|&v| v as f64 / total));
+        if let Some(spec) = specificity {
+            for (v, &e) in x.iter_mut().zip(ents) {
+                *v *= spec[e as usize];
+            }
+            let total = x.iter().fold(0.0, |t, &v| t + v);
+            if total == 0.0 {
+                return Err(chunk_error(i, "specificity", 0, "summing to zero"));
+            }
+            for v in &mut x {
+                *v /= total;
+            }
+        }
+        parts.extend(ents.iter().zip(&x).map(|(&e, &v)| (e, v * wc)));
+    }
+    parts.sort_by_key(|&(e, _)| e);
+    let mut out_e = Vec::new();
+    let mut out_m = Vec::new();
+    for same in parts.chunk_by(|a, b| a.0 == b.0) {
+        out_e.push(same[0].0);
+        out_m.push(same.iter().fold(0.0, |t, &(_, v)| t + v));
+    }
+    Ok((out_e, out_m))
+}
+
+/// The ranked chunks of [`cosine_graph_top`], best first.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CosineGraphTop {
+    pub chunks: Vec<i64>,
+    /// `cosine + graph_weight x graph / graph_max`.
+    pub scores: Vec<f64>,
+    pub cosines: Vec<f64>,
+    /// Raw graph scores (`0.0` for a chunk the graph did not reach).
+    pub graph: Vec<f64>,
+    /// The largest graph score (`0.0` when none was reached).
+    pub graph_max: f64,
+}
+
+/// The `ppr` recipe's fusion of one query: every candidate chunk scores
+/// `cosine + graph_weight x graph / graph_max`, where `graph` is its score in the sparse
+/// `reached` / `reached_scores` (`0.0` when absent) and `graph_max` the largest of those (the
+/// graph part is `0.0` when `graph_max <= 0`). Returns the best `k`, score descending, ties by
+/// chunk ascending (`-0.0` equal to `0.0`), as Python's `sort(key=(-score, chunk))`.
+///
+/// The candidates are `chunks` (the dense ones) then `more_chunks` (the graph's others), each
+/// distinct chunk once with its last cosine: a dict built in that order. Each score is one
+/// multiply and one add in `f64`, as the Python expression `c + norm * g`.
+///
+/// # Errors
+/// `LengthMismatch` for misaligned columns; `InvalidParameter` for a `graph_weight` that is
+/// not finite and `>= 0`; `InvalidValue` for a NaN or infinite cosine or graph score,
+/// `reached` not strictly ascending, or a score that is NaN (a subnormal `graph_max`
+/// overflowing the normalisation).
+#[allow(clippy::too_many_arguments)]
+pub fn cosine_graph_top(
+    chunks: &[i64],
+    cosines: &[f64],
+    more_chunks: &[i64],
+    more_cosines: &[f64],
+    reached: &[i64],
+    reached_scores: &[f64],
+    graph_weight: f64,
+    k: usize,
+) -> Result<CosineGraphTop> {
+    check_len("candidates", "cosines", chunks.len(), cosines.len())?;
+    check_len("more", "cosines", more_chunks.len(), more_cosines.len())?;
+    check_len("reached", "scores", reached.len(), reached_scores.len())?;
+    check_weight(graph_weight, "graph_weight")?;
+    check_finite(cosines, "candidates", "cosines")?;
+    check_finite(more_cosines, "more", "cosines")?;
+    check_finite(reached_scores, "reached", "scores")?;
+    if let Some(i) = reached.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(Error::InvalidValue {
+            table: "reached",
+            row: i + 1,
+            column: "chunk",
+            value: reached[i + 1].to_string(),
+            problem: "not above the previous one (reached chunks must be strictly ascending)"
+                .to_owned(),
+        });
+    }
+    // numpy's max (finite here), 0.0 for none.
+    let graph_max = reached_scores
+        .iter()
+        .copied()
+        .reduce(f64::max)
+        .unwrap_or(0.0);
+    let norm = if graph_max > 0.0 {
+        graph_weight / graph_max
+    } else {
+        0.0
+    };
+    let mut cand: Vec<(i64, f64)> = chunks
+        .iter()
+        .zip(cosines)
+        .chain(more_chunks.iter().zip(more_cosines))
+        .map(|(&c, &v)| (c, v))
+        .collect();
+    // Stable: a repeated chunk keeps its last cosine, as a dict does.
+    cand.sort_by_key(|&(c, _)| c);
+    let mut scored: Vec<(f64, i64, f64, f64)> = Vec::with_capacity(cand.len());
+    for same in cand.chunk_by(|a, b| a.0 == b.0) {
+        let (c, cos) = same[same.len() - 1];
+        let g = reached.binary_search(&c).map_or(0.0, |i| reached_scores[i]);
+        let score = cos + norm * g;
+        if score.is_nan() {
+            return Err(Error::InvalidValue {
+                table: "candidates",
+                row: scored.len(),
+                column: "score",
+                value: score.to_string(),
+                problem: format!(
+                    "not a number (graph_weight / max graph score = {norm} overflows)"
+                ),
+            });
+        }
+        scored.push((score, c, cos, g));
+    }
+    scored.sort_unstable_by(|a, b| {
+        score_key(b.0)
+            .total_cmp(&score_key(a.0))
+            .then(a.1.cmp(&b.1))
+    });
+    scored.truncate(k);
+    let mut out = CosineGraphTop {
+        graph_max,
+        ..CosineGraphTop::default()
+    };
+    for (score, c, cos, g) in scored {
+        out.chunks.push(c);
+        out.scores.push(score);
+        out.cosines.push(cos);
+        out.graph.push(g);
+    }
+    Ok(out)
 }
 
 /// Chunks ranked by the best score among the entities that they mention (seed 004's graph
@@ -1296,5 +1549,343 @@ mod tests {
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             proptest::prop_assert_eq!(bits(&got.1), bits(&want.1));
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
+mod ppr_kernel_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// The single-pass form [`entity_chunk_scores`] replaced: a hash map of per-chunk
+    /// (primary, mention) sums, filled in input order.
+    fn chunk_scores_ref(
+        csr: MentionCsr<'_>,
+        primary: Option<&[i64]>,
+        entities: &[i64],
+        scores: &[f64],
+    ) -> Result<(Vec<i64>, Vec<f64>)> {
+        check_len("entities", "scores", entities.len(), scores.len())?;
+        let n_entities = csr.n_entities()?;
+        if let Some(p) = primary {
+            check_len("entities", "primary", n_entities, p.len())?;
+        }
+        let mut acc: rustc_hash::FxHashMap<i64, (f64, f64)> = Default::default();
+        let mut rest = Vec::new();
+        for (i, &e) in entities.iter().enumerate() {
+            if e < 0 || e as usize >= n_entities {
+                return Err(bad_value(i, "entity", e, "outside the mention index"));
+            }
+            let pc = primary.map_or(-1, |p| p[e as usize]);
+            if pc >= 0 {
+                acc.entry(pc).or_insert((0.0, 0.0)).0 += scores[i];
+            } else {
+                rest.push(i);
+            }
+        }
+        for i in rest {
+            let slots = csr.range(i, entities[i])?;
+            let total: f64 = csr.counts[slots.clone()]
+                .iter()
+                .fold(0.0, |t, &c| t + c as f64);
+            let denom = total.max(1e-300);
+            for j in slots {
+                let c = csr.chunks[j];
+                if c < 0 {
+                    return Err(bad_value(i, "mention chunk", c, "negative"));
+                }
+                acc.entry(c).or_insert((0.0, 0.0)).1 += scores[i] * csr.counts[j] as f64 / denom;
+            }
+        }
+        let mut out: Vec<(i64, f64)> = acc.into_iter().map(|(c, (p, m))| (c, p + m)).collect();
+        out.sort_unstable_by_key(|&(c, _)| c);
+        Ok(out.into_iter().unzip())
+    }
+
+    /// A mention CSR over `n_e` entities and `n_c` chunks, a primary column (maybe), and
+    /// entity scores (repeats, zeros and negative zeros included).
+    #[allow(clippy::type_complexity)]
+    fn csr_case() -> impl Strategy<
+        Value = (
+            Vec<i64>,
+            Vec<i64>,
+            Vec<i64>,
+            Option<Vec<i64>>,
+            Vec<i64>,
+            Vec<f64>,
+        ),
+    > {
+        (1usize..8, 1i64..8).prop_flat_map(|(n_e, n_c)| {
+            (
+                prop::collection::vec(prop::collection::vec((0..n_c, 0i64..5), 0..4), n_e),
+                prop::option::of(prop::collection::vec(-1..n_c, n_e)),
+                prop::collection::vec(
+                    (
+                        0..n_e as i64,
+                        prop_oneof![Just(0.0), Just(-0.0), -1.0f64..1.0, 1e-9f64..1e-6],
+                    ),
+                    0..12,
+                ),
+            )
+                .prop_map(|(per, primary, picks)| {
+                    let mut offsets = vec![0i64];
+                    let (mut chunks, mut counts) = (Vec::new(), Vec::new());
+                    for slots in per {
+                        for (c, n) in slots {
+                            chunks.push(c);
+                            counts.push(n);
+                        }
+                        offsets.push(chunks.len() as i64);
+                    }
+                    let (ents, scores) = picks.into_iter().unzip();
+                    (offsets, chunks, counts, primary, ents, scores)
+                })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn entity_chunk_scores_equal_the_single_pass_form(
+            (offsets, chunks, counts, primary, ents, scores) in csr_case()
+        ) {
+            let csr = MentionCsr { offsets: &offsets, chunks: &chunks, counts: &counts };
+            let got = entity_chunk_scores(csr, primary.as_deref(), &ents, &scores).unwrap();
+            let (c, s) = chunk_scores_ref(csr, primary.as_deref(), &ents, &scores).unwrap();
+            prop_assert_eq!(&got.chunks, &c);
+            prop_assert_eq!(bits(&got.scores), bits(&s));
+            prop_assert_eq!(got.n_positive, s.iter().filter(|&&v| v > 0.0).count());
+        }
+
+        #[test]
+        fn passage_seed_mass_equals_the_python_loop(
+            (offsets, ents, counts, _, _, _) in csr_case(),
+            spec in prop::option::of(prop::collection::vec(
+                prop_oneof![Just(1.0), 0.01f64..1.0], 8)),
+            seeds in prop::collection::vec((0usize..8, 0.0f64..1.0), 0..5),
+        ) {
+            // `ents` plays the chunk -> entity side here: chunk ids index `offsets`.
+            let n = offsets.len() - 1;
+            let chunks: Vec<i64> = seeds.iter().map(|&(c, _)| (c % n) as i64).collect();
+            let weights: Vec<f64> = seeds.iter().map(|&(_, w)| w).collect();
+            let got = passage_seed_mass(&offsets, &ents, &counts, spec.as_deref(), &chunks,
+                &weights);
+            // The Python: a dict in insertion order, sorted at the end.
+            let mut mass: Vec<(i64, f64)> = Vec::new();
+            let mut failed = false;
+            for (&c, &wc) in chunks.iter().zip(&weights) {
+                let (a, b) = (offsets[c as usize] as usize, offsets[c as usize + 1] as usize);
+                let mut x: Vec<f64> = counts[a..b].iter().map(|&v| v as f64).collect();
+                let mut tot = 0.0;
+                for v in &x { tot += v; }
+                if !x.is_empty() && tot == 0.0 { failed = true; break; }
+                x = x.iter().map(|v| v / tot).collect();
+                if let Some(s) = &spec {
+                    x = x.iter().zip(&ents[a..b]).map(|(v, &e)| v * s[e as usize]).collect();
+                    let mut tot = 0.0;
+                    for v in &x { tot += v; }
+                    x = x.iter().map(|v| v / tot).collect();
+                }
+                for (&e, &v) in ents[a..b].iter().zip(&x) {
+                    match mass.iter_mut().find(|m| m.0 == e) {
+                        Some(m) => m.1 += v * wc,
+                        None => mass.push((e, 0.0 + v * wc)),
+                    }
+                }
+            }
+            if failed {
+                prop_assert!(got.is_err());
+            } else {
+                let (e, m) = got.unwrap();
+                mass.sort_by_key(|m| m.0);
+                let (we, wm): (Vec<i64>, Vec<f64>) = mass.into_iter().unzip();
+                prop_assert_eq!(e, we);
+                prop_assert_eq!(bits(&m), bits(&wm));
+            }
+        }
+
+        #[test]
+        fn cosine_graph_top_equals_a_dict_and_a_sort(
+            dense in prop::collection::vec((0i64..30, -1.0f64..1.0), 0..12),
+            more in prop::collection::vec((0i64..30, -1.0f64..1.0), 0..12),
+            graph in prop::collection::btree_map(0i64..30,
+                prop_oneof![Just(0.0), Just(-0.0), Just(0.25), 0.0f64..1.0], 0..20),
+            graph_weight in prop_oneof![Just(0.0), Just(1.0), 0.0f64..3.0],
+            k in 0usize..15,
+        ) {
+            let (dc, dv): (Vec<i64>, Vec<f64>) = dense.iter().copied().unzip();
+            let (mc, mv): (Vec<i64>, Vec<f64>) = more.iter().copied().unzip();
+            let (gc, gv): (Vec<i64>, Vec<f64>) = graph.iter().map(|(&c, &v)| (c, v)).unzip();
+            let got = cosine_graph_top(&dc, &dv, &mc, &mv, &gc, &gv, graph_weight, k).unwrap();
+            // The Python: a dict (first position, last value), `c + norm * g`, a sort by
+            // (-score, chunk).
+            let mut cos: Vec<(i64, f64)> = Vec::new();
+            for (c, v) in dense.iter().chain(&more) {
+                match cos.iter_mut().find(|x| x.0 == *c) {
+                    Some(x) => x.1 = *v,
+                    None => cos.push((*c, *v)),
+                }
+            }
+            let gmax = gv.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let gmax = if gv.is_empty() { 0.0 } else { gmax };
+            let norm = if gmax > 0.0 { graph_weight / gmax } else { 0.0 };
+            let mut scored: Vec<(f64, i64, f64, f64)> = cos
+                .iter()
+                .map(|&(c, v)| {
+                    let g = graph.get(&c).copied().unwrap_or(0.0);
+                    (v + norm * g, c, v, g)
+                })
+                .collect();
+            scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap().then(a.1.cmp(&b.1)));
+            scored.truncate(k);
+            prop_assert_eq!(&got.chunks, &scored.iter().map(|x| x.1).collect::<Vec<_>>());
+            prop_assert_eq!(bits(&got.scores), bits(&scored.iter().map(|x| x.0).collect::<Vec<_>>()));
+            prop_assert_eq!(bits(&got.cosines), bits(&scored.iter().map(|x| x.2).collect::<Vec<_>>()));
+            prop_assert_eq!(bits(&got.graph), bits(&scored.iter().map(|x| x.3).collect::<Vec<_>>()));
+            prop_assert!(got.graph_max == gmax);
+        }
+    }
+
+    #[test]
+    fn entity_chunk_scores_report_errors_in_single_pass_order() {
+        // Entity 0's mentions hold a negative chunk, entity 1's range is broken: a single
+        // pass meets the negative chunk first.
+        let offsets = [0i64, 1, 9];
+        let chunks = [-2i64, 1];
+        let counts = [1i64, 1];
+        let csr = MentionCsr {
+            offsets: &offsets,
+            chunks: &chunks,
+            counts: &counts,
+        };
+        let err = entity_chunk_scores(csr, None, &[0, 1], &[0.5, 0.5]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "entities row 0: mention chunk = -2 is negative"
+        );
+        let err = entity_chunk_scores(csr, None, &[1, 0], &[0.5, 0.5]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "entities row 0: mention offset = 9 is out of bounds"
+        );
+        let err = entity_chunk_scores(csr, None, &[1, 7], &[0.5, 0.5]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "entities row 1: entity = 7 is outside the mention index"
+        );
+        assert!(matches!(
+            entity_chunk_scores(csr, None, &[0, 1], &[0.5]),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn passage_seed_mass_by_hand_and_errors() {
+        // Chunk 0 mentions entities 1 (once) and 2 (three times); chunk 1 mentions 2.
+        let offsets = [0i64, 2, 3];
+        let ents = [1i64, 2, 2];
+        let counts = [1i64, 3, 2];
+        let (e, m) =
+            passage_seed_mass(&offsets, &ents, &counts, None, &[0, 1], &[0.5, 0.5]).unwrap();
+        assert_eq!(e, vec![1, 2]);
+        assert_eq!(m, vec![0.125, 0.375 + 0.5]);
+        // Specificity 1 for entity 1, 1/3 for entity 2: shares 1/4 x 1, 3/4 x 1/3, renormalised.
+        let spec = [1.0, 1.0, 1.0 / 3.0];
+        let (e, m) =
+            passage_seed_mass(&offsets, &ents, &counts, Some(&spec), &[0], &[1.0]).unwrap();
+        assert_eq!(e, vec![1, 2]);
+        assert!(
+            (m[0] - 0.5).abs() < 1e-15 && (m[1] - 0.5).abs() < 1e-15,
+            "{m:?}"
+        );
+        let err = passage_seed_mass(&offsets, &ents, &counts, None, &[2], &[1.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "chunks row 0: chunk = 2 is outside the mention index"
+        );
+        let err = passage_seed_mass(&offsets, &ents, &counts, Some(&spec[..2]), &[1], &[1.0])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "chunks row 0: mentioned entity = 2 is outside the entities"
+        );
+        let err = passage_seed_mass(&offsets, &ents, &[1, 3, 0], None, &[1], &[1.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "chunks row 0: mention counts = 0 is summing to zero"
+        );
+        let err = passage_seed_mass(&[0, 5], &ents, &counts, None, &[0], &[1.0]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "chunks row 0: mention offset = 5 is out of bounds"
+        );
+        assert!(matches!(
+            passage_seed_mass(&offsets, &ents, &counts, None, &[0], &[]),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn cosine_graph_top_by_hand_and_errors() {
+        // Dense 5 (0.9) and 7 (0.2); the graph reached 3 (0.4), 7 (0.8): max 0.8, weight 1.
+        let top = cosine_graph_top(
+            &[5, 7],
+            &[0.9, 0.2],
+            &[3],
+            &[0.1],
+            &[3, 7],
+            &[0.4, 0.8],
+            1.0,
+            2,
+        )
+        .unwrap();
+        assert_eq!(top.chunks, vec![7, 5]);
+        assert_eq!(top.scores, vec![0.2 + 1.25 * 0.8, 0.9]);
+        assert_eq!(top.cosines, vec![0.2, 0.9]);
+        assert_eq!(top.graph, vec![0.8, 0.0]);
+        assert_eq!(top.graph_max, 0.8);
+        // Equal scores (-0.0 and 0.0 alike) tie by chunk.
+        let top = cosine_graph_top(&[9, 4], &[-0.0, 0.0], &[], &[], &[], &[], 1.0, 5).unwrap();
+        assert_eq!(top.chunks, vec![4, 9]);
+        let err = cosine_graph_top(&[], &[], &[], &[], &[3, 3], &[0.1, 0.2], 1.0, 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "reached row 1: chunk = 3 is not above the previous one (reached chunks must be \
+             strictly ascending)"
+        );
+        let err = cosine_graph_top(&[1], &[f64::NAN], &[], &[], &[], &[], 1.0, 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "candidates row 0: cosines = NaN is not finite (NaN or infinite)"
+        );
+        let err = cosine_graph_top(&[1], &[0.5], &[], &[], &[], &[], -1.0, 2).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::InvalidParameter {
+                name: "graph_weight",
+                ..
+            }
+        ));
+        // A subnormal maximum overflows the normalisation: inf x 0 is NaN, refused.
+        let err = cosine_graph_top(&[1], &[0.5], &[], &[], &[2], &[5e-324], 1.0, 2).unwrap_err();
+        assert!(
+            err.to_string().starts_with("candidates row 0: score = NaN"),
+            "{err}"
+        );
+        assert!(matches!(
+            cosine_graph_top(&[1, 2], &[0.5], &[], &[], &[], &[], 1.0, 2),
+            Err(Error::LengthMismatch { .. })
+        ));
     }
 }

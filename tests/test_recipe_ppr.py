@@ -219,6 +219,7 @@ def test_entity_chunk_scores_matches_dense_numpy(d: st.DataObject) -> None:
     want = _chunk_scores_numpy(offsets, chunks, counts, primary, ents, es)
     assert got[0].tolist() == want[0].tolist()
     assert got[1].tolist() == want[1].tolist()
+    assert got[2] == int(np.count_nonzero(want[1] > 0))
 
 
 def test_entity_chunk_scores_refuses_bad_input() -> None:
@@ -248,12 +249,248 @@ def test_entity_chunk_scores_refuses_bad_input() -> None:
 
 @PROPERTY
 @given(
-    st.lists(st.integers(0, 4), max_size=40),
-    st.integers(1, 15),
+    graph_data(max_entities=10, max_facts=30),
+    st.sampled_from([None, 1e-4, 1e-13]),
+    st.sampled_from(["uniform", "strength"]),
+    st.data(),
 )
-def test_top_stable_is_a_stable_argsort_prefix(values: list[int], n: int) -> None:
-    """The entity cut equals ``argsort(-x, stable)[:n]``, ties by position, many ties."""
-    from graphrecall.recipes.ppr import _top_stable
+def test_ppr_kernel_ranks_entities_by_score_then_index(
+    data: GraphData, epsilon: float | None, weight: str, d: st.DataObject
+) -> None:
+    """The recipe takes the PPR kernel's first ten entities as its top ten: the kernel's
+    order is score descending, ties by dense index (a stable argsort of ``-scores`` is the
+    identity), for the exact iteration and the push, one query or several."""
+    g = data.build()
+    tenant = d.draw(st.sampled_from(data.tenants()))
+    members = [i for i, e in enumerate(data.entities) if e["tenant"] == tenant]
+    n_q = d.draw(st.integers(1, 3))
+    seeds = [d.draw(st.lists(st.sampled_from(members), min_size=1, max_size=3)) for _ in range(n_q)]
+    offsets = np.cumsum([0] + [len(s) for s in seeds]).astype(np.int64)
+    flat = np.asarray([e for s in seeds for e in s], np.int64)
+    out = g._core.personalized_pagerank(
+        flat,
+        np.ones(len(flat)),
+        offsets,
+        damping=0.5,
+        tol=1e-10,
+        max_iter=1000,
+        weight=weight,
+        direction="both",
+        statuses=None,
+        predicates=None,
+        min_confidence=None,
+        as_of=None,
+        max_sequence=None,
+        tenant=g.tenants.code(tenant),
+        top_k=None,
+        top_k_chunks=None,
+        weight_by_count=False,
+        epsilon=epsilon,
+        score_chunks=False,
+    )
+    pr_offsets, ents, scores = out[0], out[1], out[2]
+    for q in range(n_q):
+        a, b = int(pr_offsets[q]), int(pr_offsets[q + 1])
+        es = scores[a:b]
+        assert np.argsort(-es, kind="stable").tolist() == list(range(b - a))
+        pairs = list(zip((-es).tolist(), ents[a:b].tolist(), strict=True))
+        assert pairs == sorted(pairs)
 
-    x = np.asarray(values, np.float64) / 4
-    assert _top_stable(x, n).tolist() == np.argsort(-x, kind="stable")[:n].tolist()
+
+def _fuse_python(
+    rows: np.ndarray,
+    sims: np.ndarray,
+    more: np.ndarray,
+    more_cos: np.ndarray,
+    g_rows: np.ndarray,
+    g_vals: np.ndarray,
+    lam: float,
+    k: int,
+) -> tuple[list[int], list[float], list[float], list[float], float]:
+    """The recipe's fusion as it was written in Python: a dict of cosines, the graph
+    score by ``searchsorted``, ``c + norm * g``, a sort by ``(-score, row)``."""
+    gmax = float(g_vals.max()) if len(g_vals) else 0.0
+    cos: dict[int, float] = dict(zip(rows.tolist(), sims.tolist(), strict=True))
+    for c, v in zip(more.tolist(), more_cos.tolist(), strict=True):
+        cos[c] = v
+    cand = np.fromiter(cos, dtype=np.int64, count=len(cos))
+    graph = np.zeros(len(cand), dtype=np.float64)
+    if len(g_rows) and len(cand):
+        at = np.minimum(np.searchsorted(g_rows, cand), len(g_rows) - 1)
+        hit = g_rows[at] == cand
+        graph[hit] = g_vals[at[hit]]
+    norm = lam / gmax if gmax > 0 else 0.0
+    scored = [
+        (c + norm * g, r, c, g)
+        for r, c, g in zip(cand.tolist(), cos.values(), graph.tolist(), strict=True)
+    ]
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    top = scored[:k]
+    return [x[1] for x in top], [x[0] for x in top], [x[2] for x in top], [x[3] for x in top], gmax
+
+
+def _hex(xs: list[float]) -> list[str]:
+    """Floats to the bit (``-0.0`` apart from ``0.0``)."""
+    return [float(x).hex() for x in xs]
+
+
+cos_st = st.one_of(st.just(0.0), st.just(-0.0), st.floats(-1.0, 1.0, allow_nan=False, width=32))
+
+
+@PROPERTY
+@given(st.data(), st.sampled_from([np.float32, np.float64]))
+def test_cosine_graph_top_matches_the_python_fusion(d: st.DataObject, dtype: type) -> None:
+    """The native fusion equals the Python it replaced to the bit: many equal scores
+    (tied by row), repeated dense rows (the last cosine wins), float32 or float64
+    cosines (widened exactly), zero and negative-zero graph scores."""
+    from graphrecall import _core
+
+    rows = np.asarray(d.draw(st.lists(st.integers(0, 25), max_size=12)), np.int64)
+    sims = np.asarray(d.draw(st.lists(cos_st, min_size=len(rows), max_size=len(rows))), dtype)
+    graph = d.draw(
+        st.dictionaries(
+            st.integers(0, 25),
+            st.one_of(st.just(0.0), st.just(-0.0), st.just(0.5), st.floats(0.0, 1.0)),
+            max_size=20,
+        )
+    )
+    g_rows = np.asarray(sorted(graph), np.int64)
+    g_vals = np.asarray([graph[c] for c in sorted(graph)], np.float64)
+    pool = sorted(set(graph) - set(rows.tolist()))
+    more = np.asarray(
+        d.draw(st.lists(st.sampled_from(pool), unique=True)) if pool else [], np.int64
+    )
+    more.sort()
+    more_cos = np.asarray(d.draw(st.lists(cos_st, min_size=len(more), max_size=len(more))), dtype)
+    lam = d.draw(st.sampled_from([0.0, 1.0, 0.3]))
+    k = d.draw(st.integers(1, 15))
+    c, f, cs, g, gmax = _core.cosine_graph_top(
+        rows, sims, more, more_cos, g_rows, g_vals, graph_weight=lam, k=k
+    )
+    want = _fuse_python(rows, sims, more, more_cos, g_rows, g_vals, lam, k)
+    assert c.dtype == np.int64 and f.dtype == cs.dtype == g.dtype == np.float64
+    assert c.tolist() == want[0]
+    assert _hex(f.tolist()) == _hex(want[1])
+    assert _hex(cs.tolist()) == _hex(want[2])
+    assert _hex(g.tolist()) == _hex(want[3])
+    assert gmax == want[4]
+
+
+def test_cosine_graph_top_refuses_bad_input() -> None:
+    from graphrecall import _core
+    from graphrecall.errors import DataError, ParameterError
+
+    i = np.array([1, 2], np.int64)
+    f = np.array([0.5, 0.25])
+    e = np.zeros(0, np.int64)
+    ef = np.zeros(0)
+    with pytest.raises(DataError, match=r"candidates\.cosines has 1 rows, expected 2"):
+        _core.cosine_graph_top(i, f[:1], e, ef, e, ef, graph_weight=1.0, k=3)
+    with pytest.raises(DataError, match=r"more\.cosines has 0 rows, expected 2"):
+        _core.cosine_graph_top(e, ef, i, ef, e, ef, graph_weight=1.0, k=3)
+    with pytest.raises(DataError, match="strictly ascending"):
+        _core.cosine_graph_top(e, ef, e, ef, i[::-1].copy(), f, graph_weight=1.0, k=3)
+    with pytest.raises(DataError, match=r"candidates row 1: cosines = NaN is not finite"):
+        _core.cosine_graph_top(i, np.array([0.5, np.nan]), e, ef, e, ef, graph_weight=1.0, k=3)
+    with pytest.raises(DataError, match="reached row 1: scores = inf"):
+        _core.cosine_graph_top(e, ef, e, ef, i, np.array([0.5, np.inf]), graph_weight=1.0, k=3)
+    with pytest.raises(ParameterError, match="graph_weight"):
+        _core.cosine_graph_top(i, f, e, ef, e, ef, graph_weight=float("nan"), k=3)
+    with pytest.raises(TypeError, match="cosines must be a 1-d float32 or float64"):
+        _core.cosine_graph_top(i, np.array([1, 2]), e, ef, e, ef, graph_weight=1.0, k=3)
+    with pytest.raises(TypeError):
+        _core.cosine_graph_top(i.astype(np.int32), f, e, ef, e, ef, graph_weight=1.0, k=3)
+    with pytest.raises(ParameterError, match="more_chunks: array must be C-contiguous"):
+        two = np.array([1, 0, 2, 0], np.int64)[::2]
+        _core.cosine_graph_top(e, ef, two, f, e, ef, graph_weight=1.0, k=3)
+
+
+def _passage_seeds_python(
+    offsets: np.ndarray,
+    entities: np.ndarray,
+    counts: np.ndarray,
+    spec: np.ndarray | None,
+    chunks: np.ndarray,
+    w: np.ndarray,
+) -> tuple[list[int], list[float]]:
+    """The recipe's passage seeds as they were written in plain Python."""
+    mass: dict[int, float] = {}
+    for c, wc in zip(chunks.tolist(), w.tolist(), strict=True):
+        a, b = int(offsets[c]), int(offsets[c + 1])
+        ents = entities[a:b].tolist()
+        x = [float(v) for v in counts[a:b].tolist()]
+        tot = 0.0
+        for v in x:
+            tot += v
+        x = [v / tot for v in x]
+        if spec is not None:
+            x = [v * s for v, s in zip(x, spec[ents].tolist(), strict=True)]
+            tot = 0.0
+            for v in x:
+                tot += v
+            x = [v / tot for v in x]
+        for e, v in zip(ents, x, strict=True):
+            mass[e] = mass.get(e, 0.0) + v * wc
+    uniq = sorted(mass)
+    return uniq, [mass[e] for e in uniq]
+
+
+@PROPERTY
+@given(st.data())
+def test_passage_seed_mass_matches_the_python_loop(d: st.DataObject) -> None:
+    """The native split of the seed chunks' weights equals the plain Python to the bit."""
+    from graphrecall import _core
+
+    n_c = d.draw(st.integers(1, 6))
+    n_e = d.draw(st.integers(1, 8))
+    deg = d.draw(st.lists(st.integers(0, 5), min_size=n_c, max_size=n_c))
+    offsets = np.zeros(n_c + 1, np.int64)
+    np.cumsum(deg, out=offsets[1:])
+    ents = np.asarray(
+        d.draw(st.lists(st.integers(0, n_e - 1), min_size=sum(deg), max_size=sum(deg))),
+        np.int64,
+    )
+    counts = np.asarray(
+        d.draw(st.lists(st.integers(1, 9), min_size=sum(deg), max_size=sum(deg))), np.int64
+    )
+    spec = None
+    if d.draw(st.booleans()):
+        spec = 1.0 / np.asarray(
+            d.draw(st.lists(st.integers(1, 7), min_size=n_e, max_size=n_e)), np.float64
+        )
+    chunks = np.asarray(d.draw(st.lists(st.integers(0, n_c - 1), max_size=5)), np.int64)
+    w = np.asarray(
+        d.draw(st.lists(st.floats(0.0, 1.0), min_size=len(chunks), max_size=len(chunks))),
+        np.float64,
+    )
+    got_e, got_m = _core.passage_seed_mass(offsets, ents, counts, spec, chunks, w)
+    want_e, want_m = _passage_seeds_python(offsets, ents, counts, spec, chunks, w)
+    assert got_e.tolist() == want_e
+    assert _hex(got_m.tolist()) == _hex(want_m)
+
+
+def test_passage_seed_mass_refuses_bad_input() -> None:
+    from graphrecall import _core
+    from graphrecall.errors import DataError, ParameterError
+
+    off = np.array([0, 2, 3], np.int64)
+    ents = np.array([0, 1, 1], np.int64)
+    cnt = np.array([1, 2, 1], np.int64)
+    one = np.array([1.0])
+    with pytest.raises(DataError, match="chunks row 0: chunk = 2 is outside the mention index"):
+        _core.passage_seed_mass(off, ents, cnt, None, np.array([2], np.int64), one)
+    with pytest.raises(DataError, match="chunks row 0: chunk = -1 is outside"):
+        _core.passage_seed_mass(off, ents, cnt, None, np.array([-1], np.int64), one)
+    with pytest.raises(DataError, match=r"chunks\.weights has 2 rows, expected 1"):
+        _core.passage_seed_mass(off, ents, cnt, None, np.array([0], np.int64), np.ones(2))
+    with pytest.raises(DataError, match="mentioned entity = 1 is outside the entities"):
+        _core.passage_seed_mass(off, ents, cnt, np.ones(1), np.array([1], np.int64), one)
+    with pytest.raises(DataError, match="mention offset = 9 is out of bounds"):
+        bad = np.array([0, 9, 3], np.int64)
+        _core.passage_seed_mass(bad, ents, cnt, None, np.array([0], np.int64), one)
+    with pytest.raises(DataError, match="summing to zero"):
+        zero = np.array([1, 2, 0], np.int64)
+        _core.passage_seed_mass(off, ents, zero, None, np.array([1], np.int64), one)
+    with pytest.raises(ParameterError, match="chunks: array must be C-contiguous"):
+        two = np.array([0, 5, 1, 5], np.int64)[::2]
+        _core.passage_seed_mass(off, ents, cnt, None, two, np.ones(2))

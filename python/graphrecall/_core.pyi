@@ -21,12 +21,14 @@ __all__ = [
     "best_mentioned_chunks",
     "bm25_top_k",
     "composite_score",
+    "cosine_graph_top",
     "dedupe_max",
     "entity_chunk_scores",
     "exact_search",
     "graph_proximity_chunks",
     "graph_proximity_score",
     "hybrid_merge",
+    "passage_seed_mass",
     "rerank_memories",
     "rrf_fuse",
     "score_fact_arrays",
@@ -323,13 +325,61 @@ def entity_chunk_scores(
     primary: npt.NDArray[np.int64] | None,
     entities: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], int]:
     """Entity scores spread to chunks: whole to the entity's primary chunk
     (``primary[e] >= 0``), else over the chunks mentioning it by mention count (the CSR
     ``chunks[offsets[e]:offsets[e + 1]]`` with ``counts``). Returns the reached chunks
-    ascending and their sums (per chunk: primary shares, then mention shares, each summed
-    in input order, then added). Raises DataError on an entity outside the CSR, a broken
-    range or a negative chunk."""
+    ascending, their sums (per chunk: primary shares, then mention shares, each summed in
+    input order, then added) and how many sums are above 0. Raises DataError on an entity
+    outside the CSR, a broken range or a negative chunk (in the order one pass over the
+    entities meets them)."""
+
+def passage_seed_mass(
+    offsets: npt.NDArray[np.int64],
+    entities: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    specificity: npt.NDArray[np.float64] | None,
+    chunks: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """The ``ppr`` recipe's passage seeds: each seed chunk's weight split over the
+    entities it mentions (the CSR ``entities[offsets[c]:offsets[c + 1]]`` with ``counts``)
+    by mention count, times ``specificity[e]`` when given and renormalised. Returns the
+    entities ascending and their mass, bit for bit the plain Python loop (counts summed
+    from 0.0 in CSR order, each share divided by that total, an entity's mass 0.0 plus
+    each chunk's ``share * weight`` in turn). Raises DataError on a chunk outside the CSR,
+    a broken range, an entity outside ``specificity``, a chunk whose shares sum to zero
+    or misaligned columns."""
+
+def cosine_graph_top(
+    chunks: npt.NDArray[np.int64],
+    cosines: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    more_chunks: npt.NDArray[np.int64],
+    more_cosines: npt.NDArray[np.float32] | npt.NDArray[np.float64],
+    reached: npt.NDArray[np.int64],
+    reached_scores: npt.NDArray[np.float64],
+    *,
+    graph_weight: float,
+    k: int,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    float,
+]:
+    """One query's fusion of cosines with a normalised graph score (the ``ppr`` recipe's
+    last step): each distinct chunk of ``chunks`` then ``more_chunks`` (with its last
+    cosine, as a dict built in that order) scores ``cosine + graph_weight * graph / gmax``,
+    ``graph`` its score in the sparse ``reached`` (strictly ascending) / ``reached_scores``
+    (0.0 when absent) and ``gmax`` the largest of those (the graph part is 0.0 when
+    ``gmax <= 0``). Returns the best ``k`` as (chunks, scores, cosines, graph scores) and
+    ``gmax``: score descending, ties by chunk ascending, bit for bit the Python
+    ``c + norm * g`` sorted by ``(-score, chunk)``. Cosines are float32 (a vector index's,
+    the chunk matrix's) or float64, widened exactly. Raises DataError on misaligned
+    columns, a non-finite cosine or graph score, unsorted ``reached`` or a NaN score,
+    ParameterError on a ``graph_weight`` that is not finite and >= 0, TypeError on
+    cosines of another dtype."""
 
 def graph_proximity_chunks(
     offsets: npt.NDArray[np.int64],

@@ -7,7 +7,7 @@
 //! `numpy.iinfo(numpy.int64).min` for null), offsets `uintp` (`usize`). The friendly,
 //! converting wrappers are `graphrecall.scoring` and `graphrecall.fusion`.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::slice;
@@ -399,7 +399,7 @@ fn mention_csr<'a>(
 }
 
 /// Entity scores spread to chunks through their primary chunk, else their mentions by count
-/// (`scoring::entity_chunk_scores`); returns (chunks ascending, scores).
+/// (`scoring::entity_chunk_scores`); returns (chunks ascending, scores, how many are > 0).
 #[pyfunction]
 pub fn entity_chunk_scores<'py>(
     py: Python<'py>,
@@ -409,13 +409,108 @@ pub fn entity_chunk_scores<'py>(
     primary: Option<PyReadonlyArray1<'py, i64>>,
     entities: PyReadonlyArray1<'py, i64>,
     scores: PyReadonlyArray1<'py, f64>,
-) -> PyResult<(I64Array<'py>, F64Array<'py>)> {
+) -> PyResult<(I64Array<'py>, F64Array<'py>, usize)> {
     let csr = mention_csr(&offsets, &chunks, &counts)?;
     let primary = opt_slice(&primary, "primary")?;
     let entities = slice(&entities, "entities")?;
     let scores = slice(&scores, "scores")?;
-    let (c, s) = py.detach(|| scoring::entity_chunk_scores(csr, primary, entities, scores))?;
-    Ok((c.into_pyarray(py), s.into_pyarray(py)))
+    let r = py.detach(|| scoring::entity_chunk_scores(csr, primary, entities, scores))?;
+    Ok((
+        r.chunks.into_pyarray(py),
+        r.scores.into_pyarray(py),
+        r.n_positive,
+    ))
+}
+
+/// The passage seeds of one query (`scoring::passage_seed_mass`); returns (entities
+/// ascending, mass).
+#[pyfunction]
+pub fn passage_seed_mass<'py>(
+    py: Python<'py>,
+    offsets: PyReadonlyArray1<'py, i64>,
+    entities: PyReadonlyArray1<'py, i64>,
+    counts: PyReadonlyArray1<'py, i64>,
+    specificity: Option<PyReadonlyArray1<'py, f64>>,
+    chunks: PyReadonlyArray1<'py, i64>,
+    weights: PyReadonlyArray1<'py, f64>,
+) -> PyResult<(I64Array<'py>, F64Array<'py>)> {
+    let offsets = slice(&offsets, "offsets")?;
+    let entities = slice(&entities, "entities")?;
+    let counts = slice(&counts, "counts")?;
+    let specificity = opt_slice(&specificity, "specificity")?;
+    let chunks = slice(&chunks, "chunks")?;
+    let weights = slice(&weights, "weights")?;
+    // A few chunks of a few mentions: releasing the GIL would cost more than the work.
+    let (e, m) =
+        scoring::passage_seed_mass(offsets, entities, counts, specificity, chunks, weights)?;
+    Ok((e.into_pyarray(py), m.into_pyarray(py)))
+}
+
+/// Cosines as numpy gives them (float32 from a vector index or the chunk matrix, float64
+/// otherwise), widened to `f64` exactly, as `tolist()` does. A dtype check, not an enum
+/// extraction: a failed extraction builds an exception (~10 µs).
+fn widen_cosines(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Vec<f64>> {
+    if let Ok(a) = obj.cast::<PyArray1<f32>>() {
+        let a = a.try_readonly()?;
+        return Ok(slice(&a, name)?.iter().map(|&v| f64::from(v)).collect());
+    }
+    if let Ok(a) = obj.cast::<PyArray1<f64>>() {
+        let a = a.try_readonly()?;
+        return Ok(slice(&a, name)?.to_vec());
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "{name} must be a 1-d float32 or float64 numpy array"
+    )))
+}
+
+/// One query's cosine + normalised graph fusion (`scoring::cosine_graph_top`); returns
+/// (chunks, scores, cosines, graph scores, max graph score), best first.
+#[pyfunction]
+#[pyo3(signature = (
+    chunks, cosines, more_chunks, more_cosines, reached, reached_scores, *, graph_weight, k,
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn cosine_graph_top<'py>(
+    py: Python<'py>,
+    chunks: PyReadonlyArray1<'py, i64>,
+    cosines: &Bound<'py, PyAny>,
+    more_chunks: PyReadonlyArray1<'py, i64>,
+    more_cosines: &Bound<'py, PyAny>,
+    reached: PyReadonlyArray1<'py, i64>,
+    reached_scores: PyReadonlyArray1<'py, f64>,
+    graph_weight: f64,
+    k: usize,
+) -> PyResult<(
+    I64Array<'py>,
+    F64Array<'py>,
+    F64Array<'py>,
+    F64Array<'py>,
+    f64,
+)> {
+    let chunks = slice(&chunks, "chunks")?;
+    let cosines = widen_cosines(cosines, "cosines")?;
+    let more_chunks = slice(&more_chunks, "more_chunks")?;
+    let more_cosines = widen_cosines(more_cosines, "more_cosines")?;
+    let reached = slice(&reached, "reached")?;
+    let reached_scores = slice(&reached_scores, "reached_scores")?;
+    // A few dozen candidates: releasing the GIL would cost more than the work.
+    let top = scoring::cosine_graph_top(
+        chunks,
+        &cosines,
+        more_chunks,
+        &more_cosines,
+        reached,
+        reached_scores,
+        graph_weight,
+        k,
+    )?;
+    Ok((
+        top.chunks.into_pyarray(py),
+        top.scores.into_pyarray(py),
+        top.cosines.into_pyarray(py),
+        top.graph.into_pyarray(py),
+        top.graph_max,
+    ))
 }
 
 /// Chunks ranked by the best score of the entities they mention

@@ -65,9 +65,9 @@ mod _core {
     use super::graph::CoreGraph;
     #[pymodule_export]
     use super::kernels::{
-        additive_merge, best_mentioned_chunks, composite_score, dedupe_max, entity_chunk_scores,
-        graph_proximity_chunks, graph_proximity_score, hybrid_merge, rerank_memories, rrf_fuse,
-        score_fact_arrays, top_k, weighted_fuse,
+        additive_merge, best_mentioned_chunks, composite_score, cosine_graph_top, dedupe_max,
+        entity_chunk_scores, graph_proximity_chunks, graph_proximity_score, hybrid_merge,
+        passage_seed_mass, rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
 
     #[pymodule_export]

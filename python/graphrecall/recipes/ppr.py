@@ -65,7 +65,6 @@ import numpy.typing as npt
 from .. import _core
 from ..index import GraphIndex
 from .anchoring import (
-    Anchor,
     chunk_search,
     embed_batch,
     entity_search,
@@ -76,7 +75,6 @@ from .anchoring import (
 from .base import (
     RetrievalResult,
     Timer,
-    anchor_hits,
     check_count,
     check_queries,
     check_real,
@@ -161,23 +159,25 @@ def ppr(
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
-    k = check_count("k", p.k)
-    n_seed_chunks = check_count("seed_chunks", p.seed_chunks, 0, 10_000)
-    n_ent = check_count("entities", p.entities, 0, 1000)
-    temp = check_real("seed_temperature", p.seed_temperature, 1e-6)
-    share = check_real("entity_seed_share", p.entity_seed_share, 0.0, 1.0)
-    lam = check_real("graph_weight", p.graph_weight)
-    dense_k = k if p.dense_k is None else check_count("dense_k", p.dense_k)
-    graph_k = check_count("graph_k", p.graph_k)
-    eps = None if p.epsilon is None else check_real("epsilon", p.epsilon, 1e-300, 1.0)
-    damping = check_real("damping", p.damping, 1e-12, 1.0 - 1e-12)
-    tol = check_real("tol", p.tol, 1e-300)
-    max_iter = check_count("max_iter", p.max_iter, 1, 100_000)
-    lim = check_count("recognize_limit", p.recognize_limit) if p.recognize else 0
+    (
+        k,
+        n_seed_chunks,
+        n_ent,
+        temp,
+        share,
+        lam,
+        dense_k,
+        graph_k,
+        eps,
+        damping,
+        tol,
+        max_iter,
+        lim,
+    ) = _checked(p)
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     m = index.mentions
-    spec_of = index_cache(
+    spec_of, spec_l = index_cache(
         index, ("ppr.specificity", p.specificity), lambda: _spec(m, p.specificity)
     )
 
@@ -185,34 +185,43 @@ def ppr(
         dense = chunk_search(index, qv, t, max(dense_k, n_seed_chunks))
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, n_ent) if n_ent else None
-        seeds: list[list[Anchor]] = []
+        seeds: list[tuple[list[int], list[float], list[str]]] = []
         for q, query in enumerate(qs):
             ent_mass: dict[int, tuple[float, str]] = {}
             if p.recognize:
                 for r, s, how in name_anchors(index, query, t, lim, "recognize"):
-                    ent_mass[r] = (s * float(spec_of[r]), how)
+                    ent_mass[r] = (s * spec_l[r], how)
             if found is not None:
                 for r, s, how in found[q]:
-                    v = max(s, 0.0) * float(spec_of[r])
+                    v = max(s, 0.0) * spec_l[r]
                     if v > ent_mass.get(r, (-1.0, how))[0]:
                         ent_mass[r] = (v, how)
             c_ents, c_mass = _passage_seeds(
-                m, spec_of, p.specificity, dense, q, n_seed_chunks, temp
+                m, spec_of if p.specificity else None, dense, q, n_seed_chunks, temp
             )
             te = sum(v for v, _ in ent_mass.values())
-            tc = float(c_mass.sum())
+            tc = float(c_mass.sum()) if len(c_mass) else 0.0
             we = share if tc > 0 else 1.0
             wc_ = 1.0 - we if te > 0 else 1.0
             mass: dict[int, tuple[float, str]] = {}
             if tc > 0:
-                for e, v in zip(c_ents.tolist(), (c_mass * (wc_ / tc)).tolist(), strict=True):
-                    mass[e] = (v, "chunk")
+                f = wc_ / tc
+                for e, v in zip(c_ents.tolist(), c_mass.tolist(), strict=True):
+                    mass[e] = (v * f, "chunk")
             if te > 0:
                 for e, (v, how) in ent_mass.items():
                     mass[e] = (mass.get(e, (0.0, how))[0] + we * v / te, how)
-            seeds.append([(e, v, how) for e, (v, how) in mass.items() if v > 0])
+            rows_l: list[int] = []
+            vals_l: list[float] = []
+            hows_l: list[str] = []
+            for e, (v, how) in mass.items():
+                if v > 0:
+                    rows_l.append(e)
+                    vals_l.append(v)
+                    hows_l.append(how)
+            seeds.append((rows_l, vals_l, hows_l))
     # Queries without seed mass get no graph scores (PPR needs a personalisation).
-    seeded = [q for q, row in enumerate(seeds) if row]
+    seeded = [q for q, row in enumerate(seeds) if row[0]]
     slot = {q: j for j, q in enumerate(seeded)}
     no_ents = np.zeros(0, dtype=np.int64)
     no_scores = np.zeros(0, dtype=np.float64)
@@ -221,16 +230,18 @@ def ppr(
         if seeded:
             # One kernel call for the batch, straight to the core: the seeds already are
             # dense indices, so the public wrapper's id lookups (in and out) are skipped.
-            if len(seeded) == 1:  # a single query: no cumulative sum needed
-                offsets = np.array((0, len(seeds[seeded[0]])), dtype=np.int64)
+            if len(seeded) == 1:  # a single query: no cumulative sum, no concatenation
+                s_rows, s_vals, _ = seeds[seeded[0]]
+                offsets = np.array((0, len(s_rows)), dtype=np.int64)
             else:
                 offsets = np.zeros(len(seeded) + 1, dtype=np.int64)
-                np.cumsum([len(seeds[q]) for q in seeded], out=offsets[1:])
-            flat = [a for q in seeded for a in seeds[q]]
+                np.cumsum([len(seeds[q][0]) for q in seeded], out=offsets[1:])
+                s_rows = [e for q in seeded for e in seeds[q][0]]
+                s_vals = [v for q in seeded for v in seeds[q][1]]
             pr_offsets, pr_ents, pr_scores, _, _, _, pr_iters = (
                 index.graph._core.personalized_pagerank(
-                    np.fromiter((a[0] for a in flat), dtype=np.int64, count=len(flat)),
-                    np.fromiter((a[1] for a in flat), dtype=np.float64, count=len(flat)),
+                    np.array(s_rows, dtype=np.int64),
+                    np.array(s_vals, dtype=np.float64),
                     offsets,
                     damping=damping,
                     tol=tol,
@@ -251,6 +262,7 @@ def ppr(
                 )
             )
     primary = index_cache(index, "ppr.primary", lambda: _primary(index))
+    matrix = index.chunk_matrix if qv is not None else None
     results = []
     with timer.stage("fuse"):
         for q, query in enumerate(qs):
@@ -263,16 +275,16 @@ def ppr(
                 iterations = 0 if pr_iters is None else int(pr_iters[j])
             # Sparse over the chunks the graph reached (sorted): what a dense vector over
             # every chunk would hold there, without touching the others.
-            g_rows, g_vals = _chunk_scores(m, primary, ents, es)
+            g_rows, g_vals, n_graph = _chunk_scores(m, primary, ents, es)
             sims: npt.NDArray[Any]
             if dense is not None:
                 rows, sims = dense[q][0][:dense_k], dense[q][1][:dense_k]
             else:
                 rows, sims = no_ents, no_scores
-            matrix = index.chunk_matrix if qv is not None else None
-            top_c, top_f, top_cos, top_g, gmax, n_graph = _fuse(
+            top_c, top_f, top_cos, top_g, gmax = _fuse(
                 g_rows,
                 g_vals,
+                n_graph,
                 rows,
                 sims,
                 graph_k,
@@ -281,21 +293,22 @@ def ppr(
                 matrix,
                 qv[q] if qv is not None else None,
             )
+            top_gl = top_g.tolist()
             chunks = chunk_hits(
                 index,
-                top_c,
-                scores=top_f,
-                sources=["ppr" if g > 0 else "vector" for g in top_g],
+                top_c.tolist(),
+                scores=top_f.tolist(),
+                sources=["ppr" if g > 0 else "vector" for g in top_gl],
                 components=[
                     {"cosine": c, "graph": g / gmax if gmax > 0 else 0.0}
-                    for c, g in zip(top_cos, top_g, strict=True)
+                    for c, g in zip(top_cos.tolist(), top_gl, strict=True)
                 ],
             )
-            anchor_list = anchor_hits(index, seeds[q])
-            order = _top_stable(es, 10)
-            ent_hits = entity_hits(
-                index, ents[order].tolist(), scores=es[order].tolist(), how="ppr"
-            )
+            s_rows, s_vals, s_hows = seeds[q]
+            anchor_list = entity_hits(index, s_rows, scores=s_vals, how=s_hows)
+            # The PPR kernel returns entities by score descending, ties by entity ascending
+            # (a stable argsort of -es is the identity): the top ten are its first ten.
+            ent_hits = entity_hits(index, ents[:10], scores=es[:10].tolist(), how="ppr")
             results.append(
                 RetrievalResult(
                     recipe=NAME,
@@ -320,52 +333,80 @@ def ppr(
 
 def _passage_seeds(
     m: Any,
-    spec_of: npt.NDArray[np.float64],
-    specificity: bool,
+    spec: npt.NDArray[np.float64] | None,
     dense: Any,
     q: int,
     n_seed_chunks: int,
     temp: float,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Passage seeds of query ``q``: (entities ascending, mass), the top chunks' softmax
-    weights split over their entities by mention count (x specificity); empty without seed
-    chunks.
+    weights split over their entities by mention count (x specificity ``spec``, None for
+    none); empty without seed chunks.
 
-    A few chunks of a few mentions each: plain Python, with every sum taken in the order a
-    ``bincount`` over the mention slots would take it (so the masses are the same to the
-    bit); only the softmax's ``exp`` stays numpy's."""
+    The softmax is numpy's ``exp`` and ``sum`` (their results to the bit) over the Python
+    differences; the split is one native call (``_core.passage_seed_mass``) that takes
+    each sum in the order the plain Python did."""
     if not n_seed_chunks or dense is None or not len(dense[q][0]):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    sims = dense[q][1][:n_seed_chunks].astype(np.float64)
-    w = np.exp((sims - sims.max()) / temp)
+        return _NO_ENTS, _NO_MASS
+    sims = dense[q][1][:n_seed_chunks].tolist()
+    top = max(sims)
+    w = np.exp([(x - top) / temp for x in sims])
     w /= w.sum()
-    offsets = m.chunk_offsets
-    mass: dict[int, float] = {}
-    for c, wc in zip(dense[q][0][:n_seed_chunks].tolist(), w.tolist(), strict=True):
-        a, b = int(offsets[c]), int(offsets[c + 1])
-        ents = m.chunk_entities[a:b].tolist()
-        x = [float(v) for v in m.chunk_counts[a:b].tolist()]
-        tot = 0.0
-        for v in x:
-            tot += v
-        x = [v / tot for v in x]
-        if specificity:
-            x = [v * s for v, s in zip(x, spec_of[ents].tolist(), strict=True)]
-            tot = 0.0
-            for v in x:
-                tot += v
-            x = [v / tot for v in x]
-        for e, v in zip(ents, x, strict=True):
-            mass[e] = mass.get(e, 0.0) + v * wc
-    uniq = sorted(mass)
-    return np.array(uniq, dtype=np.int64), np.array([mass[e] for e in uniq], dtype=np.float64)
+    return _core.passage_seed_mass(
+        m.chunk_offsets,
+        m.chunk_entities,
+        m.chunk_counts,
+        spec,
+        dense[q][0][:n_seed_chunks],
+        w,
+    )
 
 
-def _spec(m: Any, specificity: bool) -> npt.NDArray[np.float64]:
+_NO_ENTS = np.zeros(0, dtype=np.int64)
+_NO_MASS = np.zeros(0, dtype=np.float64)
+_NO_ENTS.flags.writeable = False
+_NO_MASS.flags.writeable = False
+
+
+def _spec(m: Any, specificity: bool) -> tuple[npt.NDArray[np.float64], list[float]]:
     """Each entity's seed weight: HippoRAG's node specificity ``1 / |chunks mentioning
-    it|`` with ``specificity``, else 1."""
+    it|`` with ``specificity``, else 1; as an array and as a list (a name match reads one
+    entry: a list item costs a tenth of a numpy scalar)."""
     n_mentions = np.diff(m.entity_offsets)
-    return (1.0 / np.maximum(n_mentions, 1)) if specificity else np.ones(len(n_mentions))
+    spec = (1.0 / np.maximum(n_mentions, 1)) if specificity else np.ones(len(n_mentions))
+    return spec, spec.tolist()
+
+
+#: Validated parameters per :class:`PPRParams` instance (``params_of`` hands out one
+#: instance per distinct overrides), at most 64.
+_CHECKED: dict[int, tuple[PPRParams, tuple[Any, ...]]] = {}
+
+
+def _checked(p: PPRParams) -> tuple[Any, ...]:
+    """``p``'s values, each checked once per instance (a dozen checks cost ~8 µs)."""
+    got = _CHECKED.get(id(p))
+    if got is not None and got[0] is p:
+        return got[1]
+    k = check_count("k", p.k)
+    values = (
+        k,
+        check_count("seed_chunks", p.seed_chunks, 0, 10_000),
+        check_count("entities", p.entities, 0, 1000),
+        check_real("seed_temperature", p.seed_temperature, 1e-6),
+        check_real("entity_seed_share", p.entity_seed_share, 0.0, 1.0),
+        check_real("graph_weight", p.graph_weight),
+        k if p.dense_k is None else check_count("dense_k", p.dense_k),
+        check_count("graph_k", p.graph_k),
+        None if p.epsilon is None else check_real("epsilon", p.epsilon, 1e-300, 1.0),
+        check_real("damping", p.damping, 1e-12, 1.0 - 1e-12),
+        check_real("tol", p.tol, 1e-300),
+        check_count("max_iter", p.max_iter, 1, 100_000),
+        check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
+    )
+    if len(_CHECKED) >= 64:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[id(p)] = (p, values)
+    return values
 
 
 def _primary(index: GraphIndex) -> npt.NDArray[np.int64] | None:
@@ -377,6 +418,7 @@ def _primary(index: GraphIndex) -> npt.NDArray[np.int64] | None:
 def _fuse(
     g_rows: npt.NDArray[np.int64],
     g_vals: npt.NDArray[np.float64],
+    n_graph: int,
     rows: npt.NDArray[np.int64],
     sims: npt.NDArray[Any],
     graph_k: int,
@@ -384,62 +426,39 @@ def _fuse(
     lam: float,
     matrix: npt.NDArray[np.float32] | None,
     qvec: npt.NDArray[np.float32] | None,
-) -> tuple[list[int], list[float], list[float], list[float], float, int]:
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    float,
+]:
     """One query's fusion: ``final = cosine + lam x graph / max(graph)`` over the dense
-    candidates and the top ``graph_k`` chunks by graph score, best ``k`` first (ties by
-    chunk row). The candidates are a few dozen, so plain Python beats a dozen numpy calls.
+    candidates and the top ``graph_k`` chunks by graph score (``n_graph`` of ``g_vals``
+    are positive), best ``k`` first (ties by chunk row).
 
-    Returns the top chunks, their final scores, cosines and graph scores, the graph's
-    maximum and the number of chunks the graph reached."""
-    gmax = float(g_vals.max()) if len(g_vals) else 0.0
-    pos = g_vals > 0
-    n_graph = int(np.count_nonzero(pos))
-    reached, r_vals = (g_rows, g_vals) if n_graph == len(g_vals) else (g_rows[pos], g_vals[pos])
+    The cut to ``graph_k`` stays numpy's ``argpartition`` (its introselect decides which
+    chunks tied at the cut are kept, and ties there are the rule: chunks reached through
+    one entity share its score), and so do the cosines of the graph's chunks outside the
+    dense ones (one BLAS product over the same rows as before: a row's dot product
+    depends on the rows computed with it); scoring and ranking the few dozen candidates
+    is one native call (``_core.cosine_graph_top``).
+
+    Returns the top chunks, their final scores, cosines and graph scores, and the graph's
+    maximum."""
+    if n_graph == len(g_vals):
+        reached, r_vals = g_rows, g_vals
+    else:
+        pos = g_vals > 0
+        reached, r_vals = g_rows[pos], g_vals[pos]
     if n_graph > graph_k:
-        part = np.argpartition(-r_vals, graph_k - 1)[:graph_k]
-        reached = reached[part]
-    cos: dict[int, float] = dict(zip(rows.tolist(), sims.tolist(), strict=True))
-    missing = [c for c in reached.tolist() if c not in cos]
-    for c in missing:
-        cos[c] = 0.0
-    if missing and matrix is not None and qvec is not None:
-        missing.sort()
-        for c, v in zip(missing, (matrix[missing] @ qvec).tolist(), strict=True):
-            cos[c] = v
-    cand = np.fromiter(cos, dtype=np.int64, count=len(cos))
-    graph = np.zeros(len(cand), dtype=np.float64)
-    if len(g_rows) and len(cand):
-        at = np.minimum(np.searchsorted(g_rows, cand), len(g_rows) - 1)
-        hit = g_rows[at] == cand
-        graph[hit] = g_vals[at[hit]]
-    norm = lam / gmax if gmax > 0 else 0.0
-    scored = [
-        (c + norm * g, r, c, g)
-        for r, c, g in zip(cand.tolist(), cos.values(), graph.tolist(), strict=True)
-    ]
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    top = scored[:k]
-    return (
-        [x[1] for x in top],
-        [x[0] for x in top],
-        [x[2] for x in top],
-        [x[3] for x in top],
-        gmax,
-        n_graph,
-    )
-
-
-def _top_stable(x: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.intp]:
-    """``np.argsort(-x, kind="stable")[:n]`` (ties by position) without sorting all of
-    ``x``: the values above the n-th largest, then the earliest equal to it."""
-    if len(x) <= n:
-        return np.argsort(-x, kind="stable")
-    kth = np.partition(x, len(x) - n)[len(x) - n]
-    idx = np.flatnonzero(x >= kth)
-    if len(idx) > n:
-        above = idx[x[idx] > kth]
-        idx = np.concatenate([above, idx[x[idx] == kth][: n - len(above)]])
-    return idx[np.argsort(-x[idx], kind="stable")]
+        reached = reached[np.argpartition(-r_vals, graph_k - 1)[:graph_k]]
+    more = np.array(sorted(set(reached.tolist()).difference(rows.tolist())), dtype=np.int64)
+    if len(more) and matrix is not None and qvec is not None:
+        more_cos = matrix[more] @ qvec
+    else:
+        more_cos = np.zeros(len(more))
+    return _core.cosine_graph_top(rows, sims, more, more_cos, g_rows, g_vals, graph_weight=lam, k=k)
 
 
 def _chunk_scores(
@@ -447,19 +466,15 @@ def _chunk_scores(
     primary: npt.NDArray[np.int64] | None,
     ents: npt.NDArray[np.int64],
     es: npt.NDArray[np.float64],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    """Graph score per chunk as (chunks, scores), the chunks sorted: an entity's score goes
-    to its primary chunk (``primary``: None when no entity has one), else is spread over
-    the chunks mentioning it by mention count.
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], int]:
+    """Graph score per chunk as (chunks, scores, how many are positive), the chunks
+    sorted: an entity's score goes to its primary chunk (``primary``: None when no entity
+    has one), else is spread over the chunks mentioning it by mention count.
 
     One native call (``_core.entity_chunk_scores``), sparse over the chunks reached; per
     chunk the primary shares, then the mention shares, each summed in input order, as a
-    dense numpy form would (``tests/test_recipe_ppr.py`` checks it to the bit)."""
+    dense numpy form would (``tests/test_recipe_ppr.py`` checks it to the bit). ``ents``
+    and ``es`` are the PPR kernel's int64 / float64 output (or empty arrays of those)."""
     return _core.entity_chunk_scores(
-        m.entity_offsets,
-        m.entity_chunks,
-        m.entity_counts,
-        primary,
-        np.ascontiguousarray(ents, dtype=np.int64),
-        np.ascontiguousarray(es, dtype=np.float64),
+        m.entity_offsets, m.entity_chunks, m.entity_counts, primary, ents, es
     )
