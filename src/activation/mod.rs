@@ -97,6 +97,16 @@ impl FactFilter {
         Ok(())
     }
 
+    /// Whether the filter admits every fact (no condition set).
+    #[inline]
+    pub(crate) fn admits_all(&self) -> bool {
+        self.statuses.is_none()
+            && self.predicates.is_none()
+            && self.min_confidence.is_none()
+            && self.as_of.is_none()
+            && self.max_sequence.is_none()
+    }
+
     #[inline]
     pub(crate) fn admits(&self, g: &KnowledgeGraph, pos: usize) -> bool {
         if let Some(s) = &self.statuses {
@@ -280,6 +290,21 @@ pub(crate) fn for_each_edge(
         Direction::Both if limit == usize::MAX => {
             // No limit, so no need to merge the two lists by confidence (which would read
             // every in-fact's record at random): walk out, then in.
+            if filter.admits_all() {
+                // The unfiltered walk (PPR's): no per-edge filter call.
+                for p in g.out_range(e) {
+                    if !visit(p, g.rec[p].object) {
+                        return;
+                    }
+                }
+                for i in g.in_range(e) {
+                    let other = g.in_subject[i];
+                    if other != e && !visit(g.in_pos[i] as usize, other) {
+                        return;
+                    }
+                }
+                return;
+            }
             for p in g.out_range(e) {
                 if filter.admits(g, p) && !visit(p, g.rec[p].object) {
                     return;
