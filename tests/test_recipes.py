@@ -311,8 +311,15 @@ def test_bad_parameters_are_refused(demo_index: GraphIndex, name: str) -> None:
         fn(demo_index, "x", now=DEMO_NOW)
     with pytest.raises(ParameterError, match="no_such"):
         fn(demo_index, "x", tenant="alice", now=DEMO_NOW, no_such=1)
-    with pytest.raises(ParameterError, match="query_vectors"):
+    with pytest.raises(ParameterError, match="query_vectors: NaN or inf values"):
         fn(demo_index, "x", tenant="alice", now=DEMO_NOW, query_vectors=np.full(384, np.nan))
+    two = np.ones((2, 384), np.float32)
+    two[1, 5] = np.inf
+    with pytest.raises(ParameterError, match="query_vectors: NaN or inf values"):
+        fn(demo_index, ["x", "y"], tenant="alice", now=DEMO_NOW, query_vectors=two)
+    two[1] = 0.0
+    with pytest.raises(ParameterError, match="query_vectors: a zero vector"):
+        fn(demo_index, ["x", "y"], tenant="alice", now=DEMO_NOW, query_vectors=two)
     with pytest.raises(ParameterError, match="queries"):
         fn(demo_index, [1], tenant="alice", now=DEMO_NOW)
 

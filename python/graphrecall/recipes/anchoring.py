@@ -9,6 +9,7 @@ sources say: seed 000 to keyword search on entity names, seed 004 to fuzzy name 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from weakref import WeakKeyDictionary
@@ -156,10 +157,13 @@ def embed_batch(
             )
         # np.linalg.norm's own arithmetic: finite norms mean finite values (a NaN or inf
         # value makes its row's norm NaN or inf), so the full scan runs only otherwise.
+        # The norms are checked as a list (a batch's handful: two numpy reductions cost
+        # ~3 us, the list ~0.3 us).
         norms = np.sqrt(np.add.reduce(qv * qv, axis=1, keepdims=True))
-        if not np.isfinite(norms).all() and not np.isfinite(qv).all():
+        nl = norms.ravel().tolist()
+        if not all(map(math.isfinite, nl)) and not np.isfinite(qv).all():
             raise ParameterError("invalid parameter query_vectors: NaN or inf values")
-        if (norms == 0).any():
+        if 0.0 in nl:
             raise ParameterError("invalid parameter query_vectors: a zero vector")
         return np.ascontiguousarray(qv / norms, dtype=np.float32), None
     if index.embedder is None:
