@@ -86,6 +86,12 @@ __all__ = ["PPRParams", "ppr"]
 
 NAME = "ppr"
 
+#: Empty entities and scores (shared, read-only): a query without seeds or vectors.
+_NO_ENTS = np.zeros(0, dtype=np.int64)
+_NO_MASS = np.zeros(0, dtype=np.float64)
+_NO_ENTS.flags.writeable = False
+_NO_MASS.flags.writeable = False
+
 
 @dataclass(frozen=True)
 class PPRParams:
@@ -177,8 +183,8 @@ def ppr(
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     m = index.mentions
-    spec_of, spec_l = index_cache(
-        index, ("ppr.specificity", p.specificity), lambda: _spec(m, p.specificity)
+    spec_of, spec_l, primary = index_cache(
+        index, ("ppr", p.specificity), lambda: (*_spec(m, p.specificity), _primary(index))
     )
 
     with timer.stage("vector"):
@@ -223,16 +229,14 @@ def ppr(
     # Queries without seed mass get no graph scores (PPR needs a personalisation).
     seeded = [q for q, row in enumerate(seeds) if row[0]]
     slot = {q: j for j, q in enumerate(seeded)}
-    no_ents = np.zeros(0, dtype=np.int64)
-    no_scores = np.zeros(0, dtype=np.float64)
     pr_offsets = pr_ents = pr_scores = pr_iters = None
     with timer.stage("graph"):
         if seeded:
             # One kernel call for the batch, straight to the core: the seeds already are
             # dense indices, so the public wrapper's id lookups (in and out) are skipped.
-            if len(seeded) == 1:  # a single query: no cumulative sum, no concatenation
+            offsets: npt.NDArray[np.int64] | None = None  # None: one query
+            if len(seeded) == 1:  # a single query: no offsets, no concatenation
                 s_rows, s_vals, _ = seeds[seeded[0]]
-                offsets = np.array((0, len(s_rows)), dtype=np.int64)
             else:
                 offsets = np.zeros(len(seeded) + 1, dtype=np.int64)
                 np.cumsum([len(seeds[q][0]) for q in seeded], out=offsets[1:])
@@ -261,14 +265,13 @@ def ppr(
                     score_chunks=False,
                 )
             )
-    primary = index_cache(index, "ppr.primary", lambda: _primary(index))
     matrix = index.chunk_matrix if qv is not None else None
     results = []
     with timer.stage("fuse"):
         for q, query in enumerate(qs):
             j = slot.get(q)
             if j is None or pr_offsets is None or pr_ents is None or pr_scores is None:
-                ents, es, iterations = no_ents, no_scores, 0
+                ents, es, iterations = _NO_ENTS, _NO_MASS, 0
             else:
                 a, b = int(pr_offsets[j]), int(pr_offsets[j + 1])
                 ents, es = pr_ents[a:b], pr_scores[a:b]
@@ -280,7 +283,7 @@ def ppr(
             if dense is not None:
                 rows, sims = dense[q][0][:dense_k], dense[q][1][:dense_k]
             else:
-                rows, sims = no_ents, no_scores
+                rows, sims = _NO_ENTS, _NO_MASS
             top_c, top_f, top_cos, top_g, gmax = _fuse(
                 g_rows,
                 g_vals,
@@ -360,12 +363,6 @@ def _passage_seeds(
         dense[q][0][:n_seed_chunks],
         w,
     )
-
-
-_NO_ENTS = np.zeros(0, dtype=np.int64)
-_NO_MASS = np.zeros(0, dtype=np.float64)
-_NO_ENTS.flags.writeable = False
-_NO_MASS.flags.writeable = False
 
 
 def _spec(m: Any, specificity: bool) -> tuple[npt.NDArray[np.float64], list[float]]:
