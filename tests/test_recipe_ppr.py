@@ -494,3 +494,46 @@ def test_passage_seed_mass_refuses_bad_input() -> None:
     with pytest.raises(ParameterError, match="chunks: array must be C-contiguous"):
         two = np.array([0, 5, 1, 5], np.int64)[::2]
         _core.passage_seed_mass(off, ents, cnt, None, two, np.ones(2))
+
+
+@pytest.fixture(scope="module")
+def demo_index() -> Any:
+    from graphrecall.cli import demo_data, demo_tables
+    from graphrecall.index import GraphIndex
+
+    return GraphIndex.build(demo_tables(demo_data()), embedder="default")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("k", 0),
+        ("seed_chunks", -1),
+        ("entities", 1001),
+        ("seed_temperature", 0.0),
+        ("entity_seed_share", 1.5),
+        ("graph_weight", -1.0),
+        ("dense_k", 0),
+        ("graph_k", 0),
+        ("epsilon", 2.0),
+        ("damping", 1.0),
+        ("tol", 0.0),
+        ("max_iter", 0),
+        ("recognize_limit", 0),
+    ],
+)
+def test_bad_parameter_values_are_refused_every_time(
+    demo_index: Any, name: str, value: object
+) -> None:
+    """Parameters are checked once per parameter set, but a bad one is refused on every
+    call (only checked sets are remembered)."""
+    from graphrecall.errors import ParameterError
+
+    for _ in range(2):
+        with pytest.raises(ParameterError, match=f"invalid parameter {name}:"):
+            ppr(demo_index, "x", tenant="alice", **{name: value})
+    first = ppr(demo_index, "Ned Stark", tenant="stark", k=3)[0].to_dict()
+    again = ppr(demo_index, "Ned Stark", tenant="stark", k=3)[0].to_dict()
+    first.pop("timings")
+    again.pop("timings")
+    assert first == again and first["chunks"]

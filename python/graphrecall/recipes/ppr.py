@@ -375,7 +375,8 @@ def _spec(m: Any, specificity: bool) -> tuple[npt.NDArray[np.float64], list[floa
 
 
 #: Validated parameters per :class:`PPRParams` instance (``params_of`` hands out one
-#: instance per distinct overrides), at most 64.
+#: instance per distinct overrides), at most 64; each entry holds its instance, so an id
+#: is not reused while cached.
 _CHECKED: dict[int, tuple[PPRParams, tuple[Any, ...]]] = {}
 
 
@@ -401,7 +402,7 @@ def _checked(p: PPRParams) -> tuple[Any, ...]:
         check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
     )
     if len(_CHECKED) >= 64:
-        _CHECKED.pop(next(iter(_CHECKED)))
+        _CHECKED.clear()  # atomic, unlike evicting one entry while other threads insert
     _CHECKED[id(p)] = (p, values)
     return values
 
