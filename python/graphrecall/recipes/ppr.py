@@ -165,21 +165,9 @@ def ppr(
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
-    (
-        k,
-        n_seed_chunks,
-        n_ent,
-        temp,
-        share,
-        lam,
-        dense_k,
-        graph_k,
-        eps,
-        damping,
-        tol,
-        max_iter,
-        lim,
-    ) = _checked(p)
+    c = _checked(p)
+    k, n_seed_chunks, temp, share, lam = c.k, c.seed_chunks, c.temp, c.share, c.lam
+    dense_k, graph_k, eps = c.dense_k, c.graph_k, c.eps
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     m = index.mentions
@@ -190,12 +178,12 @@ def ppr(
     with timer.stage("vector"):
         dense = chunk_search(index, qv, t, max(dense_k, n_seed_chunks))
     with timer.stage("anchors"):
-        found = entity_search(index, qv, t, n_ent) if n_ent else None
+        found = entity_search(index, qv, t, c.entities) if c.entities else None
         seeds: list[tuple[list[int], list[float], list[str]]] = []
         for q, query in enumerate(qs):
             ent_mass: dict[int, tuple[float, str]] = {}
             if p.recognize:
-                for r, s, how in name_anchors(index, query, t, lim, "recognize"):
+                for r, s, how in name_anchors(index, query, t, c.lim, "recognize"):
                     ent_mass[r] = (s * spec_l[r], how)
             if found is not None:
                 for r, s, how in found[q]:
@@ -247,9 +235,9 @@ def ppr(
                     np.array(s_rows, dtype=np.int64),
                     np.array(s_vals, dtype=np.float64),
                     offsets,
-                    damping=damping,
-                    tol=tol,
-                    max_iter=max_iter,
+                    damping=c.damping,
+                    tol=c.tol,
+                    max_iter=c.max_iter,
                     weight=p.weight,
                     direction="both",
                     statuses=None,
@@ -374,37 +362,58 @@ def _spec(m: Any, specificity: bool) -> tuple[npt.NDArray[np.float64], list[floa
     return spec, spec.tolist()
 
 
-#: Validated parameters per :class:`PPRParams` instance (``params_of`` hands out one
-#: instance per distinct overrides), at most 64; each entry holds its instance, so an id
-#: is not reused while cached.
-_CHECKED: dict[int, tuple[PPRParams, tuple[Any, ...]]] = {}
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """A parameter set's values after the checks every call makes (see :func:`_checked`)."""
+
+    k: int
+    seed_chunks: int
+    entities: int
+    temp: float
+    share: float
+    lam: float
+    dense_k: int
+    graph_k: int
+    eps: float | None
+    damping: float
+    tol: float
+    max_iter: int
+    #: Name matches at most (0 without recognition).
+    lim: int
 
 
-def _checked(p: PPRParams) -> tuple[Any, ...]:
-    """``p``'s values, each checked once per instance (a dozen checks cost ~8 µs)."""
+#: Checked values by parameter set (an instance from params_of, one per distinct overrides,
+#: held here so that its id is not reused), at most 64.
+_CHECKED: dict[int, tuple[PPRParams, _Checked]] = {}
+
+
+def _checked(p: PPRParams) -> _Checked:
+    """``p``'s checked values, computed on its first use (a frozen parameter set never
+    changes): a dozen checks cost ~8 µs per call otherwise. A bad value is refused on
+    every call (only checked sets are kept)."""
     got = _CHECKED.get(id(p))
     if got is not None and got[0] is p:
         return got[1]
     k = check_count("k", p.k)
-    values = (
-        k,
-        check_count("seed_chunks", p.seed_chunks, 0, 10_000),
-        check_count("entities", p.entities, 0, 1000),
-        check_real("seed_temperature", p.seed_temperature, 1e-6),
-        check_real("entity_seed_share", p.entity_seed_share, 0.0, 1.0),
-        check_real("graph_weight", p.graph_weight),
-        k if p.dense_k is None else check_count("dense_k", p.dense_k),
-        check_count("graph_k", p.graph_k),
-        None if p.epsilon is None else check_real("epsilon", p.epsilon, 1e-300, 1.0),
-        check_real("damping", p.damping, 1e-12, 1.0 - 1e-12),
-        check_real("tol", p.tol, 1e-300),
-        check_count("max_iter", p.max_iter, 1, 100_000),
-        check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
+    checked = _Checked(
+        k=k,
+        seed_chunks=check_count("seed_chunks", p.seed_chunks, 0, 10_000),
+        entities=check_count("entities", p.entities, 0, 1000),
+        temp=check_real("seed_temperature", p.seed_temperature, 1e-6),
+        share=check_real("entity_seed_share", p.entity_seed_share, 0.0, 1.0),
+        lam=check_real("graph_weight", p.graph_weight),
+        dense_k=k if p.dense_k is None else check_count("dense_k", p.dense_k),
+        graph_k=check_count("graph_k", p.graph_k),
+        eps=None if p.epsilon is None else check_real("epsilon", p.epsilon, 1e-300, 1.0),
+        damping=check_real("damping", p.damping, 1e-12, 1.0 - 1e-12),
+        tol=check_real("tol", p.tol, 1e-300),
+        max_iter=check_count("max_iter", p.max_iter, 1, 100_000),
+        lim=check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
     )
     if len(_CHECKED) >= 64:
         _CHECKED.clear()  # atomic, unlike evicting one entry while other threads insert
-    _CHECKED[id(p)] = (p, values)
-    return values
+    _CHECKED[id(p)] = (p, checked)
+    return checked
 
 
 def _primary(index: GraphIndex) -> npt.NDArray[np.int64] | None:
