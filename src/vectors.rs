@@ -499,20 +499,27 @@ fn dot_many_sse<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R] {
     for (((o, l), h), row) in out.iter_mut().zip(lo).zip(hi).zip(rows.iter()) {
         let l: [f32; 4] = l.into();
         let h: [f32; 4] = h.into();
-        let mut a = [l[0], l[1], l[2], l[3], h[0], h[1], h[2], h[3]];
-        for (i, (x, y)) in q[body..].iter().zip(&row[body..]).enumerate() {
-            a[i] += x * y;
-        }
-        let mut width = LANES / 2;
-        while width > 0 {
-            for i in 0..width {
-                a[i] += a[i + width];
-            }
-            width /= 2;
-        }
-        *o = a[0];
+        let lanes = [l[0], l[1], l[2], l[3], h[0], h[1], h[2], h[3]];
+        *o = finish_lanes(lanes, &q[body..], &row[body..]);
     }
     out
+}
+
+/// One row's dot product from its [`LANES`] lane sums: the tail past the last whole chunk
+/// added lane by lane, then the fixed pairwise reduction (4, 2, 1).
+#[inline]
+fn finish_lanes(mut a: [f32; LANES], q_tail: &[f32], row_tail: &[f32]) -> f32 {
+    for (i, (x, y)) in q_tail.iter().zip(row_tail).enumerate() {
+        a[i] += x * y;
+    }
+    let mut width = LANES / 2;
+    while width > 0 {
+        for i in 0..width {
+            a[i] += a[i + width];
+        }
+        width /= 2;
+    }
+    a[0]
 }
 
 /// The portable [`dot_many`]: [`LANES`] lane sums, then the fixed pairwise reduction.
@@ -532,21 +539,9 @@ fn dot_many_portable<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R] {
             }
         }
     }
-    for (a, row) in acc.iter_mut().zip(rows.iter()) {
-        for (i, (x, y)) in q[body..].iter().zip(&row[body..]).enumerate() {
-            a[i] += x * y;
-        }
-    }
     let mut out = [0f32; R];
-    for (o, a) in out.iter_mut().zip(acc.iter_mut()) {
-        let mut width = LANES / 2;
-        while width > 0 {
-            for i in 0..width {
-                a[i] += a[i + width];
-            }
-            width /= 2;
-        }
-        *o = a[0];
+    for ((o, a), row) in out.iter_mut().zip(acc).zip(rows.iter()) {
+        *o = finish_lanes(a, &q[body..], &row[body..]);
     }
     out
 }

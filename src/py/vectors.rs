@@ -32,6 +32,24 @@ fn matrix<'a, T: numpy::Element>(
     Ok((data, cols))
 }
 
+/// Borrow the vectors and the queries, which must have the same dimension:
+/// `(vectors, dim, queries)`.
+fn vectors_and_queries<'a>(
+    vectors: &'a PyReadonlyArray2<'_, f32>,
+    queries: &'a PyReadonlyArray2<'_, f32>,
+) -> PyResult<(&'a [f32], usize, &'a [f32])> {
+    let (v, dim) = matrix(vectors, "vectors")?;
+    let (q, qdim) = matrix(queries, "queries")?;
+    if qdim != dim {
+        return Err(Error::param(
+            "queries",
+            format!("queries have dimension {qdim}, the vectors {dim}"),
+        )
+        .into());
+    }
+    Ok((v, dim, q))
+}
+
 /// Sign codes of `vectors - centre`: uint64 `(n, ceil(d / 64))`, flat.
 #[pyfunction]
 pub fn sketch_codes<'py>(
@@ -82,15 +100,7 @@ pub fn sketch_search<'py>(
     Bound<'py, PyArray1<f32>>,
     Bound<'py, PyArray1<i64>>,
 )> {
-    let (v, dim) = matrix(&vectors, "vectors")?;
-    let (q, qdim) = matrix(&queries, "queries")?;
-    if qdim != dim {
-        return Err(Error::param(
-            "queries",
-            format!("queries have dimension {qdim}, the vectors {dim}"),
-        )
-        .into());
-    }
+    let (v, dim, q) = vectors_and_queries(&vectors, &queries)?;
     let (c, words) = matrix(&codes, "codes")?;
     if words != vectors::words_for(dim) {
         return Err(Error::param(
@@ -147,15 +157,7 @@ pub fn exact_search<'py>(
     Bound<'py, PyArray1<f32>>,
     Bound<'py, PyArray1<i64>>,
 )> {
-    let (v, dim) = matrix(&vectors, "vectors")?;
-    let (q, qdim) = matrix(&queries, "queries")?;
-    if qdim != dim {
-        return Err(Error::param(
-            "queries",
-            format!("queries have dimension {qdim}, the vectors {dim}"),
-        )
-        .into());
-    }
+    let (v, dim, q) = vectors_and_queries(&vectors, &queries)?;
     let ps = positions
         .as_ref()
         .map(|p| super::slice(p, "positions"))
