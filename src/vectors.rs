@@ -47,6 +47,30 @@ pub struct SketchMatches {
     pub counts: Vec<i64>,
 }
 
+impl SketchMatches {
+    /// `cells` padded result slots (-1, NaN) and `nq` zero counts; an error instead of an
+    /// abort when the memory cannot be had (an absurd `k` through the bindings).
+    fn padded(cells: usize, nq: usize) -> Result<Self> {
+        let too_big = || {
+            Error::param(
+                "k",
+                format!("{cells} result cells (queries x k) cannot be allocated"),
+            )
+        };
+        let mut positions = Vec::new();
+        positions.try_reserve_exact(cells).map_err(|_| too_big())?;
+        positions.resize(cells, -1);
+        let mut scores = Vec::new();
+        scores.try_reserve_exact(cells).map_err(|_| too_big())?;
+        scores.resize(cells, f32::NAN);
+        Ok(Self {
+            positions,
+            scores,
+            counts: vec![0; nq],
+        })
+    }
+}
+
 /// One part's arrays (see the module docs).
 #[derive(Debug, Clone, Copy)]
 pub struct SketchPart<'a> {
@@ -739,11 +763,7 @@ pub fn sketch_search(
         value: usize::MAX,
         limit: isize::MAX as usize,
     })?;
-    let mut out = SketchMatches {
-        positions: vec![-1; cells],
-        scores: vec![f32::NAN; cells],
-        counts: vec![0; nq],
-    };
+    let mut out = SketchMatches::padded(cells, nq)?;
     if n == 0 || nq == 0 {
         return Ok(out);
     }
@@ -846,11 +866,7 @@ pub fn exact_search(
         value: usize::MAX,
         limit: isize::MAX as usize,
     })?;
-    let mut out = SketchMatches {
-        positions: vec![-1; cells],
-        scores: vec![f32::NAN; cells],
-        counts: vec![0; nq],
-    };
+    let mut out = SketchMatches::padded(cells, nq)?;
     let one = |cand: &mut Vec<(f32, u32)>, q: &[f32], p: &mut [i64], sc: &mut [f32]| -> i64 {
         cand.clear();
         match positions {
@@ -1234,6 +1250,8 @@ mod tests {
         let none = exact_search(&[], 2, &v[..2], 3, None).unwrap();
         assert_eq!(none.counts, vec![0]);
         assert_eq!(none.positions, vec![-1, -1, -1]);
+        // An absurd k is an error, not an allocation that aborts the process.
+        assert!(err(exact_search(&v, 2, &v[..2], 1 << 60, None)).contains("invalid parameter k: 1152921504606846976 result cells (queries x k) cannot be allocated"));
         let empty = exact_search(&v, 2, &[], 3, Some(&[])).unwrap();
         assert!(empty.counts.is_empty() && empty.positions.is_empty());
     }

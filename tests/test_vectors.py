@@ -928,6 +928,35 @@ def test_core_sketch_errors_are_precise() -> None:
         search(codes, v, c, q8, s, np.ascontiguousarray(v[:1, :4]), 3, 3, 3)
     with pytest.raises(ParameterError, match="C-contiguous"):
         search(codes, np.asfortranarray(v), c, q8, s, v[:1], 3, 3, 3)
+    # An absurd k: an error naming it, not an allocation that aborts the process.
+    huge = "invalid parameter k: 1000000000000 result cells \\(queries x k\\) cannot be allocated"
+    with pytest.raises(ParameterError, match=huge):
+        search(codes, v, c, q8, s, v[:1], 10**12, 3, 3)
+
+
+def test_core_exact_search() -> None:
+    from graphrecall import _core
+
+    v = np.ascontiguousarray(unit(np.random.default_rng(2), 30, 8))
+    q = np.ascontiguousarray(v[:3])
+    pos, val, cnt = _core.exact_search(v, q, 5)
+    want = np.argsort(-(q.astype(np.float64) @ v.T.astype(np.float64)), axis=1, kind="stable")
+    assert cnt.tolist() == [5, 5, 5] and pos.reshape(3, 5).tolist() == want[:, :5].tolist()
+    assert np.allclose(val.reshape(3, 5)[:, 0], 1.0, atol=1e-6)  # each query finds itself
+    subset = np.array([29, 3, 7], dtype=np.uint32)
+    pos, val, cnt = _core.exact_search(v, q[:1], 5, subset)
+    assert cnt.tolist() == [3] and sorted(pos[:3].tolist()) == [3, 7, 29]
+    assert pos[3:].tolist() == [-1, -1] and np.isnan(val[3:]).all()
+    with pytest.raises(ParameterError, match="position 30 is out of range for 30 rows"):
+        _core.exact_search(v, q, 5, np.array([30], dtype=np.uint32))
+    with pytest.raises(ParameterError, match="queries have dimension 4, the vectors 8"):
+        _core.exact_search(v, np.ascontiguousarray(q[:, :4]), 5)
+    with pytest.raises(ParameterError, match="invalid parameter k"):
+        _core.exact_search(v, q, 0)
+    with pytest.raises(ParameterError, match="invalid parameter k: 3000000000000 result cells"):
+        _core.exact_search(v, q, 10**12)
+    with pytest.raises(ParameterError, match="C-contiguous"):
+        _core.exact_search(np.asfortranarray(v), q, 5)
 
 
 def test_sketch_reuse_rebuilds_codes() -> None:

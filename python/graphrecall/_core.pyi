@@ -635,8 +635,9 @@ def exact_search(
         float32 (q * k,) scores padded with NaN; int64 (q,) counts.
 
     Raises:
-        ParameterError: ``k`` is 0, d = 0, shapes disagree, a position is out of range, or
-            an array is not C-contiguous.
+        ParameterError: ``k`` is 0 or so large that the q x k results cannot be
+            allocated, d = 0, shapes disagree, a position is out of range, or an array is
+            not C-contiguous.
     """
 
 def sketch_search(
@@ -674,7 +675,8 @@ def sketch_search(
         position), padded with -1; float32 (q * k,) scores padded with NaN; int64 (q,).
 
     Raises:
-        ParameterError: ``k``, ``rerank`` or ``refine`` is 0, shapes disagree, or an
-            array is not C-contiguous.
+        ParameterError: ``k``, ``rerank`` or ``refine`` is 0, ``k`` so large that the
+            q x k results cannot be allocated, shapes disagree, or an array is not
+            C-contiguous.
         DataError: ``codes``, ``centre``, ``int4`` or ``scales`` of the wrong length.
     """
