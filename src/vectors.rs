@@ -48,9 +48,15 @@ pub struct SketchMatches {
 }
 
 impl SketchMatches {
-    /// `cells` padded result slots (-1, NaN) and `nq` zero counts; an error instead of an
-    /// abort when the memory cannot be had (an absurd `k` through the bindings).
-    fn padded(cells: usize, nq: usize) -> Result<Self> {
+    /// `k` padded result slots (-1, NaN) for each of `nq` queries and zero counts; an
+    /// error instead of an abort when the memory cannot be had (an absurd `k` through the
+    /// bindings).
+    fn padded(nq: usize, k: usize) -> Result<Self> {
+        let cells = nq.checked_mul(k).ok_or(Error::Capacity {
+            what: "queries x k",
+            value: usize::MAX,
+            limit: isize::MAX as usize,
+        })?;
         let too_big = || {
             Error::param(
                 "k",
@@ -68,6 +74,35 @@ impl SketchMatches {
             scores,
             counts: vec![0; nq],
         })
+    }
+
+    /// Fills every query's `k` slots with `one(scratch, query, positions, scores)`, which
+    /// returns how many it found: a single query on this thread, a batch in parallel
+    /// across queries with one scratch per worker.
+    fn fill<S: Default + Send>(
+        &mut self,
+        queries: &[f32],
+        dim: usize,
+        k: usize,
+        one: impl Fn(&mut S, &[f32], &mut [i64], &mut [f32]) -> usize + Sync,
+    ) {
+        if self.counts.len() == 1 {
+            self.counts[0] = one(
+                &mut S::default(),
+                queries,
+                &mut self.positions,
+                &mut self.scores,
+            ) as i64;
+        } else {
+            queries
+                .par_chunks(dim)
+                .zip(self.positions.par_chunks_mut(k))
+                .zip(self.scores.par_chunks_mut(k))
+                .zip(self.counts.par_iter_mut())
+                .for_each_init(S::default, |s, (((q, p), sc), c)| {
+                    *c = one(s, q, p, sc) as i64
+                });
+        }
     }
 }
 
@@ -758,37 +793,15 @@ pub fn sketch_search(
         ));
     }
     let nq = queries.len() / dim;
-    let cells = nq.checked_mul(k).ok_or(Error::Capacity {
-        what: "queries x k",
-        value: usize::MAX,
-        limit: isize::MAX as usize,
-    })?;
-    let mut out = SketchMatches::padded(cells, nq)?;
+    let mut out = SketchMatches::padded(nq, k)?;
     if n == 0 || nq == 0 {
         return Ok(out);
     }
     let rerank = rerank.max(k);
     let refine = refine.max(k);
-    let one = |s: &mut Scratch, q: &[f32], p: &mut [i64], sc: &mut [f32], c: &mut i64| {
-        *c = search_one(part, q, rerank, refine, s, p, sc) as i64;
-    };
-    if nq == 1 {
-        let mut s = Scratch::default();
-        one(
-            &mut s,
-            queries,
-            &mut out.positions,
-            &mut out.scores,
-            &mut out.counts[0],
-        );
-    } else {
-        queries
-            .par_chunks(dim)
-            .zip(out.positions.par_chunks_mut(k))
-            .zip(out.scores.par_chunks_mut(k))
-            .zip(out.counts.par_iter_mut())
-            .for_each_init(Scratch::default, |s, (((q, p), sc), c)| one(s, q, p, sc, c));
-    }
+    out.fill(queries, dim, k, |s: &mut Scratch, q, p, sc| {
+        search_one(part, q, rerank, refine, s, p, sc)
+    });
     Ok(out)
 }
 
@@ -861,13 +874,8 @@ pub fn exact_search(
         ));
     }
     let nq = queries.len() / dim;
-    let cells = nq.checked_mul(k).ok_or(Error::Capacity {
-        what: "queries x k",
-        value: usize::MAX,
-        limit: isize::MAX as usize,
-    })?;
-    let mut out = SketchMatches::padded(cells, nq)?;
-    let one = |cand: &mut Vec<(f32, u32)>, q: &[f32], p: &mut [i64], sc: &mut [f32]| -> i64 {
+    let mut out = SketchMatches::padded(nq, k)?;
+    out.fill(queries, dim, k, |cand: &mut Vec<(f32, u32)>, q, p, sc| {
         cand.clear();
         match positions {
             Some(ps) => score_rows(q, vectors, dim, ps, cand),
@@ -891,23 +899,8 @@ pub fn exact_search(
                 }
             }
         }
-        take_best(cand, p, sc) as i64
-    };
-    if nq == 1 {
-        out.counts[0] = one(
-            &mut Vec::new(),
-            queries,
-            &mut out.positions,
-            &mut out.scores,
-        );
-    } else {
-        queries
-            .par_chunks(dim)
-            .zip(out.positions.par_chunks_mut(k))
-            .zip(out.scores.par_chunks_mut(k))
-            .zip(out.counts.par_iter_mut())
-            .for_each_init(Vec::new, |cand, (((q, p), sc), c)| *c = one(cand, q, p, sc));
-    }
+        take_best(cand, p, sc)
+    });
     Ok(out)
 }
 

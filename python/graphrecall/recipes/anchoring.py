@@ -78,6 +78,26 @@ def params_of(cls: Callable[[], P], overrides: Mapping[str, Any]) -> P:
     return got
 
 
+#: (check, params identity) -> (params, checked values), at most 128 entries.
+_CHECKED: dict[tuple[Callable[[Any], Any], int], tuple[Any, Any]] = {}
+
+
+def checked_once(params: P, check: Callable[[P], T]) -> T:
+    """``check(params)``, computed once per parameter set (an instance from
+    :func:`params_of`; a frozen set never changes): a recipe's dozen range checks cost
+    several microseconds per call otherwise. Only sets that passed are kept, so a bad value
+    is refused on every call."""
+    key = (check, id(params))
+    got = _CHECKED.get(key)
+    if got is not None and got[0] is params:
+        return got[1]  # type: ignore[no-any-return]
+    value = check(params)
+    if len(_CHECKED) >= 128:
+        _CHECKED.clear()  # atomic, unlike evicting one entry while other threads insert
+    _CHECKED[key] = (params, value)
+    return value
+
+
 #: Per index: (what, params identity, tenant) -> (params, plan), at most 64 per index.
 _PLANS: WeakKeyDictionary[GraphIndex, dict[Hashable, tuple[Any, Any]]] = WeakKeyDictionary()
 

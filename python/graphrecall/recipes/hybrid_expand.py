@@ -41,6 +41,7 @@ from ..scoring import GraphProximityProfile
 from .anchoring import (
     Anchor,
     cached_plan,
+    checked_once,
     chunk_search,
     dense_batch,
     embed_batch,
@@ -137,7 +138,7 @@ def hybrid_expand(
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
-    c = _checked(p)
+    c = checked_once(p, _check)
     k, alpha, beta, max_new = c.k, c.alpha, c.beta, c.max_new
     timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
@@ -329,17 +330,8 @@ class _Checked:
     max_new: int
 
 
-#: Checked values by parameter set (an instance from params_of, one per distinct overrides,
-#: held here so that its id is not reused), at most 64.
-_CHECKED: dict[int, tuple[HybridExpandParams, _Checked]] = {}
-
-
-def _checked(p: HybridExpandParams) -> _Checked:
-    """``p``'s checked values, computed on its first use (a frozen parameter set never
-    changes): the checks cost a few microseconds per call otherwise."""
-    got = _CHECKED.get(id(p))
-    if got is not None and got[0] is p:
-        return got[1]
+def _check(p: HybridExpandParams) -> _Checked:
+    """``p``'s checked values (computed once per set: :func:`checked_once`)."""
     k = check_count("k", p.k)
     mult = check_count("candidate_multiplier", p.candidate_multiplier, 1, 1000)
     vw, tw = (check_real(name, getattr(p, name)) for name in ("vector_weight", "text_weight"))
@@ -349,11 +341,7 @@ def _checked(p: HybridExpandParams) -> _Checked:
     if p.keyword_mode not in ("or", "and"):
         raise ParameterError(f"invalid parameter keyword_mode: {p.keyword_mode!r} (or, and)")
     max_new = check_count("max_graph_chunks", p.max_graph_chunks, 0)
-    checked = _Checked(k, mult, vw, tw, p.text_score == "openclaw", alpha, beta, max_new)
-    if len(_CHECKED) >= 64:
-        _CHECKED.pop(next(iter(_CHECKED)))
-    _CHECKED[id(p)] = (p, checked)
-    return checked
+    return _Checked(k, mult, vw, tw, p.text_score == "openclaw", alpha, beta, max_new)
 
 
 #: additive_merge's source codes.

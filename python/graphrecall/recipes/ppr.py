@@ -65,6 +65,7 @@ import numpy.typing as npt
 from .. import _core
 from ..index import GraphIndex
 from .anchoring import (
+    checked_once,
     chunk_search,
     embed_batch,
     entity_search,
@@ -165,7 +166,7 @@ def ppr(
     qs, _ = check_queries(queries)
     t = index.tenant_code(tenant)
     tenant_name = index.graph.tenants.names[t]
-    c = _checked(p)
+    c = checked_once(p, _check)
     k, n_seed_chunks, temp, share, lam = c.k, c.seed_chunks, c.temp, c.share, c.lam
     dense_k, graph_k, eps = c.dense_k, c.graph_k, c.eps
     timer = Timer()
@@ -382,20 +383,11 @@ class _Checked:
     lim: int
 
 
-#: Checked values by parameter set (an instance from params_of, one per distinct overrides,
-#: held here so that its id is not reused), at most 64.
-_CHECKED: dict[int, tuple[PPRParams, _Checked]] = {}
-
-
-def _checked(p: PPRParams) -> _Checked:
-    """``p``'s checked values, computed on its first use (a frozen parameter set never
-    changes): a dozen checks cost ~8 µs per call otherwise. A bad value is refused on
-    every call (only checked sets are kept)."""
-    got = _CHECKED.get(id(p))
-    if got is not None and got[0] is p:
-        return got[1]
+def _check(p: PPRParams) -> _Checked:
+    """``p``'s checked values (computed once per set: :func:`checked_once`; a dozen checks
+    cost ~8 µs per call otherwise)."""
     k = check_count("k", p.k)
-    checked = _Checked(
+    return _Checked(
         k=k,
         seed_chunks=check_count("seed_chunks", p.seed_chunks, 0, 10_000),
         entities=check_count("entities", p.entities, 0, 1000),
@@ -410,10 +402,6 @@ def _checked(p: PPRParams) -> _Checked:
         max_iter=check_count("max_iter", p.max_iter, 1, 100_000),
         lim=check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
     )
-    if len(_CHECKED) >= 64:
-        _CHECKED.clear()  # atomic, unlike evicting one entry while other threads insert
-    _CHECKED[id(p)] = (p, checked)
-    return checked
 
 
 def _primary(index: GraphIndex) -> npt.NDArray[np.int64] | None:
