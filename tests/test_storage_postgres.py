@@ -39,7 +39,7 @@ from graphrecall.storage import (
 )
 from graphrecall.storage.mapping import ColumnMapping
 from graphrecall.storage.postgres import MissingTableError, PostgresTables
-from graphrecall.storage.tables import NULL_TIME
+from graphrecall.tables import NULL_TIME
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pg_server import PgServer, ServerError, start

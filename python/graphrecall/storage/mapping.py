@@ -1,7 +1,7 @@
 """`ColumnMapping`: read the user's own tables and columns instead of converting their data.
 
 graphrecall's tables are ``entities``, ``facts``, ``chunks``, ``mentions`` and ``aliases``
-with the column names of :class:`~graphrecall.storage.tables.GraphTables`. A mapping says,
+with the column names of :class:`~graphrecall.tables.GraphTables`. A mapping says,
 per table and per column, what the user's store calls them::
 
     ColumnMapping(
@@ -50,7 +50,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import DataError, ParameterError
-from .tables import COLUMNS as _TABLE_COLUMNS
+from ..tables import COLUMNS as _TABLE_COLUMNS
 
 __all__ = [
     "COLUMNS",
