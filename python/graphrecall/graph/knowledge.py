@@ -19,13 +19,13 @@ from ..results import Activation, PageRank, Recall
 from ..scoring import FactScoreProfile
 from ..tables.constants import DEFAULT_SOURCES, DEFAULT_STATUSES
 from ..tables.ids import IdMap, Vocab
+from .boost import mention_boost
 from .build import GraphParts, encode_arrays, encode_tables
 from .params import (
     _U32_MAX,
     Direction,
     _bool_param,
     _direction,
-    _distances,
     _float_param,
     _int_param,
     _opt_float,
@@ -35,7 +35,7 @@ from .params import (
     freeze,
 )
 from .plans import RecallPlan, SpreadPlan
-from .records import dataframe_columns, record_columns
+from .records import dataframe_columns, fact_records, record_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -339,34 +339,7 @@ class KnowledgeGraph:
 
     def facts(self, ids: Iterable[Hashable]) -> list[dict[str, Any]]:
         """The stored rows of facts, with names for codes and external ids."""
-        idx = self.fact_index(ids)
-        cols = self._core.fact_rows(idx)
-        subj, obj, pred, conf, stren, st, so, acc, last, created, vf, vt, seq = cols
-        ext_s = self._entities.to_external(subj).tolist()
-        ext_o = self._entities.to_external(obj).tolist()
-        null = np.iinfo(np.int64).min
-        out = []
-        for k, i in enumerate(idx.tolist()):
-            out.append(
-                {
-                    "id": self._facts.to_external(np.array([i])).tolist()[0],
-                    "subject": ext_s[k],
-                    "object": None if obj[k] < 0 else ext_o[k],
-                    "object_value": None if self.object_values is None else self.object_values[i],
-                    "predicate": self.predicates.names[int(pred[k])],
-                    "confidence": float(conf[k]),
-                    "strength": float(stren[k]),
-                    "status": self.statuses.names[int(st[k])],
-                    "source": self.sources.names[int(so[k])],
-                    "access_count": int(acc[k]),
-                    "last_accessed": None if last[k] == null else int(last[k]),
-                    "created_at": None if created[k] == null else int(created[k]),
-                    "valid_from": None if vf[k] == null else int(vf[k]),
-                    "valid_to": None if vt[k] == null else int(vt[k]),
-                    "sequence": None if seq[k] == null else int(seq[k]),
-                }
-            )
-        return out
+        return fact_records(self, self.fact_index(ids))
 
     def adjacency(self, entity: Hashable) -> tuple[npt.NDArray[Any], npt.NDArray[Any]]:
         """(out-facts, in-facts) of an entity, confidence desc then id asc, as fact ids."""
@@ -600,62 +573,19 @@ class KnowledgeGraph:
             order), and ``chunk_ids`` in that order.
         """
 
-        def flat(
-            lists: Sequence[Sequence[Any]], conv: Any
-        ) -> tuple[npt.NDArray[Any], npt.NDArray[np.uintp]]:
-            lens = [len(x) for x in lists]
-            off = np.zeros(len(lens) + 1, dtype=np.uintp)
-            np.cumsum(lens, out=off[1:])
-            vals = [v for x in lists for v in x]
-            return conv(vals), off
-
-        n = len(chunks)
-        for name, lst in (
-            ("similarity", similarity),
-            ("query_entities", query_entities),
-            ("related", related),
-        ):
-            if len(lst) != n:
-                raise ParameterError(
-                    f"invalid parameter {name}: {len(lst)} queries, chunks has {n}"
-                )
-        c, co = flat(chunks, lambda v: self.chunk_index(v).astype(np.uint32))
-        s, _ = flat(similarity, lambda v: np.asarray(v, dtype=np.float64))
-        q, qo = flat(query_entities, lambda v: self.entity_index(v).astype(np.uint32))
-        r, ro = flat(related, lambda v: self.entity_index(v).astype(np.uint32))
-        rd, _ = flat(related_distance, _distances)
-        rs, _ = flat(related_strength, lambda v: np.asarray(v, dtype=np.float64))
-        cent = None if centrality is None else np.ascontiguousarray(centrality, dtype=np.float64)
-        d, i, a, order = self._core.mention_boost(
-            c,
-            s,
-            co,
-            q,
-            qo,
-            r,
-            rd,
-            rs,
-            ro,
-            direct=_float_param("direct", direct),
-            indirect=_float_param("indirect", indirect),
-            use_strength=_bool_param("use_strength", use_strength),
-            centrality=cent,
+        return mention_boost(
+            self,
+            chunks,
+            similarity,
+            query_entities,
+            related,
+            related_distance,
+            related_strength,
+            direct=direct,
+            indirect=indirect,
+            use_strength=use_strength,
+            centrality=centrality,
         )
-        out = []
-        ext = self._chunks
-        for k in range(n):
-            sl = slice(int(co[k]), int(co[k + 1]))
-            o = order[sl].astype(np.int64)
-            out.append(
-                {
-                    "direct": d[sl],
-                    "indirect": i[sl],
-                    "adjusted": a[sl],
-                    "order": o,
-                    "chunk_ids": ext.to_external(c[sl].astype(np.int64)[o]),
-                }
-            )
-        return out
 
     def _cached_plan(self, kind: str, params: dict[str, Any]) -> SpreadPlan | RecallPlan:
         """The plan for these parameters, built once and kept (at most 64 kept)."""

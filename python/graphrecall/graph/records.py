@@ -14,7 +14,9 @@ from ..tables.columns import time_value
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["dataframe_columns", "record_columns"]
+    from .knowledge import KnowledgeGraph
+
+__all__ = ["dataframe_columns", "fact_records", "record_columns"]
 
 
 def _time_col(rows: list[Mapping[str, Any]], key: str, table: str) -> npt.NDArray[np.int64] | None:
@@ -148,3 +150,35 @@ def dataframe_columns(
         "mention_entity": pick(mentions, "mentions", "entity"),
         "mention_count": pick(mentions, "mentions", "count"),
     }
+
+
+def fact_records(graph: KnowledgeGraph, idx: npt.NDArray[np.int64]) -> list[dict[str, Any]]:
+    """The stored rows of the facts at dense indices ``idx``, with names for codes and
+    external ids (:meth:`KnowledgeGraph.facts <graphrecall.KnowledgeGraph.facts>`)."""
+    cols = graph.core.fact_rows(idx)
+    subj, obj, pred, conf, stren, st, so, acc, last, created, vf, vt, seq = cols
+    ext_s = graph.entity_map.to_external(subj).tolist()
+    ext_o = graph.entity_map.to_external(obj).tolist()
+    null = np.iinfo(np.int64).min
+    out = []
+    for k, i in enumerate(idx.tolist()):
+        out.append(
+            {
+                "id": graph.fact_map.to_external(np.array([i])).tolist()[0],
+                "subject": ext_s[k],
+                "object": None if obj[k] < 0 else ext_o[k],
+                "object_value": None if graph.object_values is None else graph.object_values[i],
+                "predicate": graph.predicates.names[int(pred[k])],
+                "confidence": float(conf[k]),
+                "strength": float(stren[k]),
+                "status": graph.statuses.names[int(st[k])],
+                "source": graph.sources.names[int(so[k])],
+                "access_count": int(acc[k]),
+                "last_accessed": None if last[k] == null else int(last[k]),
+                "created_at": None if created[k] == null else int(created[k]),
+                "valid_from": None if vf[k] == null else int(vf[k]),
+                "valid_to": None if vt[k] == null else int(vt[k]),
+                "sequence": None if seq[k] == null else int(seq[k]),
+            }
+        )
+    return out

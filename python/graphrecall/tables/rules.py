@@ -12,6 +12,7 @@ from ..errors import DataError
 from .columns import description
 from .constants import NULL_SEQUENCE, NULL_TIME
 from .embeddings import EmbeddingSet
+from .values import _floats, _ints, _json_values, _names, _texts, _time_column
 from .work import (
     _BLOCK,
     _F32_MAX,
@@ -21,18 +22,12 @@ from .work import (
     Array,
     Mask,
     _compact,
-    _floats,
     _ids,
-    _ints,
     _is_null,
-    _json_values,
     _later_duplicates,
-    _names,
     _nullable_ids,
     _py,
     _ref,
-    _texts,
-    _time_column,
     _types,
     _Work,
 )
