@@ -515,3 +515,120 @@ def test_result_dtypes_and_views(kind: str) -> None:
     assert rec.scores.dtype == np.float64 and rec.hops.dtype == np.uint32
     assert rec.fact_ids.dtype == id_dtype and rec.offsets.dtype == np.int64
     assert np.shares_memory(rec[0].scores, rec.scores)
+
+
+def test_from_dataframes_columns_plain_qualified_or_a_column_mapping() -> None:
+    """``columns=`` is the loaders' ColumnMapping (with value maps) or a dict of plain or
+    table-qualified names; frame names need not be SQL identifiers."""
+    pd = pytest.importorskip("pandas")
+    from graphrecall.storage import ColumnMapping
+
+    entities = pd.DataFrame({"key": ["u", "j", "d"], "vault": ["a", "a", "b"]})
+    facts = pd.DataFrame(
+        {
+            "src": ["u", "j"],
+            "dst": ["j", "u"],
+            "weight (kg)": [2.0, 3.0],
+            "state": ["active", "ended"],
+        }
+    )
+    want = KnowledgeGraph.from_records(
+        [{"id": "u", "tenant": "a"}, {"id": "j", "tenant": "a"}, {"id": "d", "tenant": "b"}],
+        [
+            {"subject": "u", "object": "j", "strength": 2.0, "status": "confirmed"},
+            {"subject": "j", "object": "u", "strength": 3.0, "status": "archived"},
+        ],
+    )
+    states = {"active": "confirmed", "ended": "archived"}
+    plain = KnowledgeGraph.from_dataframes(
+        entities,
+        facts.assign(state=facts["state"].map(states)),
+        columns={
+            "id": "key",
+            "tenant": "vault",
+            "subject": "src",
+            "facts.object": "dst",
+            "strength": "weight (kg)",
+            "status": "state",
+            "facts.nothing": "ignored",
+        },
+    )
+    mapping = ColumnMapping(
+        columns={
+            "entities.id": "key",
+            "entities.tenant": "vault",
+            "facts.subject": "src",
+            "facts.object": "dst",
+            "facts.status": "state",
+        },
+        values={"facts.status": states},
+    )
+    mapped = KnowledgeGraph.from_dataframes(
+        entities, facts.rename(columns={"weight (kg)": "strength"}), columns=mapping
+    )
+    for g in (plain, mapped):
+        assert g.facts([0, 1]) == want.facts([0, 1])
+        assert g.tenants.names == want.tenants.names
+
+
+def test_the_encoder_releases_only_when_asked() -> None:
+    """``encode(release=True)`` empties the column dicts it was given; without it they are
+    left whole; both build the same graph."""
+    from graphrecall.graph.build import encode
+
+    def given() -> tuple[dict[str, Any], dict[str, Any]]:
+        return (
+            {"id": np.array(["a", "b"], dtype=object), "tenant": np.array([0, 0])},
+            {"subject": np.array(["a", "b"], dtype=object), "object": np.array(["b", None])},
+        )
+
+    ents, facts = given()
+    kept = encode(ents, facts, n_entities=2, n_chunks=0)
+    assert set(ents) == {"id", "tenant"} and set(facts) == {"subject", "object"}
+    ents, facts = given()
+    released = encode(ents, facts, n_entities=2, n_chunks=0, release=True)
+    assert ents == {} and facts == {}
+    assert kept.entities.external.tolist() == released.entities.external.tolist()
+    assert kept.tenants.names == released.tenants.names == (0,)
+    a, b = kept.core.to_parts(), released.core.to_parts()
+    assert a.keys() == b.keys()
+    for k, v in a.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, b[k])
+        else:
+            assert v == b[k]
+
+
+def test_from_arrays_and_from_tables_share_the_encoder() -> None:
+    """The same columns through ``from_arrays`` and through checked tables give the same
+    graph (fact ids: the rows)."""
+    from graphrecall.tables import GraphTables
+
+    tables = GraphTables(
+        entities={"id": ["u", "j", "d"], "tenant": ["a", "a", "b"], "name": ["U", "J", "D"]},
+        facts={"subject": ["u", "j"], "object": ["j", None], "predicate": ["knows", "likes"]},
+        chunks={"id": ["c1"], "tenant": ["a"]},
+        mentions={"chunk": ["c1", "c1"], "entity": ["u", "j"], "count": [1, 2]},
+    )
+    checked, report = tables.check()
+    assert report.ok
+    g = KnowledgeGraph.from_tables(checked)
+    h = KnowledgeGraph.from_arrays(
+        entity_ids=["u", "j", "d"],
+        entity_tenant=["a", "a", "b"],
+        entity_names=["U", "J", "D"],
+        fact_subject=["u", "j"],
+        fact_object=np.array(["j", None], dtype=object),
+        fact_ids=[0, 1],
+        predicate=["knows", "likes"],
+        chunk_ids=["c1"],
+        chunk_tenant=["a"],
+        mention_chunk=["c1", "c1"],
+        mention_entity=["u", "j"],
+        mention_count=[1, 2],
+    )
+    assert g.facts([0, 1]) == h.facts([0, 1])
+    assert g.tenants.names == h.tenants.names and g.predicates.names == h.predicates.names
+    assert g.entity_names is not None and g.entity_names.tolist() == ["U", "J", "D"]
+    assert g.stats() == h.stats()
+    assert checked.n_rows("facts") == 2  # not released

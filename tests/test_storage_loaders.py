@@ -28,8 +28,8 @@ from graphrecall import DataError, KnowledgeGraph, ParameterError
 from graphrecall.storage import BadDataError, GraphTables
 from graphrecall.storage.arrow import load_arrow, load_dataframes, load_parquet
 from graphrecall.storage.duckdb import load_duckdb
-from graphrecall.storage.mapping import PRESETS, ColumnMapping, quote_identifier
 from graphrecall.tables import NULL_TIME
+from graphrecall.tables.mapping import PRESETS, ColumnMapping, quote_identifier
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -971,9 +971,9 @@ def _text(values: list[Any]) -> pa.ChunkedArray:
 def test_described_dictionary_columns_encode_as_plain_ones(
     values: list[Any], known: set[str]
 ) -> None:
+    from graphrecall.storage.arrow import _from_dictionary
     from graphrecall.tables import Vocab
     from graphrecall.tables.columns import description
-    from graphrecall.storage.arrow import _from_dictionary
 
     col = _from_dictionary(pa.chunked_array([_text(values).combine_chunks().dictionary_encode()]))
     assert description(col) is not None and col.tolist() == values

@@ -58,8 +58,8 @@ import numpy.typing as npt
 
 from .errors import GraphRecallError, ParameterError, UnknownTenantError
 from .storage.errors import StorageError
-from .storage.mapping import PRESETS, ColumnMapping
 from .tables import TABLES, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
+from .tables.mapping import PRESETS, ColumnMapping
 
 __all__ = [
     "EXIT_BAD_DATA",

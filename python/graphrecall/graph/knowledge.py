@@ -19,6 +19,7 @@ from ..results import Activation, PageRank, Recall
 from ..scoring import FactScoreProfile
 from ..tables.constants import DEFAULT_SOURCES, DEFAULT_STATUSES
 from ..tables.ids import IdMap, Vocab
+from ..tables.mapping import ColumnMapping
 from .boost import mention_boost
 from .build import GraphParts, encode_arrays, encode_tables
 from .params import (
@@ -218,14 +219,16 @@ class KnowledgeGraph:
         chunks: pd.DataFrame | None = None,
         mentions: pd.DataFrame | None = None,
         *,
-        columns: Mapping[str, str] | None = None,
+        columns: Mapping[str, Any] | ColumnMapping | None = None,
         **vocabularies: Any,
     ) -> KnowledgeGraph:
         """Build from pandas DataFrames with the column names of :meth:`from_records`.
 
-        ``columns`` renames the user's columns, e.g. ``{"relationships.strength":
-        "strength"}`` is written ``{"strength": "weight"}`` (ours -> theirs), keys being the
-        table-qualified or plain names: ``entities.id``, ``facts.subject``, ``status``...
+        ``columns`` names the user's columns (ours -> theirs): a
+        :class:`~graphrecall.tables.mapping.ColumnMapping` (its column names and value
+        maps; the loaders' mapping), or a dict whose keys are table-qualified or plain
+        names, e.g. ``{"strength": "weight"}`` or ``{"facts.subject": "src"}``. A named
+        column missing from its frame is not read.
         """
         cols = dataframe_columns(entities, facts, chunks, mentions, columns)
         return cls.from_arrays(**cols, **vocabularies)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from ..errors import DataError
 from ..tables.columns import time_value
+from ..tables.mapping import ColumnMapping, frame_mapping
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,19 +108,26 @@ def dataframe_columns(
     facts: pd.DataFrame,
     chunks: pd.DataFrame | None = None,
     mentions: pd.DataFrame | None = None,
-    columns: Mapping[str, str] | None = None,
+    columns: Mapping[str, Any] | ColumnMapping | None = None,
 ) -> dict[str, Any]:
     """DataFrames as the keyword arguments of ``KnowledgeGraph.from_arrays``; ``columns``
-    maps our column names (``"facts.strength"`` or ``"strength"``) to the frames'."""
-    m = dict(columns or {})
+    names the frames' columns (:func:`~graphrecall.tables.mapping.frame_mapping`), and a
+    :class:`~graphrecall.tables.mapping.ColumnMapping`'s value maps are applied."""
+    mapping = frame_mapping(columns)
 
     def pick(df: pd.DataFrame | None, table: str, name: str) -> Any:
         if df is None:
             return None
-        col = m.get(f"{table}.{name}", m.get(name, name))
-        if col not in df.columns:
+        col = mapping.column(table, name)
+        if col is None or col not in df.columns:
             return None
-        return df[col].to_numpy()
+        values = df[col].to_numpy()
+        vmap = mapping.value_map(table, name)
+        if vmap:
+            out = np.empty(len(values), dtype=object)
+            out[:] = [vmap.get(v, v) if isinstance(v, Hashable) else v for v in values.tolist()]
+            return out
+        return values
 
     if pick(entities, "entities", "id") is None:
         raise DataError("entities DataFrame has no 'id' column (map one with columns=)")

@@ -14,11 +14,11 @@ table model of :mod:`graphrecall.tables`, re-exported here), and snapshots.
 from __future__ import annotations
 
 from ..tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
+from ..tables.mapping import ColumnMapping
 from .arrow import load_arrow, load_dataframes, load_parquet
 from .duckdb import load_duckdb
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from .live import GraphVersion, LiveGraph, UpdateReport
-from .mapping import ColumnMapping
 from .postgres import load_postgres
 from .snapshot import load_snapshot, save_snapshot
 from .sqlite import SCHEMA_VERSION, SQLiteStore

@@ -35,7 +35,7 @@ import numpy.typing as npt
 from ..errors import DataError, ParameterError
 from ..tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables
 from ..tables.columns import ObjectColumn, describe
-from .mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping
+from ..tables.mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping
 
 if TYPE_CHECKING:
     import pandas as pd

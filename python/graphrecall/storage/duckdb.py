@@ -25,9 +25,9 @@ from typing import Any
 
 from ..errors import DataError, ParameterError
 from ..tables import GraphTables
+from ..tables.mapping import TABLES, ColumnMapping, quote_identifier
 from .arrow import ArrowSource, Column, tables_from_sources
 from .errors import StorageError
-from .mapping import TABLES, ColumnMapping, quote_identifier
 
 __all__ = ["load_duckdb"]
 

@@ -61,9 +61,9 @@ import numpy.typing as npt
 
 from ..errors import DataError, ParameterError
 from ..tables import GraphTables, LoadReport, OnBad
+from ..tables.mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping, validate_identifier
 from .arrow import ArrowSource, Column, tables_from_sources
 from .errors import StorageError
-from .mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping, validate_identifier
 
 if TYPE_CHECKING:
     import psycopg
