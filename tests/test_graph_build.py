@@ -14,6 +14,8 @@ from graphrecall import (
     DEFAULT_SOURCES,
     DEFAULT_STATUSES,
     Activation,
+    DataError,
+    GraphTables,
     KnowledgeGraph,
     QueryActivation,
     Recall,
@@ -602,8 +604,6 @@ def test_the_encoder_releases_only_when_asked() -> None:
 def test_from_arrays_and_from_tables_share_the_encoder() -> None:
     """The same columns through ``from_arrays`` and through checked tables give the same
     graph (fact ids: the rows)."""
-    from graphrecall.tables import GraphTables
-
     tables = GraphTables(
         entities={"id": ["u", "j", "d"], "tenant": ["a", "a", "b"], "name": ["U", "J", "D"]},
         facts={"subject": ["u", "j"], "object": ["j", None], "predicate": ["knows", "likes"]},
@@ -632,3 +632,54 @@ def test_from_arrays_and_from_tables_share_the_encoder() -> None:
     assert g.entity_names is not None and g.entity_names.tolist() == ["U", "J", "D"]
     assert g.stats() == h.stats()
     assert checked.n_rows("facts") == 2  # not released
+
+
+def test_an_entity_index_beyond_the_core_is_a_data_error_not_an_allocation() -> None:
+    with pytest.raises(DataError, match="subject"):
+        KnowledgeGraph.from_arrays(fact_subject=[2**33], fact_object=[None])
+    with pytest.raises(DataError, match="chunk"):
+        KnowledgeGraph.from_arrays(
+            fact_subject=[0], fact_object=[None], mention_chunk=[2**33], mention_entity=[0]
+        )
+
+
+@pytest.mark.parametrize("column", ["confidence", "strength", "access_count"])
+def test_numbers_given_as_text_are_refused_as_check_refuses_them(column: str) -> None:
+    value = "1" if column == "access_count" else "0.5"
+    with pytest.raises(DataError, match=column):
+        KnowledgeGraph.from_arrays(fact_subject=[0], fact_object=[1], **{column: [value]})
+    tables = GraphTables(entities={"id": [0, 1]}, facts={"subject": [0], column: [value]})
+    assert not tables.check(on_bad="skip")[1].ok
+
+
+@pytest.mark.parametrize("ids", ["entity_ids", "fact_ids", "chunk_ids"])
+def test_bool_ids_are_refused_as_check_refuses_them(ids: str) -> None:
+    kwargs: dict[str, Any] = {"fact_subject": [0, 1], "fact_object": [1, 0]}
+    kwargs[ids] = [False, True]
+    if ids == "entity_ids":
+        kwargs["fact_subject"] = kwargs["fact_object"] = [False, True]
+    with pytest.raises(DataError, match="bool"):
+        KnowledgeGraph.from_arrays(**kwargs)
+    table = {"entity_ids": "entities", "fact_ids": "facts", "chunk_ids": "chunks"}[ids]
+    spec: dict[str, Any] = {"entities": {"id": [0, 1]}, "facts": {"subject": [0, 1]}}
+    spec.setdefault(table, {})["id"] = [False, True]
+    if table == "entities":
+        spec["facts"]["subject"] = [False, True]
+    assert not GraphTables(**spec).check(on_bad="skip")[1].ok
+
+
+def test_masked_values_are_null_on_every_path() -> None:
+    obj = np.ma.array([1, 0], mask=[False, True])
+    g = KnowledgeGraph.from_arrays(fact_subject=[0, 1], fact_object=obj)
+    assert [f["object"] for f in g.facts([0, 1])] == [1, None]
+    checked, report = GraphTables(
+        entities={"id": [0, 1]}, facts={"subject": [0, 1], "object": obj}
+    ).check()
+    assert report.ok
+    assert checked.build_graph().facts([0, 1]) == g.facts([0, 1])
+    with pytest.raises(DataError, match="confidence"):
+        KnowledgeGraph.from_arrays(
+            fact_subject=[0, 1],
+            fact_object=[1, 0],
+            confidence=np.ma.array([0.5, 0.5], mask=[False, True]),
+        )

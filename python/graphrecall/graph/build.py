@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from .. import _core
 from ..errors import DataError
-from ..tables.columns import floats, ints, sequence_column, times
+from ..tables.columns import floats, ints, no_bools, sequence_column, times, unmask
 from ..tables.constants import DEFAULT_SOURCES, DEFAULT_STATUSES
 from ..tables.ids import IdMap, Vocab
 from ..tables.tenants import graph_tenants
@@ -32,6 +32,8 @@ __all__ = ["GraphParts", "encode", "encode_arrays", "encode_tables"]
 
 Columns = dict[str, Any]
 _NONE32 = np.uint32(2**32 - 1)  # the core's "no entity" (a literal fact's object)
+#: The largest dense index (2**32 - 1 is the core's "none", and counts fit in uint32).
+_MAX_INDEX = 2**32 - 3
 _TIMES = ("last_accessed", "created_at", "valid_from", "valid_to")
 
 
@@ -350,6 +352,56 @@ def encode_arrays(
 ) -> GraphParts:
     """The parts of ``KnowledgeGraph.from_arrays(...)`` (its arguments): the numbers of
     entities and chunks (given, or the largest index used + 1), then :func:`encode`."""
+    (
+        fact_subject,
+        fact_object,
+        entity_tenant,
+        entity_ids,
+        entity_names,
+        fact_ids,
+        predicate,
+        confidence,
+        strength,
+        status,
+        source,
+        access_count,
+        sequence,
+        object_value,
+        chunk_tenant,
+        chunk_ids,
+        mention_chunk,
+        mention_entity,
+        mention_count,
+    ) = (
+        unmask(v)  # masked entries are nulls, as in a table
+        for v in (
+            fact_subject,
+            fact_object,
+            entity_tenant,
+            entity_ids,
+            entity_names,
+            fact_ids,
+            predicate,
+            confidence,
+            strength,
+            status,
+            source,
+            access_count,
+            sequence,
+            object_value,
+            chunk_tenant,
+            chunk_ids,
+            mention_chunk,
+            mention_entity,
+            mention_count,
+        )
+    )
+    last_accessed, created_at, valid_from, valid_to = (
+        unmask(v) for v in (last_accessed, created_at, valid_from, valid_to)
+    )
+    # ids are an int or a str, as the table check rules (checked tables hold no others)
+    for ids, table in ((entity_ids, "entities"), (fact_ids, "facts"), (chunk_ids, "chunks")):
+        no_bools(ids, table)
     subject = np.asarray(fact_subject)
     obj = np.asarray(fact_object)
     n_facts = len(subject)
@@ -373,6 +425,11 @@ def encode_arrays(
             o = obj.astype(np.float64) if obj.dtype.kind == "O" else obj
             o = np.nan_to_num(np.asarray(o, dtype=np.float64), nan=-1)
             mx = max(mx, int(o.max()))
+        if mx > _MAX_INDEX:
+            raise DataError(
+                f"facts.subject / facts.object: entity index {mx} is beyond the largest the "
+                f"core holds ({_MAX_INDEX}); give entity_ids"
+            )
         n_ent = mx + 1
         ent_ids = None
     if chunk_ids is not None:
@@ -382,7 +439,13 @@ def encode_arrays(
     elif n_chunks is not None:
         n_ch = int(n_chunks)
     elif mention_chunk is not None and len(np.asarray(mention_chunk)):
-        n_ch = int(ints(mention_chunk, np.int64, "mentions", "chunk").max()) + 1
+        top = int(ints(mention_chunk, np.int64, "mentions", "chunk").max())
+        if top > _MAX_INDEX:
+            raise DataError(
+                f"mentions.chunk: chunk index {top} is beyond the largest the core holds "
+                f"({_MAX_INDEX}); give chunk_ids"
+            )
+        n_ch = top + 1
     else:
         n_ch = 0
     mentions: Columns | None = None

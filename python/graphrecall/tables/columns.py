@@ -115,6 +115,33 @@ def take(arr: npt.NDArray[Any], rows: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return out
 
 
+def unmask(values: Any) -> Any:
+    """A masked array with its masked entries as None (an object array), so that they are
+    nulls as in a table; any other value as given."""
+    if not isinstance(values, np.ma.MaskedArray):
+        return values
+    mask = np.ma.getmaskarray(values)
+    data = np.asarray(values.data)
+    if not mask.any():
+        return data
+    out = data.astype(object)
+    out[mask] = None
+    return out
+
+
+def no_bools(ids: Any, table: str) -> None:
+    """Refuse bool ids (an id is an int or a str, as the table check rules)."""
+    if ids is None:
+        return
+    arr = np.asarray(ids)
+    if arr.dtype.kind == "b" and len(arr):
+        raise DataError(f"{table} row 0: id {arr[0].item()!r} is a bool, not an int or str")
+    if arr.dtype.kind == "O" and bool in value_types(arr):
+        for i, v in enumerate(arr.tolist()):
+            if isinstance(v, bool):
+                raise DataError(f"{table} row {i}: id {v!r} is a bool, not an int or str")
+
+
 def value_types(arr: npt.NDArray[Any]) -> set[type]:
     """The Python types of an object array's values (from its description when it has
     one)."""
@@ -179,6 +206,10 @@ def floats(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.ND
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind in "USO":  # text is not a number (as the table check rules)
+        for i, v in enumerate(arr.tolist()):
+            if isinstance(v, (str, bytes)):
+                raise DataError(f"{table}.{column} must hold numbers; row {i} is {v!r}")
     if arr.dtype.kind not in "fiub":
         try:
             arr = arr.astype(np.float64)

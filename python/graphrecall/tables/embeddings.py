@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
+from .columns import unmask
 from .constants import EmbeddingKind
 from .work import _EMBEDDING_KINDS, _OBJECT_COLUMNS, Array, _object_array
 
@@ -59,6 +60,7 @@ class EmbeddingSet:
 
 def to_column(values: Any, table: str, name: str) -> Array:
     """Any 1-D column -> a numpy array (text as an object array)."""
+    values = unmask(values)  # masked entries are nulls
     if hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):
         values = values.to_numpy()  # pandas Series / Arrow arrays
     if isinstance(values, np.ndarray):
