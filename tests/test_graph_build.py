@@ -683,3 +683,49 @@ def test_masked_values_are_null_on_every_path() -> None:
             fact_object=[1, 0],
             confidence=np.ma.array([0.5, 0.5], mask=[False, True]),
         )
+
+
+def test_trailing_nuls_are_kept_in_ids_and_names_on_every_path() -> None:
+    """'x\\0' and 'x' are two ids and 'p\\0' and 'p' two predicates (numpy's fixed-width
+    text would drop the NUL)."""
+    entities = [{"id": "x\0"}, {"id": "x"}, {"id": "y"}]
+    facts = [
+        {"subject": "x\0", "object": "y", "predicate": "p\0"},
+        {"subject": "x", "object": "y", "predicate": "p"},
+    ]
+    g = KnowledgeGraph.from_records(entities, facts)
+    checked, report = GraphTables(
+        entities={"id": [e["id"] for e in entities]},
+        facts={k: [f[k] for f in facts] for k in ("subject", "object", "predicate")},
+    ).check()
+    assert report.ok
+    for graph in (g, checked.build_graph()):
+        assert graph.entity_ids.tolist() == ["x\0", "x", "y"]
+        assert sorted(graph.predicates.names) == ["p", "p\0"]  # type: ignore[type-var]
+        rows = graph.facts([0, 1])
+        assert [(r["subject"], r["predicate"]) for r in rows] == [("x\0", "p\0"), ("x", "p")]
+
+
+def test_mixed_int_and_str_ids_stay_distinct_in_from_arrays() -> None:
+    g = KnowledgeGraph.from_records([{"id": 1}, {"id": "1"}], [{"subject": 1, "object": "1"}])
+    assert g.entity_ids.tolist() == [1, "1"]
+    assert g.facts([0])[0]["object"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [("entities", "id"), ("entities", "name"), ("facts", "predicate"), ("chunks", "text")],
+)
+def test_lone_surrogates_are_refused_by_check_with_the_row(table: str, column: str) -> None:
+    spec: dict[str, Any] = {
+        "entities": {"id": ["a", "b"], "name": ["A", "B"]},
+        "facts": {"subject": ["a"], "object": ["b"], "predicate": ["p"]},
+        "chunks": {"id": ["c", "d"], "text": ["one", "two"]},
+    }
+    spec[table][column][-1] = "bad \ud800 text"
+    if (table, column) == ("entities", "id"):
+        spec["facts"]["object"] = ["bad \ud800 text"]
+    _, report = GraphTables(**spec).check(on_bad="skip")
+    first = report.table(table).first
+    assert first and first[0].row == len(spec[table][column]) - 1
+    assert "UTF-8" in first[0].reason

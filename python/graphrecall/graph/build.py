@@ -402,6 +402,13 @@ def encode_arrays(
     # ids are an int or a str, as the table check rules (checked tables hold no others)
     for ids, table in ((entity_ids, "entities"), (fact_ids, "facts"), (chunk_ids, "chunks")):
         no_bools(ids, table)
+    fact_subject, fact_object, entity_ids, fact_ids, chunk_ids = map(
+        _typed, (fact_subject, fact_object, entity_ids, fact_ids, chunk_ids)
+    )
+    entity_tenant, chunk_tenant, predicate, status, source = map(
+        _typed, (entity_tenant, chunk_tenant, predicate, status, source)
+    )
+    mention_chunk, mention_entity = _typed(mention_chunk), _typed(mention_entity)
     subject = np.asarray(fact_subject)
     obj = np.asarray(fact_object)
     n_facts = len(subject)
@@ -490,3 +497,23 @@ def encode_arrays(
         tenants=tenants,
         release=True,  # the dicts are this call's own
     )
+
+
+def _typed(values: Any) -> Any:
+    """A list or tuple of scalars as an array that keeps each value's type: numpy's own
+    dtype only when every value is an int or every one a float (numpy would turn
+    ``["a", 1]`` into text, and its fixed-width text drops trailing NULs)."""
+    if not isinstance(values, (list, tuple)) or not values:
+        return values
+    kinds = {type(v) for v in values}
+    if kinds == {int} or kinds == {float}:
+        try:
+            return np.asarray(values)
+        except OverflowError:
+            pass
+    if any(issubclass(k, (list, tuple, np.ndarray)) for k in kinds):
+        return values  # not a column of scalars: the shape checks report it
+    out = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out

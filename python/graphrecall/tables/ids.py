@@ -294,7 +294,7 @@ class Vocab:
                 lut[by_key[text]] = c
             return lut[codes_in].astype(dtype)
         uniq, inverse = np.unique(
-            arr.astype(object).astype(str) if arr.dtype.kind == "O" else arr, return_inverse=True
+            _as_text(arr) if arr.dtype.kind == "O" else arr, return_inverse=True
         )
         codes = np.empty(len(uniq), dtype=np.int64)
         for j, u in enumerate(uniq):
@@ -321,7 +321,7 @@ class Vocab:
             lut = np.array([where.get(key, -1) for key in keys], dtype=np.int64)
             return cls(distinct, kind), lut[codes_in]
         if arr.dtype.kind == "O":
-            arr = arr.astype(str)
+            arr = _as_text(arr)
         uniq, inverse = np.unique(arr, return_inverse=True)
         names = [u.item() if isinstance(u, np.generic) else u for u in uniq]
         return cls(names, kind), inverse.reshape(-1).astype(np.int64)
@@ -346,3 +346,14 @@ def _coded_as_text(
     codes[codes < 0] = len(keys) - 1
     counts = np.bincount(codes, minlength=len(keys))
     return keys, np.flatnonzero(counts).tolist(), codes
+
+
+def _as_text(arr: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """An object column as numpy text for sorting, unless it holds str with a NUL (numpy's
+    fixed-width text drops trailing NULs): such a column of str is sorted as objects."""
+    values = arr.tolist()
+    try:
+        joined = "".join(values)
+    except TypeError:  # not only str: their text, as numpy gives it
+        return arr.astype(str)
+    return arr if "\0" in joined else arr.astype(str)

@@ -28,6 +28,7 @@ from .work import (
     _nullable_ids,
     _py,
     _ref,
+    _refuse_unencodable,
     _types,
     _Work,
 )
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 def _key(w: _Work, col: str = "id") -> tuple[Array, Mask]:
     """The table's own id column: normalised, unique (later duplicates refused)."""
     ids, unusable = _ids(w, col, nullable=False)
+    if ids.dtype.kind in "OU":  # references need no test: they must match these
+        _refuse_unencodable(w, col, ids.tolist())
     w.key, w.key_unusable, w.row_ids = ids, unusable, ids
     w.out[col] = ids
     _unique(w, ids, ~unusable)
@@ -239,6 +242,8 @@ def _check_aliases(al: _Work, en: _Work) -> None:
 
 def _predicates(fa: _Work) -> Array:
     arr = fa.cols["predicate"]
+    if arr.dtype.kind in "OU":
+        _refuse_unencodable(fa, "predicate", arr.tolist())
     if arr.dtype.kind in "iu":
         codes = arr.astype(np.int64)
         fa.bad(

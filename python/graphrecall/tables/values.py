@@ -20,6 +20,7 @@ from .work import (
     _is_null,
     _object_array,
     _py,
+    _refuse_unencodable,
     _types,
     _Work,
 )
@@ -128,6 +129,8 @@ def _texts(w: _Work, col: str, *, required: bool = False) -> Array | None:
     arr = w.cols.get(col)
     if arr is None:
         return None
+    if arr.dtype.kind in "OU":
+        _refuse_unencodable(w, col, arr.tolist())
     if arr.dtype == object and _types(arr) <= {str, type(None)}:
         if required:
             null = _is_none(arr)

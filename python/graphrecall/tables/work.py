@@ -413,3 +413,33 @@ def _object_array(values: Sequence[Any]) -> Array:
     for i, v in enumerate(values):
         out[i] = v
     return out
+
+
+#: Strings per block of the UTF-8 test (one join and encode per block).
+_UTF8_BLOCK = 4096
+
+
+def _refuse_unencodable(w: _Work, col: str, values: list[Any]) -> None:
+    """Refuse the rows whose text cannot be written as UTF-8 (lone surrogates): every store
+    writes UTF-8, so such text would not round-trip. One encode per block of rows; the rows
+    of a failing block are then tested one by one."""
+    bad: Mask | None = None
+    for a in range(0, len(values), _UTF8_BLOCK):
+        block = values[a : a + _UTF8_BLOCK]
+        try:
+            try:
+                joined = "".join(block)
+            except TypeError:  # not only str: None, ints
+                joined = "".join([v for v in block if type(v) is str])
+            joined.encode("utf-8")
+        except UnicodeEncodeError:
+            if bad is None:
+                bad = np.zeros(len(values), dtype=bool)
+            for k, v in enumerate(block):
+                if type(v) is str:
+                    try:
+                        v.encode("utf-8")
+                    except UnicodeEncodeError:
+                        bad[a + k] = True
+    if bad is not None:
+        w.bad(bad, lambda i: f"{col} = {values[i]!r} is not UTF-8 text (a lone surrogate)")
