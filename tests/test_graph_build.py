@@ -19,6 +19,7 @@ from graphrecall import (
     KnowledgeGraph,
     QueryActivation,
     Recall,
+    UnknownTenantError,
 )
 from hypothesis import given, settings
 from reference import graph_ref
@@ -729,3 +730,19 @@ def test_lone_surrogates_are_refused_by_check_with_the_row(table: str, column: s
     first = report.table(table).first
     assert first and first[0].row == len(spec[table][column]) - 1
     assert "UTF-8" in first[0].reason
+
+
+def test_a_tenant_is_named_never_taken_for_a_code() -> None:
+    """``tenant=1`` on a graph of tenants 'A', 'B' is unknown, not tenant 'B'."""
+    g = KnowledgeGraph.from_records(
+        [{"id": "a", "tenant": "A"}, {"id": "b", "tenant": "B"}],
+        [{"subject": "b", "object": None}],
+    )
+    assert g.tenant_code("B") == 1
+    for tenant in (1, np.int64(1), True):
+        with pytest.raises(UnknownTenantError):
+            g.tenant_code(tenant)
+        with pytest.raises(UnknownTenantError):
+            g.spread(["b"], tenant=tenant)
+    ints = KnowledgeGraph.from_records([{"id": "a", "tenant": 7}], [])
+    assert ints.tenant_code(np.int64(7)) == ints.tenant_code(7)

@@ -332,9 +332,12 @@ class KnowledgeGraph:
         return self._chunks.lookup(ids, "chunks")
 
     def tenant_code(self, tenant: Hashable) -> int:
-        """Code of a tenant name (UnknownTenantError if the graph holds no such tenant)."""
+        """Code of a tenant name (UnknownTenantError if the graph holds no such tenant).
+
+        A tenant is always looked up by name: ``1`` names tenant 1 of a graph whose tenants
+        are ints, and no tenant of a graph whose tenants are ``"A"``, ``"B"``."""
         try:
-            return self.tenants.code(tenant)
+            return self.tenants.name_code(tenant)
         except DataError:
             raise UnknownTenantError(
                 f"unknown tenant {tenant!r}; the graph holds {list(self.tenants.names)!r}"

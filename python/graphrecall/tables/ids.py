@@ -257,6 +257,17 @@ class Vocab:
             return self._index[name]
         raise DataError(f"unknown {self.kind} {name!r}; known: {list(self.names)!r}")
 
+    def name_code(self, name: Hashable) -> int:
+        """Code of a name, never taking an int for a code (a bool names nothing)."""
+        if not isinstance(name, (bool, np.bool_)):
+            try:
+                code = self._index.get(name)
+            except TypeError:  # unhashable
+                code = None
+            if code is not None:
+                return code
+        raise DataError(f"unknown {self.kind} {name!r}; known: {list(self.names)!r}")
+
     def encode(
         self, values: Any, table: str, column: str, dtype: npt.DTypeLike
     ) -> npt.NDArray[Any]:
