@@ -54,7 +54,8 @@ from .rag import GraphRAG
 from .recipes import RECIPES, ChunkHit, EntityHit, FactHit, RetrievalResult, Step
 from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
 from .router import HeuristicRouter, Route
-from .storage import GraphTables, LiveGraph, SQLiteStore
+from .storage import LiveGraph, SQLiteStore
+from .tables import GraphTables
 
 __all__ = [
     "DEFAULT_SOURCES",

@@ -47,7 +47,7 @@ from .embed import Embedder, EmbeddingError
 from .errors import ParameterError
 from .index import GraphIndex, _model_name, resolve_embedder
 from .storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
-from .storage.tables import TABLES, EmbeddingSet, GraphTables
+from .tables import TABLES, EmbeddingSet, GraphTables
 
 __all__ = ["FORMAT", "VERSION", "is_saved_index", "load_index", "save_index"]
 

@@ -32,7 +32,7 @@ from .errors import ParameterError
 from .explain import explain
 from .index import GraphIndex
 from .recipes import RECIPES, RetrievalResult
-from .storage.tables import GraphTables, OnBad
+from .tables import GraphTables, OnBad
 
 __all__ = ["DEFAULT_FORMATS", "GraphRAG"]
 

@@ -121,7 +121,7 @@ class Activation:
 
     @cached_property
     def fact_ids(self) -> _Array:
-        return self._graph._facts.to_external(self._core.facts)
+        return self._graph.fact_map.to_external(self._core.facts)
 
     @cached_property
     def hops(self) -> npt.NDArray[np.uint32]:
@@ -129,7 +129,7 @@ class Activation:
 
     @cached_property
     def anchors(self) -> _Array:
-        return self._graph._entities.to_external(self._core.anchors)
+        return self._graph.entity_map.to_external(self._core.anchors)
 
     @cached_property
     def parent_indices(self) -> npt.NDArray[np.int64]:
@@ -138,11 +138,11 @@ class Activation:
 
     @cached_property
     def parents(self) -> _Array:
-        return self._graph._facts.to_external(self.parent_indices)
+        return self._graph.fact_map.to_external(self.parent_indices)
 
     @cached_property
     def via(self) -> _Array:
-        return self._graph._entities.to_external(self._core.via)
+        return self._graph.entity_map.to_external(self._core.via)
 
     @cached_property
     def scores(self) -> npt.NDArray[np.float64] | None:
@@ -150,7 +150,7 @@ class Activation:
 
     @cached_property
     def entity_ids(self) -> _Array:
-        return self._graph._entities.to_external(self._core.entities)
+        return self._graph.entity_map.to_external(self._core.entities)
 
     @cached_property
     def entity_hops(self) -> npt.NDArray[np.uint32]:
@@ -162,11 +162,11 @@ class Activation:
 
     @cached_property
     def entity_anchors(self) -> _Array:
-        return self._graph._entities.to_external(self._core.entity_anchors)
+        return self._graph.entity_map.to_external(self._core.entity_anchors)
 
     @cached_property
     def entity_parents(self) -> _Array:
-        return self._graph._facts.to_external(self._core.entity_parents)
+        return self._graph.fact_map.to_external(self._core.entity_parents)
 
     def to_records(self) -> list[dict[str, Any]]:
         """One dict per reached fact: query, rank, fact, hop, anchor, parent, via, score."""
@@ -357,7 +357,7 @@ class Recall:
 
     @cached_property
     def fact_ids(self) -> _Array:
-        return self._graph._facts.to_external(self._core.facts)
+        return self._graph.fact_map.to_external(self._core.facts)
 
     @cached_property
     def scores(self) -> npt.NDArray[np.float64]:
@@ -369,11 +369,11 @@ class Recall:
 
     @cached_property
     def anchors(self) -> _Array:
-        return self._graph._entities.to_external(self._core.anchors)
+        return self._graph.entity_map.to_external(self._core.anchors)
 
     @cached_property
     def via(self) -> _Array:
-        return self._graph._entities.to_external(self._core.via)
+        return self._graph.entity_map.to_external(self._core.via)
 
     def to_records(self) -> list[dict[str, Any]]:
         return [r for q in self for r in q.to_records()]
@@ -444,10 +444,10 @@ class PageRank:
         self.entity_indices: npt.NDArray[np.int64] = ents
         self.chunk_indices: npt.NDArray[np.int64] = chunks
         self.entity_offsets: npt.NDArray[np.int64] = eo
-        self.entity_ids: _Array = graph._entities.to_external(ents)
+        self.entity_ids: _Array = graph.entity_map.to_external(ents)
         self.entity_scores: npt.NDArray[np.float64] = escores
         self.chunk_offsets: npt.NDArray[np.int64] = co
-        self.chunk_ids: _Array = graph._chunks.to_external(chunks)
+        self.chunk_ids: _Array = graph.chunk_map.to_external(chunks)
         self.chunk_scores: npt.NDArray[np.float64] = cscores
         self.iterations: npt.NDArray[np.uint32] = iters
 

@@ -30,7 +30,7 @@ import datetime as _dt
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ import numpy.typing as npt
 from . import _core
 from .errors import DataError, ParameterError
 from .fusion import _as_1d, _as_float_array, _as_int_array, _offsets, _query_bounds, _sequence
+from .tables.constants import NULL_TIME, SOURCES, STATUSES
 
 __all__ = [
     "NULL_TIME",
@@ -57,12 +58,6 @@ __all__ = [
     "score_facts",
 ]
 
-#: A null timestamp ("age unknown"): the smallest ``int64``, which is also numpy's ``NaT``.
-NULL_TIME: Final[int] = -(2**63)
-#: Fact source names by code (seed 000).
-SOURCES: Final[tuple[str, ...]] = ("user_edit", "file", "system", "conversation")
-#: Fact status names by code (seed 000).
-STATUSES: Final[tuple[str, ...]] = ("staged", "confirmed", "rejected", "archived")
 
 _Array: TypeAlias = npt.NDArray[Any]
 TimeLike: TypeAlias = "int | np.integer[Any] | np.datetime64 | _dt.datetime"

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ..embed import EmbeddingError
 from ..errors import ParameterError, UnknownTenantError
-from ..graph import _freeze
+from ..graph import freeze as _freeze
 from ..index import GraphIndex
 from .base import Timer
 

@@ -344,7 +344,7 @@ def _mention_boost(
 
     co = offsets([len(c[0]) for c in cands])
     ro = offsets([len(r[0]) for r in related])
-    d, i, a, order = index.graph._core.mention_boost(
+    d, i, a, order = index.graph.core.mention_boost(
         flat([c[0] for c in cands], np.uint32),
         flat([c[1] for c in cands], np.float64),
         co,

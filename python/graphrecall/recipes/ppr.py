@@ -232,7 +232,7 @@ def ppr(
                 s_rows = [e for q in seeded for e in seeds[q][0]]
                 s_vals = [v for q in seeded for v in seeds[q][1]]
             pr_offsets, pr_ents, pr_scores, _, _, _, pr_iters = (
-                index.graph._core.personalized_pagerank(
+                index.graph.core.personalized_pagerank(
                     np.array(s_rows, dtype=np.int64),
                     np.array(s_vals, dtype=np.float64),
                     offsets,

@@ -34,7 +34,7 @@ import numpy.typing as npt
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import RerankProfile, rerank_memories_batch
-from ..storage.tables import NULL_TIME
+from ..tables import NULL_TIME
 from .anchoring import embed_batch, with_params
 from .base import ChunkHit, RetrievalResult, Timer, check_count, check_queries, chunk_hit
 

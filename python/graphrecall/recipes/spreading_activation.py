@@ -83,7 +83,7 @@ def _components(
     """scoreFact's factors per fact (for explain), computed as the source writes them."""
     if not len(facts):
         return []
-    cols = index.graph._core.fact_rows(facts)
+    cols = index.graph.core.fact_rows(facts)
     conf, status, source, access, last = cols[3], cols[5], cols[6], cols[7], cols[8]
     # Vectorised; each factor as the source computes it (the score itself comes from the
     # core, bit-exact; these are its explanation).

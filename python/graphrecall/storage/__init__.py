@@ -1,7 +1,6 @@
-"""Storage: the shared table model, the embedded SQLite default, loaders and snapshots.
+"""Storage: adapters that read and write :class:`~graphrecall.tables.GraphTables` (the
+table model of :mod:`graphrecall.tables`, re-exported here), and snapshots.
 
-* :mod:`~graphrecall.storage.tables`: :class:`GraphTables` (a graph as columns, the shape of
-  the schema), :class:`EmbeddingSet`, row-level validation with a :class:`LoadReport`;
 * :mod:`~graphrecall.storage.sqlite`: :class:`SQLiteStore` (the versioned schema, stdlib
   ``sqlite3`` in WAL mode);
 * :mod:`~graphrecall.storage.live`: :class:`LiveGraph` (incremental updates committed to the
@@ -14,15 +13,15 @@
 
 from __future__ import annotations
 
+from ..tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
+from ..tables.mapping import ColumnMapping
 from .arrow import load_arrow, load_dataframes, load_parquet
 from .duckdb import load_duckdb
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from .live import GraphVersion, LiveGraph, UpdateReport
-from .mapping import ColumnMapping
 from .postgres import load_postgres
 from .snapshot import load_snapshot, save_snapshot
 from .sqlite import SCHEMA_VERSION, SQLiteStore
-from .tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
 
 __all__ = [
     "SCHEMA_VERSION",

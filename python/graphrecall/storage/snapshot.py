@@ -44,10 +44,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._columns import IdMap, Vocab
 from .._files import replace_dir
 from ..errors import DataError, ParameterError
 from ..graph import KnowledgeGraph
+from ..tables import IdMap, Vocab
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "load_snapshot", "save_snapshot"]
@@ -111,7 +111,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=target.parent))
     try:
-        parts = graph._core.to_parts()
+        parts = graph.core.to_parts()
         files: dict[str, dict[str, Any]] = {}
         scalars = {k: int(parts.pop(k)) for k in _SCALARS}
 
@@ -124,9 +124,9 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
                 save_array(name, arr)
         ids: dict[str, Any] = {}
         for kind, m in (
-            ("entities", graph._entities),
-            ("facts", graph._facts),
-            ("chunks", graph._chunks),
+            ("entities", graph.entity_map),
+            ("facts", graph.fact_map),
+            ("chunks", graph.chunk_map),
         ):
             if m.kind == "identity":
                 ids[kind] = {"kind": "identity", "n": len(m)}
