@@ -7,6 +7,7 @@
 //! calls in once per batch (or query).
 
 pub mod activation;
+pub(crate) mod batch;
 pub mod error;
 pub mod fusion;
 pub mod graph;

@@ -18,7 +18,7 @@
 
 use rayon::prelude::*;
 
-use crate::fusion::{check_finite, check_len, check_offsets, check_weight, per_query, score_key};
+use crate::batch::{check_finite, check_len, check_offsets, check_weight, per_query, score_key};
 use crate::{Error, Result};
 
 /// A null timestamp: "age unknown", never decayed.
