@@ -78,6 +78,18 @@ pub(super) fn into_pairs(fused: Fused) -> Vec<(i64, f64)> {
 ///
 /// # Errors
 /// As [`rrf_batch`].
+///
+/// # Examples
+/// ```
+/// use graphrecall::fusion::rrf;
+///
+/// // Ids 3 and 2 are first in one list and third in the other; id 1 is second in both.
+/// let fused = rrf(&[&[3, 1, 2], &[2, 1, 3]], None, 60.0, None)?;
+/// let ids: Vec<i64> = fused.iter().map(|&(id, _)| id).collect();
+/// assert_eq!(ids, vec![2, 3, 1]); // 1/61 + 1/63 > 2/62; the tie breaks by id ascending
+/// assert_eq!(fused[2].1, 1.0 / 62.0 + 1.0 / 62.0);
+/// # Ok::<(), graphrecall::Error>(())
+/// ```
 pub fn rrf(
     lists: &[&[i64]],
     weights: Option<&[f64]>,

@@ -180,6 +180,37 @@ impl KnowledgeGraph {
     /// dangling entity or chunk indices, NaN / infinite / out-of-range weights, unknown
     /// codes, facts or mentions crossing tenants, duplicate mentions, inverted validity
     /// intervals, or sizes beyond the u32 layout.
+    ///
+    /// # Examples
+    /// Two facts in one tenant, `0 -> 1 -> 2`:
+    /// ```
+    /// use graphrecall::graph::{GraphInput, KnowledgeGraph};
+    ///
+    /// let input = GraphInput {
+    ///     entity_tenant: &[0, 0, 0],
+    ///     fact_subject: &[0, 1],
+    ///     fact_object: &[1, 2],
+    ///     fact_predicate: &[0, 0],
+    ///     fact_confidence: &[0.9, 0.8],
+    ///     fact_strength: &[1.0, 1.0],
+    ///     fact_status: &[1, 1],
+    ///     fact_source: &[0, 0],
+    ///     fact_access_count: &[0, 0],
+    ///     n_predicates: 1,
+    ///     n_statuses: 4,
+    ///     n_sources: 4,
+    ///     ..GraphInput::default()
+    /// };
+    /// let g = KnowledgeGraph::build(&input)?;
+    /// assert_eq!((g.n_entities(), g.n_facts()), (3, 2));
+    /// assert_eq!(g.out_facts(1)?, vec![1]);
+    ///
+    /// // A fact pointing at an entity that does not exist names its table, row and column.
+    /// let bad = GraphInput { fact_object: &[1, 7], ..input };
+    /// let err = KnowledgeGraph::build(&bad).unwrap_err();
+    /// assert!(matches!(err, graphrecall::Error::Dangling { table: "facts", row: 1, .. }));
+    /// # Ok::<(), graphrecall::Error>(())
+    /// ```
     pub fn build(input: &GraphInput<'_>) -> Result<Self> {
         let n_ent = input.entity_tenant.len();
         let n_facts = input.fact_subject.len();

@@ -355,6 +355,19 @@ pub(super) fn take_best(cand: &mut Vec<(f32, u32)>, pos: &mut [i64], score: &mut
 /// # Errors
 /// [`Error::InvalidParameter`] for `dim` or `k` of 0, vectors or queries that are not whole
 /// rows, and positions out of range; [`Error::Capacity`] beyond `u32::MAX` rows.
+///
+/// # Examples
+/// ```
+/// use graphrecall::vectors::exact_search;
+///
+/// // Three unit rows of dimension 2; the query is nearest row 1, then row 2.
+/// let rows = [1.0, 0.0, 0.0, 1.0, 0.6, 0.8];
+/// let found = exact_search(&rows, 2, &[0.0, 1.0], 2, None)?;
+/// assert_eq!(found.positions, vec![1, 2]);
+/// assert_eq!(found.scores, vec![1.0, 0.8]);
+/// assert_eq!(found.counts, vec![2]);
+/// # Ok::<(), graphrecall::Error>(())
+/// ```
 pub fn exact_search(
     vectors: &[f32],
     dim: usize,
