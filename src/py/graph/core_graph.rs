@@ -15,6 +15,7 @@ use crate::Error;
 
 use super::args::*;
 use super::plans::*;
+use crate::py::enter;
 
 /// The compiled knowledge graph (numbers only). Build it through
 /// `graphrecall.KnowledgeGraph`, which maps ids and keeps text.
@@ -81,7 +82,7 @@ impl CoreGraph {
             mention_entity: o32(&mention_entity, "mention_entity")?,
             mention_count: o32(&mention_count, "mention_count")?,
         };
-        let inner = py.detach(|| KnowledgeGraph::build(&input))?;
+        let inner = enter(py, || KnowledgeGraph::build(&input))?;
         Ok(CoreGraph { inner })
     }
 
@@ -215,7 +216,7 @@ impl CoreGraph {
 
     /// Every array of the graph, by name (the snapshot payload); see `from_parts`.
     fn to_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let p = py.detach(|| self.inner.to_parts());
+        let p = enter(py, || Ok(self.inner.to_parts()))?;
         let d = PyDict::new(py);
         d.set_item("n_predicates", p.n_predicates)?;
         d.set_item("n_statuses", p.n_statuses)?;
@@ -321,7 +322,7 @@ impl CoreGraph {
         };
         // Read in place (a snapshot's memory-mapped files), copied once into the graph's
         // layout by the checking passes.
-        let inner = py.detach(|| KnowledgeGraph::from_parts_ref(&parts, full_check))?;
+        let inner = enter(py, || KnowledgeGraph::from_parts_ref(&parts, full_check))?;
         Ok(CoreGraph { inner })
     }
 
@@ -534,7 +535,7 @@ impl CoreGraph {
             epsilon,
         };
         let b = batch(&seeds, &weights, &offsets)?;
-        let r = py.detach(|| {
+        let r = enter(py, || {
             let q = Queries {
                 anchors: &b.anchors,
                 scores: &b.scores,
@@ -606,7 +607,7 @@ impl CoreGraph {
             use_strength,
         };
         let g = &self.inner;
-        let r = py.detach(|| mention_boost(g, &input, &p))?;
+        let r = enter(py, || mention_boost(g, &input, &p))?;
         Ok((
             r.direct.into_pyarray(py),
             r.indirect.into_pyarray(py),

@@ -10,6 +10,7 @@ use crate::Error;
 
 use super::args::*;
 use super::core_graph::CoreGraph;
+use crate::py::enter;
 
 /// A validated spreading-activation configuration bound to a graph.
 #[pyclass(frozen, module = "graphrecall._core")]
@@ -41,7 +42,7 @@ impl CoreSpreadPlan {
         };
         let g = &self.graph.get().inner;
         let p = &self.params;
-        let inner = py.detach(|| {
+        let inner = enter(py, || {
             let q = Queries {
                 anchors: &b.anchors,
                 scores: &b.scores,
@@ -74,7 +75,7 @@ impl CoreRecallPlan {
         let b = batch(&anchors, &scores, &offsets)?;
         let g = &self.graph.get().inner;
         let p = &self.params;
-        let inner = py.detach(|| {
+        let inner = enter(py, || {
             let q = Queries {
                 anchors: &b.anchors,
                 scores: &b.scores,
