@@ -74,6 +74,10 @@ pub enum Error {
         value: usize,
         limit: usize,
     },
+    /// An array the input needs cannot be allocated (the machine or the process's limit is
+    /// out of memory).
+    #[error("out of memory: {what} needs {bytes} bytes that could not be allocated")]
+    OutOfMemory { what: &'static str, bytes: usize },
 }
 
 /// Result alias used throughout the core.
@@ -109,6 +113,7 @@ impl Error {
             Error::InvalidQuery { .. } => "invalid_query",
             Error::Corrupt { .. } => "corrupt",
             Error::Capacity { .. } => "capacity",
+            Error::OutOfMemory { .. } => "out_of_memory",
         }
     }
 
@@ -125,7 +130,8 @@ impl Error {
             Error::Corrupt { part, .. } => Some(part),
             Error::InvalidParameter { .. }
             | Error::UnknownTenant { .. }
-            | Error::Capacity { .. } => None,
+            | Error::Capacity { .. }
+            | Error::OutOfMemory { .. } => None,
         }
     }
 
@@ -141,7 +147,8 @@ impl Error {
             | Error::InvalidParameter { .. }
             | Error::UnknownTenant { .. }
             | Error::Corrupt { .. }
-            | Error::Capacity { .. } => None,
+            | Error::Capacity { .. }
+            | Error::OutOfMemory { .. } => None,
         }
     }
 
@@ -158,7 +165,8 @@ impl Error {
             | Error::UnknownTenant { .. }
             | Error::InvalidQuery { .. }
             | Error::Corrupt { .. }
-            | Error::Capacity { .. } => None,
+            | Error::Capacity { .. }
+            | Error::OutOfMemory { .. } => None,
         }
     }
 }

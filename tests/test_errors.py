@@ -4,8 +4,11 @@ table / row / column or parameter. And no input reaches a Rust panic (pyo3's
 
 from __future__ import annotations
 
+import os
 import pickle
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -930,3 +933,52 @@ def test_structured_errors_survive_pickling() -> None:
     assert back.errors() == err.errors()
     tenant = pickle.loads(pickle.dumps(UnknownTenantError("unknown tenant 9", input=9)))
     assert str(tenant) == "unknown tenant 9" and tenant.input == 9
+
+
+# ------------------------------------------------------------------------------------------
+# Out of memory: a MemoryError naming the array, never an abort
+
+OOM_CHILD = r"""
+import resource, sys
+import numpy as np
+from graphrecall import _core
+from graphrecall.errors import OutOfMemoryError
+
+def columns(n):
+    z32, z8, f32 = np.zeros(n, np.uint32), np.zeros(n, np.uint8), np.zeros(n, np.float32)
+    return (np.zeros(1, np.uint32), z32, z32, z32, f32, f32, z8, z8, z32)
+
+def build(cols):
+    return _core.CoreGraph(*cols, n_predicates=1, n_statuses=4, n_sources=4)
+
+build(columns(1000))  # start the thread pool (and its allocator arenas) before the limit
+cols = columns(8_000_000)  # 8M facts: 256 MB of fact records alone
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+limit = size + 48 * 2**20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    build(cols)
+except OutOfMemoryError as exc:
+    assert isinstance(exc, MemoryError) and exc.kind == "out_of_memory", exc
+    assert exc.ctx["bytes"] > 0 and exc.ctx["what"], exc.ctx
+    print("MemoryError:", exc)
+    sys.exit(0)
+print("built")
+sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc are Linux's")
+def test_graph_too_large_for_the_address_space_is_a_memory_error() -> None:
+    """A graph whose arrays cannot be allocated raises MemoryError (OutOfMemoryError) naming
+    the array; the process does not abort with SIGABRT."""
+    done = subprocess.run(
+        [sys.executable, "-c", OOM_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "RAYON_NUM_THREADS": "2"},
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
+    assert re.search(r"out of memory: .+ needs \d+ bytes", done.stdout), done.stdout

@@ -24,6 +24,7 @@ __all__ = [
     "DataError",
     "ErrorDetails",
     "GraphRecallError",
+    "OutOfMemoryError",
     "ParameterError",
     "QueryError",
     "UnknownIdError",
@@ -121,6 +122,12 @@ class ParameterError(GraphRecallError, ValueError):
 class QueryError(GraphRecallError, ValueError):
     """One query of a batch is malformed (an anchor outside the graph or in another tenant);
     ``row`` is the query's position in the batch."""
+
+
+class OutOfMemoryError(GraphRecallError, MemoryError):
+    """An array the input needs cannot be allocated (the machine's memory or the process's
+    limit is exhausted); ``ctx["what"]`` names the array and ``ctx["bytes"]`` its size. A
+    ``MemoryError``, so ``except MemoryError`` catches it."""
 
 
 class UnknownTenantError(GraphRecallError, KeyError):

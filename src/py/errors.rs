@@ -90,6 +90,11 @@ fn exception(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
             ctx.set_item("limit", limit)?;
             "DataError"
         }
+        Error::OutOfMemory { what, bytes } => {
+            ctx.set_item("what", what)?;
+            ctx.set_item("bytes", bytes)?;
+            "OutOfMemoryError"
+        }
         Error::InvalidParameter { name, problem } => {
             kw.set_item("parameter", name)?;
             ctx.set_item("problem", problem)?;
