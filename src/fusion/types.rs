@@ -39,7 +39,7 @@ impl Fused {
     }
 }
 
-/// Result of [`additive_merge_batch`]: like [`Fused`] plus, per output, where it came from
+/// Result of [`additive_merge_batch`](super::additive_merge_batch): like [`Fused`] plus, per output, where it came from
 /// ([`SOURCE_BASE`], [`SOURCE_GRAPH`] or [`SOURCE_BOTH`]).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Merged {

@@ -12,10 +12,10 @@ use crate::{Error, Result};
 /// Within one list a repeated id keeps its largest score. With `normalize`, each list's
 /// (deduplicated) scores are min-max normalised first, `(s - min) / (max - min)`, and a list
 /// whose scores are all equal maps every score to 1.0. `scores` is aligned with `ids`; the
-/// layout, `weights` and `top_k` are as in [`rrf_batch`].
+/// layout, `weights` and `top_k` are as in [`rrf_batch`](super::rrf_batch).
 ///
 /// # Errors
-/// As [`rrf_batch`]; `InvalidValue` for a non-finite score (row = position in `scores`) or
+/// As [`rrf_batch`](super::rrf_batch); `InvalidValue` for a non-finite score (row = position in `scores`) or
 /// for a list whose `max - min` overflows when normalising.
 pub fn weighted_batch(
     ids: &[i64],

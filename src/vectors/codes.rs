@@ -32,7 +32,7 @@ pub(super) fn sign_code(v: &[f32], centre: &[f32], out: &mut [u64]) {
 /// `n * words_for(dim)` words, row after row.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] / [`Error::LengthMismatch`] for inconsistent shapes.
+/// [`Error::InvalidParameter`](crate::Error::InvalidParameter) / [`Error::LengthMismatch`](crate::Error::LengthMismatch) for inconsistent shapes.
 pub fn sketch_codes(vectors: &[f32], centre: &[f32], dim: usize) -> Result<Vec<u64>> {
     let n = part_rows(vectors, None, centre, dim)?;
     let words = words_for(dim);

@@ -49,7 +49,7 @@ pub(super) fn inverse(scale: f32) -> f32 {
 /// spreads (text embeddings do); the query folds them in (see [`quantised_query`]).
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] / [`Error::LengthMismatch`] for inconsistent shapes.
+/// [`Error::InvalidParameter`](crate::Error::InvalidParameter) / [`Error::LengthMismatch`](crate::Error::LengthMismatch) for inconsistent shapes.
 pub fn sketch_int4(vectors: &[f32], centre: &[f32], dim: usize) -> Result<(Vec<u8>, Vec<f32>)> {
     let n = part_rows(vectors, None, centre, dim)?;
     let mut scales = vec![0f32; dim];

@@ -109,10 +109,8 @@ pub(super) fn touch_f32(rows: &[f32], dim: usize, positions: &[u32]) {
 }
 
 /// Approximate 4-bit scores of the rows at `positions` into `out` as `(score, position)`,
-/// after touching every row first (measured cold, 1,024 rows of 192 bytes, 384-d, in the
-/// whole search: 80-86 us against 90-96 us when each group of 8 rows was scored while the
-/// next 16 rows were touched, and 126-144 us with no touching at all; the int8 rows of 384
-/// bytes had taken ~63-85 us in this stage alone).
+/// after touching every row first: the cache misses of scattered rows overlap, which beats
+/// both scoring with no touching and touching a few rows ahead of the scoring.
 pub(super) fn score_rows4(q: &Query4, int4: &[u8], positions: &[u32], out: &mut Vec<(i32, u32)>) {
     let width = q.width();
     touch(int4, width, positions);
@@ -349,8 +347,8 @@ pub(super) fn take_best(cand: &mut Vec<(f32, u32)>, pos: &mut [i64], score: &mut
 ///
 /// One thread per query, batches in parallel across queries: unlike a BLAS matrix-vector
 /// product, a single query never starts threads, so its latency does not depend on what
-/// else runs on the machine (OpenBLAS's threaded `sgemv` on 3,333 x 384 took a p50 of 29 us
-/// and a p99 of 12 ms here with another process busy).
+/// else runs on the machine (a threaded BLAS `sgemv` has a long latency tail when another
+/// process is busy).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for `dim` or `k` of 0, vectors or queries that are not whole

@@ -29,9 +29,8 @@ pub(super) fn dot4(q: &Query4, row: &[u8]) -> i32 {
 /// bytes of a row, its low and high nibbles times the query's two halves, 8 `i16` pair
 /// sums each (at most `2 * 15 * 127 = 3,810`, so the instruction's saturation never
 /// applies and the sums are exact), accumulated in `i16` for 4 steps (< 32,767) and then
-/// widened to `i32` by a multiply-add with 1s. Measured on 1,024 scattered 192-byte rows
-/// (384-d): 23 us against the portable form's 33 us with the rows in memory, 13.5 against
-/// 16.5 in cache. `safe_arch` wraps the intrinsics in safe functions where the target
+/// widened to `i32` by a multiply-add with 1s: faster than the portable form whether the
+/// rows are in memory or in cache. `safe_arch` wraps the intrinsics in safe functions where the target
 /// feature is enabled at compile time (`.cargo/config.toml`: x86-64-v2).
 #[cfg(all(target_arch = "x86_64", target_feature = "ssse3"))]
 #[inline]
@@ -142,8 +141,8 @@ pub(super) fn dot_many<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R]
 
 /// [`dot_many`] with SSE's 4-lane multiply and add (the lanes 0-3 and 4-7 of
 /// [`dot_many_portable`] in two registers per row): the same operations in the same order,
-/// so the same bits, in 19 instead of 26 us for 1,000 rows of 384 (the compiler's own
-/// vectorisation of the portable loop mixes scalar and 2-lane operations).
+/// so the same bits, faster (the compiler's own vectorisation of the portable loop mixes
+/// scalar and 2-lane operations).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline]
 pub(super) fn dot_many_sse<const R: usize>(q: &[f32], rows: [&[f32]; R]) -> [f32; R] {
