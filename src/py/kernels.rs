@@ -455,7 +455,7 @@ pub fn passage_seed_mass<'py>(
 
 /// Cosines as numpy gives them (float32 from a vector index or the chunk matrix, float64
 /// otherwise), widened to `f64` exactly, as `tolist()` does. A dtype check, not an enum
-/// extraction: a failed extraction builds an exception, which costs more than the kernel.
+/// extraction: a failed extraction builds an exception, which is costly on this hot path.
 fn widen_cosines(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Vec<f64>> {
     if let Ok(a) = obj.cast::<PyArray1<f32>>() {
         let a = a.try_readonly()?;
