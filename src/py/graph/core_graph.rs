@@ -216,7 +216,7 @@ impl CoreGraph {
 
     /// Every array of the graph, by name (the snapshot payload); see `from_parts`.
     fn to_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let p = enter(py, || Ok(self.inner.to_parts()))?;
+        let p = enter(py, || self.inner.to_parts())?;
         let d = PyDict::new(py);
         d.set_item("n_predicates", p.n_predicates)?;
         d.set_item("n_statuses", p.n_statuses)?;
