@@ -20,7 +20,7 @@ format                        block
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from .context import (
     ContextBlock,
@@ -96,7 +96,7 @@ def chunks_block(
 
 
 def tiers_block(
-    tiers: dict[str, list[ChunkHit]],
+    tiers: Mapping[str, Sequence[ChunkHit]],
     *,
     budget: int | None = 500,
     count: TokenCounter = whitespace_tokens,

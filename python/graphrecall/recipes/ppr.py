@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -71,19 +71,24 @@ from .anchoring import (
     entity_search,
     index_cache,
     name_anchors,
-    params_of,
 )
 from .base import (
     RetrievalResult,
-    Timer,
     check_count,
-    check_queries,
     check_real,
     chunk_hits,
     entity_hits,
 )
+from .overrides import PPROverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["PPRParams", "ppr"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["PPR", "RECIPE", "PPRParams", "ppr"]
 
 NAME = "ppr"
 
@@ -95,7 +100,7 @@ _NO_MASS.flags.writeable = False
 
 
 @dataclass(frozen=True)
-class PPRParams:
+class PPR:
     """Parameters of the PPR recipe (see the module doc).
 
     Attributes:
@@ -121,6 +126,8 @@ class PPRParams:
         max_iter, tol: Power iteration limits (exact mode only).
     """
 
+    recipe: ClassVar[str] = "ppr"
+
     k: int = 10
     seed_chunks: int = 2
     seed_temperature: float = 0.02
@@ -139,37 +146,22 @@ class PPRParams:
     tol: float = 1e-8
 
 
-def ppr(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: PPR,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Personalized PageRank retrieval of chunks for a batch (one PPR call for the batch).
-
-    Args:
-        index: The retrieval index.
-        queries: One query or a batch.
-        tenant: The tenant (may be omitted when the graph holds one).
-        now: Unused; accepted for a uniform API.
-        query_vectors: Pre-computed query embeddings (n, d).
-        **params: Overrides of :class:`PPRParams`.
-
-    Returns:
-        One result per query: ``chunks`` (components ``cosine``, ``graph``), ``anchors``
-        (the seeds with their weights and kinds) and the top ``entities`` by PPR.
-    """
-    p = params_of(PPRParams, params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t]
+    """PPR's pipeline (see :func:`ppr`)."""
+    batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
+    qs, t, timer = batch.queries, batch.tenant, batch.timer
     c = checked_once(p, _check)
     k, n_seed_chunks, temp, share, lam = c.k, c.seed_chunks, c.temp, c.share, c.lam
     dense_k, graph_k, eps = c.dense_k, c.graph_k, c.eps
-    timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     m = index.mentions
     spec_of, spec_l, primary = index_cache(
@@ -257,7 +249,7 @@ def ppr(
     matrix = index.chunk_matrix if qv is not None else None
     results = []
     with timer.stage("fuse"):
-        for q, query in enumerate(qs):
+        for q in range(len(qs)):
             j = slot.get(q)
             if j is None or pr_offsets is None or pr_ents is None or pr_scores is None:
                 ents, es, iterations = _NO_ENTS, _NO_MASS, 0
@@ -302,10 +294,8 @@ def ppr(
             # (a stable argsort of -es is the identity): the top ten are its first ten.
             ent_hits = entity_hits(index, ents[:10], scores=es[:10].tolist(), how="ppr")
             results.append(
-                RetrievalResult(
-                    recipe=NAME,
-                    query=query,
-                    tenant=tenant_name,
+                batch.result(
+                    q,
                     anchors=anchor_list,
                     entities=ent_hits,
                     chunks=chunks,
@@ -314,12 +304,9 @@ def ppr(
                         "iterations": iterations,
                         "graph_chunks": n_graph,
                     },
-                    params=dict(p.__dict__),
                     fallback=None if qv is not None else (why or "no vectors"),
                 )
             )
-    for res in results:
-        res.timings = dict(timer.seconds)
     return results
 
 
@@ -473,3 +460,39 @@ def _chunk_scores(
     return _core.entity_chunk_scores(
         m.entity_offsets, m.entity_chunks, m.entity_counts, primary, ents, es
     )
+
+
+PPRParams = PPR
+"""The former name of :class:`PPR`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(NAME, PPR, _pipeline, default_format="chunks", takes_context=False)
+
+
+def ppr(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: PPR | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[PPROverrides],
+) -> list[RetrievalResult]:
+    """Personalized PageRank retrieval of chunks for a batch (one PPR call for the batch).
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The tenant (may be omitted when the graph holds one).
+        now: Unused; accepted for a uniform API.
+        query_vectors: Pre-computed query embeddings (n, d).
+        params: The parameter set (default: :class:`PPR`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One result per query: ``chunks`` (components ``cosine``, ``graph``), ``anchors``
+        (the seeds with their weights and kinds) and the top ``entities`` by PPR.
+    """
+    p = resolve_params(PPR, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, None, None)
