@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from .. import _core, fusion
+from .. import _core
 from ..index import GraphIndex
 from .anchoring import (
     Anchor,
@@ -225,9 +225,9 @@ def _fused_chunks(
     lists = [np.array(graph_rank, dtype=np.int64)]
     if vec is not None:
         lists.append(np.ascontiguousarray(vec[0], dtype=np.int64))
-    fused = fusion.rrf_arrays(lists, k=rrf_k, top_k=n)
-    ids = fused.ids.tolist()
-    fscores = fused.scores.tolist()
+    fused_ids, fused_scores = rrf_arrays(lists, k=rrf_k, top_k=n)
+    ids = fused_ids.tolist()
+    fscores = fused_scores.tolist()
     in_graph = set(graph_rank)
     in_vec = set(vec_rank)
     sources = [("fused" if c in in_vec else "graph") if c in in_graph else "vector" for c in ids]
@@ -238,6 +238,46 @@ def _fused_chunks(
         sources=sources,
         components=LazyColumn(partial(_rrf_components, ids, fscores, graph_rank, vec_rank)),
     )
+
+
+def rrf_arrays(
+    lists: Sequence[npt.NDArray[np.int64]], *, k: float, top_k: int | None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """:func:`graphrecall.fusion.rrf` of one query's ranked lists given as contiguous int64
+    arrays, weights 1, unchecked (``k`` finite and ``>= 0``, ``top_k`` checked by the
+    recipe): the public function's checks and conversions cost more than the fusion.
+
+    Returns:
+        The fused ids and scores.
+    """
+    n = len(lists)
+    lens = [0]
+    for x in lists:
+        lens.append(lens[-1] + len(x))
+    query_offsets, weights = _RRF_ONE.get(n) or _rrf_one(n)
+    ids, scores, _ = _core.rrf_fuse(
+        lists[0] if n == 1 else np.concatenate(lists) if n else np.empty(0, np.int64),
+        np.array(lens, dtype=np.uintp),
+        query_offsets,
+        weights,
+        k=k,
+        top_k=top_k,
+    )
+    return ids, scores
+
+
+#: Per number of lists: the query offsets and unit weights of one query (read-only).
+_RRF_ONE: dict[int, tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]] = {}
+
+
+def _rrf_one(n: int) -> tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]:
+    offsets = np.array([0, n], dtype=np.uintp)
+    weights = np.ones(n, dtype=np.float64)
+    offsets.flags.writeable = False
+    weights.flags.writeable = False
+    if n <= 16:
+        _RRF_ONE[n] = (offsets, weights)
+    return offsets, weights
 
 
 def _rrf_components(

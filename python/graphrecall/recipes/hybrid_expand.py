@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .. import _core, fusion
+from .. import _core
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import GraphProximityProfile
@@ -225,18 +225,22 @@ def _pipeline(
                     **profile,
                 )
             with timer.stage("merge"):
-                added = fusion.additive_merge_arrays(
+                # One query's arrays straight to the kernel (fusion.additive_merge's checks
+                # and conversions cost more than the merge; these are checked here).
+                a_ids, a_scores, a_sources, _ = _core.additive_merge(
                     b_ids,
                     b_scores,
+                    np.array([0, len(b_ids)], dtype=np.uintp),
                     graph[0],
                     graph[1],
+                    np.array([0, len(graph[0])], dtype=np.uintp),
                     alpha=alpha,
                     beta=beta,
                     max_new=max_new,
                 )
-                ids_l = added.ids.tolist()
-                scores_l = added.scores.tolist()
-                sources = [_SOURCES[x] for x in added.sources.tolist()]
+                ids_l = a_ids.tolist()
+                scores_l = a_scores.tolist()
+                sources = [_SOURCES[x] for x in a_sources.tolist()]
         else:
             related = rel_hops = rel_str = _EMPTY_I64
             paths_of = EntityPaths(index, {})
