@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import numpy as np
 import numpy.typing as npt
 import pytest
 from graphrecall import GraphIndex, GraphRAG
@@ -192,3 +193,10 @@ def test_function_recipe_refuses_context_it_does_not_take(rag: GraphRAG) -> None
     assert isinstance(fn, FunctionRecipe)
     with pytest.raises(ParameterError, match="context"):
         fn(rag.index, "x", tenant="alice", context={"a": 1})
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_query_vector_rows_must_match_the_queries(rag: GraphRAG, rows: int) -> None:
+    qv = np.ones((rows, 8), dtype=np.float32)
+    with pytest.raises(ParameterError, match=f"{rows} rows for 2 queries"):
+        rag.retrieve_batch(["a", "b"], recipe="ppr", tenant="alice", query_vectors=qv)

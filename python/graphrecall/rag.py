@@ -260,6 +260,7 @@ class GraphRAG:
                 "invalid parameter queries: give a sequence of str (retrieve() takes one)"
             )
         qs = list(queries)
+        vectors = _query_vectors(query_vectors, len(qs))
         t_start = time.perf_counter()
         if now is None:
             now = int(time.time())
@@ -278,7 +279,7 @@ class GraphRAG:
         key_params = _plain(params) if given is None else {**_plain(given), **_plain(params)}
         out: list[RetrievalResult | None] = [None] * len(qs)
         keys: list[str | None] = [None] * len(qs)
-        if self.cache is not None and use_cache and query_vectors is None:
+        if self.cache is not None and use_cache and vectors is None:
             for i, q in enumerate(qs):
                 key = self.cache.key(
                     tenant if tenant is not None else "",
@@ -300,7 +301,7 @@ class GraphRAG:
                 continue
             rec = get_recipe(name)
             p = resolve_params(rec.params, given, params)
-            qv = None if query_vectors is None else np.asarray(query_vectors)[todo]
+            qv = None if vectors is None else vectors[todo]
             results = rec.run(
                 self.index,
                 [qs[i] for i in todo],
@@ -375,6 +376,25 @@ class GraphRAG:
     def explain(self, result: RetrievalResult) -> str:
         """Paths and score components of every item (:func:`graphrecall.explain.explain`)."""
         return explain(result)
+
+
+def _query_vectors(query_vectors: npt.ArrayLike | None, n: int) -> npt.NDArray[Any] | None:
+    """The caller's query vectors as rows, one per query.
+
+    Raises:
+        ParameterError: Not one row per query (too few or too many), naming the counts.
+    """
+    if query_vectors is None:
+        return None
+    qv = np.asarray(query_vectors)
+    if qv.ndim == 1 and n == 1:
+        qv = qv.reshape(1, -1)
+    if qv.ndim != 2 or qv.shape[0] != n:
+        rows = qv.shape[0] if qv.ndim == 2 else f"shape {qv.shape}"
+        raise ParameterError(
+            f"invalid parameter query_vectors: {rows} rows for {n} queries (give one per query)"
+        )
+    return qv
 
 
 def _recipe_of(params: object) -> str:
