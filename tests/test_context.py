@@ -816,3 +816,24 @@ def test_line_counting_fast_path_matches_whole_block_counting(
             ),
         ):
             assert fmt(count) == fmt(wrapped)
+
+
+def test_a_hub_renders_in_time_linear_in_its_facts() -> None:
+    # A star: one hub section touching every fact, one section per leaf. Each section reads
+    # only the facts touching it, so packing costs O(items x chosen), not O(items^2).
+    n = 3000
+    hub = E("hub", "Hub", score=1.0)
+    leaves = [E(f"e{i}", f"Leaf {i}", score=0.5) for i in range(n)]
+    facts = [
+        fact(i, "hub", "Hub", "links", f"e{i}", f"Leaf {i}", strength=1.0, score=1 / (1 + i))
+        for i in range(n)
+    ]
+    full = knowledge_graph_context_003([hub], [hub, *leaves], facts, budget=None)
+    assert full.text.count("Leaf 2999 (links, weight: 1)") == 1
+    assert full.text.count("Hub (<- links)") == n
+    block = knowledge_graph_context_003([hub], [hub, *leaves], facts, budget=500)
+    assert 0 < block.tokens <= 500
+    assert block.items[0] == ("entity", "hub")
+    hub_line = block.text.split("\n")[4]
+    chosen = [j for kind, j in block.items if kind == "fact"]
+    assert hub_line == "Related: " + ", ".join(f"Leaf {j} (links, weight: 1)" for j in chosen)

@@ -793,20 +793,33 @@ def knowledge_graph_context_003(
             line += f" (strength: {_num(f.strength)})"
         rel_line.append(line)
 
+    # Per entity id, the facts touching it in ``facts`` order with the entry it prints (a
+    # self-loop once, outgoing): a section reads its own facts, not every chosen fact.
+    touching: dict[Hashable, list[tuple[int, str]]] = {}
+    for j, f in enumerate(fs):
+        touching.setdefault(f.subject_id, []).append((j, out_entry[j]))
+        if f.object_id is not None and f.object_id != f.subject_id:
+            touching.setdefault(f.object_id, []).append((j, in_entry[j]))
+
     def render(chosen: Sequence[int]) -> str:
         sec = [i for i in chosen if i < ne]
         fac = [i - ne for i in chosen if i >= ne]
+        fac_set = set(fac)
         shown = {ents[i].id for i in sec}
         parts = [head]
         for i in sec:
             eid = ents[i].id
+            mine = touching.get(eid, ())
             related: list[str] = []
-            for j in fac:
-                f = fs[j]
-                if f.subject_id == eid:
-                    related.append(out_entry[j])
-                elif f.object_id is not None and f.object_id == eid:
-                    related.append(in_entry[j])
+            if len(mine) <= len(fac):
+                related = [entry for j, entry in mine if j in fac_set]
+            else:
+                for j in fac:
+                    f = fs[j]
+                    if f.subject_id == eid:
+                        related.append(out_entry[j])
+                    elif f.object_id is not None and f.object_id == eid:
+                        related.append(in_entry[j])
             block = [titles[i]]
             if related:
                 block.append("Related: " + ", ".join(related))
