@@ -28,6 +28,7 @@ import numpy.typing as npt
 from ..errors import ParameterError
 from ..index import GraphIndex
 from .hits import RetrievalResult
+from .stages import resolve_params
 
 if TYPE_CHECKING:
     from ..router import Router
@@ -142,8 +143,6 @@ class FunctionRecipe(Generic[P]):
         **overrides: object,
     ) -> list[RetrievalResult]:
         """Run with ``params`` and keyword overrides (the untyped, by-name form)."""
-        from .stages import resolve_params
-
         if not self.takes_context and (context is not None or router is not None):
             raise ParameterError(f"recipe {self.name} takes no context or router")
         p = resolve_params(self.params, params, overrides)

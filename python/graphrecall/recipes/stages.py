@@ -17,10 +17,12 @@ from ..errors import ParameterError
 from ..index import GraphIndex
 from .anchoring import params_of, with_params
 from .base import Timer, check_queries
-from .hits import RetrievalResult
+from .hits import ChunkHit, EntityHit, FactHit, RetrievalResult, freeze_stats, make_result
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
+
+    from ..router import Route
 
 __all__ = ["Batch", "begin", "resolve_params"]
 
@@ -29,6 +31,7 @@ P = TypeVar("P")
 #: Canonical parameter instances (equal sets share one instance: per-index plans and
 #: checked values are found by identity), at most 256.
 _CANON: dict[Any, Any] = {}
+_NO_STATS: Mapping[str, Any] = MappingProxyType({})
 #: Read-only views of parameter sets (by identity of the canonical instance), at most 256.
 _VIEWS: dict[int, tuple[Any, Mapping[str, Any]]] = {}
 
@@ -95,15 +98,34 @@ class Batch:
     timer: Timer
     params: Mapping[str, Any]
 
-    def result(self, q: int, **fields: Any) -> RetrievalResult:
+    def result(
+        self,
+        q: int,
+        *,
+        anchors: Sequence[EntityHit] = (),
+        entities: Sequence[EntityHit] = (),
+        facts: Sequence[FactHit] = (),
+        chunks: Sequence[ChunkHit] = (),
+        tiers: Mapping[str, Sequence[ChunkHit]] | None = None,
+        stats: Mapping[str, Any] | None = None,
+        route: Route | None = None,
+        fallback: str | None = None,
+    ) -> RetrievalResult:
         """Query ``q``'s result with the batch's recipe, tenant, timings and parameters."""
-        return RetrievalResult(
+        return make_result(
             self.recipe,
             self.queries[q],
             self.tenant_name,
-            timings=self.timer.view,
-            params=self.params,
-            **fields,
+            anchors if type(anchors) is tuple else tuple(anchors),
+            entities if type(entities) is tuple else tuple(entities),
+            facts if type(facts) is tuple else tuple(facts),
+            chunks if type(chunks) is tuple else tuple(chunks),
+            None if tiers is None else MappingProxyType({t: tuple(c) for t, c in tiers.items()}),
+            self.timer.view,
+            _NO_STATS if stats is None else freeze_stats(stats),
+            route,
+            self.params,
+            fallback,
         )
 
 
