@@ -23,7 +23,7 @@ import time
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -43,9 +43,18 @@ if TYPE_CHECKING:
     from .context import ContextBlock, TokenCounter
     from .router import Route, Router
 
-__all__ = ["GraphRAG"]
+__all__ = ["GraphRAG", "GraphRAGOptions"]
 
 log = logging.getLogger("graphrecall")
+
+
+class GraphRAGOptions(TypedDict, total=False):
+    """The keyword options of :class:`GraphRAG` (what its constructors pass on)."""
+
+    router: Router | None
+    cache: ResultCache | str | None
+    slow_query_ms: float
+    token_counter: TokenCounter | None
 
 
 class GraphRAG:
@@ -97,7 +106,7 @@ class GraphRAG:
         *,
         embedder: Embedder | str | None = "default",
         on_bad: OnBad = "raise",
-        **kwargs: Any,
+        **kwargs: Unpack[GraphRAGOptions],
     ) -> GraphRAG:
         """Build the index from tables (see :meth:`GraphIndex.build`) and wrap it."""
         return cls(GraphIndex.build(tables, embedder=embedder, on_bad=on_bad), **kwargs)
@@ -108,7 +117,7 @@ class GraphRAG:
         path: str | os.PathLike[str],
         *,
         embedder: Embedder | str | None = "default",
-        **kwargs: Any,
+        **kwargs: Unpack[GraphRAGOptions],
     ) -> GraphRAG:
         """Open a graphrecall SQLite store and build the index from it (stored
         embeddings are used as they are)."""
@@ -125,7 +134,7 @@ class GraphRAG:
         *,
         embedder: Embedder | str | None = "default",
         verify: bool = True,
-        **kwargs: Any,
+        **kwargs: Unpack[GraphRAGOptions],
     ) -> GraphRAG:
         """Open an index saved with :meth:`save` (no embedding, no HNSW build)."""
         return cls(GraphIndex.load(directory, embedder=embedder, verify=verify), **kwargs)
