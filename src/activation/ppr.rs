@@ -18,6 +18,9 @@
 
 use rustc_hash::FxHashMap;
 
+use std::sync::Arc;
+
+use super::ppr_exact::{solve, PprCache, Pull};
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
 use crate::graph::{KnowledgeGraph, NONE};
@@ -127,12 +130,12 @@ pub struct PageRank {
 
 /// Pull-form transition matrix of one tenant: node `v` receives
 /// `sum x[src[i]] * prob[i]` over `i in offsets[v]..offsets[v+1]`.
-struct Transition<'t> {
-    nodes: &'t [u32],
-    offsets: Vec<u32>,
-    src: Vec<u32>,
-    prob: Vec<f64>,
-    dangling: Vec<bool>,
+pub(super) struct Transition<'t> {
+    pub(super) nodes: &'t [u32],
+    pub(super) offsets: Vec<u32>,
+    pub(super) src: Vec<u32>,
+    pub(super) prob: Vec<f64>,
+    pub(super) dangling: Vec<bool>,
 }
 
 fn local(nodes: &[u32], e: u32) -> Option<usize> {
@@ -140,7 +143,7 @@ fn local(nodes: &[u32], e: u32) -> Option<usize> {
 }
 
 #[inline]
-fn edge_weight(g: &KnowledgeGraph, pos: usize, weight: EdgeWeight) -> f64 {
+pub(super) fn edge_weight(g: &KnowledgeGraph, pos: usize, weight: EdgeWeight) -> f64 {
     match weight {
         EdgeWeight::Strength => f64::from(g.rec[pos].strength),
         EdgeWeight::Confidence => f64::from(g.rec[pos].confidence),
@@ -148,7 +151,11 @@ fn edge_weight(g: &KnowledgeGraph, pos: usize, weight: EdgeWeight) -> f64 {
     }
 }
 
-fn transition<'t>(g: &KnowledgeGraph, nodes: &'t [u32], p: &PprParams) -> Transition<'t> {
+pub(super) fn transition<'t>(
+    g: &KnowledgeGraph,
+    nodes: &'t [u32],
+    p: &PprParams,
+) -> Transition<'t> {
     let n = nodes.len();
     // Edge list in local indices (u -> v, weight), with out-weight totals.
     let mut edges: Vec<(u32, u32, f64)> = Vec::new();
@@ -215,23 +222,48 @@ fn top(mut items: Vec<(u32, f64)>, k: Option<usize>) -> (Vec<u32>, Vec<f64>) {
     items.into_iter().unzip()
 }
 
+/// The normalised seed vector over `nodes`, scaled by the largest weight first so that
+/// huge finite weights cannot sum to inf.
+pub(super) fn reset_vector(nodes: &[u32], seeds: &[u32], weights: &[f64]) -> Vec<f64> {
+    let mut reset = vec![0.0f64; nodes.len()];
+    let max = weights.iter().copied().fold(0.0f64, f64::max);
+    let total: f64 = weights.iter().map(|w| w / max).sum();
+    for (&s, &w) in seeds.iter().zip(weights) {
+        if let Some(i) = local(nodes, s) {
+            reset[i] += (w / max) / total;
+        }
+    }
+    reset
+}
+
+/// Exact scores of one query: certified Gauss-Seidel, or plain power iteration for
+/// `max_iter` rounds when that many passes do not certify `tol`.
 fn rank_one(
     g: &KnowledgeGraph,
-    t: &Transition<'_>,
+    pull: &Pull,
     seeds: &[u32],
     weights: &[f64],
     p: &PprParams,
 ) -> QueryRank {
+    let reset = reset_vector(&pull.nodes, seeds, weights);
+    let (x, iterations) = match solve(pull, &reset, p) {
+        Some(done) => done,
+        None => power(&transition(g, &pull.nodes, p), reset, p),
+    };
+    let scored: Vec<(u32, f64)> = pull
+        .nodes
+        .iter()
+        .zip(&x)
+        .filter(|(_, &s)| s > 0.0)
+        .map(|(&e, &s)| (e, s))
+        .collect();
+    finish(g, scored, p, iterations)
+}
+
+/// Power iteration from the seed vector until the L1 change of a round is below `tol`, at
+/// most `max_iter` rounds.
+pub(super) fn power(t: &Transition<'_>, reset: Vec<f64>, p: &PprParams) -> (Vec<f64>, u32) {
     let n = t.nodes.len();
-    let mut reset = vec![0.0f64; n];
-    // Scale by the largest weight first so that huge finite weights cannot sum to inf.
-    let max = weights.iter().copied().fold(0.0f64, f64::max);
-    let total: f64 = weights.iter().map(|w| w / max).sum();
-    for (&s, &w) in seeds.iter().zip(weights) {
-        if let Some(i) = local(t.nodes, s) {
-            reset[i] += (w / max) / total;
-        }
-    }
     let d = p.damping;
     let mut x = reset.clone();
     let mut next = vec![0.0f64; n];
@@ -259,14 +291,7 @@ fn rank_one(
             break;
         }
     }
-    let scored: Vec<(u32, f64)> = t
-        .nodes
-        .iter()
-        .zip(&x)
-        .filter(|(_, &s)| s > 0.0)
-        .map(|(&e, &s)| (e, s))
-        .collect();
-    finish(g, scored, p, iterations)
+    (x, iterations)
 }
 
 /// Chunk scores from entity scores, and the kept top entities / chunks.
@@ -453,6 +478,29 @@ pub fn personalized_pagerank(
     queries: &Queries<'_>,
     p: &PprParams,
 ) -> Result<PageRank> {
+    run(g, queries, p, None)
+}
+
+/// [`personalized_pagerank`] reusing the exact mode's walk matrices across calls on the same
+/// graph (`cache` must belong to `g`).
+///
+/// # Errors
+/// As [`personalized_pagerank`].
+pub fn personalized_pagerank_cached(
+    g: &KnowledgeGraph,
+    queries: &Queries<'_>,
+    p: &PprParams,
+    cache: &PprCache,
+) -> Result<PageRank> {
+    run(g, queries, p, Some(cache))
+}
+
+fn run(
+    g: &KnowledgeGraph,
+    queries: &Queries<'_>,
+    p: &PprParams,
+    cache: Option<&PprCache>,
+) -> Result<PageRank> {
     p.validate(g)?;
     queries.validate(g, p.tenant)?;
     let mut tenant_of = Vec::with_capacity(queries.len());
@@ -479,14 +527,18 @@ pub fn personalized_pagerank(
     let mut tenants: Vec<u32> = tenant_of.clone();
     tenants.sort_unstable();
     tenants.dedup();
-    let mut matrices: FxHashMap<u32, Transition<'_>> = FxHashMap::default();
+    let mut matrices: FxHashMap<u32, Arc<Pull>> = FxHashMap::default();
     for &t in &tenants {
-        matrices.insert(t, transition(g, g.tenant_entities(t)?, p));
+        let nodes = g.tenant_entities(t)?;
+        let pull = match cache {
+            Some(c) => c.walk(g, t, nodes, p),
+            None => Arc::new(Pull::new(g, nodes, p)),
+        };
+        matrices.insert(t, pull);
     }
     let per = per_query(queries.len(), |q| {
         let (seeds, weights) = queries.query(q);
-        let t = &matrices[&tenant_of[q]];
-        rank_one(g, t, seeds, weights, p)
+        rank_one(g, &matrices[&tenant_of[q]], seeds, weights, p)
     });
     Ok(collect(per))
 }

@@ -6,9 +6,9 @@ use pyo3::types::PyDict;
 
 use super::slice;
 use crate::activation::{
-    graph_recall, mention_boost, personalized_pagerank, spread, Activation, BoostInput,
-    BoostParams, CodeSet, Dedupe, Direction, EdgeWeight, FactFilter, PprParams, Queries, Rank,
-    Recall, RecallParams, SpreadParams,
+    graph_recall, mention_boost, personalized_pagerank_cached, spread, Activation, BoostInput,
+    BoostParams, CodeSet, Dedupe, Direction, EdgeWeight, FactFilter, PprCache, PprParams, Queries,
+    Rank, Recall, RecallParams, SpreadParams,
 };
 use crate::graph::{GraphInput, KnowledgeGraph, PartsRef, NONE};
 use crate::scoring::FactScoreProfile;
@@ -22,6 +22,8 @@ type Pair<'py, A, B> = (Bound<'py, PyArray1<A>>, Bound<'py, PyArray1<B>>);
 #[pyclass(frozen, module = "graphrecall._core")]
 pub struct CoreGraph {
     pub(crate) inner: KnowledgeGraph,
+    /// Exact PPR's walk matrices, reused across calls.
+    ppr: PprCache,
 }
 
 fn opt<'a>(a: &'a Option<Arr<'_, i64>>, name: &'static str) -> PyResult<Option<&'a [i64]>> {
@@ -232,7 +234,10 @@ impl CoreGraph {
             mention_count: o32(&mention_count, "mention_count")?,
         };
         let inner = py.detach(|| KnowledgeGraph::build(&input))?;
-        Ok(CoreGraph { inner })
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
     }
 
     #[getter]
@@ -472,7 +477,10 @@ impl CoreGraph {
         // Read in place (a snapshot's memory-mapped files), copied once into the graph's
         // layout by the checking passes.
         let inner = py.detach(|| KnowledgeGraph::from_parts_ref(&parts, full_check))?;
-        Ok(CoreGraph { inner })
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
     }
 
     /// Tenant code of every entity.
@@ -690,7 +698,7 @@ impl CoreGraph {
                 scores: &b.scores,
                 offsets: &b.offsets,
             };
-            personalized_pagerank(g, &q, &params)
+            personalized_pagerank_cached(g, &q, &params, &self.ppr)
         })?;
         pyo3::types::PyTuple::new(
             py,
