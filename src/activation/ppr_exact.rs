@@ -196,6 +196,79 @@ impl Pull {
         self.nodes.len()
     }
 
+    /// Calls `each(v, sum weight x z[src])` for every node `v` in order (one pass over the
+    /// edges, two accumulators per node).
+    #[inline(always)]
+    fn pull_all(&self, z: &[f64], mut each: impl FnMut(usize, f64)) {
+        let mut start = 0usize;
+        match &self.weight {
+            Some(w) => {
+                for (v, &end) in self.offsets[1..].iter().enumerate() {
+                    let (src, ws) = (&self.src[start..end], &w[start..end]);
+                    let (mut a0, mut a1) = (0.0, 0.0);
+                    let pairs = src.chunks_exact(2).zip(ws.chunks_exact(2));
+                    for (s2, w2) in pairs {
+                        a0 += z[s2[0] as usize] * f64::from(w2[0]);
+                        a1 += z[s2[1] as usize] * f64::from(w2[1]);
+                    }
+                    if src.len() % 2 == 1 {
+                        a0 += z[src[src.len() - 1] as usize] * f64::from(ws[ws.len() - 1]);
+                    }
+                    each(v, a0 + a1);
+                    start = end;
+                }
+            }
+            None => {
+                for (v, &end) in self.offsets[1..].iter().enumerate() {
+                    let src = &self.src[start..end];
+                    let (mut a0, mut a1) = (0.0, 0.0);
+                    for s2 in src.chunks_exact(2) {
+                        a0 += z[s2[0] as usize];
+                        a1 += z[s2[1] as usize];
+                    }
+                    if src.len() % 2 == 1 {
+                        a0 += z[src[src.len() - 1] as usize];
+                    }
+                    each(v, a0 + a1);
+                    start = end;
+                }
+            }
+        }
+    }
+
+    /// Adds `weight x tu` to `acc[v]` for every node `v` in the pull list of `u` (its
+    /// neighbours, in a symmetric walk), recording the newly reached ones.
+    #[inline]
+    fn push_from(
+        &self,
+        u: usize,
+        tu: f64,
+        acc: &mut [f64],
+        mark: &mut [bool],
+        reached: &mut Vec<u32>,
+    ) {
+        let r = self.offsets[u]..self.offsets[u + 1];
+        let mut visit = |v: u32, w: f64| {
+            acc[v as usize] += w * tu;
+            if !mark[v as usize] {
+                mark[v as usize] = true;
+                reached.push(v);
+            }
+        };
+        match &self.weight {
+            Some(w) => {
+                for (&v, &w) in self.src[r.clone()].iter().zip(&w[r]) {
+                    visit(v, f64::from(w));
+                }
+            }
+            None => {
+                for &v in &self.src[r] {
+                    visit(v, 1.0);
+                }
+            }
+        }
+    }
+
     /// `sum weight x z[src]` over the pull list of `v`.
     #[inline]
     fn gather(&self, z: &[f64], v: usize) -> f64 {
@@ -229,15 +302,14 @@ impl Pull {
     fn certify(&self, z: &[f64], s: &[f64], d: f64, out: &mut [f64]) -> f64 {
         // out <- P-gather (the Jacobi half), then y^ from z or, when dangling, from it.
         let mut sum_y = 0.0;
-        for (v, o) in out.iter_mut().enumerate() {
-            let a = self.gather(z, v);
-            *o = a;
+        self.pull_all(z, |v, a| {
+            out[v] = a;
             sum_y += if self.total[v] > 0.0 {
                 z[v] * self.total[v]
             } else {
                 s[v] + d * a
             };
-        }
+        });
         let c = 1.0 / sum_y;
         let mut dangling = 0.0;
         for v in 0..out.len() {
@@ -307,6 +379,23 @@ fn gauss_seidel(pull: &Pull, reset: &[f64], p: &PprParams) -> Option<(Vec<f64>, 
     None
 }
 
+/// The nodes reached so far by the early passes of [`conjugate_gradients`], and their edges.
+struct Support {
+    nodes: Vec<u32>,
+    mark: Vec<bool>,
+    edges: usize,
+}
+
+impl Support {
+    fn new(n: usize) -> Self {
+        Support {
+            nodes: Vec::new(),
+            mark: vec![false; n],
+            edges: 0,
+        }
+    }
+}
+
 /// Conjugate gradients on `(I - d S) q = D^-1/2 s` with `S = D^-1/2 W D^-1/2` (symmetric,
 /// eigenvalues of `I - d S` in `[1 - d, 1 + d]`), `y = D^1/2 q`; dangling nodes have no
 /// edge at all in a symmetric walk, so their `y` is their seed mass. The residual of `y`
@@ -327,13 +416,26 @@ fn conjugate_gradients(pull: &Pull, s: &[f64], p: &PprParams) -> Option<(Vec<f64
     let b: Vec<f64> = s.iter().zip(&isq).map(|(v, i)| v * i).collect();
     let mut q = vec![0.0f64; n];
     let mut r = b.clone();
+    let b_support = b.clone();
     let mut dir = b;
-    let mut t = vec![0.0f64; n];
+    let mut t: Vec<f64> = dir.iter().zip(&isq).map(|(v, i)| v * i).collect();
     let mut ap = vec![0.0f64; n];
     let mut out = vec![0.0f64; n];
     let mut rr: f64 = r.iter().map(|v| v * v).sum();
     let mut passes = 0u32;
     let mut check_below = p.tol;
+    // The nodes where the vectors may be non-zero, while they are few.
+    let mut acc = vec![0.0f64; n];
+    let mut support = Some(Support::new(n));
+    if let Some(sup) = support.as_mut() {
+        for (v, &x) in b_support.iter().enumerate() {
+            if x != 0.0 {
+                sup.mark[v] = true;
+                sup.nodes.push(v as u32);
+                sup.edges += pull.offsets[v + 1] - pull.offsets[v];
+            }
+        }
+    }
     while passes < p.max_iter {
         if rr == 0.0 {
             // Nothing left to solve (no edges near the seeds): certify the estimate.
@@ -342,26 +444,55 @@ fn conjugate_gradients(pull: &Pull, s: &[f64], p: &PprParams) -> Option<(Vec<f64
             return (pull.certify(&z, s, d, &mut out) <= p.tol).then_some((out, passes));
         }
         passes += 1;
-        for ((t, v), i) in t.iter_mut().zip(&dir).zip(&isq) {
-            *t = v * i;
-        }
-        let mut pap = 0.0;
-        for v in 0..n {
-            let a = dir[v] - d * isq[v] * pull.gather(&t, v);
-            ap[v] = a;
-            pap += dir[v] * a;
-        }
-        if pap.is_nan() || pap <= 0.0 {
-            return None;
-        }
-        let alpha = rr / pap;
-        let (mut rr_new, mut sum_y, mut res) = (0.0, dangling_y, 0.0);
-        for v in 0..n {
-            q[v] += alpha * dir[v];
-            r[v] -= alpha * ap[v];
-            rr_new += r[v] * r[v];
-            sum_y += sq[v] * q[v];
-            res += sq[v] * r[v].abs();
+        let (mut pap, mut rr_new, mut sum_y, mut res) = (0.0, 0.0, dangling_y, 0.0);
+        if let Some(sup) = support.as_mut() {
+            // Early passes: the vectors are zero outside the seeds' few-hop neighbourhood,
+            // so push from it instead of pulling over every node.
+            let before = sup.nodes.len();
+            for i in 0..before {
+                let u = sup.nodes[i] as usize;
+                pull.push_from(u, t[u], &mut acc, &mut sup.mark, &mut sup.nodes);
+            }
+            for &v in &sup.nodes[before..] {
+                sup.edges += pull.offsets[v as usize + 1] - pull.offsets[v as usize];
+            }
+            for &v in &sup.nodes {
+                let v = v as usize;
+                let x = dir[v] - d * isq[v] * acc[v];
+                acc[v] = 0.0;
+                ap[v] = x;
+                pap += dir[v] * x;
+            }
+            if pap.is_nan() || pap <= 0.0 {
+                return None;
+            }
+            let alpha = rr / pap;
+            for &v in &sup.nodes {
+                let v = v as usize;
+                q[v] += alpha * dir[v];
+                r[v] -= alpha * ap[v];
+                rr_new += r[v] * r[v];
+                sum_y += sq[v] * q[v];
+                res += sq[v] * r[v].abs();
+            }
+        } else {
+            pull.pull_all(&t, |v, a| {
+                let x = dir[v] - d * isq[v] * a;
+                ap[v] = x;
+                pap += dir[v] * x;
+            });
+            if pap.is_nan() || pap <= 0.0 {
+                return None;
+            }
+            let alpha = rr / pap;
+            let moves = dir.iter().zip(&ap).zip(&sq);
+            for ((qv, rv), ((dv, av), sv)) in q.iter_mut().zip(r.iter_mut()).zip(moves) {
+                *qv += alpha * dv;
+                *rv -= alpha * av;
+                rr_new += *rv * *rv;
+                sum_y += sv * *qv;
+                res += sv * rv.abs();
+            }
         }
         // Estimated bound of the returned vector: x^ = c y, F(x^) - x^ = c rho_y +
         // ((1 - d) - c + d m) s with m = c x (dangling y).
@@ -378,8 +509,27 @@ fn conjugate_gradients(pull: &Pull, s: &[f64], p: &PprParams) -> Option<(Vec<f64
         }
         let beta = rr_new / rr;
         rr = rr_new;
-        for (pv, rv) in dir.iter_mut().zip(&r) {
-            *pv = rv + beta * *pv;
+        match &support {
+            Some(sup) => {
+                for &v in &sup.nodes {
+                    let v = v as usize;
+                    dir[v] = r[v] + beta * dir[v];
+                    t[v] = dir[v] * isq[v];
+                }
+            }
+            None => {
+                let both = dir.iter_mut().zip(&r).zip(t.iter_mut().zip(&isq));
+                for ((pv, rv), (tv, i)) in both {
+                    *pv = rv + beta * *pv;
+                    *tv = *pv * i;
+                }
+            }
+        }
+        if support
+            .as_ref()
+            .is_some_and(|sup| sup.edges * 4 >= pull.src.len())
+        {
+            support = None;
         }
     }
     None
