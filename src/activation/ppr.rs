@@ -218,6 +218,16 @@ fn top(mut items: Vec<(u32, f64)>, k: Option<usize>) -> (Vec<u32>, Vec<f64>) {
             items.truncate(k);
         }
     }
+    if items.iter().all(|&(_, s)| s.is_sign_positive()) {
+        // The same order by integer keys: on sign-positive floats `total_cmp` is the order
+        // of the bits, so (!bits, id) ascending is score descending, id ascending.
+        let mut keyed: Vec<(u64, u32)> = items.iter().map(|&(e, s)| (!s.to_bits(), e)).collect();
+        keyed.sort_unstable();
+        return keyed
+            .into_iter()
+            .map(|(b, e)| (e, f64::from_bits(!b)))
+            .unzip();
+    }
     items.sort_unstable_by(cmp);
     items.into_iter().unzip()
 }
@@ -653,6 +663,21 @@ mod push_tests {
             for (k, s) in push.chunks[ch.clone()].iter().zip(&push.chunk_scores[ch]) {
                 prop_assert!((acc[k] - s).abs() < 1e-12);
             }
+        }
+
+        /// `top` orders by score descending then id ascending, with or without a cut.
+        #[test]
+        fn top_orders_by_score_then_id(
+            scores in proptest::collection::vec(prop_oneof![Just(0.5), Just(0.0), 0.0f64..2.0], 0..300),
+            k in proptest::option::of(1usize..50),
+        ) {
+            let items: Vec<(u32, f64)> = scores.iter().enumerate().map(|(i, &s)| ((i * 7919 % 1000) as u32, s)).collect();
+            let mut want = items.clone();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            want.truncate(k.unwrap_or(usize::MAX));
+            let (ids, got) = top(items, k);
+            prop_assert_eq!(ids, want.iter().map(|x| x.0).collect::<Vec<_>>());
+            prop_assert_eq!(got, want.iter().map(|x| x.1).collect::<Vec<_>>());
         }
 
         /// A batch (several rayon threads, reused buffers) equals its queries one by one.
