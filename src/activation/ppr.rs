@@ -1,11 +1,15 @@
 //! Personalized PageRank (HippoRAG's spreading activation), restricted to one tenant.
 //!
-//! Power iteration on the tenant's subgraph: `x <- (1 - d) p + d (x P + m(x) p)`, where `P`
+//! The chain on the tenant's subgraph is `x = (1 - d) p + d (x P + m(x) p)`, where `P`
 //! moves mass along admitted edges in proportion to their weight, `p` is the normalised seed
 //! vector and `m(x)` the mass sitting on nodes without admitted edges (dangling mass is
-//! returned to the seeds, as NetworkX and igraph do for personalized PageRank). Stops when
-//! the L1 change is below `tol` or after `max_iter` rounds. The transition matrix is built
-//! once per tenant per call and shared by every query of that tenant.
+//! returned to the seeds, as NetworkX and igraph do for personalized PageRank). The exact
+//! mode solves it in [`super::ppr_exact`] (conjugate gradients for undirected walks,
+//! Gauss-Seidel otherwise) and stops when the residual of one power step certifies an L1
+//! error of at most `tol`; when `max_iter` passes do not certify it, it runs plain power
+//! iteration for `max_iter` rounds instead (stopping when the L1 change is below `tol`).
+//! The walk matrix is built once per tenant per call, or kept across calls in a
+//! [`PprCache`], and shared by every query of that tenant.
 //!
 //! With `epsilon` set, the vector is instead approximated by local forward push (Andersen,
 //! Chung and Lang, FOCS 2006) on the same chain: every node starts with its seed mass as
@@ -37,8 +41,10 @@ pub enum EdgeWeight {
 pub struct PprParams {
     /// Probability of following an edge (HippoRAG uses 0.5).
     pub damping: f64,
-    /// L1 convergence threshold.
+    /// Exact mode: the certified L1 error bound against the true vector.
     pub tol: f64,
+    /// Exact mode: passes over the edges allowed to certify `tol` (then power iteration
+    /// rounds, when they do not).
     pub max_iter: u32,
     pub weight: EdgeWeight,
     pub direction: Direction,
@@ -54,7 +60,7 @@ pub struct PprParams {
     /// Score chunks through mentions (false: no chunk scores, saves the mention walk).
     pub score_chunks: bool,
     /// Approximate by forward push with this residual threshold per out-edge (`tol` and
-    /// `max_iter` then unused); exact power iteration when `None`.
+    /// `max_iter` then unused); the exact mode when `None`.
     pub epsilon: Option<f64>,
 }
 

@@ -28,6 +28,9 @@ pub(super) struct Pull {
     pub(super) nodes: Vec<u32>,
     /// Whether the walk is symmetric (both directions: `P = W D^-1` with `W` symmetric).
     symmetric: bool,
+    /// Row `i` of the arrays below is node `order[i]` of `nodes` (symmetric walks, rows by
+    /// degree); `None`: row `i` is node `i`.
+    order: Option<Vec<u32>>,
     offsets: Vec<usize>,
     src: Vec<u32>,
     /// Edge weights; `None` when every admitted edge weighs 1.
@@ -177,13 +180,41 @@ impl Pull {
             });
             offsets.push(src.len());
         }
+        let symmetric = p.direction == Direction::Both;
+        let mut order = None;
+        if symmetric {
+            // Rows by degree: runs of equal-length pull lists keep the per-row loop's exit
+            // branch predictable.
+            let mut ord: Vec<u32> = (0..n as u32).collect();
+            ord.sort_by_key(|&v| offsets[v as usize + 1] - offsets[v as usize]);
+            let mut at = vec![0u32; n];
+            for (i, &v) in ord.iter().enumerate() {
+                at[v as usize] = i as u32;
+            }
+            let mut o2 = Vec::with_capacity(n + 1);
+            o2.push(0usize);
+            let mut s2 = Vec::with_capacity(src.len());
+            let mut w2 = Vec::with_capacity(weight.len());
+            for &v in &ord {
+                let r = offsets[v as usize]..offsets[v as usize + 1];
+                s2.extend(src[r.clone()].iter().map(|&u| at[u as usize]));
+                if !uniform {
+                    w2.extend_from_slice(&weight[r]);
+                }
+                o2.push(s2.len());
+            }
+            total = ord.iter().map(|&v| total[v as usize]).collect();
+            (offsets, src, weight) = (o2, s2, w2);
+            order = Some(ord);
+        }
         let inv_total = total
             .iter()
             .map(|&t| if t > 0.0 { 1.0 / t } else { 0.0 })
             .collect();
         Pull {
             nodes: nodes.to_vec(),
-            symmetric: p.direction == Direction::Both,
+            symmetric,
+            order,
             offsets,
             src,
             weight: (!uniform).then_some(weight),
@@ -338,7 +369,16 @@ impl Pull {
 /// sweeps otherwise.
 pub(super) fn solve(pull: &Pull, reset: &[f64], p: &PprParams) -> Option<(Vec<f64>, u32)> {
     if pull.symmetric {
-        conjugate_gradients(pull, reset, p)
+        let Some(order) = &pull.order else {
+            return conjugate_gradients(pull, reset, p);
+        };
+        let s: Vec<f64> = order.iter().map(|&v| reset[v as usize]).collect();
+        let (rows, passes) = conjugate_gradients(pull, &s, p)?;
+        let mut x = vec![0.0f64; rows.len()];
+        for (&v, r) in order.iter().zip(rows) {
+            x[v as usize] = r;
+        }
+        Some((x, passes))
     } else {
         gauss_seidel(pull, reset, p)
     }
