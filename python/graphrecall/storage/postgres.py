@@ -62,7 +62,8 @@ import numpy.typing as npt
 from ..errors import DataError, ParameterError
 from ..tables import GraphTables, LoadReport, OnBad
 from ..tables.mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping, validate_identifier
-from .arrow import ArrowSource, Column, tables_from_sources
+from .arrow.source import ArrowSource, Column
+from .arrow.tables import tables_from_sources
 from .errors import StorageError
 
 if TYPE_CHECKING:
