@@ -40,6 +40,10 @@ The recipe (:attr:`Route.recipe`) is then chosen by this precedence:
 See :data:`DEFAULT_RECIPES` for the default mapping; ``HeuristicRouter(recipes=...)`` overrides
 any part of it.
 
+Modules: :mod:`.route` (the result types and the :class:`Router` protocol), :mod:`.keywords`
+(both designs' keyword lists and tables), :mod:`.scopes` (seed 002's keyword tests),
+:mod:`.matching` (argument checks, keyword matching) and :mod:`.heuristic` (the router).
+
 Example:
     >>> from graphrecall.router import HeuristicRouter
     >>> r = HeuristicRouter().route(
