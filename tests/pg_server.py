@@ -130,7 +130,8 @@ def _bench(
     import psycopg
     from graphrecall.storage.arrow import load_dataframes
     from graphrecall.storage.mapping import ColumnMapping
-    from graphrecall.storage.postgres import _load, load_postgres
+    from graphrecall.storage.postgres import load_postgres
+    from graphrecall.storage.postgres.load import _load
 
     def best(f: Any) -> tuple[float, Any]:
         times, out = [], None

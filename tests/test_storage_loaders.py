@@ -971,7 +971,7 @@ def _text(values: list[Any]) -> pa.ChunkedArray:
 def test_described_dictionary_columns_encode_as_plain_ones(
     values: list[Any], known: set[str]
 ) -> None:
-    from graphrecall.storage.arrow import _from_dictionary
+    from graphrecall.storage.arrow.convert import from_dictionary as _from_dictionary
     from graphrecall.tables import Vocab
     from graphrecall.tables.columns import description
 
