@@ -192,6 +192,12 @@ class Activation(BatchForm):
         self._core = core
         self._graph = graph
 
+    @property
+    def core(self) -> _core.CoreActivation:
+        """The native result (dense indices, no id mapping), for kernels and recipes that
+        read its flat arrays directly."""
+        return self._core
+
     def __len__(self) -> int:
         return int(self._core.n_queries)
 
@@ -384,7 +390,7 @@ class QueryActivation(SingleForm):
 
     def entity_records(self) -> list[dict[str, Any]]:
         """One dict per reached entity."""
-        has_parent = (self._b._core.entity_parents[self._e] >= 0).tolist()
+        has_parent = (self._b.core.entity_parents[self._e] >= 0).tolist()
         return [
             {
                 "query": self.query,
@@ -419,6 +425,12 @@ class Recall(BatchForm):
     def __init__(self, core: _core.CoreRecall, graph: KnowledgeGraph):
         self._core = core
         self._graph = graph
+
+    @property
+    def core(self) -> _core.CoreRecall:
+        """The native result (dense indices, no id mapping), for recipes that read its flat
+        arrays directly."""
+        return self._core
 
     def __len__(self) -> int:
         return int(self._core.n_queries)

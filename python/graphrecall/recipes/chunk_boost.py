@@ -172,7 +172,7 @@ def _pipeline(
         )
         anchor_rows, _, anchor_offsets = dense_batch(found)
         act = plan.dense(anchor_rows, anchor_offsets)
-    core = act._core
+    core = act.core
     eo = core.entity_offsets.tolist()
     ents, ehops, estr, epar = (
         core.entities,

@@ -141,7 +141,7 @@ def _pipeline(
         with timer.stage("vector"):
             vec = chunk_search(index, qv, t, check_count("vector_chunks", p.vector_chunks))
     results = []
-    core = rec._core
+    core = rec.core
     off, facts, scores, hops, anch = core.offsets, core.facts, core.scores, core.hops, core.anchors
     with timer.stage("results"):
         off_l = off.tolist()

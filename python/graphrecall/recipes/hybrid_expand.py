@@ -180,7 +180,7 @@ def _pipeline(
             )
             rows, _, offsets = dense_batch(anchors)
             act = plan.dense(rows, offsets)
-        core = act._core
+        core = act.core
         eo, fo = core.entity_offsets, core.fact_offsets
         ents, ehops, estr, epar = (
             core.entities,

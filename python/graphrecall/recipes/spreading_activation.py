@@ -168,7 +168,7 @@ def _pipeline(
         act = plan.dense(rows, offsets, now=now)
     results = []
     with timer.stage("results"):
-        core = act._core
+        core = act.core
         fo, eo = core.fact_offsets.tolist(), core.entity_offsets.tolist()
         all_facts, all_hops, all_anchors, all_parents = (
             core.facts,
