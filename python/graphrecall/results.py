@@ -194,8 +194,7 @@ class Activation(BatchForm):
 
     @property
     def core(self) -> _core.CoreActivation:
-        """The native result (dense indices, no id mapping), for kernels and recipes that
-        read its flat arrays directly."""
+        """The native result (dense indices, no id mapping) for recipes reading its arrays."""
         return self._core
 
     def __len__(self) -> int:
@@ -428,8 +427,7 @@ class Recall(BatchForm):
 
     @property
     def core(self) -> _core.CoreRecall:
-        """The native result (dense indices, no id mapping), for recipes that read its flat
-        arrays directly."""
+        """The native result (dense indices, no id mapping) for recipes reading its arrays."""
         return self._core
 
     def __len__(self) -> int:

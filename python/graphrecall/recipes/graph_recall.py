@@ -13,7 +13,7 @@
 RRF fusion with vector recall (k = 60): the chunks of the tenant ranked by vector similarity
 and the chunks ranked by the graph (a chunk takes the best composite of the recalled edges
 whose endpoints it mentions) are fused by reciprocal rank. The "## Known Facts" block
-formats the edges (:func:`graphrecall.context.known_facts_004`).
+formats the edges (:func:`graphrecall.context.known_facts`).
 """
 
 from __future__ import annotations
