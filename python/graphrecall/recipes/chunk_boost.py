@@ -44,7 +44,6 @@ from .anchoring import (
 )
 from .base import (
     ChunkHit,
-    EntityPaths,
     LazyColumn,
     RetrievalResult,
     Step,
@@ -56,6 +55,7 @@ from .base import (
     entity_hits,
 )
 from .overrides import ChunkBoostOverrides
+from .paths import EntityPaths
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
 

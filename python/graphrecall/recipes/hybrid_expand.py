@@ -49,7 +49,6 @@ from .anchoring import (
     name_anchors,
 )
 from .base import (
-    EntityPaths,
     LazyColumn,
     RetrievalResult,
     Step,
@@ -61,6 +60,7 @@ from .base import (
     fact_hits,
 )
 from .overrides import HybridExpandOverrides
+from .paths import EntityPaths
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
 
