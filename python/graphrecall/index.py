@@ -432,7 +432,6 @@ class GraphIndex:
         self.chunk_vectors = vector_index("chunk", chunk_matrix, self.chunk_tenant, chunk_vectors)
         self.build_seconds["vector_index"] = time.perf_counter() - t0
         self._centrality: dict[int, npt.NDArray[np.float64]] = {}
-        self._tier_vectors: dict[str, Any] = {}
         self._fact_table: FactTable | None = None
 
     # ------------------------------------------------------------------ construction
