@@ -8,10 +8,14 @@ unknown tenant or id), so ``except ValueError`` keeps working.
 from __future__ import annotations
 
 __all__ = [
+    "CorruptStoreError",
     "DataError",
     "GraphRecallError",
+    "NotAStoreError",
     "ParameterError",
     "QueryError",
+    "SchemaVersionError",
+    "StorageError",
     "UnknownIdError",
     "UnknownTenantError",
 ]
@@ -47,3 +51,19 @@ class UnknownIdError(GraphRecallError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class StorageError(GraphRecallError):
+    """A store cannot be created, opened, read or written. The message names the path."""
+
+
+class SchemaVersionError(StorageError):
+    """The store was written with a schema or format version this graphrecall does not know."""
+
+
+class NotAStoreError(StorageError):
+    """The path exists but holds no graphrecall store of the kind asked for."""
+
+
+class CorruptStoreError(StorageError):
+    """A store's file is missing, truncated, corrupted or inconsistent."""

@@ -172,8 +172,15 @@ from usearch.index import BatchMatches, Index, Matches
 from .. import _core
 from .._files import replace_dir
 from ..embed import EmbeddingError
-from ..errors import DataError, ParameterError, UnknownTenantError
-from ..storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+from ..errors import (
+    CorruptStoreError,
+    DataError,
+    NotAStoreError,
+    ParameterError,
+    SchemaVersionError,
+    StorageError,
+    UnknownTenantError,
+)
 
 __all__ = [
     "EXACT_BELOW",
