@@ -42,11 +42,12 @@ from .errors import (
 from .explain import explain
 from .graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, RecallPlan, SpreadPlan
 from .index import GraphIndex
+from .live import LiveGraph
 from .rag import GraphRAG
 from .recipes import RECIPES, ChunkHit, EntityHit, FactHit, RetrievalResult, Step
 from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
 from .router import HeuristicRouter, Route
-from .storage import GraphTables, LiveGraph, SQLiteStore
+from .storage import GraphTables, SQLiteStore
 from .threads import get_threads, set_threads
 
 __all__ = [

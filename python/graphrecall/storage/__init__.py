@@ -4,20 +4,23 @@
   the schema), :class:`EmbeddingSet`, row-level validation with a :class:`LoadReport`;
 * :mod:`~graphrecall.storage.sqlite`: :class:`SQLiteStore` (the versioned schema, stdlib
   ``sqlite3`` in WAL mode);
-* :mod:`~graphrecall.storage.live`: :class:`LiveGraph` (incremental updates committed to the
-  store first, then swapped in atomically; usage write-back);
 * :mod:`~graphrecall.storage.arrow`, :mod:`~graphrecall.storage.duckdb`,
   :mod:`~graphrecall.storage.mapping`: loaders for Arrow / Parquet / pandas and DuckDB, with
   a :class:`ColumnMapping` for the user's own table and column names;
 * :mod:`~graphrecall.storage.snapshot`: save / load a built graph.
+
+:class:`~graphrecall.LiveGraph` (and :class:`~graphrecall.live.GraphVersion`,
+:class:`~graphrecall.live.UpdateReport`) live in :mod:`graphrecall.live`, above storage;
+they are also reachable here by name, resolved on first use.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .arrow import load_arrow, load_dataframes, load_parquet
 from .duckdb import load_duckdb
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
-from .live import GraphVersion, LiveGraph, UpdateReport
 from .mapping import ColumnMapping
 from .postgres import load_postgres
 from .snapshot import load_snapshot, save_snapshot
@@ -49,3 +52,18 @@ __all__ = [
     "load_snapshot",
     "save_snapshot",
 ]
+
+_ABOVE = ("GraphVersion", "LiveGraph", "UpdateReport")
+
+if TYPE_CHECKING:
+    from ..live import GraphVersion, LiveGraph, UpdateReport
+
+
+def __getattr__(name: str) -> Any:
+    """The live graph's names, from :mod:`graphrecall.live` (imported when first asked for,
+    so storage never imports what sits above it at import time)."""
+    if name in _ABOVE:
+        from .. import live
+
+        return getattr(live, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,15 +25,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._columns import NULL_TIME, time_value
-from ..errors import DataError, ParameterError, UnknownIdError
-from ..graph import KnowledgeGraph
-from .tables import (
+from ._columns import NULL_TIME, time_value
+from .errors import DataError, ParameterError, UnknownIdError
+from .graph import KnowledgeGraph
+from .storage import sqlite as _sqlite
+from .storage.sqlite import SQLiteStore, fill_value, sql_values
+from .storage.tables import (
     COLUMNS,
     BadDataError,
     EmbeddingSet,
@@ -43,9 +45,6 @@ from .tables import (
     _check,
     _column,
 )
-
-if TYPE_CHECKING:
-    from .sqlite import SQLiteStore
 
 __all__ = ["GraphVersion", "LiveGraph", "UpdateReport"]
 
@@ -274,7 +273,6 @@ class LiveGraph:
             new_facts = {c: a[inverse] for c, a in checked_facts.items()}
             tables = replace(base, facts=new_facts)
             graph = tables.build_graph()
-            from .sqlite import sql_values
 
             with self.store.transaction() as cur:
                 col_names, values = sql_values(tables, "facts", rows)
@@ -544,7 +542,6 @@ def _default_tenant(tables: GraphTables, table: str) -> Any:
 
 
 def _filled(tables: GraphTables, table: str, col: str, n: int) -> Array:
-    from .sqlite import fill_value
 
     if col == "tenant":
         value = _default_tenant(tables, table)
@@ -573,8 +570,6 @@ def _records_to_columns(
         if col == "tenant":
             default: Any = _default_tenant(base, table)
         else:
-            from .sqlite import fill_value
-
             default = fill_value(base, table, col)
         cols[col] = _column([r.get(col, default) for r in recs], table, col)
     if table == "facts" and "id" in base.facts:
@@ -689,3 +684,6 @@ def _drop_orphan_embeddings(tables: GraphTables) -> tuple[GraphTables, int]:
         if keep.any():  # a set left empty is no set (as a store reads it back)
             out.append(EmbeddingSet(es.kind, es.ids[keep], es.vectors[keep], es.model))
     return replace(tables, embeddings=out), dropped
+
+
+_sqlite.register_live(LiveGraph)
