@@ -18,12 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .arrow import load_arrow, load_dataframes, load_parquet
-from .duckdb import load_duckdb
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
-from .mapping import ColumnMapping
-from .postgres import load_postgres
-from .snapshot import load_snapshot, save_snapshot
 from .sqlite import SCHEMA_VERSION, SQLiteStore
 from .tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
 
@@ -53,17 +48,44 @@ __all__ = [
     "save_snapshot",
 ]
 
+#: Names resolved on first use: the loaders (their modules import slowly) and the live
+#: graph's names (:mod:`graphrecall.live` sits above storage).
+_LAZY = {
+    "load_arrow": "arrow",
+    "load_dataframes": "arrow",
+    "load_parquet": "arrow",
+    "load_duckdb": "duckdb",
+    "ColumnMapping": "mapping",
+    "load_postgres": "postgres",
+    "load_snapshot": "snapshot",
+    "save_snapshot": "snapshot",
+}
 _ABOVE = ("GraphVersion", "LiveGraph", "UpdateReport")
 
 if TYPE_CHECKING:
     from ..live import GraphVersion, LiveGraph, UpdateReport
+    from .arrow import load_arrow, load_dataframes, load_parquet
+    from .duckdb import load_duckdb
+    from .mapping import ColumnMapping
+    from .postgres import load_postgres
+    from .snapshot import load_snapshot, save_snapshot
 
 
 def __getattr__(name: str) -> Any:
-    """The live graph's names, from :mod:`graphrecall.live` (imported when first asked for,
-    so storage never imports what sits above it at import time)."""
-    if name in _ABOVE:
+    """A loader, or one of the live graph's names, imported when first asked for."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif name in _ABOVE:
         from .. import live
 
-        return getattr(live, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(live, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
