@@ -96,7 +96,7 @@ def test_save_replaces_only_saved_indexes(built: GraphIndex, tmp_path: Path) -> 
     (tmp_path / "file").write_text("x")
     with pytest.raises(ParameterError, match="not a directory"):
         built.save(tmp_path / "file")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".index-")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 @pytest.fixture()

@@ -10,16 +10,18 @@ A bundle is a directory with a ``header.json`` and payload files::
 
 The magic names the kind (``graphrecall-snapshot``, ``graphrecall-index``,
 ``graphrecall-vectors``), so one kind is never read as another. A bundle is written into a
-temporary sibling directory, its header last, then moved into place by rename
-(:func:`replace_dir`): a reader finds the old bundle or the new one complete, never half of
-one, and a failed save leaves nothing behind. Reading checks the magic and the version,
-every file's size (always: a truncated file is refused before it is parsed) and its CRC-32
-(when asked); arrays can be memory-mapped. Every failure is a
+temporary sibling directory, its files and header flushed to disk (``fsync``), then moved
+into place by rename (:func:`replace_dir`): a reader finds the old bundle or the new one
+complete, never half of one; a failed save leaves nothing behind, and what a killed one
+leaves is repaired or removed by the next load or save (:func:`recover`). Reading checks
+the magic and the version, every file's size (always: a truncated file is refused before
+it is parsed) and its CRC-32 (when asked); arrays can be memory-mapped. Every failure is a
 :class:`~graphrecall.errors.StorageError` subclass naming the path.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import mmap
 import os
@@ -44,6 +46,7 @@ __all__ = [
     "open_array",
     "read_bytes",
     "read_header",
+    "recover",
     "replace_dir",
 ]
 
@@ -67,12 +70,95 @@ def crc32_file(path: Path) -> int:
             return zlib.crc32(view)
 
 
+#: Test hook: the name of a step of :func:`replace_dir` / :meth:`BundleWriter.publish` at
+#: which the process kills itself (crash-safety tests only).
+_KILL_AT = "GRAPHRECALL_TEST_KILL_AT"
+
+
+def _step(name: str) -> None:
+    if os.environ.get(_KILL_AT) == name:  # pragma: no cover - runs in a killed subprocess
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file's or a directory's contents to disk (directories: where the platform
+    allows opening them)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        if path.is_dir():
+            return  # a platform that cannot open directories (Windows)
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not path.is_dir():
+            raise
+    finally:
+        os.close(fd)
+
+
+def _old_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old-{os.getpid()}")
+
+
+def _leftovers(target: Path) -> list[tuple[Path, int]]:
+    """Directories that saves to ``target`` leave beside it while they run, with the id of
+    the process that made each: ``.<name>.tmp-<pid>-*`` and ``.<name>.old-<pid>``."""
+    out = []
+    for kind in ("tmp", "old"):
+        for path in target.parent.glob(f".{glob.escape(target.name)}.{kind}-*"):
+            pid = path.name[len(target.name) + len(kind) + 3 :].split("-")[0]
+            if pid.isdigit():
+                out.append((path, int(pid)))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":
+        return True  # (Windows: os.kill would end the process; leftovers are kept)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def recover(target: Path) -> None:
+    """Repair what a save killed while replacing ``target`` left behind: with ``target``
+    missing, the earlier bundle a save had moved aside goes back; then the temporary and
+    moved-aside directories of saves whose process is gone are removed. Readers call it
+    when ``target`` is missing, saves before they start.
+
+    Raises:
+        OSError: A rename failed.
+    """
+    parent = target.parent
+    if not parent.is_dir():
+        return
+    dead = [(p, pid) for p, pid in _leftovers(target) if not _alive(pid)]
+    if not target.exists():
+        olds = [p for p, _ in dead if ".old-" in p.name and (p / HEADER).is_file()]
+        if olds:
+            newest = max(olds, key=lambda p: (p / HEADER).stat().st_mtime)
+            newest.rename(target)
+            _fsync(parent)
+            dead = [(p, pid) for p, pid in dead if p != newest]
+    for path, _ in dead:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def replace_dir(tmp: Path, target: Path) -> None:
     """Move the finished directory ``tmp`` to ``target``, replacing an earlier one.
 
-    An existing ``target`` is renamed aside first and removed last, so a reader finds either
-    the old directory or the new one complete, never neither; if the final rename fails the
-    old directory is put back.
+    An existing ``target`` is renamed aside first and removed last; a reader finds the old
+    directory or the new one complete. A process killed between the two renames leaves the
+    old one aside, and :func:`recover` (run by the next load or save) puts it back. The
+    renames are flushed to disk (``fsync`` of the parent directory) before this returns.
 
     Args:
         tmp: The completely written directory (a sibling of ``target``).
@@ -81,16 +167,22 @@ def replace_dir(tmp: Path, target: Path) -> None:
     Raises:
         OSError: A rename failed (``tmp`` is left for the caller to remove).
     """
+    parent = target.parent
     if not target.exists():
         tmp.rename(target)
+        _step("renamed")
+        _fsync(parent)
         return
-    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    old = _old_name(target)
     target.rename(old)
+    _step("moved-aside")
     try:
         tmp.rename(target)
     except OSError:
         old.rename(target)
         raise
+    _step("renamed")
+    _fsync(parent)
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -111,7 +203,12 @@ class BundleWriter:
         self.version = version
         self.files: dict[str, dict[str, Any]] = {}
         self.target.parent.mkdir(parents=True, exist_ok=True)
-        self.root = Path(tempfile.mkdtemp(prefix=f".{self.target.name}-", dir=self.target.parent))
+        recover(self.target)
+        self.root = Path(
+            tempfile.mkdtemp(
+                prefix=f".{self.target.name}.tmp-{os.getpid()}-", dir=self.target.parent
+            )
+        )
 
     def __enter__(self) -> BundleWriter:
         return self
@@ -170,7 +267,16 @@ class BundleWriter:
             **fields,
             "files": self.files,
         }
+        for rel in self.files:
+            _fsync(self.root / rel)
+        _step("files-written")
         (self.root / HEADER).write_text(json.dumps(header, indent=1), encoding="utf-8")
+        _fsync(self.root / HEADER)
+        for path in sorted(self.root.rglob("*"), reverse=True):
+            if path.is_dir():
+                _fsync(path)  # nested bundles (vector indexes) flushed their own files
+        _fsync(self.root)
+        _step("header-written")
         replace_dir(self.root, self.target)
         return self.target
 
@@ -192,6 +298,11 @@ def read_header(
         CorruptStoreError: The header is not a JSON object.
         SchemaVersionError: A version not in ``versions``.
     """
+    if not root.exists():
+        try:
+            recover(root)
+        except OSError:
+            pass  # a read-only place: reported as missing below
     if not root.is_dir():
         raise NotAStoreError(f"{root}: not a graphrecall {what} (no such directory)")
     path = root / name
