@@ -57,9 +57,7 @@ def test_a_killed_snapshot_save_leaves_the_last_one_loadable(tmp_path: Path, ste
 
 @pytest.mark.skipif(os.name == "nt", reason="SIGKILL")
 @pytest.mark.parametrize("step", STEPS)
-def test_a_killed_vector_index_save_leaves_the_last_one_loadable(
-    tmp_path: Path, step: str
-) -> None:
+def test_a_killed_vector_index_save_leaves_the_last_one_loadable(tmp_path: Path, step: str) -> None:
     path = tmp_path / "v"
     vectors = np.eye(4, dtype=np.float32)
     VectorIndex(vectors).save(path)
