@@ -63,3 +63,14 @@ def test_set_threads() -> None:
         "try:\n    graphrecall.set_threads(0)\nexcept ValueError as e:\n    print('refused')"
     )
     assert _run(code, GRAPHRECALL_THREADS="2").split() == ["5", "5", "2", "refused"]
+
+
+def test_public_names_resolve_on_first_use() -> None:
+    out = _run(
+        "import graphrecall, graphrecall.explain as m\n"
+        "from graphrecall.explain import explain\n"
+        "print(m is explain, graphrecall.explain is explain,\n"
+        "      all(getattr(graphrecall, n) is not None for n in graphrecall.__all__),\n"
+        "      graphrecall.LiveGraph is graphrecall.storage.LiveGraph)"
+    )
+    assert out == "True True True True"

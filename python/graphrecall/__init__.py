@@ -21,16 +21,11 @@ Example:
 
 from __future__ import annotations
 
-from . import fusion, recipes, scoring, storage
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from ._core import __version__
-from .cache import ResultCache
-from .embed import (
-    CallableEmbedder,
-    E5Embedder,
-    Embedder,
-    SentenceTransformerEmbedder,
-    WordLlamaEmbedder,
-)
 from .errors import (
     DataError,
     GraphRecallError,
@@ -39,16 +34,102 @@ from .errors import (
     UnknownIdError,
     UnknownTenantError,
 )
-from .explain import explain
-from .graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, RecallPlan, SpreadPlan
-from .index import GraphIndex
-from .live import LiveGraph
-from .rag import GraphRAG
-from .recipes import RECIPES, ChunkHit, EntityHit, FactHit, RetrievalResult, Step
-from .results import Activation, PageRank, QueryActivation, QueryPageRank, QueryRecall, Recall
-from .router import HeuristicRouter, Route
-from .storage import GraphTables, SQLiteStore
 from .threads import get_threads, set_threads
+
+if TYPE_CHECKING:
+    from . import fusion, recipes, scoring, storage
+    from .cache import ResultCache
+    from .embed import (
+        CallableEmbedder,
+        E5Embedder,
+        Embedder,
+        SentenceTransformerEmbedder,
+        WordLlamaEmbedder,
+    )
+    from .explain import explain
+    from .graph import DEFAULT_SOURCES, DEFAULT_STATUSES, KnowledgeGraph, RecallPlan, SpreadPlan
+    from .index import GraphIndex
+    from .live import LiveGraph
+    from .rag import GraphRAG
+    from .recipes import RECIPES, ChunkHit, EntityHit, FactHit, RetrievalResult, Step
+    from .results import (
+        Activation,
+        PageRank,
+        QueryActivation,
+        QueryPageRank,
+        QueryRecall,
+        Recall,
+    )
+    from .router import HeuristicRouter, Route
+    from .storage import GraphTables, SQLiteStore
+
+#: The module each public name comes from, imported when the name is first used: importing
+#: graphrecall loads neither numpy nor any engine.
+_LAZY = {
+    "ResultCache": "cache",
+    "CallableEmbedder": "embed",
+    "E5Embedder": "embed",
+    "Embedder": "embed",
+    "SentenceTransformerEmbedder": "embed",
+    "WordLlamaEmbedder": "embed",
+    "explain": "explain",
+    "DEFAULT_SOURCES": "graph",
+    "DEFAULT_STATUSES": "graph",
+    "KnowledgeGraph": "graph",
+    "RecallPlan": "graph",
+    "SpreadPlan": "graph",
+    "GraphIndex": "index",
+    "LiveGraph": "live",
+    "GraphRAG": "rag",
+    "RECIPES": "recipes",
+    "ChunkHit": "recipes",
+    "EntityHit": "recipes",
+    "FactHit": "recipes",
+    "RetrievalResult": "recipes",
+    "Step": "recipes",
+    "Activation": "results",
+    "PageRank": "results",
+    "QueryActivation": "results",
+    "QueryPageRank": "results",
+    "QueryRecall": "results",
+    "Recall": "results",
+    "HeuristicRouter": "router",
+    "Route": "router",
+    "GraphTables": "storage",
+    "SQLiteStore": "storage",
+}
+_SUBMODULES = ("fusion", "recipes", "scoring", "storage")
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, from its module (imported on first use)."""
+    import importlib
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(types.ModuleType):
+    """Keeps ``graphrecall.explain`` the function: importing the submodule of that name
+    would otherwise replace the package attribute with the module."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "explain" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "DEFAULT_SOURCES",

@@ -30,6 +30,7 @@ the last committed state; the WAL is recovered on open).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sqlite3
@@ -582,8 +583,12 @@ class SQLiteStore:
         """Read, check and build: a :class:`~graphrecall.LiveGraph` over this store
         (``live.report`` says what the check skipped with ``on_bad="skip"``; skipped rows
         stay in the file)."""
-        if _live is None:  # pragma: no cover - importing graphrecall registers it
-            raise StorageError("graphrecall.live is not loaded: import graphrecall first")
+        if _live is None:
+            # The live graph registers itself when its module loads; name it here rather
+            # than import it, so that storage does not depend on what sits above it.
+            importlib.import_module("graphrecall.live")
+        if _live is None:  # pragma: no cover - graphrecall.live always registers
+            raise StorageError("graphrecall.live did not register the live graph")
         return _live(self, self.read(), on_bad=on_bad)
 
     def counts(self) -> dict[str, int]:
