@@ -57,7 +57,7 @@ def test_set_threads() -> None:
     code = (
         "import os, graphrecall\n"
         "graphrecall.set_threads(5); print(graphrecall.get_threads())\n"
-        "from graphrecall.threads import apply_openmp; apply_openmp()\n"
+        "from graphrecall._threads import apply_openmp; apply_openmp()\n"
         "print(os.environ['OMP_NUM_THREADS'])\n"
         "graphrecall.set_threads(None); print(graphrecall.get_threads())\n"
         "try:\n    graphrecall.set_threads(0)\nexcept ValueError as e:\n    print('refused')"

@@ -26,6 +26,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from ._core import __version__
+from ._threads import get_threads, set_threads
 from .errors import (
     DataError,
     GraphRecallError,
@@ -34,7 +35,6 @@ from .errors import (
     UnknownIdError,
     UnknownTenantError,
 )
-from .threads import get_threads, set_threads
 
 if TYPE_CHECKING:
     from . import fusion, recipes, scoring, storage

@@ -16,8 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from ._threads import apply_openmp, get_threads
 from .errors import ParameterError
-from .threads import apply_openmp, get_threads
 
 __all__ = [
     "CallableEmbedder",
@@ -100,7 +100,7 @@ class E5Embedder:
         num_threads: Threads per call; None: :func:`graphrecall.get_threads` (1 unless set:
             one request, one core, so that a service's concurrent requests do not
             oversubscribe the machine). The model's OpenMP runtime reads it once per
-            process, when the first model loads (see :mod:`graphrecall.threads`).
+            process, when the first model loads (see :func:`graphrecall.set_threads`).
     """
 
     def __init__(self, num_threads: int | None = None):

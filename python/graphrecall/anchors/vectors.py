@@ -62,6 +62,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from .._threads import apply_openmp
 from ..bundle import BundleWriter, file_path, open_array, read_header
 from ..embed import EmbeddingError
 from ..errors import (
@@ -71,7 +72,6 @@ from ..errors import (
     StorageError,
     UnknownTenantError,
 )
-from ..threads import apply_openmp
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -125,7 +125,7 @@ _usearch_module: ModuleType | None = None
 
 def _usearch() -> ModuleType:
     """usearch's index module, imported on first use (after the OpenMP thread count is set:
-    see :mod:`graphrecall.threads`)."""
+    see :func:`graphrecall.set_threads`)."""
     global _usearch_module
     if _usearch_module is None:
         apply_openmp()
