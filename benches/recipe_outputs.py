@@ -71,7 +71,9 @@ def run(n_entities: int, n_queries: int, seed: int) -> dict[str, str]:
             for t, qis in sorted(by_tenant.items()):
                 texts = [queries[q][0] for q in qis]
                 vecs = np.stack([queries[q][2] for q in qis])
-                for qi, res in zip(qis, fn(index, texts, tenant=t, query_vectors=vecs, **kw)):
+                for qi, res in zip(
+                    qis, fn(index, texts, tenant=t, query_vectors=vecs, **kw), strict=True
+                ):
                     out[f"{name}|{vi}|batch{qi}"] = digest(res)
         print(f"  {name}: done", file=sys.stderr)
     return out

@@ -74,6 +74,10 @@ pub enum Error {
         value: usize,
         limit: usize,
     },
+    /// An array the input needs cannot be allocated (the machine or the process's limit is
+    /// out of memory).
+    #[error("out of memory: {what} needs {bytes} bytes that could not be allocated")]
+    OutOfMemory { what: &'static str, bytes: usize },
 }
 
 /// Result alias used throughout the core.
@@ -91,6 +95,78 @@ impl Error {
         Error::InvalidQuery {
             query,
             problem: problem.into(),
+        }
+    }
+}
+
+impl Error {
+    /// What went wrong, as a stable snake_case code (the `kind` Python errors carry).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::LengthMismatch { .. } => "length_mismatch",
+            Error::Dangling { .. } => "dangling",
+            Error::InvalidValue { .. } => "invalid_value",
+            Error::CrossTenant { .. } => "cross_tenant",
+            Error::Duplicate { .. } => "duplicate",
+            Error::InvalidParameter { .. } => "invalid_parameter",
+            Error::UnknownTenant { .. } => "unknown_tenant",
+            Error::InvalidQuery { .. } => "invalid_query",
+            Error::Corrupt { .. } => "corrupt",
+            Error::Capacity { .. } => "capacity",
+            Error::OutOfMemory { .. } => "out_of_memory",
+        }
+    }
+
+    /// The table of the offending value: a data table, `"queries"` for one query of a batch,
+    /// or the stored part of a corrupted graph.
+    pub fn table(&self) -> Option<&'static str> {
+        match self {
+            Error::LengthMismatch { table, .. }
+            | Error::Dangling { table, .. }
+            | Error::InvalidValue { table, .. }
+            | Error::CrossTenant { table, .. }
+            | Error::Duplicate { table, .. } => Some(table),
+            Error::InvalidQuery { .. } => Some("queries"),
+            Error::Corrupt { part, .. } => Some(part),
+            Error::InvalidParameter { .. }
+            | Error::UnknownTenant { .. }
+            | Error::Capacity { .. }
+            | Error::OutOfMemory { .. } => None,
+        }
+    }
+
+    /// The row of the offending value (for a batch of queries, the query's position).
+    pub fn row(&self) -> Option<usize> {
+        match self {
+            Error::Dangling { row, .. }
+            | Error::InvalidValue { row, .. }
+            | Error::CrossTenant { row, .. }
+            | Error::Duplicate { row, .. } => Some(*row),
+            Error::InvalidQuery { query, .. } => Some(*query),
+            Error::LengthMismatch { .. }
+            | Error::InvalidParameter { .. }
+            | Error::UnknownTenant { .. }
+            | Error::Corrupt { .. }
+            | Error::Capacity { .. }
+            | Error::OutOfMemory { .. } => None,
+        }
+    }
+
+    /// The column of the offending value (for a row crossing tenants, the second column,
+    /// whose tenant differs from the first's).
+    pub fn column(&self) -> Option<&'static str> {
+        match self {
+            Error::LengthMismatch { column, .. }
+            | Error::Dangling { column, .. }
+            | Error::InvalidValue { column, .. } => Some(column),
+            Error::CrossTenant { right, .. } => Some(right),
+            Error::Duplicate { .. }
+            | Error::InvalidParameter { .. }
+            | Error::UnknownTenant { .. }
+            | Error::InvalidQuery { .. }
+            | Error::Corrupt { .. }
+            | Error::Capacity { .. }
+            | Error::OutOfMemory { .. } => None,
         }
     }
 }

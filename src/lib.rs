@@ -7,6 +7,8 @@
 //! calls in once per batch (or query).
 
 pub mod activation;
+mod alloc;
+pub(crate) mod batch;
 pub mod error;
 pub mod fusion;
 pub mod graph;

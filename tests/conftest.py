@@ -14,6 +14,7 @@ Test modules import the strategies with ``from conftest import ...`` (``tests/``
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -33,12 +34,30 @@ SOURCES = ("user_edit", "file", "system", "conversation")
 PREDICATES = ("p0", "p1", "p2", "p3")
 
 
-#: Settings of the property tests: deterministic (derandomized, no example database) and
-#: without deadlines (a 2-core machine under load). Tests set ``max_examples``.
-PROPERTY = settings(deadline=None, derandomize=True, database=None, max_examples=100)
+#: ``GRAPHRECALL_HYPOTHESIS=random`` (``.ci/run`` runs the property tests so beside the fixed
+#: profile): new random examples on every run, three times as many.
+RANDOM = os.environ.get("GRAPHRECALL_HYPOTHESIS", "fixed") == "random"
+
+#: Settings of the property tests: deterministic by default (derandomized, no example
+#: database) and without deadlines (a 2-core machine under load). Tests set ``max_examples``
+#: through :func:`examples`.
+PROPERTY = settings(deadline=None, derandomize=not RANDOM, database=None, max_examples=100)
+
+
+def examples(n: int) -> int:
+    """A property test's example count under the active profile."""
+    return 3 * n if RANDOM else n
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Every Hypothesis test carries the `property` marker, so one profile can run them alone.
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "property: a Hypothesis property test")
     # On a failure Hypothesis imports libcst (to write a patch), which emits a
     # DeprecationWarning from mypy_extensions; with filterwarnings=error that turns the
     # failure report into an INTERNALERROR. Ignore that one warning.

@@ -1,5 +1,6 @@
 """Context blocks (graphrecall.context): the seeds' formats byte for byte, the token budget
-against a slow reference packer, both token counters, and argument checking."""
+against a slow reference packer, both token counters, and argument checking. The blocks read
+the result hits (EntityHit, FactHit, ChunkHit), built here by small helpers."""
 
 from __future__ import annotations
 
@@ -7,15 +8,13 @@ import calendar
 import json
 import math
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
 from conftest import PROPERTY
 from graphrecall.context import (
     ContextBlock,
-    ContextChunk,
-    ContextEntity,
-    ContextFact,
     PathStep,
     TokenCounter,
     budget_allocation_004,
@@ -28,11 +27,69 @@ from graphrecall.context import (
     whitespace_tokens,
 )
 from graphrecall.errors import DataError, ParameterError
+from graphrecall.recipes import ChunkHit, EntityHit, FactHit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-E = ContextEntity
-F = ContextFact
+
+@dataclass(slots=True)
+class DescribedEntity(EntityHit):
+    """An entity hit with a description (seed 003's sections print it)."""
+
+    description: str | None = None
+
+
+def E(
+    id: Hashable,
+    name: str,
+    type: str | None = None,
+    description: str | None = None,
+    score: float = 0.0,
+    path: tuple[PathStep, ...] = (),
+) -> EntityHit:
+    if description is None:
+        return EntityHit(id, name, score, type=type, path=path)  # type: ignore[arg-type]
+    return DescribedEntity(id, name, score, type=type, path=path, description=description)  # type: ignore[arg-type]
+
+
+def F(
+    id: Hashable,
+    subject_id: Hashable,
+    subject_name: str,
+    predicate: str,
+    object_id: Hashable | None,
+    object_name: str | None,
+    object_value: str | None,
+    confidence: float,
+    strength: float | None = None,
+    description: str | None = None,
+    since: int | None = None,
+    score: float = 0.0,
+    hop: int | None = None,
+    path: tuple[PathStep, ...] = (),
+) -> FactHit:
+    return FactHit(
+        id,
+        subject_id,
+        subject_name,
+        predicate,
+        object_id,
+        object_name,
+        object_value,
+        confidence,
+        score,
+        hop,  # type: ignore[arg-type]
+        strength=strength,
+        description=description,
+        since=since,
+        path=path,  # type: ignore[arg-type]
+    )
+
+
+def C(
+    id: Hashable, text: str, score: float, source: str, path: tuple[PathStep, ...] = ()
+) -> ChunkHit:
+    return ChunkHit(id, text, score, source, path=path)  # type: ignore[arg-type]
 
 
 def fact(
@@ -45,7 +102,7 @@ def fact(
     value: str | None = None,
     confidence: float = 1.0,
     **kw: Any,
-) -> ContextFact:
+) -> FactHit:
     return F(fid, subject, subject_name, predicate, obj, object_name, value, confidence, **kw)
 
 
@@ -72,7 +129,7 @@ SEED_000_OUTPUT = """### 👤 USER CONTEXT
 - supports: vector search via VSS extension"""
 
 
-def seed_000_input() -> tuple[list[ContextEntity], list[ContextFact]]:
+def seed_000_input() -> tuple[list[EntityHit], list[FactHit]]:
     entities = [E("user", "User"), E("jacq", "JACQ Project"), E("duck", "DuckDB")]
     facts = [
         fact("f1", "user", "User", "prefers", value="dark mode", score=3.0),
@@ -145,18 +202,18 @@ def test_narrative_000_rules_where_the_seed_is_silent() -> None:
     assert user.text == "### 👤 USER CONTEXT\n- is: me"
 
 
-def seed_000_reference(entities: Sequence[ContextEntity], facts: Sequence[ContextFact]) -> str:
+def seed_000_reference(entities: Sequence[EntityHit], facts: Sequence[FactHit]) -> str:
     """A literal port of seed 000's constructNarrative, with object names resolved and
     subjects missing from ``entities`` appended in first-seen order."""
-    facts_by_subject: dict[Hashable, list[ContextFact]] = {}
+    facts_by_subject: dict[Hashable, list[FactHit]] = {}
     for f in facts:
-        facts_by_subject.setdefault(f.subject_id, []).append(f)
+        facts_by_subject.setdefault(f.subject, []).append(f)
     entity_list = [(e.id, e.name) for e in entities]
     known = {e.id for e in entities}
     for f in facts:
-        if f.subject_id not in known:
-            known.add(f.subject_id)
-            entity_list.append((f.subject_id, f.subject_name))
+        if f.subject not in known:
+            known.add(f.subject)
+            entity_list.append((f.subject, f.subject_name))
     sections = []
     for eid, name in entity_list:
         entity_facts = facts_by_subject.get(eid)
@@ -186,7 +243,7 @@ def phrase(draw: st.DrawFn, lo: int = 1, hi: int = 4) -> str:
 
 
 @st.composite
-def graph_items(draw: st.DrawFn) -> tuple[list[ContextEntity], list[ContextFact]]:
+def graph_items(draw: st.DrawFn) -> tuple[list[EntityHit], list[FactHit]]:
     n_ent = draw(st.integers(0, 5))
     ent_ids: list[Hashable] = draw(
         st.sampled_from([list(range(n_ent)), [f"e{i}" for i in range(n_ent)]])
@@ -330,7 +387,7 @@ def test_known_facts_004_and_json_budget_property(data: Any, budget: int | None)
     if block.items:
         lines = block.text.split("\n")
         assert lines[0] == "## Known Facts" and len(lines) == len(block.items) + 1
-    chunks = [ContextChunk(f"c{k}", phrase_of(k), k / 3, "vector") for k in range(3)]
+    chunks = [C(f"c{k}", phrase_of(k), k / 3, "vector") for k in range(3)]
     jb = json_block(entities, facts, chunks, budget=budget)
     ids = (
         [("entity", e.id) for e in entities]
@@ -525,7 +582,7 @@ def test_json_block_records() -> None:
         [E("e", "Ned Stark", "person", score=1.0, path=(*path[:1], ("Ned Stark", None)))],
         [fact(7, "e", "Ned Stark", "ALLY", "r", "Robert Baratheon", confidence=0.75,
               strength=2.0, since=5, score=float("inf"), hop=1, path=path)],
-        [ContextChunk("c", "Winter is coming.", 0.5, "bm25")],
+        [C("c", "Winter is coming.", 0.5, "bm25")],
         indent=1,
     )  # fmt: skip
     doc = json.loads(block.text)
@@ -574,7 +631,7 @@ def test_render_path() -> None:
     with pytest.raises(ParameterError):
         render_path("A -p-> B")  # type: ignore[arg-type]
     with pytest.raises(DataError, match="path"):
-        fact(1, "a", "A", "p", value="v", path=(("A", None), ("B", None)))
+        known_facts_004([fact(1, "a", "A", "p", value="v", path=(("A", None), ("B", None)))])
 
 
 # --------------------------------------------------------------------------- seed 004 budget
@@ -684,7 +741,7 @@ def test_invalid_budget(budget: Any) -> None:
 
 def test_invalid_items_and_counters() -> None:
     entities, facts = seed_000_input()
-    with pytest.raises(ParameterError, match=r"facts\[1\] must be a ContextFact"):
+    with pytest.raises(ParameterError, match=r"facts\[1\] must be a FactHit"):
         narrative_000(entities, [facts[0], {"id": 1}])  # type: ignore[list-item]
     with pytest.raises(ParameterError, match="entities must be a sequence"):
         narrative_000("User", facts)  # type: ignore[arg-type]
@@ -700,29 +757,36 @@ def test_invalid_items_and_counters() -> None:
         knowledge_graph_context_003([], [], facts, inverse_predicates={"a": 1})  # type: ignore[dict-item]
 
 
-def test_dataclass_validation() -> None:
+def test_item_validation() -> None:
+    def kg(e: EntityHit) -> None:
+        knowledge_graph_context_003([], [e], [])
+
+    def kf(f: FactHit) -> None:
+        known_facts_004([f])
+
     with pytest.raises(DataError, match="score is NaN"):
-        E(1, "A", score=math.nan)
+        kg(E(1, "A", score=math.nan))
     with pytest.raises(DataError, match="name must be a str"):
-        E(1, None)  # type: ignore[arg-type]
+        kg(E(1, None))  # type: ignore[arg-type]
     with pytest.raises(DataError, match="hashable"):
-        E([1], "A")  # type: ignore[arg-type]
+        kg(E([1], "A"))  # type: ignore[arg-type]
     with pytest.raises(DataError, match="confidence is infinite"):
-        fact(1, "a", "A", "p", value="v", confidence=math.inf)
+        kf(fact(1, "a", "A", "p", value="v", confidence=math.inf))
     with pytest.raises(DataError, match=r"since \d+ is outside years"):
-        fact(1, "a", "A", "p", value="v", since=10**13)
+        kf(fact(1, "a", "A", "p", value="v", since=10**13))
     with pytest.raises(DataError, match="since must be an int"):
-        fact(1, "a", "A", "p", value="v", since=1.5)
+        kf(fact(1, "a", "A", "p", value="v", since=1.5))
     with pytest.raises(DataError, match="strength must be a real"):
-        fact(1, "a", "A", "p", value="v", strength="8")
-    with pytest.raises(DataError, match="subject_id must not be None"):
-        fact(1, None, "A", "p", value="v")
+        kf(fact(1, "a", "A", "p", value="v", strength="8"))
+    with pytest.raises(DataError, match=r"facts\[0\] \(1\).subject must not be None"):
+        kf(fact(1, None, "A", "p", value="v"))
     with pytest.raises(DataError, match="source must be a str"):
-        ContextChunk(1, "t", 0.0, None)  # type: ignore[arg-type]
-    # numpy scalars are accepted and stored as Python numbers.
+        json_block(chunks=[C(1, "t", 0.0, None)])  # type: ignore[arg-type]
+    # numpy scalars are accepted and printed as Python numbers.
     np = pytest.importorskip("numpy")
     f = fact(np.int64(3), "a", "A", "p", value="v", confidence=np.float32(0.5), since=np.int64(9))
-    assert type(f.confidence) is float and type(f.since) is int
+    doc = json.loads(json_block(facts=[f]).text)["facts"][0]
+    assert doc["confidence"] == 0.5 and doc["since"] == 9 and doc["id"] == 3
 
 
 @PROPERTY
@@ -752,3 +816,24 @@ def test_line_counting_fast_path_matches_whole_block_counting(
             ),
         ):
             assert fmt(count) == fmt(wrapped)
+
+
+def test_a_hub_renders_in_time_linear_in_its_facts() -> None:
+    # A star: one hub section touching every fact, one section per leaf. Each section reads
+    # only the facts touching it, so packing costs O(items x chosen), not O(items^2).
+    n = 3000
+    hub = E("hub", "Hub", score=1.0)
+    leaves = [E(f"e{i}", f"Leaf {i}", score=0.5) for i in range(n)]
+    facts = [
+        fact(i, "hub", "Hub", "links", f"e{i}", f"Leaf {i}", strength=1.0, score=1 / (1 + i))
+        for i in range(n)
+    ]
+    full = knowledge_graph_context_003([hub], [hub, *leaves], facts, budget=None)
+    assert full.text.count("Leaf 2999 (links, weight: 1)") == 1
+    assert full.text.count("Hub (<- links)") == n
+    block = knowledge_graph_context_003([hub], [hub, *leaves], facts, budget=500)
+    assert 0 < block.tokens <= 500
+    assert block.items[0] == ("entity", "hub")
+    hub_line = block.text.split("\n")[4]
+    chosen = [j for kind, j in block.items if kind == "fact"]
+    assert hub_line == "Related: " + ", ".join(f"Leaf {j} (links, weight: 1)" for j in chosen)

@@ -4,7 +4,11 @@ table / row / column or parameter. And no input reaches a Rust panic (pyo3's
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +23,7 @@ from graphrecall import (
     QueryError,
     UnknownIdError,
     UnknownTenantError,
+    _core,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -799,3 +804,181 @@ def test_messages_are_single_line_and_name_something() -> None:
         msg = str(info.value)
         assert "\n" not in msg
         assert re.match(r"^(entities|facts|chunks|mentions|fact ids|status|predicate)", msg), msg
+
+
+# ------------------------------------------------------------------------------------------
+# Structured fields: errors from the core carry table / row / column / kind / input
+
+
+def core_graph(**columns: Any) -> Any:
+    """The native graph of three entities and facts 0 -> 1 -> 2, with `columns` replaced."""
+    cols: dict[str, Any] = {
+        "entity_tenant": np.zeros(3, np.uint32),
+        "fact_subject": np.array([0, 1], np.uint32),
+        "fact_object": np.array([1, 2], np.uint32),
+        "fact_predicate": np.zeros(2, np.uint32),
+        "fact_confidence": np.ones(2, np.float32),
+        "fact_strength": np.ones(2, np.float32),
+        "fact_status": np.ones(2, np.uint8),
+        "fact_source": np.zeros(2, np.uint8),
+        "fact_access_count": np.zeros(2, np.uint32),
+    }
+    cols.update(columns)
+    return _core.CoreGraph(**cols, n_predicates=1, n_statuses=4, n_sources=4)
+
+
+def test_native_dangling_id_carries_its_location() -> None:
+    err = raises(
+        DataError,
+        r"^facts row 1: object = 7 refers to no entity \(there are 3\)$",
+        lambda: core_graph(fact_object=np.array([1, 7], np.uint32)),
+    )
+    assert isinstance(err, DataError)
+    assert (err.table, err.row, err.column, err.kind) == ("facts", 1, "object", "dangling")
+    assert err.input == 7 and err.parameter is None
+    assert err.ctx == {"target": "entity", "count": 3}
+    assert err.errors() == [
+        {
+            "type": "dangling",
+            "loc": ("facts", 1, "object"),
+            "msg": "facts row 1: object = 7 refers to no entity (there are 3)",
+            "input": 7,
+            "ctx": {"target": "entity", "count": 3},
+        }
+    ]
+
+
+def test_native_nan_weight_carries_its_location() -> None:
+    err = raises(
+        DataError,
+        r"^facts row 1: confidence = NaN ",
+        lambda: core_graph(fact_confidence=np.array([0.5, np.nan], np.float32)),
+    )
+    assert isinstance(err, DataError)
+    assert err.loc == ("facts", 1, "confidence")
+    assert (err.kind, err.input) == ("invalid_value", "NaN")
+    assert err.errors()[0]["type"] == "invalid_value"
+
+
+def test_native_length_mismatch_and_cross_tenant_fields() -> None:
+    err = raises(
+        DataError,
+        r"^facts.object has 1 rows",
+        lambda: core_graph(fact_object=np.ones(1, np.uint32)),
+    )
+    assert isinstance(err, DataError)
+    assert (err.table, err.row, err.column, err.kind) == (
+        "facts",
+        None,
+        "object",
+        "length_mismatch",
+    )
+    assert err.ctx == {"expected": 2, "got": 1}
+    err = raises(
+        DataError,
+        r"rows may not cross tenants$",
+        lambda: core_graph(entity_tenant=np.array([0, 0, 1], np.uint32)),
+    )
+    assert isinstance(err, DataError)
+    assert (err.table, err.row, err.column, err.kind) == ("facts", 1, "object", "cross_tenant")
+    assert err.input == 2
+    assert err.ctx["left"] == "subject" and err.ctx["right_tenant"] == 1
+
+
+def test_native_parameter_error_names_the_parameter() -> None:
+    ids = np.array([1, 2], np.int64)
+    err = raises(
+        ParameterError,
+        r"^invalid parameter k: ",
+        lambda: _core.rrf_fuse(
+            ids,
+            np.array([0, 2], np.uintp),
+            np.array([0, 1], np.uintp),
+            np.ones(1),
+            k=float("nan"),
+        ),
+    )
+    assert isinstance(err, ParameterError)
+    assert (err.table, err.row, err.column) == (None, None, None)
+    assert (err.kind, err.parameter) == ("invalid_parameter", "k")
+    assert err.errors()[0]["ctx"]["parameter"] == "k"
+
+
+def test_native_query_error_is_located_by_query() -> None:
+    err = raises(QueryError, r"^query 1: ", lambda: graph().spread([["a"], ["a", "c"]]))
+    assert isinstance(err, QueryError)
+    assert (err.table, err.row, err.kind) == ("queries", 1, "invalid_query")
+
+
+def test_python_raised_errors_take_the_same_fields() -> None:
+    plain = DataError("bad")
+    assert (plain.table, plain.row, plain.column, plain.kind, plain.input) == (None,) * 5
+    assert plain.errors() == [
+        {"type": None, "loc": (None, None, None), "msg": "bad", "input": None, "ctx": {}}
+    ]
+    err = UnknownIdError(
+        "unknown id 'zz'", table="entities", column="id", kind="unknown_id", input="zz"
+    )
+    assert str(err) == "unknown id 'zz'" and isinstance(err, KeyError)
+    assert err.loc == ("entities", None, "id")
+    assert err.errors()[0]["input"] == "zz"
+    param = ParameterError("invalid parameter k: < 0", parameter="k", kind="invalid_parameter")
+    assert param.errors()[0]["ctx"] == {"parameter": "k"}
+
+
+def test_structured_errors_survive_pickling() -> None:
+    err = DataError("m", table="facts", row=3, column="subject", kind="dangling", input="x")
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is DataError and str(back) == "m"
+    assert back.errors() == err.errors()
+    tenant = pickle.loads(pickle.dumps(UnknownTenantError("unknown tenant 9", input=9)))
+    assert str(tenant) == "unknown tenant 9" and tenant.input == 9
+
+
+# ------------------------------------------------------------------------------------------
+# Out of memory: a MemoryError naming the array, never an abort
+
+OOM_CHILD = r"""
+import resource, sys
+import numpy as np
+from graphrecall import _core
+from graphrecall.errors import OutOfMemoryError
+
+def columns(n):
+    z32, z8, f32 = np.zeros(n, np.uint32), np.zeros(n, np.uint8), np.zeros(n, np.float32)
+    return (np.zeros(1, np.uint32), z32, z32, z32, f32, f32, z8, z8, z32)
+
+def build(cols):
+    return _core.CoreGraph(*cols, n_predicates=1, n_statuses=4, n_sources=4)
+
+build(columns(1000))  # start the thread pool (and its allocator arenas) before the limit
+cols = columns(8_000_000)  # 8M facts: 256 MB of fact records alone
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+limit = size + 48 * 2**20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    build(cols)
+except OutOfMemoryError as exc:
+    assert isinstance(exc, MemoryError) and exc.kind == "out_of_memory", exc
+    assert exc.ctx["bytes"] > 0 and exc.ctx["what"], exc.ctx
+    print("MemoryError:", exc)
+    sys.exit(0)
+print("built")
+sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc are Linux's")
+def test_graph_too_large_for_the_address_space_is_a_memory_error() -> None:
+    """A graph whose arrays cannot be allocated raises MemoryError (OutOfMemoryError) naming
+    the array; the process does not abort with SIGABRT."""
+    done = subprocess.run(
+        [sys.executable, "-c", OOM_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "RAYON_NUM_THREADS": "2"},
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
+    assert re.search(r"out of memory: .+ needs \d+ bytes", done.stdout), done.stdout

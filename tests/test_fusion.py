@@ -31,7 +31,7 @@ weight_st = st.one_of(
 
 def pairs(fused: fusion.Fused) -> list[tuple[int, float]]:
     assert len(fused) == 1
-    return fused.tolist()[0]
+    return fused.to_list()[0]
 
 
 def same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> None:
@@ -81,7 +81,7 @@ def test_rrf_is_bit_identical_under_list_permutation(
     top_k=top_k_st,
 )
 def test_rrf_batch_equals_single_queries(queries: list[list[list[int]]], top_k: int | None) -> None:
-    batch = fusion.rrf_batch(queries, weights=[1.0, 0.5], top_k=top_k)
+    batch = fusion.rrf(queries, weights=[1.0, 0.5], top_k=top_k, batch=True)
     assert len(batch) == len(queries)
     for q, lists in enumerate(queries):
         same(pairs(batch[q]), pairs(fusion.rrf(lists, weights=[1.0, 0.5], top_k=top_k)))
@@ -104,7 +104,7 @@ def test_rrf_accepts_numpy_of_any_int_dtype() -> None:
     a = fusion.rrf([np.array([1, 2], dtype=np.uint8), np.array([2], dtype=np.int32)])
     b = fusion.rrf([[1, 2], [2]])
     assert a.ids.dtype == np.int64 and a.scores.dtype == np.float64
-    assert a.offsets.dtype == np.uintp
+    assert a.offsets.dtype == np.int64
     assert a.ids.tolist() == b.ids.tolist() == [2, 1]
 
 
@@ -165,9 +165,9 @@ def test_weighted_worked_examples() -> None:
 
 
 def test_weighted_batch() -> None:
-    batch = fusion.weighted_batch([[([1], [1.0])], [], [([2, 3], [0.1, 0.2])]], top_k=1)
+    batch = fusion.weighted([[([1], [1.0])], [], [([2, 3], [0.1, 0.2])]], top_k=1, batch=True)
     assert batch.offsets.tolist() == [0, 1, 1, 2]
-    assert batch.tolist() == [[(1, 1.0)], [], [(3, 0.2)]]
+    assert batch.to_list() == [[(1, 1.0)], [], [(3, 0.2)]]
 
 
 # ------------------------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def test_additive_merge_matches_reference_and_keeps_base(
     max_new: int,
 ) -> None:
     merged = fusion.additive_merge(base, graph, alpha=alpha, beta=beta, max_new=max_new)
-    got = merged.tolist()[0]
+    got = merged.to_list()[0]
     want = fusion_ref.additive_merge(base, graph, alpha, beta, max_new)
     assert [(d, src) for d, _, src in got] == [(d, src) for d, _, src in want]
     assert [s for _, s, _ in got] == [s for _, s, _ in want]
@@ -203,7 +203,7 @@ def test_additive_merge_matches_reference_and_keeps_base(
 def test_additive_merge_seed_003_example() -> None:
     base = ([10, 11, 12], [0.9, 0.5, 0.01])
     graph = ([11, 20, 21, 22, 23, 24, 25], [0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2])
-    got = fusion.additive_merge(base, graph).tolist()[0]
+    got = fusion.additive_merge(base, graph).to_list()[0]
     assert got == [
         (10, 0.7 * 0.9 + 0.3 * 0.0, fusion.SOURCE_BASE),
         (11, 0.7 * 0.5 + 0.3 * 0.8, fusion.SOURCE_BOTH),
@@ -216,18 +216,19 @@ def test_additive_merge_seed_003_example() -> None:
 
 
 def test_additive_merge_batch() -> None:
-    merged = fusion.additive_merge_batch(
+    merged = fusion.additive_merge(
         [([1], [1.0]), {}, ([5], [0.2])],
         [([2], [1.0]), ([3, 4], [0.5, 0.6]), ([5], [0.4])],
         max_new=1,
+        batch=True,
     )
     assert len(merged) == 3
-    assert merged.tolist() == [
+    assert merged.to_list() == [
         [(1, 0.7, 0), (2, 0.3, 1)],
         [(4, 0.3 * 0.6, 1)],
         [(5, 0.7 * 0.2 + 0.3 * 0.4, 2)],
     ]
-    assert merged[-1].tolist() == merged.tolist()[2:]
+    assert merged[-1].to_list() == merged.to_list()[2:]
 
 
 # ------------------------------------------------------------------------------------------
@@ -246,12 +247,18 @@ def test_dedupe_and_top_k_match_reference(items: tuple[list[int], list[float]], 
 
 def test_top_k_and_dedupe_batches() -> None:
     queries = [([3, 1, 3, 2], [0.1, 0.5, 0.7, 0.5]), ([5, 5], [1.0, 2.0])]
-    assert fusion.dedupe_max_batch(queries).tolist() == [[(3, 0.7), (1, 0.5), (2, 0.5)], [(5, 2.0)]]
-    assert fusion.top_k_batch(queries, 2).tolist() == [[(3, 0.7), (1, 0.5)], [(5, 2.0), (5, 1.0)]]
+    assert fusion.dedupe_max(queries, batch=True).to_list() == [
+        [(3, 0.7), (1, 0.5), (2, 0.5)],
+        [(5, 2.0)],
+    ]
+    assert fusion.top_k(queries, k=2, batch=True).to_list() == [
+        [(3, 0.7), (1, 0.5)],
+        [(5, 2.0), (5, 1.0)],
+    ]
 
 
 def test_fused_container() -> None:
-    batch = fusion.rrf_batch([[[1, 2]], [[3]]])
+    batch = fusion.rrf([[[1, 2]], [[3]]], batch=True)
     assert len(batch) == 2
     assert [len(q.ids) for q in batch] == [2, 1]
     assert batch[-1].ids.tolist() == [3]
@@ -316,7 +323,7 @@ def test_fusion_rejects_bad_ids() -> None:
     with pytest.raises(
         DataError, match=r"queries\[0\]\[0\]\[1\] = 9223372036854775808 is out of range for int64"
     ):
-        fusion.rrf_batch([[[1, 2**63]]])
+        fusion.rrf([[[1, 2**63]]], batch=True)
     with pytest.raises(DataError, match=r"lists\[0\] must be one-dimensional, got shape \(\)"):
         fusion.rrf([5])
     with pytest.raises(DataError, match=r"must be one-dimensional, got shape \(1, 2\)"):
@@ -347,7 +354,7 @@ def test_additive_merge_rejects_bad_parameters() -> None:
         with pytest.raises(ParameterError, match=f"invalid parameter {name}"):
             fusion.additive_merge(([1], [1.0]), ([], []), **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="base holds 2 queries but graph holds 1"):
-        fusion.additive_merge_batch([([1], [1.0]), ([], [])], [([], [])])
+        fusion.additive_merge([([1], [1.0]), ([], [])], [([], [])], batch=True)
 
 
 def u(values: list[int]) -> np.ndarray:
@@ -378,3 +385,22 @@ def test_core_validates_layout() -> None:
         _core.dedupe_max(np.arange(4, dtype=np.int64)[::2], np.ones(2), u([0, 2]))
     with pytest.raises(TypeError):
         _core.dedupe_max(np.array([1, 2], dtype=np.int32), np.ones(2), u([0, 2]))
+
+
+def test_fused_family_conversions() -> None:
+    batch = fusion.rrf([[[1, 2]], [], [[3]]], batch=True)
+    assert batch.offsets.dtype == np.int64 and batch.offsets.tolist() == [0, 2, 2, 3]
+    assert batch.n_queries == len(batch) == 3
+    assert batch.to_records() == [
+        {"query": 0, "rank": 0, "id": 1, "score": 1 / 61},
+        {"query": 0, "rank": 1, "id": 2, "score": 1 / 62},
+        {"query": 2, "rank": 0, "id": 3, "score": 1 / 61},
+    ]
+    assert batch.to_pandas().shape == (3, 4)
+    assert batch.to_arrow().num_rows == 3
+    with pytest.raises(IndexError, match="query 3 out of range for a batch of 3 queries"):
+        batch[3]
+    merged = fusion.additive_merge(([1], [1.0]), ([2], [1.0]))
+    assert [r["source"] for r in merged.to_records()] == [0, 1]
+    with pytest.raises(IndexError, match="query -2 out of range for a batch of 1 queries"):
+        merged[-2]

@@ -149,6 +149,10 @@ def test_pagerank_releases_the_gil(big: tuple[KnowledgeGraph, np.ndarray]) -> No
     assert ok, detail
 
 
+@pytest.mark.skipif(
+    not getattr(sys, "_is_gil_enabled", lambda: True)(),
+    reason="a free-threaded build has no GIL for the control to hold",
+)
 def test_the_harness_detects_a_held_gil() -> None:
     """Control: ``sum`` over a range runs in C holding the GIL; the harness must see (almost)
     no progress of the main thread during it."""

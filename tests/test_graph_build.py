@@ -14,9 +14,12 @@ from graphrecall import (
     DEFAULT_SOURCES,
     DEFAULT_STATUSES,
     Activation,
+    DataError,
+    GraphTables,
     KnowledgeGraph,
     QueryActivation,
     Recall,
+    UnknownTenantError,
 )
 from hypothesis import given, settings
 from reference import graph_ref
@@ -515,3 +518,231 @@ def test_result_dtypes_and_views(kind: str) -> None:
     assert rec.scores.dtype == np.float64 and rec.hops.dtype == np.uint32
     assert rec.fact_ids.dtype == id_dtype and rec.offsets.dtype == np.int64
     assert np.shares_memory(rec[0].scores, rec.scores)
+
+
+def test_from_dataframes_columns_plain_qualified_or_a_column_mapping() -> None:
+    """``columns=`` is the loaders' ColumnMapping (with value maps) or a dict of plain or
+    table-qualified names; frame names need not be SQL identifiers."""
+    pd = pytest.importorskip("pandas")
+    from graphrecall.storage import ColumnMapping
+
+    entities = pd.DataFrame({"key": ["u", "j", "d"], "vault": ["a", "a", "b"]})
+    facts = pd.DataFrame(
+        {
+            "src": ["u", "j"],
+            "dst": ["j", "u"],
+            "weight (kg)": [2.0, 3.0],
+            "state": ["active", "ended"],
+        }
+    )
+    want = KnowledgeGraph.from_records(
+        [{"id": "u", "tenant": "a"}, {"id": "j", "tenant": "a"}, {"id": "d", "tenant": "b"}],
+        [
+            {"subject": "u", "object": "j", "strength": 2.0, "status": "confirmed"},
+            {"subject": "j", "object": "u", "strength": 3.0, "status": "archived"},
+        ],
+    )
+    states = {"active": "confirmed", "ended": "archived"}
+    plain = KnowledgeGraph.from_dataframes(
+        entities,
+        facts.assign(state=facts["state"].map(states)),
+        columns={
+            "id": "key",
+            "tenant": "vault",
+            "subject": "src",
+            "facts.object": "dst",
+            "strength": "weight (kg)",
+            "status": "state",
+            "facts.nothing": "ignored",
+        },
+    )
+    mapping = ColumnMapping(
+        columns={
+            "entities.id": "key",
+            "entities.tenant": "vault",
+            "facts.subject": "src",
+            "facts.object": "dst",
+            "facts.status": "state",
+        },
+        values={"facts.status": states},
+    )
+    mapped = KnowledgeGraph.from_dataframes(
+        entities, facts.rename(columns={"weight (kg)": "strength"}), columns=mapping
+    )
+    for g in (plain, mapped):
+        assert g.facts([0, 1]) == want.facts([0, 1])
+        assert g.tenants.names == want.tenants.names
+
+
+def test_the_encoder_releases_only_when_asked() -> None:
+    """``encode(release=True)`` empties the column dicts it was given; without it they are
+    left whole; both build the same graph."""
+    from graphrecall.graph.build import encode
+
+    def given() -> tuple[dict[str, Any], dict[str, Any]]:
+        return (
+            {"id": np.array(["a", "b"], dtype=object), "tenant": np.array([0, 0])},
+            {"subject": np.array(["a", "b"], dtype=object), "object": np.array(["b", None])},
+        )
+
+    ents, facts = given()
+    kept = encode(ents, facts, n_entities=2, n_chunks=0)
+    assert set(ents) == {"id", "tenant"} and set(facts) == {"subject", "object"}
+    ents, facts = given()
+    released = encode(ents, facts, n_entities=2, n_chunks=0, release=True)
+    assert ents == {} and facts == {}
+    assert kept.entities.external.tolist() == released.entities.external.tolist()
+    assert kept.tenants.names == released.tenants.names == (0,)
+    a, b = kept.core.to_parts(), released.core.to_parts()
+    assert a.keys() == b.keys()
+    for k, v in a.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(v, b[k])
+        else:
+            assert v == b[k]
+
+
+def test_from_arrays_and_from_tables_share_the_encoder() -> None:
+    """The same columns through ``from_arrays`` and through checked tables give the same
+    graph (fact ids: the rows)."""
+    tables = GraphTables(
+        entities={"id": ["u", "j", "d"], "tenant": ["a", "a", "b"], "name": ["U", "J", "D"]},
+        facts={"subject": ["u", "j"], "object": ["j", None], "predicate": ["knows", "likes"]},
+        chunks={"id": ["c1"], "tenant": ["a"]},
+        mentions={"chunk": ["c1", "c1"], "entity": ["u", "j"], "count": [1, 2]},
+    )
+    checked, report = tables.check()
+    assert report.ok
+    g = KnowledgeGraph.from_tables(checked)
+    h = KnowledgeGraph.from_arrays(
+        entity_ids=["u", "j", "d"],
+        entity_tenant=["a", "a", "b"],
+        entity_names=["U", "J", "D"],
+        fact_subject=["u", "j"],
+        fact_object=np.array(["j", None], dtype=object),
+        fact_ids=[0, 1],
+        predicate=["knows", "likes"],
+        chunk_ids=["c1"],
+        chunk_tenant=["a"],
+        mention_chunk=["c1", "c1"],
+        mention_entity=["u", "j"],
+        mention_count=[1, 2],
+    )
+    assert g.facts([0, 1]) == h.facts([0, 1])
+    assert g.tenants.names == h.tenants.names and g.predicates.names == h.predicates.names
+    assert g.entity_names is not None and g.entity_names.tolist() == ["U", "J", "D"]
+    assert g.stats() == h.stats()
+    assert checked.n_rows("facts") == 2  # not released
+
+
+def test_an_entity_index_beyond_the_core_is_a_data_error_not_an_allocation() -> None:
+    with pytest.raises(DataError, match="subject"):
+        KnowledgeGraph.from_arrays(fact_subject=[2**33], fact_object=[None])
+    with pytest.raises(DataError, match="chunk"):
+        KnowledgeGraph.from_arrays(
+            fact_subject=[0], fact_object=[None], mention_chunk=[2**33], mention_entity=[0]
+        )
+
+
+@pytest.mark.parametrize("column", ["confidence", "strength", "access_count"])
+def test_numbers_given_as_text_are_refused_as_check_refuses_them(column: str) -> None:
+    value = "1" if column == "access_count" else "0.5"
+    with pytest.raises(DataError, match=column):
+        KnowledgeGraph.from_arrays(fact_subject=[0], fact_object=[1], **{column: [value]})
+    tables = GraphTables(entities={"id": [0, 1]}, facts={"subject": [0], column: [value]})
+    assert not tables.check(on_bad="skip")[1].ok
+
+
+@pytest.mark.parametrize("ids", ["entity_ids", "fact_ids", "chunk_ids"])
+def test_bool_ids_are_refused_as_check_refuses_them(ids: str) -> None:
+    kwargs: dict[str, Any] = {"fact_subject": [0, 1], "fact_object": [1, 0]}
+    kwargs[ids] = [False, True]
+    if ids == "entity_ids":
+        kwargs["fact_subject"] = kwargs["fact_object"] = [False, True]
+    with pytest.raises(DataError, match="bool"):
+        KnowledgeGraph.from_arrays(**kwargs)
+    table = {"entity_ids": "entities", "fact_ids": "facts", "chunk_ids": "chunks"}[ids]
+    spec: dict[str, Any] = {"entities": {"id": [0, 1]}, "facts": {"subject": [0, 1]}}
+    spec.setdefault(table, {})["id"] = [False, True]
+    if table == "entities":
+        spec["facts"]["subject"] = [False, True]
+    assert not GraphTables(**spec).check(on_bad="skip")[1].ok
+
+
+def test_masked_values_are_null_on_every_path() -> None:
+    obj = np.ma.array([1, 0], mask=[False, True])
+    g = KnowledgeGraph.from_arrays(fact_subject=[0, 1], fact_object=obj)
+    assert [f["object"] for f in g.facts([0, 1])] == [1, None]
+    checked, report = GraphTables(
+        entities={"id": [0, 1]}, facts={"subject": [0, 1], "object": obj}
+    ).check()
+    assert report.ok
+    assert checked.build_graph().facts([0, 1]) == g.facts([0, 1])
+    with pytest.raises(DataError, match="confidence"):
+        KnowledgeGraph.from_arrays(
+            fact_subject=[0, 1],
+            fact_object=[1, 0],
+            confidence=np.ma.array([0.5, 0.5], mask=[False, True]),
+        )
+
+
+def test_trailing_nuls_are_kept_in_ids_and_names_on_every_path() -> None:
+    """'x\\0' and 'x' are two ids and 'p\\0' and 'p' two predicates (numpy's fixed-width
+    text would drop the NUL)."""
+    entities = [{"id": "x\0"}, {"id": "x"}, {"id": "y"}]
+    facts = [
+        {"subject": "x\0", "object": "y", "predicate": "p\0"},
+        {"subject": "x", "object": "y", "predicate": "p"},
+    ]
+    g = KnowledgeGraph.from_records(entities, facts)
+    checked, report = GraphTables(
+        entities={"id": [e["id"] for e in entities]},
+        facts={k: [f[k] for f in facts] for k in ("subject", "object", "predicate")},
+    ).check()
+    assert report.ok
+    for graph in (g, checked.build_graph()):
+        assert graph.entity_ids.tolist() == ["x\0", "x", "y"]
+        assert sorted(graph.predicates.names) == ["p", "p\0"]  # type: ignore[type-var]
+        rows = graph.facts([0, 1])
+        assert [(r["subject"], r["predicate"]) for r in rows] == [("x\0", "p\0"), ("x", "p")]
+
+
+def test_mixed_int_and_str_ids_stay_distinct_in_from_arrays() -> None:
+    g = KnowledgeGraph.from_records([{"id": 1}, {"id": "1"}], [{"subject": 1, "object": "1"}])
+    assert g.entity_ids.tolist() == [1, "1"]
+    assert g.facts([0])[0]["object"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [("entities", "id"), ("entities", "name"), ("facts", "predicate"), ("chunks", "text")],
+)
+def test_lone_surrogates_are_refused_by_check_with_the_row(table: str, column: str) -> None:
+    spec: dict[str, Any] = {
+        "entities": {"id": ["a", "b"], "name": ["A", "B"]},
+        "facts": {"subject": ["a"], "object": ["b"], "predicate": ["p"]},
+        "chunks": {"id": ["c", "d"], "text": ["one", "two"]},
+    }
+    spec[table][column][-1] = "bad \ud800 text"
+    if (table, column) == ("entities", "id"):
+        spec["facts"]["object"] = ["bad \ud800 text"]
+    _, report = GraphTables(**spec).check(on_bad="skip")
+    first = report.table(table).first
+    assert first and first[0].row == len(spec[table][column]) - 1
+    assert "UTF-8" in first[0].reason
+
+
+def test_a_tenant_is_named_never_taken_for_a_code() -> None:
+    """``tenant=1`` on a graph of tenants 'A', 'B' is unknown, not tenant 'B'."""
+    g = KnowledgeGraph.from_records(
+        [{"id": "a", "tenant": "A"}, {"id": "b", "tenant": "B"}],
+        [{"subject": "b", "object": None}],
+    )
+    assert g.tenant_code("B") == 1
+    for tenant in (1, np.int64(1), True):
+        with pytest.raises(UnknownTenantError):
+            g.tenant_code(tenant)
+        with pytest.raises(UnknownTenantError):
+            g.spread(["b"], tenant=tenant)
+    ints = KnowledgeGraph.from_records([{"id": "a", "tenant": 7}], [])
+    assert ints.tenant_code(np.int64(7)) == ints.tenant_code(7)

@@ -27,7 +27,7 @@ from graphrecall.indexer import (
 from graphrecall.storage import SQLiteStore
 from graphrecall.storage.errors import StorageError
 from graphrecall.storage.snapshot import load_snapshot
-from graphrecall.storage.tables import EmbeddingSet, GraphTables
+from graphrecall.tables import EmbeddingSet, GraphTables
 
 duckdb = pytest.importorskip("duckdb")
 

@@ -64,7 +64,7 @@ def _graph(ids: str) -> KnowledgeGraph:
 
 def _same(a: KnowledgeGraph, b: KnowledgeGraph) -> None:
     assert a.stats() == b.stats()
-    pa, pb = a._core.to_parts(), b._core.to_parts()
+    pa, pb = a.core.to_parts(), b.core.to_parts()
     assert pa.keys() == pb.keys()
     for k in pa:
         if isinstance(pa[k], np.ndarray):

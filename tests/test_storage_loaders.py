@@ -28,8 +28,8 @@ from graphrecall import DataError, KnowledgeGraph, ParameterError
 from graphrecall.storage import BadDataError, GraphTables
 from graphrecall.storage.arrow import load_arrow, load_dataframes, load_parquet
 from graphrecall.storage.duckdb import load_duckdb
-from graphrecall.storage.mapping import PRESETS, ColumnMapping, quote_identifier
-from graphrecall.storage.tables import NULL_TIME
+from graphrecall.tables import NULL_TIME
+from graphrecall.tables.mapping import PRESETS, ColumnMapping, quote_identifier
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +95,7 @@ def expected_graph(tenant: str | None = None) -> KnowledgeGraph:
 
 def signature(g: KnowledgeGraph) -> dict[str, Any]:
     """Everything a graph holds, by external ids and names (codes may differ)."""
-    core = g._core
+    core = g.core
     ents = g.entity_ids.tolist()
     chunk_ids = g.chunk_ids.tolist()
     facts = g.facts(g.fact_ids.tolist())
@@ -971,8 +971,9 @@ def _text(values: list[Any]) -> pa.ChunkedArray:
 def test_described_dictionary_columns_encode_as_plain_ones(
     values: list[Any], known: set[str]
 ) -> None:
-    from graphrecall._columns import Vocab, description
     from graphrecall.storage.arrow import _from_dictionary
+    from graphrecall.tables import Vocab
+    from graphrecall.tables.columns import description
 
     col = _from_dictionary(pa.chunked_array([_text(values).combine_chunks().dictionary_encode()]))
     assert description(col) is not None and col.tolist() == values
@@ -998,7 +999,7 @@ def test_described_dictionary_columns_encode_as_plain_ones(
 
 
 def test_described_columns_are_read_only_and_forgotten_when_writeable() -> None:
-    from graphrecall._columns import ObjectColumn, describe, description, take
+    from graphrecall.tables.columns import ObjectColumn, describe, description, take
 
     arr = describe(
         np.array([1, None, 3], dtype=object),
@@ -1030,7 +1031,7 @@ def test_described_columns_are_read_only_and_forgotten_when_writeable() -> None:
 def test_id_maps_of_ordered_and_dense_ids(
     ids: list[int], refs: list[int | None], ordered: bool
 ) -> None:
-    from graphrecall._columns import IdMap
+    from graphrecall.tables import IdMap
 
     keys = sorted(ids) if ordered else ids
     m = IdMap(np.array(keys, dtype=np.int64), len(keys), "entity")
@@ -1049,7 +1050,7 @@ def test_id_maps_of_ordered_and_dense_ids(
 
 
 def test_loaded_nullable_ids_share_their_ints_and_check_as_plain_ones(tmp_path: Path) -> None:
-    from graphrecall._columns import description
+    from graphrecall.tables.columns import description
 
     facts = pa.table(
         {

@@ -37,9 +37,9 @@ from graphrecall.storage import (
     load_dataframes,
     load_postgres,
 )
-from graphrecall.storage.mapping import ColumnMapping
 from graphrecall.storage.postgres import MissingTableError, PostgresTables
-from graphrecall.storage.tables import NULL_TIME
+from graphrecall.tables import NULL_TIME
+from graphrecall.tables.mapping import ColumnMapping
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pg_server import PgServer, ServerError, start

@@ -1,8 +1,7 @@
-"""``GraphTables.build_graph`` / ``to_graph(release=True)``: the very graph
-``KnowledgeGraph.from_arrays`` builds of the same columns (the reference below), built
-column by column while (with ``release``) the tables give up their columns; and the
-memory-minded column handling of the loaders and the check (Parquet read column by column,
-float32 kept as given)."""
+"""``GraphTables.to_graph(release=True)`` / ``build_graph(release=True)``: the graph the
+one encoder builds without ``release``, built column by column while the tables give up
+their columns; and the memory-minded column handling of the loaders and the check (Parquet
+read column by column, float32 kept as given)."""
 
 from __future__ import annotations
 
@@ -16,66 +15,20 @@ import pytest
 from conftest import NOW, PROPERTY, GraphData, graph_data
 from graphrecall import KnowledgeGraph
 from graphrecall.storage import BadDataError, GraphTables, load_parquet
-from graphrecall.storage.tables import _graph_tenants, _n_rows
 from hypothesis import given, settings
 from test_storage_sqlite import tables_of
 
 
-def reference_build(t: GraphTables) -> KnowledgeGraph:
-    """Checked tables -> ``KnowledgeGraph.from_arrays``, every column at once (what
-    ``build_graph`` did before it encoded column by column)."""
-    e, f, ch = t.entities, t.facts, t.chunks
-    ent_t, ch_t, names = _graph_tenants(
-        e.get("tenant"), None if ch is None else ch.get("tenant"), len(e["id"]), _n_rows(ch)
-    )
-    n_facts = len(f["subject"])
-    kwargs: dict[str, Any] = {
-        "entity_ids": e["id"],
-        "entity_tenant": ent_t,
-        "tenants": names,
-        "entity_names": e.get("name"),
-        "fact_subject": f["subject"],
-        "fact_object": f.get("object", np.full(n_facts, None, dtype=object)),
-        "fact_ids": f.get("id", np.arange(n_facts, dtype=np.int64)),
-        "object_value": f.get("object_value"),
-        "statuses": t.statuses,
-        "sources": t.sources,
-    }
-    for col in (
-        "predicate",
-        "confidence",
-        "strength",
-        "status",
-        "source",
-        "access_count",
-        "last_accessed",
-        "created_at",
-        "valid_from",
-        "valid_to",
-        "sequence",
-    ):
-        if col in f:
-            kwargs[col] = f[col]
-    if ch is not None:
-        kwargs["chunk_ids"] = ch["id"]
-        kwargs["chunk_tenant"] = ch_t
-    m = t.mentions
-    if m is not None and len(m["chunk"]):
-        kwargs["mention_chunk"] = m["chunk"]
-        kwargs["mention_entity"] = m["entity"]
-        kwargs["mention_count"] = m.get("count")
-    return KnowledgeGraph.from_arrays(**kwargs)
-
-
 def built(t: GraphTables, on_bad: Any = "raise") -> KnowledgeGraph:
-    """The reference graph of ``t`` (checked first)."""
+    """The graph of ``t`` (checked first), built without releasing anything; ``t`` and
+    its checked copy are left whole."""
     checked, _ = t.check(on_bad)
-    return reference_build(checked)
+    return checked.build_graph()
 
 
 def assert_identical(got: KnowledgeGraph, want: KnowledgeGraph) -> None:
     """The same core arrays, codes, vocabularies, ids and text: not just equivalent."""
-    pg, pw = got._core.to_parts(), want._core.to_parts()
+    pg, pw = got.core.to_parts(), want.core.to_parts()
     assert pg.keys() == pw.keys()
     for k, v in pw.items():
         if isinstance(v, np.ndarray):
@@ -83,10 +36,10 @@ def assert_identical(got: KnowledgeGraph, want: KnowledgeGraph) -> None:
             assert pg[k].dtype == v.dtype, k
         else:
             assert pg[k] == v, k
-    np.testing.assert_array_equal(got._core.chunk_tenants(), want._core.chunk_tenants())
-    for a, b in ((got._entities, want._entities), (got._facts, want._facts)):
+    np.testing.assert_array_equal(got.core.chunk_tenants(), want.core.chunk_tenants())
+    for a, b in ((got.entity_map, want.entity_map), (got.fact_map, want.fact_map)):
         assert (a.kind, len(a)) == (b.kind, len(b))
-    assert got._chunks.kind == want._chunks.kind
+    assert got.chunk_map.kind == want.chunk_map.kind
     assert got.entity_ids.tolist() == want.entity_ids.tolist()
     assert got.fact_ids.tolist() == want.fact_ids.tolist()
     assert got.chunk_ids.tolist() == want.chunk_ids.tolist()
@@ -109,7 +62,7 @@ def assert_released(t: GraphTables) -> None:
 
 @settings(PROPERTY, max_examples=60)
 @given(graph_data())
-def test_build_and_release_build_the_graph_from_arrays_builds(data: GraphData) -> None:
+def test_release_builds_the_graph_built_without_release(data: GraphData) -> None:
     want = built(tables_of(data))
     kept = tables_of(data)
     got, report = kept.to_graph()

@@ -35,7 +35,7 @@ from graphrecall.storage import (
     StorageError,
 )
 from graphrecall.storage.sqlite import SCHEMA_VERSION, SQLiteStore
-from graphrecall.storage.tables import NULL_TIME
+from graphrecall.tables import NULL_TIME
 from hypothesis import given, settings
 
 # ------------------------------------------------------------------------------ helpers

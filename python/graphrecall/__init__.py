@@ -61,7 +61,8 @@ if TYPE_CHECKING:
         Recall,
     )
     from .router import HeuristicRouter, Route
-    from .storage import GraphTables, SQLiteStore
+    from .storage import SQLiteStore
+    from .tables import GraphTables
 
 #: The module each public name comes from, imported when the name is first used: importing
 #: graphrecall loads neither numpy nor any engine.
@@ -95,7 +96,7 @@ _LAZY = {
     "Recall": "results",
     "HeuristicRouter": "router",
     "Route": "router",
-    "GraphTables": "storage",
+    "GraphTables": "tables",
     "SQLiteStore": "storage",
 }
 _SUBMODULES = ("fusion", "recipes", "scoring", "storage")

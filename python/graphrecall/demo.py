@@ -29,7 +29,8 @@ import numpy.typing as npt
 from . import __version__
 from .index import GraphIndex
 from .rag import GraphRAG
-from .storage import GraphTables, SQLiteStore
+from .storage import SQLiteStore
+from .tables import GraphTables
 
 __all__ = ["EXAMPLES", "demo", "demo_data", "demo_tables"]
 

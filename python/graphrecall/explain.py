@@ -10,28 +10,16 @@ Example output line::
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from typing import Any
 
-from .recipes.base import ChunkHit, EntityHit, FactHit, RetrievalResult, Step
+from .context import render_path
+from .recipes.hits import ChunkHit, EntityHit, FactHit, RetrievalResult
 
 __all__ = ["explain", "explain_records", "render_steps"]
 
 
-def render_steps(steps: Sequence[Step]) -> str:
-    """``A -pred-> B <-pred- C`` from provenance steps (empty string for no path)."""
-    if not steps:
-        return ""
-    parts = [steps[0].name]
-    for prev, nxt in itertools.pairwise(steps):
-        pred = prev.predicate or "?"
-        parts.append(f"-{pred}->" if prev.direction == "out" else f"<-{pred}-")
-        parts.append(nxt.name)
-    last = steps[-1]
-    if last.predicate is not None:  # a literal fact: the path ends on its value
-        parts.append(f"-{last.predicate}-> (value)")
-    return " ".join(parts)
+#: The path renderer (one for context blocks and explanations).
+render_steps = render_path
 
 
 def _num(x: float) -> str:
@@ -57,7 +45,7 @@ def explain_records(result: RetrievalResult) -> list[dict[str, Any]]:
                 "label": label,
                 "score": float(item.score),
                 "components": comps,
-                "path": render_steps(item.path),
+                "path": render_path(item.path),
                 "steps": list(item.path),
                 "source": getattr(item, "source", getattr(item, "how", None)),
             }

@@ -1,12 +1,14 @@
 """Rank fusion: reciprocal rank fusion, weighted linear fusion, seed 003's additive merge,
 ``dedupe_max`` and ``top_k``.
 
-Every function makes one native call per batch, with the GIL released. Results come back as a
-:class:`Fused` (or :class:`Merged`): flat ``ids`` / ``scores`` arrays cut into queries by
-``offsets``. Within a query, results are sorted by score descending, ties by id ascending, so
-the output is deterministic. Fused scores do not depend on the order in which the lists are
-given, bit for bit: each id's contributions are sorted before they are summed (floating-point
-addition is not associative, so summing in list order would not be).
+Every function takes one query's input, or a batch of them with ``batch=True``, and makes one
+native call, with the GIL released. Results come back as a :class:`Fused` (or :class:`Merged`)
+of the result family (:mod:`graphrecall.results`): flat ``ids`` / ``scores`` arrays cut into
+queries by int64 ``offsets``; one query is a batch of one. Within a query, results are sorted
+by score descending, ties by id ascending, so the output is deterministic. Fused scores do not
+depend on the order in which the lists are given, bit for bit: each id's contributions are
+sorted before they are summed (floating-point addition is not associative, so summing in list
+order would not be).
 
 Ids are converted to ``int64`` and scores to ``float64``; lists and numpy arrays of any integer
 (ids) or real (scores) dtype are accepted.
@@ -25,6 +27,7 @@ import numbers
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -32,6 +35,7 @@ import numpy.typing as npt
 
 from . import _core
 from .errors import DataError, ParameterError
+from .results import BatchForm, as_offsets, query_bounds
 
 __all__ = [
     "SOURCE_BASE",
@@ -41,15 +45,10 @@ __all__ = [
     "Merged",
     "ScoredList",
     "additive_merge",
-    "additive_merge_batch",
     "dedupe_max",
-    "dedupe_max_batch",
     "rrf",
-    "rrf_batch",
     "top_k",
-    "top_k_batch",
     "weighted",
-    "weighted_batch",
 ]
 
 #: :attr:`Merged.sources` code: the id is in the base (hybrid) list only.
@@ -268,33 +267,29 @@ def _pack(pairs: Sequence[tuple[_Array, _Array]]) -> tuple[_Array, _Array, _Arra
 # Results.
 
 
-def _query_bounds(offsets: _Array, query: int) -> tuple[int, int]:
-    n = int(offsets.shape[0]) - 1
-    q = operator.index(query)
-    if q < 0:
-        q += n
-    if not 0 <= q < n:
-        raise IndexError(f"query {query} out of range for a batch of {n} queries")
-    return int(offsets[q]), int(offsets[q + 1])
+_query_bounds = query_bounds
 
 
 @dataclass(frozen=True, eq=False)
-class Fused:
-    """Fused results of a batch of queries.
+class Fused(BatchForm):
+    """Fused results of a batch of queries (one query: a batch of one).
 
     Query ``q`` owns ``ids[offsets[q]:offsets[q + 1]]`` and the same slice of ``scores``,
-    sorted by score descending, ties by id ascending. Single-query functions return a batch of
-    one, so ``fused.ids`` and ``fused.scores`` are that query's results.
+    sorted by score descending, ties by id ascending; ``fused[q]`` is that query as a batch
+    of one, so for one query ``fused.ids`` and ``fused.scores`` are its results.
 
     Attributes:
         ids: ``int64``, shape ``(n_results,)``.
         scores: ``float64``, shape ``(n_results,)``.
-        offsets: ``uintp``, shape ``(n_queries + 1,)``.
+        offsets: ``int64``, shape ``(n_queries + 1,)``.
     """
 
     ids: npt.NDArray[np.int64]
     scores: npt.NDArray[np.float64]
-    offsets: npt.NDArray[np.uintp]
+    offsets: npt.NDArray[np.int64]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offsets", as_offsets(self.offsets))
 
     def __len__(self) -> int:
         """Number of queries."""
@@ -302,19 +297,29 @@ class Fused:
 
     def __getitem__(self, query: int) -> Fused:
         """Results of one query (numpy views, no copy) as a batch of one."""
-        a, b = _query_bounds(self.offsets, query)
-        return Fused(self.ids[a:b], self.scores[a:b], np.array([0, b - a], dtype=np.uintp))
+        a, b = query_bounds(self.offsets, query)
+        return Fused(self.ids[a:b], self.scores[a:b], np.array([0, b - a], dtype=np.int64))
 
     def __iter__(self) -> Iterator[Fused]:
         return (self[q] for q in range(len(self)))
 
-    def tolist(self) -> list[list[tuple[int, float]]]:
+    def to_list(self) -> list[list[tuple[int, float]]]:
         """Per query, the list of ``(id, score)`` pairs."""
-        return [list(zip(r.ids.tolist(), r.scores.tolist(), strict=True)) for r in self]
+        ids, scores, o = self.ids.tolist(), self.scores.tolist(), self.offsets.tolist()
+        return [list(zip(ids[a:b], scores[a:b], strict=True)) for a, b in pairwise(o)]
+
+    def _records(self, q: int) -> list[dict[str, Any]]:
+        a, b = query_bounds(self.offsets, q)
+        return [
+            {"query": q, "rank": r, "id": i, "score": s}
+            for r, (i, s) in enumerate(
+                zip(self.ids[a:b].tolist(), self.scores[a:b].tolist(), strict=True)
+            )
+        ]
 
 
 @dataclass(frozen=True, eq=False)
-class Merged:
+class Merged(BatchForm):
     """Result of :func:`additive_merge`: like :class:`Fused` plus where each id came from.
 
     Attributes:
@@ -322,13 +327,16 @@ class Merged:
         scores: ``float64`` combined scores ``alpha * base + beta * graph``.
         sources: ``uint8``: :data:`SOURCE_BASE` (0), :data:`SOURCE_GRAPH` (1) or
             :data:`SOURCE_BOTH` (2).
-        offsets: ``uintp``, shape ``(n_queries + 1,)``.
+        offsets: ``int64``, shape ``(n_queries + 1,)``.
     """
 
     ids: npt.NDArray[np.int64]
     scores: npt.NDArray[np.float64]
     sources: npt.NDArray[np.uint8]
-    offsets: npt.NDArray[np.uintp]
+    offsets: npt.NDArray[np.int64]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offsets", as_offsets(self.offsets))
 
     def __len__(self) -> int:
         """Number of queries."""
@@ -336,22 +344,35 @@ class Merged:
 
     def __getitem__(self, query: int) -> Merged:
         """Results of one query (numpy views, no copy) as a batch of one."""
-        a, b = _query_bounds(self.offsets, query)
+        a, b = query_bounds(self.offsets, query)
         return Merged(
             self.ids[a:b],
             self.scores[a:b],
             self.sources[a:b],
-            np.array([0, b - a], dtype=np.uintp),
+            np.array([0, b - a], dtype=np.int64),
         )
 
     def __iter__(self) -> Iterator[Merged]:
         return (self[q] for q in range(len(self)))
 
-    def tolist(self) -> list[list[tuple[int, float, int]]]:
+    def to_list(self) -> list[list[tuple[int, float, int]]]:
         """Per query, the list of ``(id, score, source)`` triples."""
+        ids, scores, src = self.ids.tolist(), self.scores.tolist(), self.sources.tolist()
+        o = self.offsets.tolist()
+        return [list(zip(ids[a:b], scores[a:b], src[a:b], strict=True)) for a, b in pairwise(o)]
+
+    def _records(self, q: int) -> list[dict[str, Any]]:
+        a, b = query_bounds(self.offsets, q)
         return [
-            list(zip(r.ids.tolist(), r.scores.tolist(), r.sources.tolist(), strict=True))
-            for r in self
+            {"query": q, "rank": r, "id": i, "score": s, "source": c}
+            for r, (i, s, c) in enumerate(
+                zip(
+                    self.ids[a:b].tolist(),
+                    self.scores[a:b].tolist(),
+                    self.sources[a:b].tolist(),
+                    strict=True,
+                )
+            )
         ]
 
 
@@ -376,7 +397,7 @@ def _weights(weights: npt.ArrayLike | None, lists_per_query: Sequence[int]) -> _
 
 def _fused(result: tuple[_Array, _Array, _Array]) -> Fused:
     ids, scores, offsets = result
-    return Fused(ids, scores, offsets)
+    return Fused(ids, scores, as_offsets(offsets))
 
 
 # ------------------------------------------------------------------------------------------
@@ -384,11 +405,12 @@ def _fused(result: tuple[_Array, _Array, _Array]) -> Fused:
 
 
 def rrf(
-    lists: Sequence[npt.ArrayLike],
+    lists: Sequence[npt.ArrayLike] | Sequence[Sequence[npt.ArrayLike]],
     *,
     weights: npt.ArrayLike | None = None,
     k: float = 60.0,
     top_k: int | None = None,
+    batch: bool = False,
 ) -> Fused:
     """Reciprocal rank fusion (Cormack et al. 2009) of ranked id lists.
 
@@ -397,89 +419,25 @@ def rrf(
     counts once, at its first (best) position.
 
     Args:
-        lists: Ranked lists of integer ids, best first.
-        weights: One finite weight ``>= 0`` per list; defaults to 1.
+        lists: One query's ranked lists of integer ids, best first; with ``batch``, per
+            query its ranked lists (one native call, parallel across queries).
+        weights: One finite weight ``>= 0`` per list (per list position in a batch, where
+            every query must then hold ``len(weights)`` lists); defaults to 1.
         k: RRF constant, finite and ``>= 0`` (60 in the paper).
-        top_k: Keep at most this many results.
-
-    Returns:
-        A batch of one query: ids sorted by fused score descending, ties by id ascending.
-
-    Raises:
-        ParameterError: Bad ``weights``, ``k`` or ``top_k``.
-        DataError: A list is not a one-dimensional sequence of integer ids.
-    """
-    return _rrf([_sequence(lists, "lists")], weights, k, top_k, single=True)
-
-
-def rrf_arrays(lists: Sequence[npt.NDArray[np.int64]], *, k: float, top_k: int | None) -> Fused:
-    """:func:`rrf` of one query's ranked lists given as contiguous int64 arrays, weights 1,
-    unchecked: for callers (the recipes) whose ``k`` (finite, ``>= 0``) and ``top_k`` are
-    validated; the checks and conversions cost more than the fusion.
-
-    Args:
-        lists: Ranked id lists (int64, contiguous).
-        k: RRF constant.
-        top_k: Keep at most this many results.
-
-    Returns:
-        A batch of one query, as :func:`rrf`.
-    """
-    n = len(lists)
-    lens = [0]
-    for x in lists:
-        lens.append(lens[-1] + len(x))
-    query_offsets, weights = _RRF_ONE.get(n) or _rrf_one(n)
-    return _fused(
-        _core.rrf_fuse(
-            lists[0] if n == 1 else np.concatenate(lists) if n else np.empty(0, np.int64),
-            np.array(lens, dtype=np.uintp),
-            query_offsets,
-            weights,
-            k=k,
-            top_k=top_k,
-        )
-    )
-
-
-#: Per number of lists: the query offsets and unit weights of one query (read-only).
-_RRF_ONE: dict[int, tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]] = {}
-
-
-def _rrf_one(n: int) -> tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]:
-    offsets = np.array([0, n], dtype=np.uintp)
-    weights = np.ones(n, dtype=np.float64)
-    offsets.flags.writeable = False
-    weights.flags.writeable = False
-    if n <= 16:
-        _RRF_ONE[n] = (offsets, weights)
-    return offsets, weights
-
-
-def rrf_batch(
-    queries: Sequence[Sequence[npt.ArrayLike]],
-    *,
-    weights: npt.ArrayLike | None = None,
-    k: float = 60.0,
-    top_k: int | None = None,
-) -> Fused:
-    """:func:`rrf` for a batch of queries in one native call (parallel across queries).
-
-    Args:
-        queries: Per query, its ranked id lists.
-        weights: One weight per list position, applied to every query (each query must then
-            hold exactly ``len(weights)`` lists); defaults to 1.
-        k: RRF constant, finite and ``>= 0``.
         top_k: Keep at most this many results per query.
+        batch: ``lists`` is a batch of queries.
 
     Returns:
-        The fused results, one query per entry of ``queries``.
+        Per query, ids sorted by fused score descending, ties by id ascending (one query: a
+        batch of one).
 
     Raises:
         ParameterError: Bad ``weights``, ``k`` or ``top_k``.
         DataError: A list is not a one-dimensional sequence of integer ids.
     """
-    return _rrf(_sequence(queries, "queries"), weights, k, top_k, single=False)
+    if batch:
+        return _rrf(_sequence(lists, "queries"), weights, k, top_k, single=False)
+    return _rrf([_sequence(lists, "lists")], weights, k, top_k, single=True)
 
 
 def _list_name(single: bool, q: int, i: int) -> str:
@@ -522,11 +480,12 @@ def _rrf(
 
 
 def weighted(
-    lists: Sequence[ScoredList],
+    lists: Sequence[ScoredList] | Sequence[Sequence[ScoredList]],
     *,
     weights: npt.ArrayLike | None = None,
     normalize: bool = False,
     top_k: int | None = None,
+    batch: bool = False,
 ) -> Fused:
     """Weighted linear fusion: ``score(d) = sum_i weights[i] * s_i(d)``, missing = 0.
 
@@ -535,44 +494,25 @@ def weighted(
     all equal maps them to 1.0.
 
     Args:
-        lists: Scored lists, each an ``(ids, scores)`` pair or a mapping id -> score.
-        weights: One finite weight ``>= 0`` per list; defaults to 1.
-        normalize: Min-max normalise each list first.
-        top_k: Keep at most this many results.
-
-    Returns:
-        A batch of one query: ids sorted by fused score descending, ties by id ascending.
-
-    Raises:
-        ParameterError: Bad ``weights`` or ``top_k``, or a list that is not a pair/mapping.
-        DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
-    """
-    return _weighted([_sequence(lists, "lists")], weights, normalize, top_k, single=True)
-
-
-def weighted_batch(
-    queries: Sequence[Sequence[ScoredList]],
-    *,
-    weights: npt.ArrayLike | None = None,
-    normalize: bool = False,
-    top_k: int | None = None,
-) -> Fused:
-    """:func:`weighted` for a batch of queries in one native call.
-
-    Args:
-        queries: Per query, its scored lists (``(ids, scores)`` pairs or mappings).
-        weights: One weight per list position, applied to every query; defaults to 1.
+        lists: One query's scored lists, each an ``(ids, scores)`` pair or a mapping id ->
+            score; with ``batch``, per query its scored lists (one native call).
+        weights: One finite weight ``>= 0`` per list (per list position in a batch);
+            defaults to 1.
         normalize: Min-max normalise each list first.
         top_k: Keep at most this many results per query.
+        batch: ``lists`` is a batch of queries.
 
     Returns:
-        The fused results, one query per entry of ``queries``.
+        Per query, ids sorted by fused score descending, ties by id ascending (one query: a
+        batch of one).
 
     Raises:
         ParameterError: Bad ``weights`` or ``top_k``, or a list that is not a pair/mapping.
         DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
     """
-    return _weighted(_sequence(queries, "queries"), weights, normalize, top_k, single=False)
+    if batch:
+        return _weighted(_sequence(lists, "queries"), weights, normalize, top_k, single=False)
+    return _weighted([_sequence(lists, "lists")], weights, normalize, top_k, single=True)
 
 
 def _weighted(
@@ -614,12 +554,13 @@ def _weighted(
 
 
 def additive_merge(
-    base: ScoredList,
-    graph: ScoredList,
+    base: ScoredList | Sequence[ScoredList],
+    graph: ScoredList | Sequence[ScoredList],
     *,
     alpha: float = 0.7,
     beta: float = 0.3,
     max_new: int = 4,
+    batch: bool = False,
 ) -> Merged:
     """Seed 003's additive merge of graph-sourced chunks into hybrid search results.
 
@@ -631,96 +572,34 @@ def additive_merge(
     ties by id ascending. A repeated id within one input keeps its largest score.
 
     Args:
-        base: Hybrid (vector + keyword) results: ``(ids, scores)`` or a mapping id -> score.
-        graph: Graph proximity results, same form.
-        alpha: Weight of the hybrid score, finite and ``>= 0``.
-        beta: Weight of the graph score, finite and ``>= 0``.
-        max_new: At most this many graph-only ids are added.
-
-    Returns:
-        A batch of one query with ``sources`` telling base-only, graph-only or both.
-
-    Raises:
-        ParameterError: Bad ``alpha``, ``beta`` or ``max_new``.
-        DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
-    """
-    return _additive([_scored(base, "base")], [_scored(graph, "graph")], alpha, beta, max_new)
-
-
-def additive_merge_arrays(
-    base_ids: npt.NDArray[np.int64],
-    base_scores: npt.NDArray[np.float64],
-    graph_ids: npt.NDArray[np.int64],
-    graph_scores: npt.NDArray[np.float64],
-    *,
-    alpha: float,
-    beta: float,
-    max_new: int,
-) -> Merged:
-    """:func:`additive_merge` of one query's contiguous arrays, unchecked: for callers (the
-    recipes) whose ids are int64, whose scores are finite float64 of the same lengths and
-    whose ``alpha``, ``beta`` (finite, ``>= 0``) and ``max_new`` (``>= 0``) are validated;
-    the checks and conversions cost more than the merge.
-
-    Args:
-        base_ids, base_scores: The hybrid results.
-        graph_ids, graph_scores: The graph results.
-        alpha: Weight of the hybrid score.
-        beta: Weight of the graph score.
-        max_new: At most this many graph-only ids are added.
-
-    Returns:
-        A batch of one query, as :func:`additive_merge`.
-    """
-    return Merged(
-        *_core.additive_merge(
-            base_ids,
-            base_scores,
-            np.array([0, len(base_ids)], dtype=np.uintp),
-            graph_ids,
-            graph_scores,
-            np.array([0, len(graph_ids)], dtype=np.uintp),
-            alpha=alpha,
-            beta=beta,
-            max_new=max_new,
-        )
-    )
-
-
-def additive_merge_batch(
-    base: Sequence[ScoredList],
-    graph: Sequence[ScoredList],
-    *,
-    alpha: float = 0.7,
-    beta: float = 0.3,
-    max_new: int = 4,
-) -> Merged:
-    """:func:`additive_merge` for a batch of queries in one native call.
-
-    Args:
-        base: Per query, its hybrid results.
-        graph: Per query, its graph results (same number of queries as ``base``).
+        base: Hybrid (vector + keyword) results: ``(ids, scores)`` or a mapping id -> score;
+            with ``batch``, one per query.
+        graph: Graph proximity results, same form (as many queries as ``base``).
         alpha: Weight of the hybrid score, finite and ``>= 0``.
         beta: Weight of the graph score, finite and ``>= 0``.
         max_new: At most this many graph-only ids are added per query.
+        batch: ``base`` and ``graph`` are batches of queries (one native call).
 
     Returns:
-        The merged results, one query per entry of ``base``.
+        The merged results with ``sources`` telling base-only, graph-only or both (one
+        query: a batch of one).
 
     Raises:
-        ParameterError: Bad ``alpha``, ``beta`` or ``max_new``, or ``base`` and ``graph`` of
-            different lengths.
+        ParameterError: Bad ``alpha``, ``beta`` or ``max_new``, or batches of different
+            lengths.
         DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
     """
-    base = _sequence(base, "base")  # type: ignore[assignment]
-    graph = _sequence(graph, "graph")  # type: ignore[assignment]
-    if len(base) != len(graph):
+    if not batch:
+        return _additive([_scored(base, "base")], [_scored(graph, "graph")], alpha, beta, max_new)
+    bases = _sequence(base, "base")
+    graphs = _sequence(graph, "graph")
+    if len(bases) != len(graphs):
         raise ParameterError(
-            f"base holds {len(base)} queries but graph holds {len(graph)}; they must match"
+            f"base holds {len(bases)} queries but graph holds {len(graphs)}; they must match"
         )
     return _additive(
-        [_scored(item, f"base[{q}]") for q, item in enumerate(base)],
-        [_scored(item, f"graph[{q}]") for q, item in enumerate(graph)],
+        [_scored(item, f"base[{q}]") for q, item in enumerate(bases)],
+        [_scored(item, f"graph[{q}]") for q, item in enumerate(graphs)],
         alpha,
         beta,
         max_new,
@@ -741,7 +620,7 @@ def _additive(
         beta=_real(beta, "beta"),
         max_new=_count(max_new, "max_new"),
     )
-    return Merged(ids, scores, sources, offsets)
+    return Merged(ids, scores, sources, as_offsets(offsets))
 
 
 # ------------------------------------------------------------------------------------------
@@ -752,60 +631,68 @@ def _pack_scored(queries: Sequence[ScoredList], name: str) -> tuple[_Array, _Arr
     return _pack([_scored(item, f"{name}[{q}]") for q, item in enumerate(_sequence(queries, name))])
 
 
-def dedupe_max(ids: npt.ArrayLike, scores: npt.ArrayLike) -> Fused:
+def _scored_input(
+    scored: object, scores: npt.ArrayLike | None, batch: bool
+) -> tuple[_Array, _Array, _Array]:
+    """One query's ``(ids, scores)`` (two arguments, a pair or a mapping) or a batch."""
+    if batch:
+        if scores is not None:
+            raise ParameterError("invalid parameter scores: give the batch's pairs in one list")
+        return _pack_scored(scored, "queries")  # type: ignore[arg-type]
+    if scores is not None:
+        return _pack([_pair(scored, scores, "ids", "scores")])
+    return _pack([_scored(scored, "scored")])
+
+
+def dedupe_max(
+    ids: npt.ArrayLike | ScoredList | Sequence[ScoredList],
+    scores: npt.ArrayLike | None = None,
+    *,
+    batch: bool = False,
+) -> Fused:
     """Distinct ids with their largest score, sorted by score descending, ties by id.
 
     Args:
-        ids: Integer ids.
+        ids: Integer ids (with ``scores``), or one ``(ids, scores)`` pair or mapping; with
+            ``batch``, one pair or mapping per query.
         scores: One finite score per id.
+        batch: ``ids`` is a batch of queries (one native call).
 
     Returns:
-        A batch of one query.
+        Per query, its distinct ids (one query: a batch of one).
 
     Raises:
+        ParameterError: A batch entry that is not a pair/mapping.
         DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
     """
-    return _fused(_core.dedupe_max(*_pack([_pair(ids, scores, "ids", "scores")])))
+    return _fused(_core.dedupe_max(*_scored_input(ids, scores, batch)))
 
 
-def dedupe_max_batch(queries: Sequence[ScoredList]) -> Fused:
-    """:func:`dedupe_max` for a batch of ``(ids, scores)`` pairs (or mappings).
-
-    Raises:
-        ParameterError: An entry that is not a pair/mapping.
-        DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
-    """
-    return _fused(_core.dedupe_max(*_pack_scored(queries, "queries")))
-
-
-def top_k(ids: npt.ArrayLike, scores: npt.ArrayLike, k: int) -> Fused:
+def top_k(
+    ids: npt.ArrayLike | ScoredList | Sequence[ScoredList],
+    scores: npt.ArrayLike | None = None,
+    k: int = 10,
+    *,
+    batch: bool = False,
+) -> Fused:
     """The best ``k`` entries by score descending, ties by id ascending.
 
     A partial selection (``O(n + k log k)``). Ids are not deduplicated; use :func:`dedupe_max`
     first when they may repeat.
 
     Args:
-        ids: Integer ids.
+        ids: Integer ids (with ``scores``), or one ``(ids, scores)`` pair or mapping; with
+            ``batch``, one pair or mapping per query.
         scores: One finite score per id.
-        k: How many to keep, ``>= 0``.
+        k: How many to keep per query, ``>= 0``.
+        batch: ``ids`` is a batch of queries (one native call).
 
     Returns:
-        A batch of one query.
+        Per query, its best ``k`` (one query: a batch of one).
 
     Raises:
-        ParameterError: ``k`` negative.
+        ParameterError: ``k`` negative, or a batch entry that is not a pair/mapping.
         DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
     """
     count = _count(k, "k")
-    return _fused(_core.top_k(*_pack([_pair(ids, scores, "ids", "scores")]), count))
-
-
-def top_k_batch(queries: Sequence[ScoredList], k: int) -> Fused:
-    """:func:`top_k` for a batch of ``(ids, scores)`` pairs (or mappings).
-
-    Raises:
-        ParameterError: ``k`` negative, or an entry that is not a pair/mapping.
-        DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
-    """
-    count = _count(k, "k")
-    return _fused(_core.top_k(*_pack_scored(queries, "queries"), count))
+    return _fused(_core.top_k(*_scored_input(ids, scores, batch), count))

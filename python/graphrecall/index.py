@@ -41,7 +41,7 @@ from .embed import model_name as _model_name
 from .errors import ParameterError, UnknownTenantError
 from .graph import KnowledgeGraph
 from .index_io import read_index, save_index
-from .storage.tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
+from .tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
 
 __all__ = ["EXACT_BELOW", "FactTable", "GraphIndex", "MentionLinks", "resolve_embedder"]
 
@@ -275,8 +275,8 @@ class GraphIndex:
         t0 = time.perf_counter()
         e, f, ch = tables.entities, tables.facts, tables.chunks
         n_e, n_f = graph.n_entities, graph.n_facts
-        self.entity_tenant: npt.NDArray[np.uint32] = graph._core.entity_tenants()
-        self.chunk_tenant: npt.NDArray[np.uint32] = graph._core.chunk_tenants()
+        self.entity_tenant: npt.NDArray[np.uint32] = graph.core.entity_tenants()
+        self.chunk_tenant: npt.NDArray[np.uint32] = graph.core.chunk_tenants()
         ids = e["id"]
         self.entity_name: list[str] = [
             str(n) if n is not None else str(i)
@@ -697,7 +697,7 @@ class GraphIndex:
         (seed 001's "pre-computed entity importance"); computed once per tenant."""
         got = self._centrality.get(tenant)
         if got is None:
-            ents = self.graph._core.tenant_entities(tenant)
+            ents = self.graph.core.tenant_entities(tenant)
             got = np.zeros(self.graph.n_entities, dtype=np.float64)
             if len(ents):
                 pr = self.graph.personalized_pagerank(

@@ -50,7 +50,7 @@ from .errors import (
     StorageError,
 )
 from .graph import KnowledgeGraph
-from .storage.tables import TABLES, EmbeddingSet, GraphTables
+from .tables import TABLES, EmbeddingSet, GraphTables
 
 __all__ = ["FORMAT", "VERSION", "SavedIndex", "is_saved_index", "read_index", "save_index"]
 

@@ -10,7 +10,7 @@
 files, or a PostgreSQL conninfo / ``postgresql://`` URI; without ``--from`` its kind is
 told from what it is (a directory of Parquet files, the file's SQLite or DuckDB header,
 a URI or ``key=value`` conninfo). It is read with the storage loaders, every row is checked
-(:meth:`~graphrecall.storage.tables.GraphTables.check`), and the result is written to
+(:meth:`~graphrecall.tables.GraphTables.check`), and the result is written to
 ``OUT``: a snapshot directory (:func:`~graphrecall.storage.snapshot.save_snapshot`, the
 default; the graph is built first), a SQLite store
 (:meth:`~graphrecall.storage.sqlite.SQLiteStore.write`), or a saved retrieval index
@@ -57,8 +57,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import GraphRecallError, ParameterError, StorageError, UnknownTenantError
-from .storage.mapping import PRESETS, ColumnMapping
-from .storage.tables import TABLES, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
+from .tables import TABLES, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
+from .tables.mapping import PRESETS, ColumnMapping
 
 __all__ = [
     "EXIT_BAD_DATA",

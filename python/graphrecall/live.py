@@ -30,21 +30,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._columns import NULL_TIME, time_value
 from .errors import DataError, ParameterError, UnknownIdError
 from .graph import KnowledgeGraph
 from .storage import sqlite as _sqlite
 from .storage.sqlite import SQLiteStore, fill_value, sql_values
-from .storage.tables import (
-    COLUMNS,
-    BadDataError,
-    EmbeddingSet,
-    GraphTables,
-    LoadReport,
-    OnBad,
-    _check,
-    _column,
-)
+from .tables import COLUMNS, NULL_TIME, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
+from .tables import check_tables as _check
+from .tables import to_column as _column
+from .tables.columns import time_value
 
 __all__ = ["GraphVersion", "LiveGraph", "UpdateReport"]
 

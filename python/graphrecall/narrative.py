@@ -1,7 +1,7 @@
 """A :class:`~graphrecall.recipes.RetrievalResult` as a context block for an LLM.
 
-Converts a result's hits into :mod:`graphrecall.context`'s plain items and renders them in a
-source design's format, packed by score within a token budget (never cutting an item):
+Renders a result's hits (the items :mod:`graphrecall.context`'s formatters read) in a source
+design's format, packed by score within a token budget (never cutting an item):
 
 ============================  ==============================================================
 format                        block
@@ -20,14 +20,10 @@ format                        block
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from .context import (
     ContextBlock,
-    ContextChunk,
-    ContextEntity,
-    ContextFact,
-    PathStep,
     TokenCounter,
     _block,
     _check_budget,
@@ -38,42 +34,11 @@ from .context import (
     whitespace_tokens,
 )
 from .errors import ParameterError
-from .recipes.base import ChunkHit, EntityHit, FactHit, RetrievalResult, Step
+from .recipes.hits import ChunkHit, EntityHit, RetrievalResult
 
 __all__ = ["FORMATS", "chunks_block", "render", "tiers_block"]
 
 FORMATS = ("narrative", "knowledge_graph", "known_facts", "chunks", "tiers", "json")
-
-
-def _steps(path: Sequence[Step]) -> tuple[PathStep, ...]:
-    return tuple((s.name, s.predicate, s.direction) for s in path)
-
-
-def _entity(e: EntityHit) -> ContextEntity:
-    return ContextEntity(e.id, e.name, e.type, None, float(e.score), _steps(e.path))
-
-
-def _fact(f: FactHit) -> ContextFact:
-    return ContextFact(
-        f.id,
-        f.subject,
-        f.subject_name,
-        f.predicate,
-        f.object,
-        f.object_name,
-        f.object_value,
-        min(max(float(f.confidence), 0.0), 1.0),
-        f.strength,
-        f.description,
-        f.since,
-        float(f.score),
-        f.hop,
-        _steps(f.path),
-    )
-
-
-def _chunk(c: ChunkHit) -> ContextChunk:
-    return ContextChunk(c.id, c.text, float(c.score), c.source, _steps(c.path))
 
 
 def _one_line(text: str) -> str:
@@ -96,7 +61,7 @@ def chunks_block(
 
 
 def tiers_block(
-    tiers: dict[str, list[ChunkHit]],
+    tiers: Mapping[str, Sequence[ChunkHit]],
     *,
     budget: int | None = 500,
     count: TokenCounter = whitespace_tokens,
@@ -134,33 +99,24 @@ def render(
     """
     b = _check_budget(budget)
     if format == "narrative":
-        return narrative_000(
-            [_entity(e) for e in _unique(result.entities)],
-            [_fact(f) for f in result.facts],
-            budget=b,
-            count=count,
-        )
+        return narrative_000(_unique(result.entities), result.facts, budget=b, count=count)
     if format == "known_facts":
-        return known_facts_004([_fact(f) for f in result.facts], budget=b, count=count)
+        return known_facts_004(result.facts, budget=b, count=count)
     if format == "chunks":
         return chunks_block(result.chunks, budget=b, count=count)
     if format == "tiers":
         return tiers_block(result.tiers or {"results": result.chunks}, budget=b, count=count)
     if format == "json":
         return json_block(
-            [_entity(e) for e in _unique(result.entities)],
-            [_fact(f) for f in result.facts],
-            [_chunk(c) for c in result.chunks],
-            budget=b,
-            count=count,
+            _unique(result.entities), result.facts, result.chunks, budget=b, count=count
         )
     if format == "knowledge_graph":
         ents = list(_unique(result.entities))
         graph_budget = None if b is None else b // 2
         kg = knowledge_graph_context_003(
-            [_entity(e) for e in result.anchors],
-            [_entity(e) for e in ents],
-            [_fact(f) for f in result.facts],
+            result.anchors,
+            ents,
+            result.facts,
             budget=graph_budget,
             count=count,
         )

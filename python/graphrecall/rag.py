@@ -21,32 +21,40 @@ import logging
 import os
 import time
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from .cache import ResultCache
 from .embed import Embedder
 from .errors import ParameterError
 from .explain import explain
 from .index import GraphIndex
-from .recipes import RECIPES, RetrievalResult
-from .storage.tables import GraphTables, OnBad
+from .recipes import RecipeOverrides, RecipeParams, RetrievalResult, get_recipe
+from .recipes.stages import resolve_params
+from .tables import GraphTables, OnBad
 
-__all__ = ["DEFAULT_FORMATS", "GraphRAG"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .context import ContextBlock, TokenCounter
+    from .router import Route, Router
+
+__all__ = ["GraphRAG", "GraphRAGOptions"]
 
 log = logging.getLogger("graphrecall")
 
-#: The context block each recipe renders by default (its source's format).
-DEFAULT_FORMATS: Mapping[str, str] = {
-    "spreading_activation": "narrative",
-    "chunk_boost": "chunks",
-    "routed_hybrid": "tiers",
-    "hybrid_expand": "knowledge_graph",
-    "graph_recall": "known_facts",
-    "ppr": "chunks",
-}
+
+class GraphRAGOptions(TypedDict, total=False):
+    """The keyword options of :class:`GraphRAG` (what its constructors pass on)."""
+
+    router: Router | None
+    cache: ResultCache | str | None
+    slow_query_ms: float
+    token_counter: TokenCounter | None
 
 
 class GraphRAG:
@@ -68,10 +76,10 @@ class GraphRAG:
         self,
         index: GraphIndex,
         *,
-        router: Any = None,
+        router: Router | None = None,
         cache: ResultCache | str | None = "default",
         slow_query_ms: float = 200.0,
-        token_counter: Any = None,
+        token_counter: TokenCounter | None = None,
     ):
         self.index = index
         self.router = router
@@ -98,7 +106,7 @@ class GraphRAG:
         *,
         embedder: Embedder | str | None = "default",
         on_bad: OnBad = "raise",
-        **kwargs: Any,
+        **kwargs: Unpack[GraphRAGOptions],
     ) -> GraphRAG:
         """Build the index from tables (see :meth:`GraphIndex.build`) and wrap it."""
         return cls(GraphIndex.build(tables, embedder=embedder, on_bad=on_bad), **kwargs)
@@ -109,7 +117,7 @@ class GraphRAG:
         path: str | os.PathLike[str],
         *,
         embedder: Embedder | str | None = "default",
-        **kwargs: Any,
+        **kwargs: Unpack[GraphRAGOptions],
     ) -> GraphRAG:
         """Open a graphrecall SQLite store and build the index from it (stored
         embeddings are used as they are)."""
@@ -126,7 +134,7 @@ class GraphRAG:
         *,
         embedder: Embedder | str | None = "default",
         verify: bool = True,
-        **kwargs: Any,
+        **kwargs: Unpack[GraphRAGOptions],
     ) -> GraphRAG:
         """Open an index saved with :meth:`save` (no embedding, no HNSW build)."""
         return cls(GraphIndex.load(directory, embedder=embedder, verify=verify), **kwargs)
@@ -170,7 +178,7 @@ class GraphRAG:
 
     # ------------------------------------------------------------------ retrieval
 
-    def _router(self) -> Any:
+    def _router(self) -> Router:
         if self.router is None:
             from .router import HeuristicRouter
 
@@ -189,15 +197,21 @@ class GraphRAG:
         self,
         query: str,
         *,
-        recipe: str | None = None,
+        recipe: str | RecipeParams | None = None,
         tenant: Hashable | None = None,
         now: int | None = None,
         context: Mapping[str, Any] | None = None,
-        query_vector: Any = None,
+        query_vector: npt.ArrayLike | None = None,
         use_cache: bool = True,
-        **params: Any,
+        **params: Unpack[RecipeOverrides],
     ) -> RetrievalResult:
-        """Retrieve for one query (see :meth:`retrieve_batch`)."""
+        """Retrieve for one query (see :meth:`retrieve_batch`).
+
+        Example:
+            >>> from graphrecall.recipes import ChunkBoost
+            >>> res = rag.retrieve("Who is Ada?", recipe=ChunkBoost(k=10))  # doctest: +SKIP
+            >>> res = rag.retrieve("Who is Ada?", recipe="chunk_boost", k=10)  # doctest: +SKIP
+        """
         if not isinstance(query, str):
             raise ParameterError(f"invalid parameter query: {type(query).__name__} is not a str")
         qv = (
@@ -220,60 +234,68 @@ class GraphRAG:
         self,
         queries: Sequence[str],
         *,
-        recipe: str | None = None,
+        recipe: str | RecipeParams | None = None,
         tenant: Hashable | None = None,
         now: int | None = None,
         context: Mapping[str, Any] | None = None,
-        query_vectors: Any = None,
+        query_vectors: npt.ArrayLike | None = None,
         use_cache: bool = True,
-        **params: Any,
+        **params: Unpack[RecipeOverrides],
     ) -> list[RetrievalResult]:
         """Run a recipe on a batch of queries: one embedding call, one native call per stage.
 
         Args:
             queries: Query strings.
-            recipe: A name of :data:`graphrecall.recipes.RECIPES`; None lets the router
-                choose per query.
+            recipe: A parameter set (``ChunkBoost(k=10)``: the recipe it belongs to, with
+                those parameters), a registered name (:func:`graphrecall.recipes.
+                list_recipe_names`), or None to let the router choose per query.
             tenant: The tenant (may be omitted when the graph holds one).
             now: Unix seconds (scoring by age, expiry, time windows); default: the clock.
-            context: Caller context for routing and seed 002's filters.
+            context: Caller context for routing and the recipes that take it.
             query_vectors: Pre-computed query embeddings (n, d).
             use_cache: Serve / store results in the TTL cache (the key holds tenant, query,
                 recipe, params and context, not ``now``: the TTL bounds staleness).
-            **params: Recipe parameters.
+            **params: Parameters of the recipe by name (overriding the set's).
 
         Returns:
-            One :class:`~graphrecall.recipes.RetrievalResult` per query.
+            One :class:`~graphrecall.recipes.RetrievalResult` per query (immutable: a
+            cached result is shared).
+
+        Raises:
+            ParameterError: An unknown recipe or parameter, or a bad value.
         """
         if isinstance(queries, str) or not isinstance(queries, Sequence):
             raise ParameterError(
                 "invalid parameter queries: give a sequence of str (retrieve() takes one)"
             )
         qs = list(queries)
+        vectors = _query_vectors(query_vectors, len(qs))
         t_start = time.perf_counter()
         if now is None:
             now = int(time.time())
-        routes: list[Any] = [None] * len(qs)
+        routes: list[Route | None] = [None] * len(qs)
+        given: RecipeParams | None = None
         if recipe is None:
             router = self._router()
-            routes = [router.route(q, context) for q in qs]
-            names = [r.recipe for r in routes]
+            routed = [router.route(q, context) for q in qs]
+            routes = list(routed)
+            names = [r.recipe for r in routed]
+        elif isinstance(recipe, str):
+            names = [get_recipe(recipe).name] * len(qs)
         else:
-            if recipe not in RECIPES:
-                raise ParameterError(
-                    f"invalid parameter recipe: {recipe!r}; known: {sorted(RECIPES)}"
-                )
-            names = [recipe] * len(qs)
+            given = recipe
+            names = [get_recipe(_recipe_of(recipe)).name] * len(qs)
+        key_params = _plain(params) if given is None else {**_plain(given), **_plain(params)}
         out: list[RetrievalResult | None] = [None] * len(qs)
         keys: list[str | None] = [None] * len(qs)
-        if self.cache is not None and use_cache and query_vectors is None:
+        if self.cache is not None and use_cache and vectors is None:
             for i, q in enumerate(qs):
                 key = self.cache.key(
                     tenant if tenant is not None else "",
                     q,
                     {
                         "recipe": names[i],
-                        "params": _plain(params),
+                        "params": key_params,
                         "context": _plain(context or {}),
                     },
                     self.generation,
@@ -286,24 +308,23 @@ class GraphRAG:
             todo = [i for i in range(len(qs)) if names[i] == name and out[i] is None]
             if not todo:
                 continue
-            fn = RECIPES[name]
-            kwargs: dict[str, Any] = dict(params)
-            if name == "routed_hybrid":
-                kwargs["context"] = context
-                if recipe is None:
-                    kwargs["router"] = self._router()
-            qv = None if query_vectors is None else np.asarray(query_vectors)[todo]
-            results = fn(
+            rec = get_recipe(name)
+            p = resolve_params(rec.params, given, params)
+            qv = None if vectors is None else vectors[todo]
+            results = rec.run(
                 self.index,
                 [qs[i] for i in todo],
+                p,
                 tenant=tenant,
                 now=now,
                 query_vectors=qv,
-                **kwargs,
+                context=context if rec.takes_context else None,
+                router=self._router() if rec.takes_context and recipe is None else None,
             )
             for i, r in zip(todo, results, strict=True):
-                if routes[i] is not None and r.route is None:
-                    r.route = routes[i]
+                route = routes[i]
+                if route is not None and r.route is None:
+                    r = replace(r, route=route)
                 out[i] = r
                 cache_key = keys[i]
                 if cache_key is not None and self.cache is not None:
@@ -334,7 +355,7 @@ class GraphRAG:
 
     # ------------------------------------------------------------------ presentation
 
-    def token_counter(self) -> Any:
+    def token_counter(self) -> TokenCounter:
         """The token counter of context budgets."""
         if self._counter is None:
             from . import context as ctx
@@ -348,7 +369,7 @@ class GraphRAG:
 
     def context(
         self, result: RetrievalResult, *, format: str | None = None, budget: int | None = 500
-    ) -> Any:
+    ) -> ContextBlock:
         """The result as a context block (the recipe's source format by default: seed 000's
         narrative, seed 003's "## Knowledge Graph Context", seed 004's "## Known Facts", a
         passage list for chunk recipes, or "json"), packed by score within ``budget`` tokens."""
@@ -356,7 +377,7 @@ class GraphRAG:
 
         return render(
             result,
-            format or DEFAULT_FORMATS.get(result.recipe, "chunks"),
+            format or _default_format(result.recipe),
             budget=budget,
             count=self.token_counter(),
         )
@@ -364,6 +385,43 @@ class GraphRAG:
     def explain(self, result: RetrievalResult) -> str:
         """Paths and score components of every item (:func:`graphrecall.explain.explain`)."""
         return explain(result)
+
+
+def _query_vectors(query_vectors: npt.ArrayLike | None, n: int) -> npt.NDArray[Any] | None:
+    """The caller's query vectors as rows, one per query.
+
+    Raises:
+        ParameterError: Not one row per query (too few or too many), naming the counts.
+    """
+    if query_vectors is None:
+        return None
+    qv = np.asarray(query_vectors)
+    if qv.ndim == 1 and n == 1:
+        qv = qv.reshape(1, -1)
+    if qv.ndim != 2 or qv.shape[0] != n:
+        rows = qv.shape[0] if qv.ndim == 2 else f"shape {qv.shape}"
+        raise ParameterError(
+            f"invalid parameter query_vectors: {rows} rows for {n} queries (give one per query)"
+        )
+    return qv
+
+
+def _recipe_of(params: object) -> str:
+    """The recipe a parameter set belongs to (its class's ``recipe``)."""
+    name = getattr(type(params), "recipe", None)
+    if not isinstance(name, str):
+        raise ParameterError(
+            f"invalid parameter recipe: {type(params).__name__} is not a recipe's parameters"
+        )
+    return name
+
+
+def _default_format(recipe: str) -> str:
+    """The context block ``recipe`` renders by default ("chunks" for an unknown one)."""
+    try:
+        return get_recipe(recipe).default_format
+    except ParameterError:
+        return "chunks"
 
 
 def _plain(v: Any) -> Any:

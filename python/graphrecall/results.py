@@ -1,14 +1,26 @@
-"""Result objects of the graph kernels: a few flat numpy arrays plus per-query offsets.
+"""The result family of the native kernels: flat numpy arrays cut into queries by offsets.
 
-Arrays are fetched from the native result on first access and cached; ``result[q]`` is a
-per-query view (slices, no copies) and ``to_records()`` / ``to_pandas()`` convert on request.
-Ids are the graph's external ids (dense indices when the graph was built without ids);
-``-1`` (or ``None`` for string ids) marks "no parent" / "no anchor".
+Every batch result (:class:`Activation`, :class:`Recall`, :class:`PageRank` here;
+:class:`~graphrecall.fusion.Fused`, :class:`~graphrecall.fusion.Merged` and
+:class:`~graphrecall.scoring.Reranked` beside their kernels) follows one convention:
+
+* ``offsets`` are int64 of length ``n_queries + 1``: query ``q`` owns
+  ``[offsets[q], offsets[q + 1])`` of each flat array;
+* ``len(result)`` is the number of queries, ``result[q]`` (negative ``q`` counts from the
+  end) the single form of query ``q`` (numpy slices, no copies), and a bad ``q`` raises
+  ``IndexError`` naming the batch size;
+* ``to_list()`` (per query, ``(id, score)`` pairs), ``to_records()`` (one dict per item,
+  with its query and rank), ``to_pandas()`` and ``to_arrow()`` convert on request; pandas
+  and pyarrow are imported only there.
+
+Arrays are fetched from the native result on first access and cached. Ids are the graph's
+external ids (dense indices when the graph was built without ids); ``-1`` (or ``None`` for
+string ids) marks "no parent" / "no anchor".
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import numpy as np
@@ -24,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Activation",
+    "BatchForm",
     "PageRank",
     "QueryActivation",
     "QueryPageRank",
@@ -62,17 +75,104 @@ class cached_property(Generic[_T]):
         return value
 
 
-def _check_query(q: int, n: int) -> int:
+def check_query(q: int, n: int) -> int:
+    """Query index ``q`` of a batch of ``n`` (negative counts from the end).
+
+    Raises:
+        TypeError: ``q`` is not an int.
+        IndexError: ``q`` is out of range (the message names the batch size).
+    """
     if not isinstance(q, (int, np.integer)) or isinstance(q, bool):
         raise TypeError(f"query index must be an int, got {type(q).__name__}")
-    if q < 0:
-        q += n
-    if not 0 <= q < n:
-        raise IndexError(f"query {q} out of range for a batch of {n}")
-    return int(q)
+    if not -n <= q < n:
+        raise IndexError(f"query {q} out of range for a batch of {n} queries")
+    return int(q) + n if q < 0 else int(q)
 
 
-class Activation:
+def query_bounds(offsets: npt.NDArray[Any], q: int) -> tuple[int, int]:
+    """``(start, stop)`` of query ``q`` in the flat arrays cut by ``offsets``."""
+    q = check_query(q, int(offsets.shape[0]) - 1)
+    return int(offsets[q]), int(offsets[q + 1])
+
+
+def as_offsets(offsets: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """``offsets`` as int64 (a view of the native uintp offsets, no copy)."""
+    if offsets.dtype == np.int64:
+        return offsets
+    if offsets.dtype.itemsize == 8 and offsets.dtype.kind == "u":
+        return offsets.view(np.int64)
+    return offsets.astype(np.int64)
+
+
+class BatchForm:
+    """What every batch result of the family shares: the query count, iteration over the
+    single forms, and the conversions built on ``to_records``."""
+
+    def __len__(self) -> int:
+        """Number of queries."""
+        raise NotImplementedError
+
+    def __getitem__(self, q: int) -> Any:
+        raise NotImplementedError
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries in the batch."""
+        return len(self)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[q] for q in range(len(self)))
+
+    def to_list(self) -> list[Any]:
+        """Per query, its ``to_list()``."""
+        return [one.to_list() for one in self]
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per item of every query (with ``query`` and ``rank``)."""
+        return [r for q in range(len(self)) for r in self._records(q)]
+
+    def _records(self, q: int) -> list[dict[str, Any]]:
+        one: Any = self[q]
+        out: list[dict[str, Any]] = one.to_records()
+        return out
+
+    def to_pandas(self) -> pd.DataFrame:
+        """:meth:`to_records` as a pandas DataFrame (imports pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def to_arrow(self) -> Any:
+        """:meth:`to_records` as a ``pyarrow.Table`` (imports pyarrow, which has no types)."""
+        import pyarrow as pa  # type: ignore[import-untyped]
+
+        return pa.Table.from_pylist(self.to_records())
+
+
+class SingleForm:
+    """What every single-query form of the family shares: the conversions built on
+    ``to_records``."""
+
+    def to_records(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def to_pandas(self) -> pd.DataFrame:
+        """:meth:`to_records` as a pandas DataFrame (imports pandas)."""
+        import pandas as pd
+
+        return pd.DataFrame.from_records(self.to_records())
+
+    def to_arrow(self) -> Any:
+        """:meth:`to_records` as a ``pyarrow.Table`` (imports pyarrow, which has no types)."""
+        import pyarrow as pa
+
+        return pa.Table.from_pylist(self.to_records())
+
+
+_check_query = check_query
+
+
+class Activation(BatchForm):
     """Facts and entities reached by spreading activation, for a batch of queries.
 
     Attributes (all numpy arrays, concatenated over queries; ``fact_offsets[q]`` ..
@@ -92,19 +192,14 @@ class Activation:
         self._core = core
         self._graph = graph
 
-    @property
-    def n_queries(self) -> int:
-        """Number of queries in the batch."""
+    def __len__(self) -> int:
         return int(self._core.n_queries)
 
-    def __len__(self) -> int:
-        return self.n_queries
-
     def __getitem__(self, q: int) -> QueryActivation:
-        return QueryActivation(self, _check_query(q, self.n_queries))
+        return QueryActivation(self, _check_query(q, len(self)))
 
-    def __iter__(self) -> Any:
-        return (self[q] for q in range(self.n_queries))
+    def __iter__(self) -> Iterator[QueryActivation]:
+        return (self[q] for q in range(len(self)))
 
     @cached_property
     def fact_offsets(self) -> npt.NDArray[np.int64]:
@@ -121,7 +216,7 @@ class Activation:
 
     @cached_property
     def fact_ids(self) -> _Array:
-        return self._graph._facts.to_external(self._core.facts)
+        return self._graph.fact_map.to_external(self._core.facts)
 
     @cached_property
     def hops(self) -> npt.NDArray[np.uint32]:
@@ -129,7 +224,7 @@ class Activation:
 
     @cached_property
     def anchors(self) -> _Array:
-        return self._graph._entities.to_external(self._core.anchors)
+        return self._graph.entity_map.to_external(self._core.anchors)
 
     @cached_property
     def parent_indices(self) -> npt.NDArray[np.int64]:
@@ -138,11 +233,11 @@ class Activation:
 
     @cached_property
     def parents(self) -> _Array:
-        return self._graph._facts.to_external(self.parent_indices)
+        return self._graph.fact_map.to_external(self.parent_indices)
 
     @cached_property
     def via(self) -> _Array:
-        return self._graph._entities.to_external(self._core.via)
+        return self._graph.entity_map.to_external(self._core.via)
 
     @cached_property
     def scores(self) -> npt.NDArray[np.float64] | None:
@@ -150,7 +245,7 @@ class Activation:
 
     @cached_property
     def entity_ids(self) -> _Array:
-        return self._graph._entities.to_external(self._core.entities)
+        return self._graph.entity_map.to_external(self._core.entities)
 
     @cached_property
     def entity_hops(self) -> npt.NDArray[np.uint32]:
@@ -162,27 +257,17 @@ class Activation:
 
     @cached_property
     def entity_anchors(self) -> _Array:
-        return self._graph._entities.to_external(self._core.entity_anchors)
+        return self._graph.entity_map.to_external(self._core.entity_anchors)
 
     @cached_property
     def entity_parents(self) -> _Array:
-        return self._graph._facts.to_external(self._core.entity_parents)
-
-    def to_records(self) -> list[dict[str, Any]]:
-        """One dict per reached fact: query, rank, fact, hop, anchor, parent, via, score."""
-        return [r for q in self for r in q.to_records()]
-
-    def to_pandas(self) -> pd.DataFrame:
-        """The reached facts as a DataFrame (requires pandas)."""
-        import pandas as pd
-
-        return pd.DataFrame.from_records(self.to_records())
+        return self._graph.fact_map.to_external(self._core.entity_parents)
 
     def __repr__(self) -> str:
         return f"Activation(queries={self.n_queries}, facts={len(self.fact_indices)})"
 
 
-class QueryActivation:
+class QueryActivation(SingleForm):
     """One query's view of an :class:`Activation` (numpy slices, no copies)."""
 
     def __init__(self, batch: Activation, q: int):
@@ -244,6 +329,12 @@ class QueryActivation:
     @property
     def entity_parents(self) -> _Array:
         return self._b.entity_parents[self._e]
+
+    def to_list(self) -> list[tuple[Any, float | None]]:
+        """``(fact id, score)`` per reached fact (score None when unranked)."""
+        ids = self.fact_ids.tolist()
+        s = self.scores
+        return list(zip(ids, [None] * len(ids) if s is None else s.tolist(), strict=True))
 
     def path(self, i: int) -> list[Any]:
         """Fact ids from the anchor to the ``i``-th reached fact (inclusive), in order."""
@@ -318,7 +409,7 @@ class QueryActivation:
         return f"QueryActivation(query={self.query}, facts={len(self)})"
 
 
-class Recall:
+class Recall(BatchForm):
     """Seed-004 graph recall: the top edges per query by composite score.
 
     Attributes: ``fact_ids``, ``scores`` (composite), ``hops`` (distance of the endpoint
@@ -329,18 +420,14 @@ class Recall:
         self._core = core
         self._graph = graph
 
-    @property
-    def n_queries(self) -> int:
+    def __len__(self) -> int:
         return int(self._core.n_queries)
 
-    def __len__(self) -> int:
-        return self.n_queries
-
     def __getitem__(self, q: int) -> QueryRecall:
-        return QueryRecall(self, _check_query(q, self.n_queries))
+        return QueryRecall(self, _check_query(q, len(self)))
 
-    def __iter__(self) -> Any:
-        return (self[q] for q in range(self.n_queries))
+    def __iter__(self) -> Iterator[QueryRecall]:
+        return (self[q] for q in range(len(self)))
 
     @cached_property
     def offsets(self) -> npt.NDArray[np.int64]:
@@ -357,7 +444,7 @@ class Recall:
 
     @cached_property
     def fact_ids(self) -> _Array:
-        return self._graph._facts.to_external(self._core.facts)
+        return self._graph.fact_map.to_external(self._core.facts)
 
     @cached_property
     def scores(self) -> npt.NDArray[np.float64]:
@@ -369,25 +456,17 @@ class Recall:
 
     @cached_property
     def anchors(self) -> _Array:
-        return self._graph._entities.to_external(self._core.anchors)
+        return self._graph.entity_map.to_external(self._core.anchors)
 
     @cached_property
     def via(self) -> _Array:
-        return self._graph._entities.to_external(self._core.via)
-
-    def to_records(self) -> list[dict[str, Any]]:
-        return [r for q in self for r in q.to_records()]
-
-    def to_pandas(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame.from_records(self.to_records())
+        return self._graph.entity_map.to_external(self._core.via)
 
     def __repr__(self) -> str:
         return f"Recall(queries={self.n_queries}, facts={len(self.fact_indices)})"
 
 
-class QueryRecall:
+class QueryRecall(SingleForm):
     """One query's view of a :class:`Recall`."""
 
     def __init__(self, batch: Recall, q: int):
@@ -419,7 +498,12 @@ class QueryRecall:
     def via(self) -> _Array:
         return self._b.via[self._s]
 
+    def to_list(self) -> list[tuple[Any, float]]:
+        """``(fact id, composite score)`` per recalled edge."""
+        return list(zip(self.fact_ids.tolist(), self.scores.tolist(), strict=True))
+
     def to_records(self) -> list[dict[str, Any]]:
+        """One dict per recalled edge, in rank order."""
         return [
             {"query": self.query, "rank": k, "fact": f, "score": s, "hop": h, "anchor": a, "via": v}
             for k, (f, s, h, a, v) in enumerate(
@@ -435,37 +519,37 @@ class QueryRecall:
         ]
 
 
-class PageRank:
-    """Personalized PageRank scores per query: entities and, through mentions, chunks."""
+class PageRank(BatchForm):
+    """Personalized PageRank scores per query: entities and, through mentions, chunks
+    (``entity_offsets`` / ``chunk_offsets`` cut the entity and chunk arrays)."""
 
     def __init__(self, arrays: tuple[_Array, ...], graph: KnowledgeGraph):
         eo, ents, escores, co, chunks, cscores, iters = arrays
         #: Dense indices of the scored entities / chunks (what recipes compute with).
         self.entity_indices: npt.NDArray[np.int64] = ents
         self.chunk_indices: npt.NDArray[np.int64] = chunks
-        self.entity_offsets: npt.NDArray[np.int64] = eo
-        self.entity_ids: _Array = graph._entities.to_external(ents)
+        self.entity_offsets: npt.NDArray[np.int64] = as_offsets(eo)
+        self.entity_ids: _Array = graph.entity_map.to_external(ents)
         self.entity_scores: npt.NDArray[np.float64] = escores
-        self.chunk_offsets: npt.NDArray[np.int64] = co
-        self.chunk_ids: _Array = graph._chunks.to_external(chunks)
+        self.chunk_offsets: npt.NDArray[np.int64] = as_offsets(co)
+        self.chunk_ids: _Array = graph.chunk_map.to_external(chunks)
         self.chunk_scores: npt.NDArray[np.float64] = cscores
         self.iterations: npt.NDArray[np.uint32] = iters
 
-    @property
-    def n_queries(self) -> int:
+    def __len__(self) -> int:
         return len(self.iterations)
 
-    def __len__(self) -> int:
-        return self.n_queries
-
     def __getitem__(self, q: int) -> QueryPageRank:
-        return QueryPageRank(self, _check_query(q, self.n_queries))
+        return QueryPageRank(self, _check_query(q, len(self)))
+
+    def __iter__(self) -> Iterator[QueryPageRank]:
+        return (self[q] for q in range(len(self)))
 
     def __repr__(self) -> str:
         return f"PageRank(queries={self.n_queries}, entities={len(self.entity_scores)})"
 
 
-class QueryPageRank:
+class QueryPageRank(SingleForm):
     """One query's view of a :class:`PageRank`."""
 
     def __init__(self, batch: PageRank, q: int):
@@ -477,6 +561,29 @@ class QueryPageRank:
         self.chunk_ids = batch.chunk_ids[c]
         self.chunk_scores = batch.chunk_scores[c]
         self.iterations = int(batch.iterations[q])
+
+    def __len__(self) -> int:
+        return len(self.entity_ids)
+
+    def to_list(self) -> list[tuple[Any, float]]:
+        """``(entity id, score)`` per scored entity, best first."""
+        return list(zip(self.entity_ids.tolist(), self.entity_scores.tolist(), strict=True))
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One dict per scored entity, then one per scored chunk (``kind`` tells which)."""
+        q = self.query
+        return [
+            {"query": q, "kind": "entity", "rank": k, "id": i, "score": s}
+            for k, (i, s) in enumerate(self.to_list())
+        ] + [
+            {"query": q, "kind": "chunk", "rank": k, "id": i, "score": s}
+            for k, (i, s) in enumerate(
+                zip(self.chunk_ids.tolist(), self.chunk_scores.tolist(), strict=True)
+            )
+        ]
+
+    def __repr__(self) -> str:
+        return f"QueryPageRank(query={self.query}, entities={len(self)})"
 
 
 def check_positive(name: str, value: object) -> None:

@@ -30,14 +30,16 @@ import datetime as _dt
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
 from .errors import DataError, ParameterError
-from .fusion import _as_1d, _as_float_array, _as_int_array, _offsets, _query_bounds, _sequence
+from .fusion import _as_1d, _as_float_array, _as_int_array, _offsets, _sequence
+from .results import BatchForm, as_offsets, query_bounds
+from .tables.constants import NULL_TIME, SOURCES, STATUSES
 
 __all__ = [
     "NULL_TIME",
@@ -57,12 +59,6 @@ __all__ = [
     "score_facts",
 ]
 
-#: A null timestamp ("age unknown"): the smallest ``int64``, which is also numpy's ``NaT``.
-NULL_TIME: Final[int] = -(2**63)
-#: Fact source names by code (seed 000).
-SOURCES: Final[tuple[str, ...]] = ("user_edit", "file", "system", "conversation")
-#: Fact status names by code (seed 000).
-STATUSES: Final[tuple[str, ...]] = ("staged", "confirmed", "rejected", "archived")
 
 _Array: TypeAlias = npt.NDArray[Any]
 TimeLike: TypeAlias = "int | np.integer[Any] | np.datetime64 | _dt.datetime"
@@ -468,33 +464,47 @@ def composite_scores(
 
 
 @dataclass(frozen=True, eq=False)
-class Reranked:
-    """Result of :func:`rerank_memories`.
+class Reranked(BatchForm):
+    """Result of :func:`rerank_memories`, of the result family (:mod:`graphrecall.results`).
 
     Attributes:
         scores: float64 final scores in input order, shape ``(n_memories,)``.
         order: uintp row indices; ``order[offsets[q]:offsets[q + 1]]`` are query ``q``'s rows
-            (global indices into ``scores``) sorted by score descending, equal scores kept in
-            input (vector-rank) order.
-        offsets: uintp, shape ``(n_queries + 1,)``.
+            (indices into ``scores``, which holds every query's memories) sorted by score
+            descending, equal scores kept in input (vector-rank) order.
+        offsets: int64, shape ``(n_queries + 1,)``: query ``q``'s memories are
+            ``scores[offsets[q]:offsets[q + 1]]``.
     """
 
     scores: npt.NDArray[np.float64]
     order: npt.NDArray[np.uintp]
-    offsets: npt.NDArray[np.uintp]
+    offsets: npt.NDArray[np.int64]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offsets", as_offsets(self.offsets))
 
     def __len__(self) -> int:
         """Number of queries."""
         return int(self.offsets.shape[0]) - 1
 
     def __getitem__(self, query: int) -> Reranked:
-        """One query as a batch of one (``order`` renumbered from 0)."""
-        a, b = _query_bounds(self.offsets, query)
+        """One query as a batch of one (its rows numbered from 0, as its ``scores``)."""
+        a, b = query_bounds(self.offsets, query)
         local = (self.order[a:b] - np.uintp(a)).astype(np.uintp)
-        return Reranked(self.scores[a:b], local, np.array([0, b - a], dtype=np.uintp))
+        return Reranked(self.scores[a:b], local, np.array([0, b - a], dtype=np.int64))
 
     def __iter__(self) -> Iterator[Reranked]:
         return (self[q] for q in range(len(self)))
+
+    def to_list(self) -> list[list[tuple[int, float]]]:
+        """Per query, ``(row, score)`` in ranked order, rows numbered within the query."""
+        return [
+            list(zip(one.order.tolist(), one.ranked_scores.tolist(), strict=True)) for one in self
+        ]
+
+    def _records(self, q: int) -> list[dict[str, Any]]:
+        (pairs,) = self[q].to_list()
+        return [{"query": q, "rank": r, "row": row, "score": s} for r, (row, s) in enumerate(pairs)]
 
     @property
     def ranked_scores(self) -> npt.NDArray[np.float64]:
@@ -639,4 +649,4 @@ def _rerank(
         recency_base=float(p.recency_base),
         day_seconds=operator.index(p.day_seconds),
     )
-    return Reranked(scores, order, offsets)
+    return Reranked(scores, order, as_offsets(offsets))

@@ -578,6 +578,36 @@ const CHUNK: usize = 32;
 ///
 /// # Errors
 /// Invalid parameters, anchors outside the graph or across tenants, unknown tenant.
+///
+/// # Examples
+/// Two hops out from entity 0 along `0 -> 1 -> 2` reach both facts:
+/// ```
+/// use graphrecall::activation::{spread, Queries, SpreadParams};
+/// use graphrecall::graph::{GraphInput, KnowledgeGraph};
+///
+/// let g = KnowledgeGraph::build(&GraphInput {
+///     entity_tenant: &[0, 0, 0],
+///     fact_subject: &[0, 1],
+///     fact_object: &[1, 2],
+///     fact_predicate: &[0, 0],
+///     fact_confidence: &[0.9, 0.8],
+///     fact_strength: &[1.0, 1.0],
+///     fact_status: &[1, 1],
+///     fact_source: &[0, 0],
+///     fact_access_count: &[0, 0],
+///     n_predicates: 1,
+///     n_statuses: 4,
+///     n_sources: 4,
+///     ..GraphInput::default()
+/// })?;
+/// let queries = Queries { anchors: &[0], scores: &[1.0], offsets: &[0, 1] };
+/// let params = SpreadParams { max_hops: 2, ..SpreadParams::default() };
+/// let act = spread(&g, &queries, &params, 0)?;
+/// assert_eq!(act.fact_offsets, vec![0, 2]);
+/// assert_eq!(act.all.facts, vec![0, 1]);
+/// assert_eq!(act.all.hops, vec![0, 1]);
+/// # Ok::<(), graphrecall::Error>(())
+/// ```
 pub fn spread(
     g: &KnowledgeGraph,
     queries: &Queries<'_>,

@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use super::{FactRec, KnowledgeGraph, NONE, NULL_TIME};
+use crate::alloc;
 use crate::error::{Error, Result};
 
 /// Columns of a graph, borrowed from the caller (numpy arrays on the Python side).
@@ -78,15 +79,19 @@ fn invalid(
 }
 
 /// Counting-sort offsets: `offsets[k]..offsets[k+1]` will hold the items with key `k`.
-fn offsets_of(keys: impl Iterator<Item = u32>, n_keys: usize) -> Vec<u32> {
-    let mut offsets = vec![0u32; n_keys + 1];
+fn offsets_of(
+    keys: impl Iterator<Item = u32>,
+    n_keys: usize,
+    what: &'static str,
+) -> Result<Vec<u32>> {
+    let mut offsets = alloc::filled(n_keys.saturating_add(1), 0u32, what)?;
     for k in keys {
         offsets[k as usize + 1] += 1;
     }
     for i in 0..n_keys {
         offsets[i + 1] += offsets[i];
     }
-    offsets
+    Ok(offsets)
 }
 
 /// Stable scatter of `items` into buckets given by `key`, using precomputed offsets.
@@ -95,10 +100,11 @@ fn scatter(
     offsets: &[u32],
     key: impl Fn(usize) -> Option<u32>,
     value: impl Fn(usize) -> u32,
-) -> Vec<u32> {
+    what: &'static str,
+) -> Result<Vec<u32>> {
     let total = offsets.last().copied().unwrap_or(0) as usize;
-    let mut cursor: Vec<u32> = offsets[..offsets.len().saturating_sub(1)].to_vec();
-    let mut out = vec![0u32; total];
+    let mut cursor = alloc::copied(&offsets[..offsets.len().saturating_sub(1)], what)?;
+    let mut out = alloc::filled(total, 0u32, what)?;
     for i in 0..n_items {
         if let Some(k) = key(i) {
             let c = &mut cursor[k as usize];
@@ -106,7 +112,7 @@ fn scatter(
             *c += 1;
         }
     }
-    out
+    Ok(out)
 }
 
 /// `scatter` for u64 sort keys.
@@ -115,10 +121,11 @@ fn scatter64(
     offsets: &[u32],
     key: impl Fn(usize) -> Option<u32>,
     value: impl Fn(usize) -> u64,
-) -> Vec<u64> {
+    what: &'static str,
+) -> Result<Vec<u64>> {
     let total = offsets.last().copied().unwrap_or(0) as usize;
-    let mut cursor: Vec<u32> = offsets[..offsets.len().saturating_sub(1)].to_vec();
-    let mut out = vec![0u64; total];
+    let mut cursor = alloc::copied(&offsets[..offsets.len().saturating_sub(1)], what)?;
+    let mut out = alloc::filled(total, 0u64, what)?;
     for i in 0..n_items {
         if let Some(k) = key(i) {
             let c = &mut cursor[k as usize];
@@ -126,7 +133,7 @@ fn scatter64(
             *c += 1;
         }
     }
-    out
+    Ok(out)
 }
 
 /// A u32 whose unsigned order is `f32::total_cmp`'s order.
@@ -141,17 +148,22 @@ fn f32_order(x: f32) -> u32 {
 }
 
 /// Split `data` into the buckets given by `offsets` and sort each one, in parallel.
-fn sort_buckets<T: Ord + Send>(data: &mut [T], offsets: &[u32]) {
-    sort_buckets_by(data, offsets, T::cmp);
+fn sort_buckets<T: Ord + Send>(data: &mut [T], offsets: &[u32], what: &'static str) -> Result<()> {
+    sort_buckets_by(data, offsets, T::cmp, what)
 }
 
 /// Split `data` into the buckets given by `offsets` and sort each one with `cmp`, in
 /// parallel.
-fn sort_buckets_by<T: Send, F>(data: &mut [T], offsets: &[u32], cmp: F)
+fn sort_buckets_by<T: Send, F>(
+    data: &mut [T],
+    offsets: &[u32],
+    cmp: F,
+    what: &'static str,
+) -> Result<()>
 where
     F: Fn(&T, &T) -> std::cmp::Ordering + Sync,
 {
-    let mut buckets: Vec<&mut [T]> = Vec::with_capacity(offsets.len());
+    let mut buckets: Vec<&mut [T]> = alloc::with_capacity(offsets.len(), what)?;
     let mut rest = data;
     for w in offsets.windows(2) {
         let len = (w[1] - w[0]) as usize;
@@ -165,10 +177,11 @@ where
         .par_iter_mut()
         .with_min_len(256)
         .for_each(|b| b.sort_unstable_by(&cmp));
+    Ok(())
 }
 
-fn gather<T: Copy + Send + Sync>(col: &[T], order: &[u32]) -> Vec<T> {
-    order.par_iter().map(|&i| col[i as usize]).collect()
+fn gather<T: Copy + Send + Sync>(col: &[T], order: &[u32], what: &'static str) -> Result<Vec<T>> {
+    alloc::collect(order.par_iter().map(|&i| col[i as usize]), what)
 }
 
 impl KnowledgeGraph {
@@ -180,6 +193,37 @@ impl KnowledgeGraph {
     /// dangling entity or chunk indices, NaN / infinite / out-of-range weights, unknown
     /// codes, facts or mentions crossing tenants, duplicate mentions, inverted validity
     /// intervals, or sizes beyond the u32 layout.
+    ///
+    /// # Examples
+    /// Two facts in one tenant, `0 -> 1 -> 2`:
+    /// ```
+    /// use graphrecall::graph::{GraphInput, KnowledgeGraph};
+    ///
+    /// let input = GraphInput {
+    ///     entity_tenant: &[0, 0, 0],
+    ///     fact_subject: &[0, 1],
+    ///     fact_object: &[1, 2],
+    ///     fact_predicate: &[0, 0],
+    ///     fact_confidence: &[0.9, 0.8],
+    ///     fact_strength: &[1.0, 1.0],
+    ///     fact_status: &[1, 1],
+    ///     fact_source: &[0, 0],
+    ///     fact_access_count: &[0, 0],
+    ///     n_predicates: 1,
+    ///     n_statuses: 4,
+    ///     n_sources: 4,
+    ///     ..GraphInput::default()
+    /// };
+    /// let g = KnowledgeGraph::build(&input)?;
+    /// assert_eq!((g.n_entities(), g.n_facts()), (3, 2));
+    /// assert_eq!(g.out_facts(1)?, vec![1]);
+    ///
+    /// // A fact pointing at an entity that does not exist names its table, row and column.
+    /// let bad = GraphInput { fact_object: &[1, 7], ..input };
+    /// let err = KnowledgeGraph::build(&bad).unwrap_err();
+    /// assert!(matches!(err, graphrecall::Error::Dangling { table: "facts", row: 1, .. }));
+    /// # Ok::<(), graphrecall::Error>(())
+    /// ```
     pub fn build(input: &GraphInput<'_>) -> Result<Self> {
         let n_ent = input.entity_tenant.len();
         let n_facts = input.fact_subject.len();
@@ -231,23 +275,34 @@ impl KnowledgeGraph {
             .map_or(0, |t| t + 1);
 
         // Tenants -> entities.
-        let tenant_offsets = offsets_of(input.entity_tenant.iter().copied(), n_tenants as usize);
+        let tenant_offsets = offsets_of(
+            input.entity_tenant.iter().copied(),
+            n_tenants as usize,
+            "tenant offsets",
+        )?;
         let tenant_entities = scatter(
             n_ent,
             &tenant_offsets,
             |i| Some(input.entity_tenant[i]),
             |i| i as u32,
-        );
+            "tenant entities",
+        )?;
 
         // Out-adjacency: counting sort by subject of u64 keys (confidence desc, fact id asc),
         // then a plain integer sort of each entity's keys: no comparator reads memory at
         // random.
         let conf = input.fact_confidence;
         let key = |f: usize| (u64::from(!f32_order(conf[f])) << 32) | f as u64;
-        let out_offsets = offsets_of(input.fact_subject.iter().copied(), n_ent);
-        let mut keys = scatter64(n_facts, &out_offsets, |f| Some(input.fact_subject[f]), key);
-        sort_buckets(&mut keys, &out_offsets);
-        let mut fact_to_pos = vec![0u32; n_facts];
+        let out_offsets = offsets_of(input.fact_subject.iter().copied(), n_ent, "out offsets")?;
+        let mut keys = scatter64(
+            n_facts,
+            &out_offsets,
+            |f| Some(input.fact_subject[f]),
+            key,
+            "out-adjacency sort keys",
+        )?;
+        sort_buckets(&mut keys, &out_offsets, "out-adjacency buckets")?;
+        let mut fact_to_pos = alloc::filled(n_facts, 0u32, "fact positions")?;
         for (p, &k) in keys.iter().enumerate() {
             fact_to_pos[k as u32 as usize] = p as u32;
         }
@@ -255,7 +310,7 @@ impl KnowledgeGraph {
         // Rows are read in order and written to their position: one random write per fact
         // instead of one random read per column.
         let last = input.fact_last_accessed;
-        let mut rec = vec![FactRec::default(); n_facts];
+        let mut rec = alloc::filled(n_facts, FactRec::default(), "fact records")?;
         for (f, &p) in fact_to_pos.iter().enumerate() {
             rec[p as usize] = FactRec {
                 last_accessed: last.map_or(NULL_TIME, |c| c[f]),
@@ -269,55 +324,73 @@ impl KnowledgeGraph {
                 source: input.fact_source[f],
             };
         }
-        let opt = |c: Option<&[i64]>| {
+        let opt = |c: Option<&[i64]>, what: &'static str| {
             c.map(|c| {
-                let mut out = vec![NULL_TIME; n_facts];
+                let mut out = alloc::filled(n_facts, NULL_TIME, what)?;
                 for (f, &p) in fact_to_pos.iter().enumerate() {
                     out[p as usize] = c[f];
                 }
-                out
+                Ok(out)
             })
+            .transpose()
         };
-        let created_at = opt(input.fact_created_at);
-        let valid_from = opt(input.fact_valid_from);
-        let valid_to = opt(input.fact_valid_to);
-        let sequence = opt(input.fact_sequence);
+        let created_at = opt(input.fact_created_at, "facts.created_at")?;
+        let valid_from = opt(input.fact_valid_from, "facts.valid_from")?;
+        let valid_to = opt(input.fact_valid_to, "facts.valid_to")?;
+        let sequence = opt(input.fact_sequence, "facts.sequence")?;
 
         // In-adjacency over positions, same order (confidence desc, fact id asc).
         let object = input.fact_object;
-        let in_offsets = offsets_of(object.iter().copied().filter(|&o| o != NONE), n_ent);
+        let in_offsets = offsets_of(
+            object.iter().copied().filter(|&o| o != NONE),
+            n_ent,
+            "in offsets",
+        )?;
         let mut in_keys = scatter64(
             n_facts,
             &in_offsets,
             |f| (object[f] != NONE).then_some(object[f]),
             key,
-        );
-        sort_buckets(&mut in_keys, &in_offsets);
-        let in_pos: Vec<u32> = in_keys
-            .par_iter()
-            .map(|&k| fact_to_pos[k as u32 as usize])
-            .collect();
-        let in_subject: Vec<u32> = in_keys
-            .par_iter()
-            .map(|&k| input.fact_subject[k as u32 as usize])
-            .collect();
+            "in-adjacency sort keys",
+        )?;
+        sort_buckets(&mut in_keys, &in_offsets, "in-adjacency buckets")?;
+        let in_pos = alloc::collect(
+            in_keys.par_iter().map(|&k| fact_to_pos[k as u32 as usize]),
+            "in-adjacency positions",
+        )?;
+        let in_subject = alloc::collect(
+            in_keys
+                .par_iter()
+                .map(|&k| input.fact_subject[k as u32 as usize]),
+            "in-adjacency subjects",
+        )?;
         drop(in_keys);
 
         // Mentions, both directions, each sorted by the other side.
         let n_mentions = input.mention_chunk.len();
-        let chunk_offsets = offsets_of(input.mention_chunk.iter().copied(), n_chunks);
+        let chunk_offsets = offsets_of(
+            input.mention_chunk.iter().copied(),
+            n_chunks,
+            "chunk mention offsets",
+        )?;
         let mut by_chunk = scatter(
             n_mentions,
             &chunk_offsets,
             |i| Some(input.mention_chunk[i]),
             |i| i as u32,
-        );
+            "mentions by chunk",
+        )?;
         let ment_entity = input.mention_entity;
-        sort_buckets_by(&mut by_chunk, &chunk_offsets, |&a, &b| {
-            ment_entity[a as usize]
-                .cmp(&ment_entity[b as usize])
-                .then(a.cmp(&b))
-        });
+        sort_buckets_by(
+            &mut by_chunk,
+            &chunk_offsets,
+            |&a, &b| {
+                ment_entity[a as usize]
+                    .cmp(&ment_entity[b as usize])
+                    .then(a.cmp(&b))
+            },
+            "chunk mention buckets",
+        )?;
         // Duplicate (chunk, entity) pairs are adjacent now.
         for c in 0..n_chunks {
             let r = chunk_offsets[c] as usize..chunk_offsets[c + 1] as usize;
@@ -336,13 +409,17 @@ impl KnowledgeGraph {
                 }
             }
         }
-        let chunk_entity = gather(input.mention_entity, &by_chunk);
-        let chunk_count = gather(input.mention_count, &by_chunk);
-        let mention_offsets = offsets_of(input.mention_entity.iter().copied(), n_ent);
+        let chunk_entity = gather(input.mention_entity, &by_chunk, "chunk mention entities")?;
+        let chunk_count = gather(input.mention_count, &by_chunk, "chunk mention counts")?;
+        let mention_offsets = offsets_of(
+            input.mention_entity.iter().copied(),
+            n_ent,
+            "entity mention offsets",
+        )?;
         // Scatter in chunk-major order so each entity's chunks come out ascending.
-        let mut mention_chunk = vec![0u32; n_mentions];
-        let mut mention_count = vec![0u32; n_mentions];
-        let mut cursor: Vec<u32> = mention_offsets[..n_ent].to_vec();
+        let mut mention_chunk = alloc::filled(n_mentions, 0u32, "entity mention chunks")?;
+        let mut mention_count = alloc::filled(n_mentions, 0u32, "entity mention counts")?;
+        let mut cursor = alloc::copied(&mention_offsets[..n_ent], "entity mention offsets")?;
         for c in 0..n_chunks {
             for i in chunk_offsets[c] as usize..chunk_offsets[c + 1] as usize {
                 let e = chunk_entity[i] as usize;
@@ -360,7 +437,7 @@ impl KnowledgeGraph {
             n_statuses: input.n_statuses,
             n_sources: input.n_sources,
             n_predicates: input.n_predicates,
-            entity_tenant: input.entity_tenant.to_vec(),
+            entity_tenant: alloc::copied(input.entity_tenant, "entities.tenant")?,
             tenant_offsets,
             tenant_entities,
             out_offsets,
@@ -374,7 +451,7 @@ impl KnowledgeGraph {
             in_pos,
             in_subject,
             n_chunks: n_chunks as u32,
-            chunk_tenant: input.chunk_tenant.to_vec(),
+            chunk_tenant: alloc::copied(input.chunk_tenant, "chunks.tenant")?,
             chunk_offsets,
             chunk_entity,
             chunk_count,

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::{FactRec, KnowledgeGraph, NONE, NULL_TIME};
+use crate::alloc;
 use crate::error::{Error, Result};
 
 /// Every array of a graph, in position order where it applies.
@@ -133,10 +134,14 @@ fn check_offsets(part: &'static str, offsets: &[u32], n: usize, total: usize) ->
     Ok(())
 }
 
-/// `src` copied, in parallel; `Err(part)` if a value is `>= bound`.
-fn copy_below(part: &'static str, src: &[u32], bound: usize) -> Result<Vec<u32>> {
+/// `src` copied, in parallel; `Ok(Err(i))` if the value at `i` is `>= bound`.
+fn copy_below(
+    part: &'static str,
+    src: &[u32],
+    bound: usize,
+) -> Result<std::result::Result<Vec<u32>, usize>> {
     let over = AtomicUsize::new(usize::MAX);
-    let mut out = Vec::with_capacity(src.len());
+    let mut out = alloc::with_capacity(src.len(), part)?;
     src.par_iter()
         .enumerate()
         .map(|(i, &x)| {
@@ -146,17 +151,20 @@ fn copy_below(part: &'static str, src: &[u32], bound: usize) -> Result<Vec<u32>>
             x
         })
         .collect_into_vec(&mut out);
-    match over.into_inner() {
+    Ok(match over.into_inner() {
         usize::MAX => Ok(out),
-        i => Err(bad(part, format!("entry {i} holds an index out of range"))),
-    }
+        i => Err(i),
+    })
+}
+
+/// An optional column copied.
+fn opt_copy(src: Option<&[i64]>, part: &'static str) -> Result<Option<Vec<i64>>> {
+    src.map(|c| alloc::copied(c, part)).transpose()
 }
 
 /// `src` copied, in parallel.
-fn copy<T: Copy + Send + Sync>(src: &[T]) -> Vec<T> {
-    let mut out = Vec::with_capacity(src.len());
-    src.par_iter().copied().collect_into_vec(&mut out);
-    out
+fn copy<T: Copy + Send + Sync>(src: &[T], part: &'static str) -> Result<Vec<T>> {
+    alloc::collect(src.par_iter().copied(), part)
 }
 
 /// The inverse of the position -> fact id permutation `fact`, or the first position whose
@@ -164,12 +172,12 @@ fn copy<T: Copy + Send + Sync>(src: &[T]) -> Vec<T> {
 /// by reading back: `fact_to_pos[fact[pos]] == pos` for every position means that no fact
 /// id repeats. A failure is located again sequentially, so that the position reported
 /// does not depend on the threads.
-fn invert(fact: &[u32]) -> std::result::Result<Vec<u32>, usize> {
+fn invert(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>> {
     let m = fact.len();
-    let slots: Vec<AtomicU32> = (0..m)
-        .into_par_iter()
-        .map(|_| AtomicU32::new(NONE))
-        .collect();
+    let slots: Vec<AtomicU32> = alloc::collect(
+        (0..m).into_par_iter().map(|_| AtomicU32::new(NONE)),
+        "fact positions",
+    )?;
     let in_range = fact.par_iter().enumerate().all(|(pos, &f)| {
         let ok = (f as usize) < m;
         if ok {
@@ -183,16 +191,17 @@ fn invert(fact: &[u32]) -> std::result::Result<Vec<u32>, usize> {
             .enumerate()
             .all(|(pos, &f)| slots[f as usize].load(Ordering::Relaxed) == pos as u32)
     {
-        return Ok(slots.into_iter().map(AtomicU32::into_inner).collect());
+        return Ok(Ok(slots.into_iter().map(AtomicU32::into_inner).collect()));
     }
-    let mut seen = vec![false; m];
+    drop(slots);
+    let mut seen = alloc::filled(m, false, "fact positions")?;
     for (pos, &f) in fact.iter().enumerate() {
         if f as usize >= m || seen[f as usize] {
-            return Err(pos);
+            return Ok(Err(pos));
         }
         seen[f as usize] = true;
     }
-    Err(m) // unreachable: the parallel passes found a problem
+    Ok(Err(m)) // unreachable: the parallel passes found a problem
 }
 
 fn same_len(part: &'static str, len: usize, expected: usize) -> Result<()> {
@@ -204,35 +213,41 @@ fn same_len(part: &'static str, len: usize, expected: usize) -> Result<()> {
 
 impl KnowledgeGraph {
     /// All arrays of the graph (the inverse of [`KnowledgeGraph::from_parts`]).
-    pub fn to_parts(&self) -> GraphParts {
-        let col = |f: fn(&FactRec) -> u32| self.rec.iter().map(f).collect::<Vec<u32>>();
-        GraphParts {
+    ///
+    /// # Errors
+    /// `OutOfMemory` naming the array that cannot be allocated.
+    pub fn to_parts(&self) -> Result<GraphParts> {
+        let rec = &self.rec;
+        Ok(GraphParts {
             n_predicates: self.n_predicates,
             n_statuses: self.n_statuses,
             n_sources: self.n_sources,
-            entity_tenant: self.entity_tenant.clone(),
-            out_offsets: self.out_offsets.clone(),
-            last_accessed: self.rec.iter().map(|r| r.last_accessed).collect(),
-            object: col(|r| r.object),
-            confidence: self.rec.iter().map(|r| r.confidence).collect(),
-            strength: self.rec.iter().map(|r| r.strength).collect(),
-            fact: col(|r| r.fact),
-            access_count: col(|r| r.access_count),
-            predicate: self.rec.iter().map(|r| r.predicate).collect(),
-            status: self.rec.iter().map(|r| r.status).collect(),
-            source: self.rec.iter().map(|r| r.source).collect(),
-            created_at: self.created_at.clone(),
-            valid_from: self.valid_from.clone(),
-            valid_to: self.valid_to.clone(),
-            sequence: self.sequence.clone(),
-            in_offsets: self.in_offsets.clone(),
-            in_pos: self.in_pos.clone(),
-            in_subject: self.in_subject.clone(),
-            chunk_tenant: self.chunk_tenant.clone(),
-            chunk_offsets: self.chunk_offsets.clone(),
-            chunk_entity: self.chunk_entity.clone(),
-            chunk_count: self.chunk_count.clone(),
-        }
+            entity_tenant: alloc::copied(&self.entity_tenant, "entity_tenant")?,
+            out_offsets: alloc::copied(&self.out_offsets, "out_offsets")?,
+            last_accessed: alloc::collect(
+                rec.par_iter().map(|r| r.last_accessed),
+                "last_accessed",
+            )?,
+            object: alloc::collect(rec.par_iter().map(|r| r.object), "object")?,
+            confidence: alloc::collect(rec.par_iter().map(|r| r.confidence), "confidence")?,
+            strength: alloc::collect(rec.par_iter().map(|r| r.strength), "strength")?,
+            fact: alloc::collect(rec.par_iter().map(|r| r.fact), "fact")?,
+            access_count: alloc::collect(rec.par_iter().map(|r| r.access_count), "access_count")?,
+            predicate: alloc::collect(rec.par_iter().map(|r| r.predicate), "predicate")?,
+            status: alloc::collect(rec.par_iter().map(|r| r.status), "status")?,
+            source: alloc::collect(rec.par_iter().map(|r| r.source), "source")?,
+            created_at: opt_copy(self.created_at.as_deref(), "created_at")?,
+            valid_from: opt_copy(self.valid_from.as_deref(), "valid_from")?,
+            valid_to: opt_copy(self.valid_to.as_deref(), "valid_to")?,
+            sequence: opt_copy(self.sequence.as_deref(), "sequence")?,
+            in_offsets: alloc::copied(&self.in_offsets, "in_offsets")?,
+            in_pos: alloc::copied(&self.in_pos, "in_pos")?,
+            in_subject: alloc::copied(&self.in_subject, "in_subject")?,
+            chunk_tenant: alloc::copied(&self.chunk_tenant, "chunk_tenant")?,
+            chunk_offsets: alloc::copied(&self.chunk_offsets, "chunk_offsets")?,
+            chunk_entity: alloc::copied(&self.chunk_entity, "chunk_entity")?,
+            chunk_count: alloc::copied(&self.chunk_count, "chunk_count")?,
+        })
     }
 
     /// Rebuild a graph from its arrays, checking every invariant traversal relies on.
@@ -303,14 +318,14 @@ impl KnowledgeGraph {
         if p.n_predicates > 1 << 16 || p.n_statuses > 256 || p.n_sources > 256 {
             return Err(bad("codes", "vocabulary sizes exceed their limits"));
         }
-        let entity_tenant = copy_below("entity_tenant", p.entity_tenant, 1 << 24)
+        let entity_tenant = copy_below("entity_tenant", p.entity_tenant, 1 << 24)?
             .map_err(|_| bad("entity_tenant", "holds a tenant code beyond the limit"))?;
-        let chunk_tenant = copy_below("chunk_tenant", p.chunk_tenant, 1 << 24)
+        let chunk_tenant = copy_below("chunk_tenant", p.chunk_tenant, 1 << 24)?
             .map_err(|_| bad("entity_tenant", "holds a tenant code beyond the limit"))?;
 
         // Subject of every position, from the out offsets.
         // (Only the full check reads subjects.)
-        let mut subject = vec![0u32; if full { m } else { 0 }];
+        let mut subject = alloc::filled(if full { m } else { 0 }, 0u32, "fact subjects")?;
         if full {
             for e in 0..n {
                 let r = p.out_offsets[e] as usize..p.out_offsets[e + 1] as usize;
@@ -318,7 +333,7 @@ impl KnowledgeGraph {
             }
         }
         // Fact columns: ranges, codes, tenants, and the fact <-> position bijection.
-        let fact_to_pos = invert(p.fact).map_err(|pos| {
+        let fact_to_pos = invert(p.fact)?.map_err(|pos| {
             bad(
                 "fact",
                 format!(
@@ -344,7 +359,7 @@ impl KnowledgeGraph {
         };
         // One pass reads the fact columns, checks each row and writes its record.
         let first_bad = AtomicUsize::new(usize::MAX);
-        let mut rec: Vec<FactRec> = Vec::with_capacity(m);
+        let mut rec: Vec<FactRec> = alloc::with_capacity(m, "fact records")?;
         (0..m)
             .into_par_iter()
             .map(|pos| {
@@ -396,7 +411,7 @@ impl KnowledgeGraph {
             ));
         }
         // In-adjacency: exactly the non-literal facts, each under its object, ordered.
-        let mut in_count = vec![0u32; if full { n } else { 0 }];
+        let mut in_count = alloc::filled(if full { n } else { 0 }, 0u32, "in-adjacency counts")?;
         if full {
             for &o in p.object {
                 if o != NONE {
@@ -416,8 +431,8 @@ impl KnowledgeGraph {
                 })
         };
         let out_of_range = |_| bad("in_pos", "holds an index out of range");
-        let in_pos = copy_below("in_pos", p.in_pos, m).map_err(out_of_range)?;
-        let in_subject = copy_below("in_subject", p.in_subject, n).map_err(out_of_range)?;
+        let in_pos = copy_below("in_pos", p.in_pos, m)?.map_err(out_of_range)?;
+        let in_subject = copy_below("in_subject", p.in_subject, n)?.map_err(out_of_range)?;
         if let Some(e) = (0..n).into_par_iter().position_first(|e| full && !in_ok(e)) {
             return Err(bad(
                 "in_pos",
@@ -451,29 +466,30 @@ impl KnowledgeGraph {
             .copied()
             .max()
             .map_or(0, |t| t + 1);
-        let mut tenant_offsets = vec![0u32; n_tenants as usize + 1];
+        let mut tenant_offsets = alloc::filled(n_tenants as usize + 1, 0u32, "tenant offsets")?;
         for &t in tenant {
             tenant_offsets[t as usize + 1] += 1;
         }
         for t in 0..n_tenants as usize {
             tenant_offsets[t + 1] += tenant_offsets[t];
         }
-        let mut cursor = tenant_offsets[..n_tenants as usize].to_vec();
-        let mut tenant_entities = vec![0u32; n];
+        let mut cursor = alloc::copied(&tenant_offsets[..n_tenants as usize], "tenant offsets")?;
+        let mut tenant_entities = alloc::filled(n, 0u32, "tenant entities")?;
         for (e, &t) in tenant.iter().enumerate() {
             tenant_entities[cursor[t as usize] as usize] = e as u32;
             cursor[t as usize] += 1;
         }
-        let mut mention_offsets = vec![0u32; n + 1];
+        let mut mention_offsets = alloc::filled(n + 1, 0u32, "entity mention offsets")?;
         for &e in p.chunk_entity {
             mention_offsets[e as usize + 1] += 1;
         }
         for e in 0..n {
             mention_offsets[e + 1] += mention_offsets[e];
         }
-        let mut cursor = mention_offsets[..n].to_vec();
-        let mut mention_chunk = vec![0u32; p.chunk_entity.len()];
-        let mut mention_count = vec![0u32; p.chunk_entity.len()];
+        let mut cursor = alloc::copied(&mention_offsets[..n], "entity mention offsets")?;
+        let n_mentions = p.chunk_entity.len();
+        let mut mention_chunk = alloc::filled(n_mentions, 0u32, "entity mention chunks")?;
+        let mut mention_count = alloc::filled(n_mentions, 0u32, "entity mention counts")?;
         for c in 0..n_chunks {
             for i in p.chunk_offsets[c] as usize..p.chunk_offsets[c + 1] as usize {
                 let e = p.chunk_entity[i] as usize;
@@ -492,21 +508,21 @@ impl KnowledgeGraph {
             entity_tenant,
             tenant_offsets,
             tenant_entities,
-            out_offsets: copy(p.out_offsets),
+            out_offsets: copy(p.out_offsets, "out_offsets")?,
             rec,
-            created_at: p.created_at.map(copy),
-            valid_from: p.valid_from.map(copy),
-            valid_to: p.valid_to.map(copy),
-            sequence: p.sequence.map(copy),
+            created_at: p.created_at.map(|c| copy(c, "created_at")).transpose()?,
+            valid_from: p.valid_from.map(|c| copy(c, "valid_from")).transpose()?,
+            valid_to: p.valid_to.map(|c| copy(c, "valid_to")).transpose()?,
+            sequence: p.sequence.map(|c| copy(c, "sequence")).transpose()?,
             fact_to_pos,
-            in_offsets: copy(p.in_offsets),
+            in_offsets: copy(p.in_offsets, "in_offsets")?,
             in_pos,
             in_subject,
             n_chunks: n_chunks as u32,
             chunk_tenant,
-            chunk_offsets: copy(p.chunk_offsets),
-            chunk_entity: copy(p.chunk_entity),
-            chunk_count: copy(p.chunk_count),
+            chunk_offsets: copy(p.chunk_offsets, "chunk_offsets")?,
+            chunk_entity: copy(p.chunk_entity, "chunk_entity")?,
+            chunk_count: copy(p.chunk_count, "chunk_count")?,
             mention_offsets,
             mention_chunk,
             mention_count,
@@ -527,8 +543,8 @@ mod tests {
         #[test]
         fn parts_round_trip(c in arb_cols()) {
             let g = c.graph();
-            let back = KnowledgeGraph::from_parts(g.to_parts()).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            prop_assert_eq!(back.to_parts(), g.to_parts());
+            let back = KnowledgeGraph::from_parts(g.to_parts().unwrap()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(back.to_parts().unwrap(), g.to_parts().unwrap());
             prop_assert_eq!(&back.tenant_entities, &g.tenant_entities);
             prop_assert_eq!(&back.mention_chunk, &g.mention_chunk);
             prop_assert_eq!(&back.fact_to_pos, &g.fact_to_pos);
@@ -538,7 +554,7 @@ mod tests {
         #[test]
         fn corrupted_parts_are_refused_or_harmless(c in arb_cols(), which in 0usize..8, at in any::<usize>(), v in any::<u32>()) {
             let g = c.graph();
-            let mut p = g.to_parts();
+            let mut p = g.to_parts().unwrap();
             let poke = |col: &mut Vec<u32>| { if !col.is_empty() { let i = at % col.len(); col[i] = v; } };
             match which {
                 0 => poke(&mut p.out_offsets),
@@ -553,8 +569,8 @@ mod tests {
             if let Ok(back) = KnowledgeGraph::from_parts(p.clone()) {
                 // Accepted only if it is still a consistent graph: rebuilding from its own
                 // parts gives the same parts.
-                let again = KnowledgeGraph::from_parts(back.to_parts()).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                prop_assert_eq!(again.to_parts(), p);
+                let again = KnowledgeGraph::from_parts(back.to_parts().unwrap()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(again.to_parts().unwrap(), p);
             }
         }
     }
@@ -567,7 +583,7 @@ mod tests {
         fn unchecked_corruption_never_panics(c in arb_cols(), which in 0usize..8, at in any::<usize>(), v in any::<u32>()) {
             use crate::activation::{graph_recall, personalized_pagerank, spread, Direction, PprParams, Queries, RecallParams, SpreadParams};
             let g = c.graph();
-            let mut p = g.to_parts();
+            let mut p = g.to_parts().unwrap();
             let poke = |col: &mut Vec<u32>| { if !col.is_empty() { let i = at % col.len(); col[i] = v % (col.len() as u32 + 3); } };
             match which {
                 0 => poke(&mut p.out_offsets),
@@ -606,7 +622,7 @@ mod tests {
 
     #[test]
     fn repeated_fact_ids_are_refused_at_their_first_repeat() {
-        let mut p = small().to_parts();
+        let mut p = small().to_parts().unwrap();
         p.fact = vec![2, 0, 2, 0];
         for full in [false, true] {
             let e = KnowledgeGraph::from_parts_checked(p.clone(), full)
@@ -631,7 +647,7 @@ mod tests {
 
     #[test]
     fn the_first_invalid_fact_is_named() {
-        let mut p = small().to_parts();
+        let mut p = small().to_parts().unwrap();
         p.confidence[3] = f32::NAN;
         p.strength[1] = -1.0;
         let e = KnowledgeGraph::from_parts_checked(p, false)
@@ -647,7 +663,7 @@ mod tests {
     fn in_adjacency_out_of_range_is_refused_without_the_full_check() {
         let g = small();
         for (which, v) in [(0, 4), (1, 4)] {
-            let mut p = g.to_parts();
+            let mut p = g.to_parts().unwrap();
             if which == 0 {
                 p.in_pos[1] = v;
             } else {
@@ -666,9 +682,9 @@ mod tests {
     #[test]
     fn borrowed_parts_give_the_same_graph() {
         let g = small();
-        let p = g.to_parts();
+        let p = g.to_parts().unwrap();
         let back = KnowledgeGraph::from_parts_ref(&p.view(), false).unwrap();
-        assert_eq!(back.to_parts(), p);
+        assert_eq!(back.to_parts().unwrap(), p);
         assert_eq!(back.fact_to_pos, g.fact_to_pos);
         assert_eq!(back.tenant_entities, g.tenant_entities);
     }
@@ -682,7 +698,7 @@ mod tests {
         c.push(0, 1, 0.5);
         c.push(1, 2, 0.7);
         let g = c.graph();
-        let mut p = g.to_parts();
+        let mut p = g.to_parts().unwrap();
         p.confidence.pop();
         let e = KnowledgeGraph::from_parts(p).err().map(|e| e.to_string());
         assert_eq!(

@@ -1,7 +1,7 @@
 //! Stateless kernels (`crate::scoring`, `crate::fusion`) as `#[pyfunction]`s.
 //!
 //! Each one borrows its numpy arguments as contiguous slices (exact dtypes, no copies), runs
-//! the core with the GIL released (`py.detach`) and moves the result vectors into new numpy
+//! the core with the GIL released (`enter`) and moves the result vectors into new numpy
 //! arrays. Dtypes: ids `int64`, scores `float64`, fact confidence `float32`, source/status
 //! codes `uint8`, hops and counts `uint32`, times `int64` seconds (`NULL_TIME` =
 //! `numpy.iinfo(numpy.int64).min` for null), offsets `uintp` (`usize`). The friendly,
@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 
 use super::slice;
 use crate::fusion;
+use crate::py::enter;
 use crate::scoring::{self, FactScoreProfile, GraphProximityProfile, RerankProfile};
 
 type F64Array<'py> = Bound<'py, PyArray1<f64>>;
@@ -69,7 +70,7 @@ pub fn score_fact_arrays<'py>(
     let status = slice(&status, "status")?;
     let last_accessed = opt_slice(&last_accessed, "last_accessed")?;
     let access_count = slice(&access_count, "access_count")?;
-    let scores = py.detach(|| {
+    let scores = enter(py, || {
         scoring::score_facts(
             confidence,
             source,
@@ -94,7 +95,9 @@ pub fn composite_score<'py>(
     let match_score = slice(&match_score, "match_score")?;
     let hop = slice(&hop, "hop")?;
     let confidence = slice(&confidence, "confidence")?;
-    let scores = py.detach(|| scoring::composite_scores(match_score, hop, confidence))?;
+    let scores = enter(py, || {
+        scoring::composite_scores(match_score, hop, confidence)
+    })?;
     Ok(scores.into_pyarray(py))
 }
 
@@ -124,8 +127,9 @@ pub fn graph_proximity_score<'py>(
     let weight = slice(&weight, "weight")?;
     let hop = slice(&hop, "hop")?;
     let mention_count = slice(&mention_count, "mention_count")?;
-    let scores =
-        py.detach(|| scoring::graph_proximity_scores(weight, hop, mention_count, &profile))?;
+    let scores = enter(py, || {
+        scoring::graph_proximity_scores(weight, hop, mention_count, &profile)
+    })?;
     Ok(scores.into_pyarray(py))
 }
 
@@ -164,7 +168,7 @@ pub fn rerank_memories<'py>(
     let created_at = opt_slice(&created_at, "created_at")?;
     let confidence = opt_slice(&confidence, "confidence")?;
     let access_score = opt_slice(&access_score, "access_score")?;
-    let reranked = py.detach(|| {
+    let reranked = enter(py, || {
         scoring::rerank_batch(
             query_offsets,
             created_at,
@@ -207,8 +211,9 @@ pub fn rrf_fuse<'py>(
     let list_offsets = slice(&list_offsets, "list_offsets")?;
     let query_offsets = slice(&query_offsets, "query_offsets")?;
     let weights = slice(&weights, "weights")?;
-    let fused =
-        py.detach(|| fusion::rrf_batch(ids, list_offsets, query_offsets, weights, k, top_k))?;
+    let fused = enter(py, || {
+        fusion::rrf_batch(ids, list_offsets, query_offsets, weights, k, top_k)
+    })?;
     Ok(fused_arrays(py, fused))
 }
 
@@ -233,7 +238,7 @@ pub fn weighted_fuse<'py>(
     let list_offsets = slice(&list_offsets, "list_offsets")?;
     let query_offsets = slice(&query_offsets, "query_offsets")?;
     let weights = slice(&weights, "weights")?;
-    let fused = py.detach(|| {
+    let fused = enter(py, || {
         fusion::weighted_batch(
             ids,
             scores,
@@ -278,7 +283,7 @@ pub fn additive_merge<'py>(
     let graph_ids = slice(&graph_ids, "graph_ids")?;
     let graph_scores = slice(&graph_scores, "graph_scores")?;
     let graph_offsets = slice(&graph_offsets, "graph_offsets")?;
-    let merged = py.detach(|| {
+    let merged = enter(py, || {
         fusion::additive_merge_batch(
             base_ids,
             base_scores,
@@ -337,7 +342,7 @@ pub fn hybrid_merge<'py>(
     let text_ids = slice(&text_ids, "text_ids")?;
     let bm25 = slice(&bm25, "bm25")?;
     let text_offsets = slice(&text_offsets, "text_offsets")?;
-    let fused = py.detach(|| {
+    let fused = enter(py, || {
         fusion::hybrid_merge_batch(
             vector_ids,
             vector_scores,
@@ -365,7 +370,7 @@ pub fn dedupe_max<'py>(
     let ids = slice(&ids, "ids")?;
     let scores = slice(&scores, "scores")?;
     let offsets = slice(&offsets, "offsets")?;
-    let fused = py.detach(|| fusion::dedupe_max_batch(ids, scores, offsets))?;
+    let fused = enter(py, || fusion::dedupe_max_batch(ids, scores, offsets))?;
     Ok(fused_arrays(py, fused))
 }
 
@@ -381,7 +386,7 @@ pub fn top_k<'py>(
     let ids = slice(&ids, "ids")?;
     let scores = slice(&scores, "scores")?;
     let offsets = slice(&offsets, "offsets")?;
-    let fused = py.detach(|| fusion::top_k_batch(ids, scores, offsets, k))?;
+    let fused = enter(py, || fusion::top_k_batch(ids, scores, offsets, k))?;
     Ok(fused_arrays(py, fused))
 }
 
@@ -414,7 +419,9 @@ pub fn entity_chunk_scores<'py>(
     let primary = opt_slice(&primary, "primary")?;
     let entities = slice(&entities, "entities")?;
     let scores = slice(&scores, "scores")?;
-    let r = py.detach(|| scoring::entity_chunk_scores(csr, primary, entities, scores))?;
+    let r = enter(py, || {
+        scoring::entity_chunk_scores(csr, primary, entities, scores)
+    })?;
     Ok((
         r.chunks.into_pyarray(py),
         r.scores.into_pyarray(py),
@@ -448,7 +455,7 @@ pub fn passage_seed_mass<'py>(
 
 /// Cosines as numpy gives them (float32 from a vector index or the chunk matrix, float64
 /// otherwise), widened to `f64` exactly, as `tolist()` does. A dtype check, not an enum
-/// extraction: a failed extraction builds an exception (~10 µs).
+/// extraction: a failed extraction builds an exception, which is costly on this hot path.
 fn widen_cosines(obj: &Bound<'_, PyAny>, name: &'static str) -> PyResult<Vec<f64>> {
     if let Ok(a) = obj.cast::<PyArray1<f32>>() {
         let a = a.try_readonly()?;
@@ -527,7 +534,7 @@ pub fn best_mentioned_chunks<'py>(
     let csr = mention_csr(&offsets, &chunks, &counts)?;
     let entities = slice(&entities, "entities")?;
     let scores = slice(&scores, "scores")?;
-    let (c, s) = py.detach(|| scoring::best_mentioned_chunks(csr, entities, scores))?;
+    let (c, s) = enter(py, || scoring::best_mentioned_chunks(csr, entities, scores))?;
     Ok((c.into_pyarray(py), s.into_pyarray(py)))
 }
 
@@ -563,7 +570,8 @@ pub fn graph_proximity_chunks<'py>(
     let entities = slice(&entities, "entities")?;
     let weights = slice(&weights, "weights")?;
     let hops = slice(&hops, "hops")?;
-    let (c, s, e) =
-        py.detach(|| scoring::graph_proximity_chunks(csr, entities, weights, hops, &profile))?;
+    let (c, s, e) = enter(py, || {
+        scoring::graph_proximity_chunks(csr, entities, weights, hops, &profile)
+    })?;
     Ok((c.into_pyarray(py), s.into_pyarray(py), e.into_pyarray(py)))
 }

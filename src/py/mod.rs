@@ -1,48 +1,18 @@
-//! Python bindings: argument extraction, GIL release, numpy conversion, error mapping.
+//! Python bindings: argument extraction, GIL release and error mapping (`errors`), numpy
+//! conversion.
 //! Nothing here computes; every kernel lives in the pyo3-free core.
 
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
 
 use crate::Error;
 
+mod errors;
 mod graph;
 mod kernels;
 mod text;
 mod vectors;
 
-/// Exception classes live in `graphrecall.errors` (pure Python) so that each one can also
-/// subclass the builtin that callers already catch (`ValueError`, `KeyError`).
-fn error_class<'py>(py: Python<'py>, name: &'static str) -> PyResult<Bound<'py, PyType>> {
-    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-    let module =
-        MODULE.get_or_try_init(py, || py.import("graphrecall.errors").map(Bound::unbind))?;
-    Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
-}
-
-impl From<Error> for PyErr {
-    fn from(err: Error) -> PyErr {
-        let name = match &err {
-            Error::LengthMismatch { .. }
-            | Error::Dangling { .. }
-            | Error::InvalidValue { .. }
-            | Error::CrossTenant { .. }
-            | Error::Duplicate { .. }
-            | Error::Capacity { .. }
-            | Error::Corrupt { .. } => "DataError",
-            Error::InvalidParameter { .. } => "ParameterError",
-            Error::UnknownTenant { .. } => "UnknownTenantError",
-            Error::InvalidQuery { .. } => "QueryError",
-        };
-        let message = err.to_string();
-        Python::attach(|py| match error_class(py, name) {
-            Ok(cls) => PyErr::from_type(cls, message),
-            Err(_) => PyRuntimeError::new_err(message),
-        })
-    }
-}
+pub(crate) use errors::enter;
 
 /// Borrow a contiguous slice out of a read-only numpy array, with a message naming the
 /// argument instead of numpy's generic "not contiguous".

@@ -7,6 +7,7 @@ use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 
 use super::slice;
+use crate::py::enter;
 use crate::text::{self, Groups, Match, Postings};
 
 /// The best `k` rows of one tenant for a query's term ids (`text::bm25_top_k`); returns
@@ -35,6 +36,8 @@ pub fn bm25_top_k<'py>(
     };
     let rows = slice(&rows, "rows")?;
     let how = if all_terms { Match::All } else { Match::Any };
-    let (r, s) = py.detach(|| text::bm25_top_k(postings, groups, rows, &terms, k, how))?;
+    let (r, s) = enter(py, || {
+        text::bm25_top_k(postings, groups, rows, &terms, k, how)
+    })?;
     Ok((r.into_pyarray(py), s.into_pyarray(py)))
 }

@@ -9,6 +9,7 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
+use crate::py::enter;
 use crate::vectors;
 use crate::Error;
 
@@ -59,7 +60,7 @@ pub fn sketch_codes<'py>(
 ) -> PyResult<Bound<'py, PyArray1<u64>>> {
     let (v, dim) = matrix(&vectors, "vectors")?;
     let c = super::slice(&centre, "centre")?;
-    let codes = py.detach(|| vectors::sketch_codes(v, c, dim))?;
+    let codes = enter(py, || vectors::sketch_codes(v, c, dim))?;
     Ok(codes.into_pyarray(py))
 }
 
@@ -74,7 +75,7 @@ pub fn sketch_int4<'py>(
 ) -> PyResult<(Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<f32>>)> {
     let (v, dim) = matrix(&vectors, "vectors")?;
     let c = super::slice(&centre, "centre")?;
-    let (int4, scales) = py.detach(|| vectors::sketch_int4(v, c, dim))?;
+    let (int4, scales) = enter(py, || vectors::sketch_int4(v, c, dim))?;
     Ok((int4.into_pyarray(py), scales.into_pyarray(py)))
 }
 
@@ -132,7 +133,7 @@ pub fn sketch_search<'py>(
         dim,
     };
     // One query runs on this thread; a batch spreads its queries over rayon's pool.
-    let found = py.detach(|| vectors::sketch_search(&part, q, k, rerank, refine))?;
+    let found = enter(py, || vectors::sketch_search(&part, q, k, rerank, refine))?;
     Ok((
         found.positions.into_pyarray(py),
         found.scores.into_pyarray(py),
@@ -162,7 +163,7 @@ pub fn exact_search<'py>(
         .as_ref()
         .map(|p| super::slice(p, "positions"))
         .transpose()?;
-    let found = py.detach(|| vectors::exact_search(v, dim, q, k, ps))?;
+    let found = enter(py, || vectors::exact_search(v, dim, q, k, ps))?;
     Ok((
         found.positions.into_pyarray(py),
         found.scores.into_pyarray(py),

@@ -17,63 +17,86 @@ recipe                     seed  pipeline
                                  dense chunk scores (HippoRAG)
 =========================  ====  =========================================================
 
-Every recipe is a function ``recipe(index, queries, *, tenant=None, now=None,
-query_vectors=None, **params) -> list[RetrievalResult]``: one query or a batch, the batch
-embedded in one call and its graph phase run in one native call; ``params`` override the
-recipe's parameter dataclass, whose defaults are the source's.
+Each recipe is a pipeline of shared stages (:mod:`.stages`, :mod:`.anchoring`, :mod:`.base`)
+registered by name (:func:`get_recipe`, :func:`list_recipe_names`, :func:`register_recipe`;
+third-party packages add theirs through the ``graphrecall.recipes`` entry-point group). A
+recipe's frozen parameter dataclass is its argument: ``chunk_boost(index, q, ChunkBoost(k=10))``
+or, by name, ``chunk_boost(index, q, k=10)``; one query or a batch, the batch embedded in one
+call and its graph phase run in one native call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import sys as _sys
 
-from .base import ChunkHit, EntityHit, FactHit, RetrievalResult, Step
-from .chunk_boost import ChunkBoostParams, chunk_boost
-from .graph_recall import GraphRecallParams, graph_recall
-from .hybrid_expand import HybridExpandParams, hybrid_expand
-from .ppr import PPRParams, ppr
-from .routed_hybrid import RoutedHybridParams, routed_hybrid
-from .spreading_activation import SpreadingActivationParams, spreading_activation
+from .chunk_boost import ChunkBoost, ChunkBoostParams, chunk_boost
+from .graph_recall import GraphRecall, GraphRecallParams, graph_recall
+from .hits import ChunkHit, EntityHit, FactHit, RetrievalResult, Step
+from .hybrid_expand import HybridExpand, HybridExpandParams, hybrid_expand
+from .overrides import RecipeOverrides
+from .ppr import PPR, PPRParams, ppr
+from .registry import (
+    ENTRY_POINT_GROUP,
+    PARAMS,
+    RECIPES,
+    FunctionRecipe,
+    Recipe,
+    RecipeParams,
+    get_recipe,
+    list_recipe_names,
+    register_recipe,
+)
+from .routed_hybrid import RoutedHybrid, RoutedHybridParams, routed_hybrid
+from .spreading_activation import (
+    SpreadingActivation,
+    SpreadingActivationParams,
+    spreading_activation,
+)
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "PARAMS",
+    "PPR",
     "RECIPES",
+    "ChunkBoost",
     "ChunkBoostParams",
     "ChunkHit",
     "EntityHit",
     "FactHit",
+    "FunctionRecipe",
+    "GraphRecall",
     "GraphRecallParams",
+    "HybridExpand",
     "HybridExpandParams",
     "PPRParams",
+    "Recipe",
+    "RecipeOverrides",
+    "RecipeParams",
     "RetrievalResult",
+    "RoutedHybrid",
     "RoutedHybridParams",
+    "SpreadingActivation",
     "SpreadingActivationParams",
     "Step",
     "chunk_boost",
+    "get_recipe",
     "graph_recall",
     "hybrid_expand",
+    "list_recipe_names",
     "ppr",
+    "register_recipe",
     "routed_hybrid",
     "spreading_activation",
 ]
 
-#: The recipes by name.
-RECIPES: dict[str, Callable[..., list[RetrievalResult]]] = {
-    "spreading_activation": spreading_activation,
-    "chunk_boost": chunk_boost,
-    "routed_hybrid": routed_hybrid,
-    "hybrid_expand": hybrid_expand,
-    "graph_recall": graph_recall,
-    "ppr": ppr,
-}
-
-#: Each recipe's parameter dataclass (its defaults are the source's).
-PARAMS: dict[str, Any] = {
-    "spreading_activation": SpreadingActivationParams,
-    "chunk_boost": ChunkBoostParams,
-    "routed_hybrid": RoutedHybridParams,
-    "hybrid_expand": HybridExpandParams,
-    "graph_recall": GraphRecallParams,
-    "ppr": PPRParams,
-}
+# The built-in recipes, in the order of the source designs.
+for _name in (
+    "spreading_activation",
+    "chunk_boost",
+    "routed_hybrid",
+    "hybrid_expand",
+    "graph_recall",
+    "ppr",
+):
+    register_recipe(_sys.modules[f"{__name__}.{_name}"].RECIPE)
+del _name

@@ -1,26 +1,30 @@
-"""What every recipe returns, and the pieces they share.
-
-A recipe turns a batch of query strings into one :class:`RetrievalResult` per query: the
-anchors it entered the graph by, the entities, facts and chunks it ranked (each with the
-components of its score and the path that reached it from an anchor), per-stage timings and
-the fan-out statistics of seed 001's logging.
-"""
+"""The pieces the recipes share: hit builders (dense rows to :mod:`.hits`), the stage timer,
+parameter checks and provenance paths."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from itertools import repeat
-from typing import Any, Generic, Literal, TypeVar
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import ParameterError
 from ..index import GraphIndex
+from .hits import (
+    ChunkHit,
+    Direction,
+    EntityHit,
+    FactHit,
+    LazyColumn,
+    RetrievalResult,
+    Step,
+    pending,
+)
 
 __all__ = [
     "ChunkHit",
@@ -41,248 +45,6 @@ __all__ = [
 
 I64 = npt.NDArray[np.int64]
 _perf_counter = time.perf_counter
-Direction = Literal["out", "in"]
-_T = TypeVar("_T")
-
-
-@dataclass(slots=True)
-class Step:
-    """One step of a provenance path: from ``entity`` along ``predicate`` (fact ``fact``)
-    in ``direction`` ("out": the entity is the fact's subject) to the next step's entity.
-    The last step of a path has no fact."""
-
-    entity: Hashable
-    name: str
-    predicate: str | None = None
-    fact: Hashable | None = None
-    direction: Direction = "out"
-
-
-@dataclass(slots=True)
-class EntityHit:
-    """An entity a recipe used: an anchor (``hop`` 0) or one reached through the graph.
-
-    Attributes:
-        how: How it was found: "vector", "name", "alias", "fuzzy", "keyword", "graph".
-    """
-
-    id: Hashable
-    name: str
-    score: float
-    hop: int = 0
-    how: str = "graph"
-    anchor: Hashable | None = None
-    type: str | None = None
-    strength: float | None = None
-    path: tuple[Step, ...] = ()
-
-
-@dataclass(slots=True)
-class FactHit:
-    """A ranked fact with its score components and its path from the anchor."""
-
-    id: Hashable
-    subject: Hashable
-    subject_name: str
-    predicate: str
-    object: Hashable | None
-    object_name: str | None
-    object_value: str | None
-    confidence: float
-    score: float
-    hop: int
-    anchor: Hashable | None = None
-    strength: float | None = None
-    description: str | None = None
-    since: int | None = None
-    components: Mapping[str, float] = field(default_factory=dict)
-    path: tuple[Step, ...] = ()
-
-    @property
-    def value(self) -> str:
-        """The object as text: its literal value, else the object entity's name."""
-        if self.object_value is not None:
-            return self.object_value
-        return self.object_name if self.object_name is not None else "..."
-
-
-@dataclass(slots=True)
-class ChunkHit:
-    """A ranked chunk (passage / memory).
-
-    Attributes:
-        source: Where it came from: "vector", "keyword", "hybrid", "graph", "expansion",
-            "ppr", "fused".
-        components: The parts of its score (similarity, boosts, ranks, ...).
-        path: The graph path that boosted or added it (empty for pure vector hits).
-        tier: Its scope / tier (seed 002).
-    """
-
-    id: Hashable
-    text: str
-    score: float
-    source: str
-    components: Mapping[str, float] = field(default_factory=dict)
-    path: tuple[Step, ...] = ()
-    tier: str | None = None
-
-
-class LazyColumn(Generic[_T]):
-    """One value per item of a list of hits, all computed by ``make()`` on the first access
-    to any of them (a query's paths share their prefixes, its score components one gather).
-
-    Hits hold a :class:`_Pending` reference to the column in their ``path`` / ``components``
-    slot until the attribute is read (see :func:`_lazy_slot`): most callers rank, print or
-    pack ids and text and never read either, and building them was most of a recipe's Python
-    time."""
-
-    __slots__ = ("_make", "_values")
-
-    def __init__(self, make: Callable[[], Sequence[_T]]):
-        self._make: Callable[[], Sequence[_T]] | None = make
-        self._values: Sequence[_T] | None = None
-
-    def values(self) -> Sequence[_T]:
-        """Every item's value (computed once)."""
-        values = self._values
-        if values is None:
-            make = self._make
-            if make is None:  # pragma: no cover - make() raised before; nothing to retry with
-                raise RuntimeError("a lazy column failed to build")
-            values = self._values = make()
-            self._make = None  # drop the closure (and the arrays it holds)
-        return values
-
-    def __getitem__(self, i: int) -> _T:
-        return self.values()[i]
-
-
-class _Pending(tuple):  # type: ignore[type-arg]
-    """(path column, components column, item): what a hit's lazy slot holds until read.
-
-    A tuple subclass so that ``map(_Pending, ...)`` builds one per hit without a Python
-    ``__init__``; never seen by callers (the slot's property resolves it)."""
-
-    __slots__ = ()
-
-
-def _pending(
-    paths: LazyColumn[Any] | None, components: LazyColumn[Any] | None, n: int
-) -> list[Any]:
-    """One :class:`_Pending` per item."""
-    return list(map(_Pending, zip(repeat(paths, n), repeat(components, n), range(n), strict=True)))
-
-
-def _lazy_slot(cls: type, name: str, which: int) -> None:
-    """Turn dataclass slot ``name`` of ``cls`` into a property that resolves a
-    :class:`_Pending` (column ``which`` of it) on first read and stores the value in the
-    slot. Construction, equality, repr, ``dataclasses.fields`` / ``replace`` / ``asdict``,
-    pickling and copying all go through the attribute, so they see the value."""
-    slot = cls.__dict__[name]
-    get, put, drop = slot.__get__, slot.__set__, slot.__delete__
-
-    def fget(self: Any) -> Any:
-        v = get(self)
-        if type(v) is _Pending:
-            v = v[which][v[2]]
-            put(self, v)
-        return v
-
-    setattr(
-        cls, name, property(fget, put, drop, doc=f"{cls.__name__}.{name} (built on first read)")
-    )
-
-
-for _cls in (EntityHit, FactHit, ChunkHit):
-    _lazy_slot(_cls, "path", 0)
-for _cls in (FactHit, ChunkHit):
-    _lazy_slot(_cls, "components", 1)
-del _cls
-
-
-@dataclass
-class RetrievalResult:
-    """One query's result.
-
-    Attributes:
-        recipe: The recipe that produced it.
-        query: The query text.
-        tenant: The tenant it ran in.
-        anchors: The entities the query entered the graph by.
-        entities: Entities reached (anchors first).
-        facts: Ranked facts (graph recipes).
-        chunks: Ranked chunks (chunk recipes).
-        tiers: Seed 002's results by tier.
-        timings: Seconds per stage (embed, anchors, graph, score, ...).
-        stats: Fan-out per hop, boosts and other numbers seed 001 logs.
-        route: The router's decision, when the query was routed.
-        params: The parameters used.
-        fallback: Why a fallback was taken (e.g. embedding failed), else None.
-    """
-
-    recipe: str
-    query: str
-    tenant: Hashable | None
-    anchors: list[EntityHit] = field(default_factory=list)
-    entities: list[EntityHit] = field(default_factory=list)
-    facts: list[FactHit] = field(default_factory=list)
-    chunks: list[ChunkHit] = field(default_factory=list)
-    tiers: dict[str, list[ChunkHit]] | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    stats: dict[str, Any] = field(default_factory=dict)
-    route: Any = None
-    params: dict[str, Any] = field(default_factory=dict)
-    fallback: str | None = None
-
-    @property
-    def chunk_ids(self) -> list[Hashable]:
-        """Ids of the ranked chunks."""
-        return [c.id for c in self.chunks]
-
-    @property
-    def fact_ids(self) -> list[Hashable]:
-        """Ids of the ranked facts."""
-        return [f.id for f in self.facts]
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (paths as lists of steps)."""
-
-        def step(s: Step) -> dict[str, Any]:
-            return {
-                "entity": s.entity,
-                "name": s.name,
-                "predicate": s.predicate,
-                "fact": s.fact,
-                "direction": s.direction,
-            }
-
-        def plain(obj: Any) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for fld in dataclasses.fields(obj):
-                k, v = fld.name, getattr(obj, fld.name)
-                if k == "path":
-                    out[k] = [step(s) for s in v]
-                elif isinstance(v, Mapping):
-                    out[k] = dict(v)
-                else:
-                    out[k] = v
-            return out
-
-        return {
-            "recipe": self.recipe,
-            "query": self.query,
-            "tenant": self.tenant,
-            "anchors": [plain(a) for a in self.anchors],
-            "entities": [plain(e) for e in self.entities],
-            "facts": [plain(f) for f in self.facts],
-            "chunks": [plain(c) for c in self.chunks],
-            "tiers": None
-            if self.tiers is None
-            else {t: [plain(c) for c in cs] for t, cs in self.tiers.items()},
-            "timings": dict(self.timings),
-            "stats": dict(self.stats),
-            "fallback": self.fallback,
-        }
 
 
 class Timer:
@@ -290,6 +52,8 @@ class Timer:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        #: A read-only view of ``seconds`` (what results hold).
+        self.view: Mapping[str, float] = MappingProxyType(self.seconds)
 
     def stage(self, name: str) -> _Stage:
         """Adds the seconds spent in the ``with`` block to stage ``name``.
@@ -525,7 +289,7 @@ def fact_hits(
         path_col = LazyColumn(make_paths)
     comp_col = components if isinstance(components, LazyColumn) else None
     pend: Any = (
-        _pending(path_col, comp_col, n) if path_col is not None or comp_col is not None else None
+        pending(path_col, comp_col, n) if path_col is not None or comp_col is not None else None
     )
     comp_arg: Any = components if comp_col is None else pend
     return list(
@@ -661,7 +425,7 @@ def entity_hits(
             repeat(None) if strengths is None else strengths,
             repeat(())
             if paths is None
-            else _pending(paths, None, len(rl))
+            else pending(paths, None, len(rl))
             if isinstance(paths, LazyColumn)
             else paths,
         )
@@ -695,7 +459,7 @@ def chunk_hits(
     comp_col = components if isinstance(components, LazyColumn) else None
     path_col = paths if isinstance(paths, LazyColumn) else None
     pend: Any = (
-        _pending(path_col, comp_col, len(rl))
+        pending(path_col, comp_col, len(rl))
         if path_col is not None or comp_col is not None
         else None
     )

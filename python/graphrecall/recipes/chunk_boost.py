@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,6 @@ from .anchoring import (
     embed_batch,
     entity_search,
     name_anchors,
-    params_of,
 )
 from .base import (
     ChunkHit,
@@ -49,23 +48,29 @@ from .base import (
     LazyColumn,
     RetrievalResult,
     Step,
-    Timer,
     anchor_hits,
     check_count,
-    check_queries,
     check_real,
     chunk_hit,
     chunk_hits,
     entity_hits,
 )
+from .overrides import ChunkBoostOverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["ChunkBoostParams", "chunk_boost"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["RECIPE", "ChunkBoost", "ChunkBoostParams", "chunk_boost"]
 
 NAME = "chunk_boost"
 
 
 @dataclass(frozen=True)
-class ChunkBoostParams:
+class ChunkBoost:
     """Seed 001's parameters, with its defaults.
 
     Attributes:
@@ -87,6 +92,8 @@ class ChunkBoostParams:
             ("recognize", "fuzzy", "keyword" or None).
     """
 
+    recipe: ClassVar[str] = "chunk_boost"
+
     k: int = 5
     candidate_factor: int = 2
     query_entities: int = 3
@@ -102,42 +109,24 @@ class ChunkBoostParams:
     fallback: str | None = "recognize"
 
 
-def chunk_boost(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: ChunkBoost,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Run seed 001's graph-enhanced chunk retrieval for a batch of queries.
-
-    Args:
-        index: The retrieval index.
-        queries: One query or a batch.
-        tenant: The vault / tenant (may be omitted when the graph holds one).
-        now: Unused (the source does not score by time); accepted for a uniform API.
-        query_vectors: Pre-computed query embeddings (n, d).
-        **params: Overrides of :class:`ChunkBoostParams`.
-
-    Returns:
-        One result per query with ranked ``chunks`` (components ``similarity``,
-        ``direct``, ``indirect``, ``adjusted``; ``path``), ``anchors`` (the query entities)
-        and the related ``entities`` with distance and strength; ``stats`` has the
-        source's logged numbers (related entities, fan-out per hop, avg / max boost,
-        whether expansion triggered).
-    """
-    p = params_of(ChunkBoostParams, params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t]
+    """ChunkBoost's pipeline (see :func:`chunk_boost`)."""
+    batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
+    qs, t, tenant_name, timer = batch.queries, batch.tenant, batch.tenant_name, batch.timer
     k = check_count("k", p.k)
     factor = check_count("candidate_factor", p.candidate_factor, 1, 1000)
     n_ent = check_count("query_entities", p.query_entities, 1, 1000)
     check_real("entity_boost_direct", p.entity_boost_direct)
     check_real("entity_boost_indirect", p.entity_boost_indirect)
-    timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     with timer.stage("vector"):
         cands = chunk_search(index, qv, t, k * factor if p.expand_graph else k)
@@ -147,7 +136,7 @@ def chunk_boost(
         )
     if not p.expand_graph:
         out = []
-        for q, query in enumerate(qs):
+        for q in range(len(qs)):
             rows, sims = cands[q]
             vector_hits = [
                 chunk_hit(
@@ -159,16 +148,7 @@ def chunk_boost(
                 )
                 for c, s in zip(rows.tolist(), sims.tolist(), strict=True)
             ]
-            out.append(
-                RetrievalResult(
-                    NAME,
-                    query,
-                    tenant_name,
-                    chunks=vector_hits,
-                    timings=dict(timer.seconds),
-                    params=dict(p.__dict__),
-                )
-            )
+            out.append(batch.result(q, chunks=vector_hits))
         return out
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, n_ent)
@@ -222,7 +202,7 @@ def chunk_boost(
         boosts = _mention_boost(index, cands, anchor_rows, anchor_offsets, related_arrays, p, cent)
     results = []
     with timer.stage("results"):
-        for q, query in enumerate(qs):
+        for q in range(len(qs)):
             rows, sims = cands[q]
             bo_d, bo_i, bo_a, bo_order = boosts[q]
             order = bo_order[:k]
@@ -292,10 +272,8 @@ def chunk_boost(
                 paths=LazyColumn(partial(paths_of.many, related)),
             )
             results.append(
-                RetrievalResult(
-                    recipe=NAME,
-                    query=query,
-                    tenant=tenant_name,
+                batch.result(
+                    q,
                     anchors=anchors,
                     entities=entities,
                     chunks=chunks,
@@ -310,12 +288,9 @@ def chunk_boost(
                         "max_boost": float(max(boosts_seen)) if boosts_seen else 0.0,
                         "expanded": expanded,
                     },
-                    params=dict(p.__dict__),
                     fallback=fallback,
                 )
             )
-    for res in results:
-        res.timings = dict(timer.seconds)
     return results
 
 
@@ -344,7 +319,7 @@ def _mention_boost(
 
     co = offsets([len(c[0]) for c in cands])
     ro = offsets([len(r[0]) for r in related])
-    d, i, a, order = index.graph._core.mention_boost(
+    d, i, a, order = index.graph.core.mention_boost(
         flat([c[0] for c in cands], np.uint32),
         flat([c[1] for c in cands], np.float64),
         co,
@@ -421,3 +396,42 @@ def _best_path(
         if val > best_val:
             best, best_val = e, val
     return paths_of(best) if best >= 0 else ()
+
+
+ChunkBoostParams = ChunkBoost
+"""The former name of :class:`ChunkBoost`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(NAME, ChunkBoost, _pipeline, default_format="chunks", takes_context=False)
+
+
+def chunk_boost(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: ChunkBoost | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[ChunkBoostOverrides],
+) -> list[RetrievalResult]:
+    """Run seed 001's graph-enhanced chunk retrieval for a batch of queries.
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The vault / tenant (may be omitted when the graph holds one).
+        now: Unused (the source does not score by time); accepted for a uniform API.
+        query_vectors: Pre-computed query embeddings (n, d).
+        params: The parameter set (default: :class:`ChunkBoost`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One result per query with ranked ``chunks`` (components ``similarity``,
+        ``direct``, ``indirect``, ``adjusted``; ``path``), ``anchors`` (the query entities)
+        and the related ``entities`` with distance and strength; ``stats`` has the
+        source's logged numbers (related entities, fan-out per hop, avg / max boost,
+        whether expansion triggered).
+    """
+    p = resolve_params(ChunkBoost, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, None, None)

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from .. import _core, fusion
+from .. import _core
 from ..index import GraphIndex
 from .anchoring import (
     Anchor,
@@ -36,28 +36,33 @@ from .anchoring import (
     embed_batch,
     entity_search,
     name_anchors,
-    params_of,
 )
 from .base import (
     ChunkHit,
     LazyColumn,
     RetrievalResult,
-    Timer,
     anchor_hits,
     check_count,
-    check_queries,
     check_real,
     chunk_hits,
     fact_hits,
 )
+from .overrides import GraphRecallOverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["GraphRecallParams", "graph_recall"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["RECIPE", "GraphRecall", "GraphRecallParams", "graph_recall"]
 
 NAME = "graph_recall"
 
 
 @dataclass(frozen=True)
-class GraphRecallParams:
+class GraphRecall:
     """Seed 004's parameters, with its defaults.
 
     Attributes:
@@ -72,6 +77,8 @@ class GraphRecallParams:
         rrf_k: RRF constant (60).
     """
 
+    recipe: ClassVar[str] = "graph_recall"
+
     entities: int = 5
     min_match: float | None = None
     fuzzy: bool = True
@@ -83,39 +90,23 @@ class GraphRecallParams:
     rrf_k: float = 60.0
 
 
-def graph_recall(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: GraphRecall,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Run seed 004's graph recall (and its RRF fusion with vector recall) for a batch.
-
-    Args:
-        index: The retrieval index.
-        queries: One query or a batch.
-        tenant: The tenant (may be omitted when the graph holds one).
-        now: Unused by the formula; accepted for a uniform API.
-        query_vectors: Pre-computed query embeddings (n, d).
-        **params: Overrides of :class:`GraphRecallParams`.
-
-    Returns:
-        One result per query: ``facts`` (composite score, hop, anchor), ``anchors`` with
-        their match scores, and ``chunks`` fused by RRF (components: the vector and graph
-        ranks).
-    """
-    p = params_of(GraphRecallParams, params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t]
+    """GraphRecall's pipeline (see :func:`graph_recall`)."""
+    batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
+    qs, t, tenant_name, timer = batch.queries, batch.tenant, batch.tenant_name, batch.timer
     n_match = check_count("entities", p.entities, 1, 1000)
     limit = check_count("recall_limit", p.recall_limit)
     n_chunks = check_count("chunks", p.chunks, 0)
     rrf_k = check_real("rrf_k", p.rrf_k)
-    timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     fallback = None
     with timer.stage("anchors"):
@@ -154,7 +145,7 @@ def graph_recall(
     off, facts, scores, hops, anch = core.offsets, core.facts, core.scores, core.hops, core.anchors
     with timer.stage("results"):
         off_l = off.tolist()
-        for q, query in enumerate(qs):
+        for q in range(len(qs)):
             a, b = off_l[q], off_l[q + 1]
             q_facts = facts[a:b]
             hop_l = hops[a:b].tolist()
@@ -175,21 +166,16 @@ def graph_recall(
                 )
             anchor_list = anchor_hits(index, anchors[q])
             results.append(
-                RetrievalResult(
-                    recipe=NAME,
-                    query=query,
-                    tenant=tenant_name,
+                batch.result(
+                    q,
                     anchors=anchor_list,
                     entities=list(anchor_list),
                     facts=hits,
                     chunks=chunks,
                     stats={"edges": b - a},
-                    params=dict(p.__dict__),
                     fallback=fallback,
                 )
             )
-    for r in results:
-        r.timings = dict(timer.seconds)
     return results
 
 
@@ -239,9 +225,9 @@ def _fused_chunks(
     lists = [np.array(graph_rank, dtype=np.int64)]
     if vec is not None:
         lists.append(np.ascontiguousarray(vec[0], dtype=np.int64))
-    fused = fusion.rrf_arrays(lists, k=rrf_k, top_k=n)
-    ids = fused.ids.tolist()
-    fscores = fused.scores.tolist()
+    fused_ids, fused_scores = rrf_arrays(lists, k=rrf_k, top_k=n)
+    ids = fused_ids.tolist()
+    fscores = fused_scores.tolist()
     in_graph = set(graph_rank)
     in_vec = set(vec_rank)
     sources = [("fused" if c in in_vec else "graph") if c in in_graph else "vector" for c in ids]
@@ -252,6 +238,46 @@ def _fused_chunks(
         sources=sources,
         components=LazyColumn(partial(_rrf_components, ids, fscores, graph_rank, vec_rank)),
     )
+
+
+def rrf_arrays(
+    lists: Sequence[npt.NDArray[np.int64]], *, k: float, top_k: int | None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """:func:`graphrecall.fusion.rrf` of one query's ranked lists given as contiguous int64
+    arrays, weights 1, unchecked (``k`` finite and ``>= 0``, ``top_k`` checked by the
+    recipe): the public function's checks and conversions cost more than the fusion.
+
+    Returns:
+        The fused ids and scores.
+    """
+    n = len(lists)
+    lens = [0]
+    for x in lists:
+        lens.append(lens[-1] + len(x))
+    query_offsets, weights = _RRF_ONE.get(n) or _rrf_one(n)
+    ids, scores, _ = _core.rrf_fuse(
+        lists[0] if n == 1 else np.concatenate(lists) if n else np.empty(0, np.int64),
+        np.array(lens, dtype=np.uintp),
+        query_offsets,
+        weights,
+        k=k,
+        top_k=top_k,
+    )
+    return ids, scores
+
+
+#: Per number of lists: the query offsets and unit weights of one query (read-only).
+_RRF_ONE: dict[int, tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]] = {}
+
+
+def _rrf_one(n: int) -> tuple[npt.NDArray[np.uintp], npt.NDArray[np.float64]]:
+    offsets = np.array([0, n], dtype=np.uintp)
+    weights = np.ones(n, dtype=np.float64)
+    offsets.flags.writeable = False
+    weights.flags.writeable = False
+    if n <= 16:
+        _RRF_ONE[n] = (offsets, weights)
+    return offsets, weights
 
 
 def _rrf_components(
@@ -271,3 +297,42 @@ def _rrf_components(
             comp["vector_rank"] = float(v)
         comps.append(comp)
     return comps
+
+
+GraphRecallParams = GraphRecall
+"""The former name of :class:`GraphRecall`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(
+    NAME, GraphRecall, _pipeline, default_format="known_facts", takes_context=False
+)
+
+
+def graph_recall(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: GraphRecall | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[GraphRecallOverrides],
+) -> list[RetrievalResult]:
+    """Run seed 004's graph recall (and its RRF fusion with vector recall) for a batch.
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The tenant (may be omitted when the graph holds one).
+        now: Unused by the formula; accepted for a uniform API.
+        query_vectors: Pre-computed query embeddings (n, d).
+        params: The parameter set (default: :class:`GraphRecall`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One result per query: ``facts`` (composite score, hop, anchor), ``anchors`` with
+        their match scores, and ``chunks`` fused by RRF (components: the vector and graph
+        ranks).
+    """
+    p = resolve_params(GraphRecall, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, None, None)

@@ -29,12 +29,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from .. import _core, fusion
+from .. import _core
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import GraphProximityProfile
@@ -47,30 +47,35 @@ from .anchoring import (
     embed_batch,
     entity_search,
     name_anchors,
-    params_of,
 )
 from .base import (
     EntityPaths,
     LazyColumn,
     RetrievalResult,
     Step,
-    Timer,
     anchor_hits,
     check_count,
-    check_queries,
     check_real,
     chunk_hits,
     entity_hits,
     fact_hits,
 )
+from .overrides import HybridExpandOverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["HybridExpandParams", "hybrid_expand"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["RECIPE", "HybridExpand", "HybridExpandParams", "hybrid_expand"]
 
 NAME = "hybrid_expand"
 
 
 @dataclass(frozen=True)
-class HybridExpandParams:
+class HybridExpand:
     """Seed 003's parameters (and its host's hybrid search), with their defaults.
 
     Attributes:
@@ -91,6 +96,8 @@ class HybridExpandParams:
         profile: computeGraphScore's constants.
     """
 
+    recipe: ClassVar[str] = "hybrid_expand"
+
     k: int = 6
     candidate_multiplier: int = 4
     vector_weight: float = 0.7
@@ -109,38 +116,21 @@ class HybridExpandParams:
     profile: GraphProximityProfile = field(default_factory=GraphProximityProfile)
 
 
-def hybrid_expand(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: HybridExpand,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Run seed 003's hybrid search + graph expansion for a batch of queries.
-
-    Args:
-        index: The retrieval index.
-        queries: One query or a batch.
-        tenant: The tenant (may be omitted when the graph holds one).
-        now: Unused; accepted for a uniform API.
-        query_vectors: Pre-computed query embeddings (n, d).
-        **params: Overrides of :class:`HybridExpandParams`.
-
-    Returns:
-        One result per query: ``chunks`` (components ``vector``, ``text``, ``hybrid``,
-        ``graph``, ``combined``; graph-sourced chunks carry the path from the query entity),
-        ``anchors`` (recognised query entities), related ``entities`` and the ``facts``
-        linking them (for the Knowledge Graph Context block).
-    """
-    p = params_of(HybridExpandParams, params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t]
+    """HybridExpand's pipeline (see :func:`hybrid_expand`)."""
+    batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
+    qs, t, tenant_name, timer = batch.queries, batch.tenant, batch.tenant_name, batch.timer
     c = checked_once(p, _check)
     k, alpha, beta, max_new = c.k, c.alpha, c.beta, c.max_new
-    timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     n_cand = k * c.candidate_multiplier
     with timer.stage("vector"):
@@ -208,7 +198,7 @@ def hybrid_expand(
         }
     mentions = index.mentions
     no_graph = (_EMPTY_I64, _EMPTY_F64, _EMPTY_I64)
-    for q, query in enumerate(qs):
+    for q in range(len(qs)):
         b_ids, b_scores = base[q]
         related: npt.NDArray[np.int64]
         rel_hops: npt.NDArray[Any]
@@ -235,18 +225,22 @@ def hybrid_expand(
                     **profile,
                 )
             with timer.stage("merge"):
-                added = fusion.additive_merge_arrays(
+                # One query's arrays straight to the kernel (fusion.additive_merge's checks
+                # and conversions cost more than the merge; these are checked here).
+                a_ids, a_scores, a_sources, _ = _core.additive_merge(
                     b_ids,
                     b_scores,
+                    np.array([0, len(b_ids)], dtype=np.uintp),
                     graph[0],
                     graph[1],
+                    np.array([0, len(graph[0])], dtype=np.uintp),
                     alpha=alpha,
                     beta=beta,
                     max_new=max_new,
                 )
-                ids_l = added.ids.tolist()
-                scores_l = added.scores.tolist()
-                sources = [_SOURCES[x] for x in added.sources.tolist()]
+                ids_l = a_ids.tolist()
+                scores_l = a_scores.tolist()
+                sources = [_SOURCES[x] for x in a_sources.tolist()]
         else:
             related = rel_hops = rel_str = _EMPTY_I64
             paths_of = EntityPaths(index, {})
@@ -293,10 +287,8 @@ def hybrid_expand(
                     components=LazyColumn(partial(_strength_components, strength)),
                 )
             results.append(
-                RetrievalResult(
-                    recipe=NAME,
-                    query=query,
-                    tenant=tenant_name,
+                batch.result(
+                    q,
                     anchors=anchor_list,
                     entities=anchor_list + rel_hits,
                     facts=facts,
@@ -307,12 +299,9 @@ def hybrid_expand(
                         "graph_chunks_scored": len(graph[0]),
                         "graph_chunks_added": sources.count("graph"),
                     },
-                    params=dict(p.__dict__),
                     fallback=None if vec is not None else (why or "no chunk vectors"),
                 )
             )
-    for r in results:
-        r.timings = dict(timer.seconds)
     return results
 
 
@@ -475,3 +464,43 @@ def _chunk_paths(
 
 def _strength_components(strength: npt.NDArray[Any]) -> list[dict[str, float]]:
     return [{"strength": s} for s in strength.tolist()]
+
+
+HybridExpandParams = HybridExpand
+"""The former name of :class:`HybridExpand`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(
+    NAME, HybridExpand, _pipeline, default_format="knowledge_graph", takes_context=False
+)
+
+
+def hybrid_expand(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: HybridExpand | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[HybridExpandOverrides],
+) -> list[RetrievalResult]:
+    """Run seed 003's hybrid search + graph expansion for a batch of queries.
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The tenant (may be omitted when the graph holds one).
+        now: Unused; accepted for a uniform API.
+        query_vectors: Pre-computed query embeddings (n, d).
+        params: The parameter set (default: :class:`HybridExpand`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One result per query: ``chunks`` (components ``vector``, ``text``, ``hybrid``,
+        ``graph``, ``combined``; graph-sourced chunks carry the path from the query entity),
+        ``anchors`` (recognised query entities), related ``entities`` and the ``facts``
+        linking them (for the Knowledge Graph Context block).
+    """
+    p = resolve_params(HybridExpand, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, None, None)

@@ -25,39 +25,16 @@ path, this recipe:
    over the top ``dense_k`` (``k``) chunks by cosine and the top ``graph_k`` (20) chunks the
    graph reached.
 
-The defaults were chosen on the two evaluation sets together (MuSiQue with its OpenIE
-triples plus title links, HotpotQA with title links; ``benches/eval_recall.py``), the same
-for both, from a random search of 250 settings and one-at-a-time sweeps around the best
-(R@5 MuSiQue / HotpotQA, exact PPR unless noted):
-
-* ``seed_chunks`` 2 (1: 76.0 / 95.0, 3: 76.6 / 97.0, 4: 72.5 / 96.5): the top two
-  passages carry most multi-hop bridges; more seed passages dilute the walk.
-* ``entity_seed_share`` 0.1 (0: 73.7 / 96.0, 0.3: 75.3 / 97.0): recognised names help as a
-  small share (``recognize=False``: 73.7 / 96.0) but must not outweigh the passages.
-* ``entities`` 0 (3: 78.4 / 97.5, 5: 78.2 / 95.5): entity seeds by cosine add nothing
-  over the passage seeds and cost an exact search over every entity name.
-* ``graph_weight`` 1.0 (0.5: 73.1 / 97.0, 2.0: 77.5 / 97.0): the graph score, normalised
-  to [0, 1], on a par with the cosine.
-* ``damping`` 0.5 (0.3: 75.5, 0.7: 76.8 on MuSiQue), HippoRAG's.
-* ``weight`` "uniform" (strength: 78.0 / 97.0): the triples stated by many passages are
-  mostly generic ones, which pull mass to hubs.
-* ``epsilon`` 5e-5 (exact and 1e-5: 78.5 / 97.0; 5e-5: 78.2 / 97.0; 1e-4: 76.8 / 97.0):
-  a few hundred pushes, against a power iteration over the 19.6k-entity MuSiQue graph of
-  ~8 ms per query. On the 100k-entity benchmark graph (1M facts) the push takes ~310 µs
-  at 1e-5, ~150 µs at 3e-5 and ~80 µs at 1e-4: 5e-5 keeps the recall within 0.3 points.
-* ``dense_k`` = ``k`` and ``graph_k`` 20 (was 100 / 100): R@2 and R@5 identical on both
-  sets for dense_k 10 / 20 / 100 and graph_k 10 to 100; fewer candidates cost less (each
-  dense candidate is a rerank row, each graph candidate a cosine).
-
-The previous defaults (3 seed chunks, 5 entity seeds, share 0.3, strength weights,
-``graph_weight`` 0.3) scored 70.2 / 97.5.
+The defaults were chosen on the two evaluation sets together (MuSiQue and HotpotQA,
+``benches/eval_recall.py``), the same for both; the search and each parameter's effect on
+recall are in ``benches/results/ppr-defaults.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -71,19 +48,24 @@ from .anchoring import (
     entity_search,
     index_cache,
     name_anchors,
-    params_of,
 )
 from .base import (
     RetrievalResult,
-    Timer,
     check_count,
-    check_queries,
     check_real,
     chunk_hits,
     entity_hits,
 )
+from .overrides import PPROverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["PPRParams", "ppr"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["PPR", "RECIPE", "PPRParams", "ppr"]
 
 NAME = "ppr"
 
@@ -95,7 +77,7 @@ _NO_MASS.flags.writeable = False
 
 
 @dataclass(frozen=True)
-class PPRParams:
+class PPR:
     """Parameters of the PPR recipe (see the module doc).
 
     Attributes:
@@ -121,6 +103,8 @@ class PPRParams:
         max_iter, tol: Power iteration limits (exact mode only).
     """
 
+    recipe: ClassVar[str] = "ppr"
+
     k: int = 10
     seed_chunks: int = 2
     seed_temperature: float = 0.02
@@ -139,37 +123,22 @@ class PPRParams:
     tol: float = 1e-8
 
 
-def ppr(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: PPR,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Personalized PageRank retrieval of chunks for a batch (one PPR call for the batch).
-
-    Args:
-        index: The retrieval index.
-        queries: One query or a batch.
-        tenant: The tenant (may be omitted when the graph holds one).
-        now: Unused; accepted for a uniform API.
-        query_vectors: Pre-computed query embeddings (n, d).
-        **params: Overrides of :class:`PPRParams`.
-
-    Returns:
-        One result per query: ``chunks`` (components ``cosine``, ``graph``), ``anchors``
-        (the seeds with their weights and kinds) and the top ``entities`` by PPR.
-    """
-    p = params_of(PPRParams, params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t]
+    """PPR's pipeline (see :func:`ppr`)."""
+    batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
+    qs, t, timer = batch.queries, batch.tenant, batch.timer
     c = checked_once(p, _check)
     k, n_seed_chunks, temp, share, lam = c.k, c.seed_chunks, c.temp, c.share, c.lam
     dense_k, graph_k, eps = c.dense_k, c.graph_k, c.eps
-    timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     m = index.mentions
     spec_of, spec_l, primary = index_cache(
@@ -232,7 +201,7 @@ def ppr(
                 s_rows = [e for q in seeded for e in seeds[q][0]]
                 s_vals = [v for q in seeded for v in seeds[q][1]]
             pr_offsets, pr_ents, pr_scores, _, _, _, pr_iters = (
-                index.graph._core.personalized_pagerank(
+                index.graph.core.personalized_pagerank(
                     np.array(s_rows, dtype=np.int64),
                     np.array(s_vals, dtype=np.float64),
                     offsets,
@@ -257,7 +226,7 @@ def ppr(
     matrix = index.chunk_matrix if qv is not None else None
     results = []
     with timer.stage("fuse"):
-        for q, query in enumerate(qs):
+        for q in range(len(qs)):
             j = slot.get(q)
             if j is None or pr_offsets is None or pr_ents is None or pr_scores is None:
                 ents, es, iterations = _NO_ENTS, _NO_MASS, 0
@@ -302,10 +271,8 @@ def ppr(
             # (a stable argsort of -es is the identity): the top ten are its first ten.
             ent_hits = entity_hits(index, ents[:10], scores=es[:10].tolist(), how="ppr")
             results.append(
-                RetrievalResult(
-                    recipe=NAME,
-                    query=query,
-                    tenant=tenant_name,
+                batch.result(
+                    q,
                     anchors=anchor_list,
                     entities=ent_hits,
                     chunks=chunks,
@@ -314,12 +281,9 @@ def ppr(
                         "iterations": iterations,
                         "graph_chunks": n_graph,
                     },
-                    params=dict(p.__dict__),
                     fallback=None if qv is not None else (why or "no vectors"),
                 )
             )
-    for res in results:
-        res.timings = dict(timer.seconds)
     return results
 
 
@@ -384,8 +348,7 @@ class _Checked:
 
 
 def _check(p: PPRParams) -> _Checked:
-    """``p``'s checked values (computed once per set: :func:`checked_once`; a dozen checks
-    cost ~8 µs per call otherwise)."""
+    """``p``'s checked values (computed once per set: :func:`checked_once`, not per call)."""
     k = check_count("k", p.k)
     return _Checked(
         k=k,
@@ -473,3 +436,39 @@ def _chunk_scores(
     return _core.entity_chunk_scores(
         m.entity_offsets, m.entity_chunks, m.entity_counts, primary, ents, es
     )
+
+
+PPRParams = PPR
+"""The former name of :class:`PPR`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(NAME, PPR, _pipeline, default_format="chunks", takes_context=False)
+
+
+def ppr(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: PPR | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[PPROverrides],
+) -> list[RetrievalResult]:
+    """Personalized PageRank retrieval of chunks for a batch (one PPR call for the batch).
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The tenant (may be omitted when the graph holds one).
+        now: Unused; accepted for a uniform API.
+        query_vectors: Pre-computed query embeddings (n, d).
+        params: The parameter set (default: :class:`PPR`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One result per query: ``chunks`` (components ``cosine``, ``graph``), ``anchors``
+        (the seeds with their weights and kinds) and the top ``entities`` by PPR.
+    """
+    p = resolve_params(PPR, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, None, None)

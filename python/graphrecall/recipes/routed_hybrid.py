@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,11 +34,20 @@ import numpy.typing as npt
 from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import RerankProfile, rerank_memories_batch
-from ..storage.tables import NULL_TIME
-from .anchoring import embed_batch, with_params
-from .base import ChunkHit, RetrievalResult, Timer, check_count, check_queries, chunk_hit
+from ..tables import NULL_TIME
+from .anchoring import embed_batch
+from .base import ChunkHit, check_count, chunk_hit
+from .hits import RetrievalResult
+from .overrides import RoutedHybridOverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["TIER_FILTERS", "RoutedHybridParams", "routed_hybrid"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["RECIPE", "TIER_FILTERS", "RoutedHybrid", "RoutedHybridParams", "routed_hybrid"]
 
 NAME = "routed_hybrid"
 
@@ -54,7 +63,7 @@ _ALL_FILTERS = ("category", "tags", "goal_id", "mission_id", "character_id", "da
 
 
 @dataclass(frozen=True)
-class RoutedHybridParams:
+class RoutedHybrid:
     """Seed 002's parameters, with its defaults.
 
     Attributes:
@@ -62,6 +71,8 @@ class RoutedHybridParams:
         profile: rerank_memories' constants.
         context_filters: Apply the context's tags / category / days (see the module doc).
     """
+
+    recipe: ClassVar[str] = "routed_hybrid"
 
     limit: int = 10
     profile: RerankProfile = field(default_factory=RerankProfile)
@@ -130,43 +141,29 @@ def _tiers(index: GraphIndex, tenant: int) -> dict[str, _Tier]:
     return got
 
 
-def routed_hybrid(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    context: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
-    router: Any = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: RoutedHybrid,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Run seed 002's routed, filtered, per-tier search and rerank for a batch of queries.
-
-    Args:
-        index: The retrieval index (chunks with a ``scope`` column are the tiers).
-        queries: One query or a batch.
-        tenant: The user / tenant (may be omitted when the graph holds one).
-        now: Unix seconds (recency, expiry, time windows); required.
-        context: The caller's context (goal_id, mission_id, character_id, tags, days, ...),
-            one for the batch or one per query.
-        router: Anything with ``route(query, context) -> Route`` (default
-            :class:`~graphrecall.router.HeuristicRouter`).
-        query_vectors: Pre-computed query embeddings (n, d).
-        **params: Overrides of :class:`RoutedHybridParams`.
-
-    Returns:
-        One result per query: ``tiers`` (tier -> reranked chunks), ``chunks`` (all tiers
-        by final score), ``route``.
-    """
-    p = with_params(RoutedHybridParams(), params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t]
+    """RoutedHybrid's pipeline (see :func:`routed_hybrid`)."""
+    batch = begin(
+        NAME,
+        index,
+        queries,
+        tenant=tenant,
+        now=now,
+        params=p,
+        now_needed="recency and expiry need the current time",
+    )
+    qs, t, timer = batch.queries, batch.tenant, batch.timer
     limit = check_count("limit", p.limit)
-    if now is None:
-        raise ParameterError("invalid parameter now: recency and expiry need the current time")
-    now = int(now)
+    now = int(now or 0)
     if context is None or isinstance(context, Mapping):
         contexts: list[Mapping[str, Any]] = [context or {}] * len(qs)
     else:
@@ -179,7 +176,6 @@ def routed_hybrid(
         from ..router import HeuristicRouter
 
         router = HeuristicRouter()
-    timer = Timer()
     with timer.stage("route"):
         routes = [router.route(q, c) for q, c in zip(qs, contexts, strict=True)]
     qv, why = embed_batch(index, qs, query_vectors, timer)
@@ -225,18 +221,7 @@ def routed_hybrid(
             ],
             profile=p.profile,
         )
-    results = [
-        RetrievalResult(
-            NAME,
-            query,
-            tenant_name,
-            tiers={},
-            route=routes[q],
-            params=dict(p.__dict__),
-            fallback=None,
-        )
-        for q, query in enumerate(qs)
-    ]
+    tiers: list[dict[str, list[ChunkHit]]] = [{} for _ in qs]
     prof = p.profile
     for j, (q, tier, cands, sims) in enumerate(per):
         r = rr[j]
@@ -261,12 +246,54 @@ def routed_hybrid(
                     },
                 )
             )
-        tiers = results[q].tiers
-        if tiers is not None:
-            tiers[tier] = hits
-    for res in results:
-        merged = [(h, i) for i, hs in enumerate((res.tiers or {}).values()) for h in hs]
+        tiers[q][tier] = hits
+    results = []
+    for q, by_tier in enumerate(tiers):
+        merged = [(h, i) for i, hs in enumerate(by_tier.values()) for h in hs]
         merged.sort(key=lambda x: (-x[0].score, x[1]))
-        res.chunks = [h for h, _ in merged]
-        res.timings = dict(timer.seconds)
+        results.append(
+            batch.result(q, chunks=[h for h, _ in merged], tiers=by_tier, route=routes[q])
+        )
     return results
+
+
+RoutedHybridParams = RoutedHybrid
+"""The former name of :class:`RoutedHybrid`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(NAME, RoutedHybrid, _pipeline, default_format="tiers", takes_context=True)
+
+
+def routed_hybrid(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: RoutedHybrid | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    context: Mapping[str, Any] | Sequence[Mapping[str, Any] | None] | None = None,
+    router: Router | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[RoutedHybridOverrides],
+) -> list[RetrievalResult]:
+    """Run seed 002's routed, filtered, per-tier search and rerank for a batch of queries.
+
+    Args:
+        index: The retrieval index (chunks with a ``scope`` column are the tiers).
+        queries: One query or a batch.
+        tenant: The user / tenant (may be omitted when the graph holds one).
+        now: Unix seconds (recency, expiry, time windows); required.
+        context: The caller's context (goal_id, mission_id, character_id, tags, days, ...),
+            one for the batch or one per query.
+        router: Anything with ``route(query, context) -> Route`` (default
+            :class:`~graphrecall.router.HeuristicRouter`).
+        query_vectors: Pre-computed query embeddings (n, d).
+        params: The parameter set (default: :class:`RoutedHybrid`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One result per query: ``tiers`` (tier -> reranked chunks), ``chunks`` (all tiers
+        by final score), ``route``.
+    """
+    p = resolve_params(RoutedHybrid, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, context, router)

@@ -22,33 +22,33 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..index import GraphIndex
 from ..scoring import NULL_TIME, FactScoreProfile
-from .anchoring import cached_plan, dense_batch, embed_batch, entity_search, name_anchors, params_of
-from .base import (
-    LazyColumn,
-    RetrievalResult,
-    Timer,
-    anchor_hits,
-    check_count,
-    check_queries,
-    entity_hits,
-    fact_hits,
-)
+from .anchoring import cached_plan, dense_batch, embed_batch, entity_search, name_anchors
+from .base import LazyColumn, anchor_hits, check_count, entity_hits, fact_hits
+from .hits import RetrievalResult
+from .overrides import SpreadingActivationOverrides
+from .registry import FunctionRecipe
+from .stages import begin, resolve_params
 
-__all__ = ["SpreadingActivationParams", "spreading_activation"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..router import Router
+
+__all__ = ["RECIPE", "SpreadingActivation", "SpreadingActivationParams", "spreading_activation"]
 
 NAME = "spreading_activation"
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
-class SpreadingActivationParams:
+class SpreadingActivation:
     """Seed 000's parameters, with its defaults.
 
     Attributes:
@@ -64,6 +64,8 @@ class SpreadingActivationParams:
         top_k: Keep only the best k facts after ranking (None: all, as the source).
         profile: scoreFact's constants.
     """
+
+    recipe: ClassVar[str] = "spreading_activation"
 
     anchors: int = 3
     max_hops: int = 2
@@ -83,7 +85,7 @@ def _components(
     """scoreFact's factors per fact (for explain), computed as the source writes them."""
     if not len(facts):
         return []
-    cols = index.graph._core.fact_rows(facts)
+    cols = index.graph.core.fact_rows(facts)
     conf, status, source, access, last = cols[3], cols[5], cols[6], cols[7], cols[8]
     # Vectorised; each factor as the source computes it (the score itself comes from the
     # core, bit-exact; these are its explanation).
@@ -115,44 +117,28 @@ def _components(
     ]
 
 
-def spreading_activation(
+def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
-    *,
-    tenant: Hashable | None = None,
-    now: int | None = None,
-    query_vectors: npt.ArrayLike | None = None,
-    **params: Any,
+    p: SpreadingActivation,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
 ) -> list[RetrievalResult]:
-    """Run seed 000's pipeline for a batch of queries (one embedding call, one graph call).
-
-    Args:
-        index: The retrieval index.
-        queries: One query or a batch.
-        tenant: The user / tenant (may be omitted when the graph holds one).
-        now: Unix seconds to score at (scoreFact's ``Date.now()``); required.
-        query_vectors: Pre-computed query embeddings (n, d), skipping the embedder.
-        **params: Overrides of :class:`SpreadingActivationParams`.
-
-    Returns:
-        One :class:`RetrievalResult` per query: ranked ``facts`` (scoreFact, components,
-        path from the anchor), ``anchors``, reached ``entities`` in narrative order.
-
-    Raises:
-        ParameterError, UnknownTenantError: Bad parameters or tenant.
-    """
-    p = params_of(SpreadingActivationParams, params)
-    qs, _ = check_queries(queries)
-    t = index.tenant_code(tenant)
-    tenant_name = index.graph.tenants.names[t] if index.graph.n_tenants else tenant
+    """SpreadingActivation's pipeline (see :func:`spreading_activation`)."""
+    batch = begin(
+        NAME,
+        index,
+        queries,
+        tenant=tenant,
+        now=now,
+        params=p,
+        now_needed="scoreFact needs the current time (unix seconds)",
+    )
+    qs, t, tenant_name, timer = batch.queries, batch.tenant, batch.tenant_name, batch.timer
     k = check_count("anchors", p.anchors, 1, 1000)
-    if now is None:
-        from ..errors import ParameterError
-
-        raise ParameterError(
-            "invalid parameter now: scoreFact needs the current time (unix seconds)"
-        )
-    timer = Timer()
     qv, why = embed_batch(index, qs, query_vectors, timer)
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, k, p.min_anchor_score)
@@ -198,8 +184,8 @@ def spreading_activation(
             core.entity_strengths,
         )
         # scoreFact's factors, for the whole batch on the first read of any of them.
-        comps = LazyColumn(partial(_components, index, all_facts, int(now), p.profile))
-        for q, query in enumerate(qs):
+        comps = LazyColumn(partial(_components, index, all_facts, int(now or 0), p.profile))
+        for q in range(len(qs)):
             a, b = fo[q], fo[q + 1]
             hops = all_hops[a:b].tolist()
             hits = fact_hits(
@@ -232,21 +218,15 @@ def spreading_activation(
             )
             hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
             results.append(
-                RetrievalResult(
-                    recipe=NAME,
-                    query=query,
-                    tenant=tenant_name,
+                batch.result(
+                    q,
                     anchors=anchor_list,
                     entities=anchor_list + reached,
                     facts=hits,
-                    timings=timer.seconds,
                     stats={"facts_per_hop": hops_fanout, "entities_reached": eb - ea},
-                    params=_plain(p),
                     fallback=fallback,
                 )
             )
-    for res in results:
-        res.timings = dict(timer.seconds)
     return results
 
 
@@ -254,8 +234,42 @@ def _slice(column: LazyColumn[_T], a: int, b: int) -> Sequence[_T]:
     return column.values()[a:b]
 
 
-def _plain(p: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in p.__dict__.items():
-        out[k] = v if not hasattr(v, "__dataclass_fields__") else dict(v.__dict__)
-    return out
+SpreadingActivationParams = SpreadingActivation
+"""The former name of :class:`SpreadingActivation`."""
+
+#: The registry entry.
+RECIPE = FunctionRecipe(
+    NAME, SpreadingActivation, _pipeline, default_format="narrative", takes_context=False
+)
+
+
+def spreading_activation(
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: SpreadingActivation | None = None,
+    *,
+    tenant: Hashable | None = None,
+    now: int | None = None,
+    query_vectors: npt.ArrayLike | None = None,
+    **overrides: Unpack[SpreadingActivationOverrides],
+) -> list[RetrievalResult]:
+    """Run seed 000's pipeline for a batch of queries (one embedding call, one graph call).
+
+    Args:
+        index: The retrieval index.
+        queries: One query or a batch.
+        tenant: The user / tenant (may be omitted when the graph holds one).
+        now: Unix seconds to score at (scoreFact's ``Date.now()``); required.
+        query_vectors: Pre-computed query embeddings (n, d), skipping the embedder.
+        params: The parameter set (default: :class:`SpreadingActivation`'s defaults).
+        **overrides: Parameters to change in it, by name.
+
+    Returns:
+        One :class:`RetrievalResult` per query: ranked ``facts`` (scoreFact, components,
+        path from the anchor), ``anchors``, reached ``entities`` in narrative order.
+
+    Raises:
+        ParameterError, UnknownTenantError: Bad parameters or tenant.
+    """
+    p = resolve_params(SpreadingActivation, params, overrides)
+    return _pipeline(index, queries, p, tenant, now, query_vectors, None, None)

@@ -1,7 +1,6 @@
-"""Storage: the shared table model, the embedded SQLite default, loaders and snapshots.
+"""Storage: adapters that read and write :class:`~graphrecall.tables.GraphTables` (the
+table model of :mod:`graphrecall.tables`, re-exported here), and snapshots.
 
-* :mod:`~graphrecall.storage.tables`: :class:`GraphTables` (a graph as columns, the shape of
-  the schema), :class:`EmbeddingSet`, row-level validation with a :class:`LoadReport`;
 * :mod:`~graphrecall.storage.sqlite`: :class:`SQLiteStore` (the versioned schema, stdlib
   ``sqlite3`` in WAL mode);
 * :mod:`~graphrecall.storage.arrow`, :mod:`~graphrecall.storage.duckdb`,
@@ -18,9 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
+from ..tables.mapping import ColumnMapping
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from .sqlite import SCHEMA_VERSION, SQLiteStore
-from .tables import BadDataError, BadRow, EmbeddingSet, GraphTables, LoadReport, TableReport
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -55,7 +55,6 @@ _LAZY = {
     "load_dataframes": "arrow",
     "load_parquet": "arrow",
     "load_duckdb": "duckdb",
-    "ColumnMapping": "mapping",
     "load_postgres": "postgres",
     "load_snapshot": "snapshot",
     "save_snapshot": "snapshot",
@@ -66,21 +65,20 @@ if TYPE_CHECKING:
     from ..live import GraphVersion, LiveGraph, UpdateReport
     from .arrow import load_arrow, load_dataframes, load_parquet
     from .duckdb import load_duckdb
-    from .mapping import ColumnMapping
     from .postgres import load_postgres
     from .snapshot import load_snapshot, save_snapshot
 
 
 def __getattr__(name: str) -> Any:
     """A loader, or one of the live graph's names, imported when first asked for."""
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     elif name in _ABOVE:
-        from .. import live
-
-        value = getattr(live, name)
+        # Names kept for compatibility, looked up by module name: storage holds no import
+        # of the room above it.
+        value = getattr(importlib.import_module("graphrecall.live"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

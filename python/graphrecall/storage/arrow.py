@@ -1,4 +1,4 @@
-"""Load :class:`~graphrecall.storage.tables.GraphTables` from Arrow tables, Parquet files and
+"""Load :class:`~graphrecall.tables.GraphTables` from Arrow tables, Parquet files and
 pandas DataFrames, reading the user's own table and column names through a
 :class:`~graphrecall.storage.mapping.ColumnMapping`.
 
@@ -9,7 +9,7 @@ numbers that have one); times of any Arrow or pandas type (timestamps of any uni
 zone, dates, ISO-8601 text, int or float seconds) become int64 seconds with graphrecall's
 null time (``-2**63``) for null; vector columns (list / fixed-size-list of numbers, or
 float32 blobs) become ``float32 (n, d)`` matrices in
-:class:`~graphrecall.storage.tables.EmbeddingSet`\\ s (ragged when dimensions differ).
+:class:`~graphrecall.tables.EmbeddingSet`\\ s (ragged when dimensions differ).
 
 Validation (dangling ids, NaN weights, unknown statuses, wrong dimensions...) is
 :meth:`GraphTables.check`'s: the loaders convert, and pass values they cannot convert (a
@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._columns import NULL_TIME, ObjectColumn, describe
 from ..errors import DataError, ParameterError
-from .mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping
-from .tables import EmbeddingKind, EmbeddingSet, GraphTables
+from ..tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables
+from ..tables.columns import ObjectColumn, describe
+from ..tables.mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping
 
 if TYPE_CHECKING:
     import pandas as pd

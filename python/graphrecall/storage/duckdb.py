@@ -1,4 +1,4 @@
-"""Load :class:`~graphrecall.storage.tables.GraphTables` from a DuckDB database.
+"""Load :class:`~graphrecall.tables.GraphTables` from a DuckDB database.
 
 The user's tables and columns are named by a :class:`~graphrecall.storage.mapping.ColumnMapping`
 (validated identifiers, quoted in the SQL); the only value that enters a query, the tenant,
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, ParameterError
+from ..tables import GraphTables
+from ..tables.mapping import TABLES, ColumnMapping, quote_identifier
 from .arrow import ArrowSource, Column, tables_from_sources
 from .errors import StorageError
-from .mapping import TABLES, ColumnMapping, quote_identifier
-from .tables import GraphTables
 
 __all__ = ["load_duckdb"]
 

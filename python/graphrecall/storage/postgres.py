@@ -1,4 +1,4 @@
-"""Load :class:`~graphrecall.storage.tables.GraphTables` from PostgreSQL (with pgvector).
+"""Load :class:`~graphrecall.tables.GraphTables` from PostgreSQL (with pgvector).
 
 The user's tables and columns are named by a :class:`~graphrecall.storage.mapping.ColumnMapping`
 (validated identifiers, quoted with ``psycopg.sql.Identifier``); the only value that enters
@@ -40,7 +40,7 @@ entities; chunks by their tenant column (or, without one, those mentioning the t
 entities); mentions and aliases of the tenant's entities.
 
 The loaded tables are checked (``on_bad``) before they are returned: a
-:class:`PostgresTables` carries the :class:`~graphrecall.storage.tables.LoadReport`.
+:class:`PostgresTables` carries the :class:`~graphrecall.tables.LoadReport`.
 
 Needs ``psycopg`` 3 (``pip install "psycopg[binary]"``) and ``pyarrow``.
 """
@@ -60,10 +60,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import DataError, ParameterError
+from ..tables import GraphTables, LoadReport, OnBad
+from ..tables.mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping, validate_identifier
 from .arrow import ArrowSource, Column, tables_from_sources
 from .errors import StorageError
-from .mapping import LIST_COLUMNS, TABLES, TIME_COLUMNS, ColumnMapping, validate_identifier
-from .tables import GraphTables, LoadReport, OnBad
 
 if TYPE_CHECKING:
     import psycopg

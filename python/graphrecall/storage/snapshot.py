@@ -40,7 +40,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._columns import IdMap, Vocab
 from ..bundle import (
     HEADER,
     BundleWriter,
@@ -53,6 +52,7 @@ from ..bundle import (
 )
 from ..errors import DataError, ParameterError
 from ..graph import KnowledgeGraph
+from ..tables import IdMap, Vocab
 from .errors import CorruptStoreError
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "load_snapshot", "save_snapshot"]
@@ -104,16 +104,16 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
         OSError: The directory cannot be written (nothing is left behind).
     """
     with BundleWriter(directory, magic=MAGIC, version=FORMAT_VERSION) as out:
-        parts = graph._core.to_parts()
+        parts = graph.core.to_parts()
         scalars = {k: int(parts.pop(k)) for k in _SCALARS}
         for name, arr in parts.items():
             if arr is not None:
                 out.add_array(f"{name}.npy", arr)
         ids: dict[str, Any] = {}
         for kind, m in (
-            ("entities", graph._entities),
-            ("facts", graph._facts),
-            ("chunks", graph._chunks),
+            ("entities", graph.entity_map),
+            ("facts", graph.fact_map),
+            ("chunks", graph.chunk_map),
         ):
             if m.kind == "identity":
                 ids[kind] = {"kind": "identity", "n": len(m)}

@@ -16,7 +16,7 @@ are stored by name; ``tags`` (a JSON array of text) and ``metadata`` (a JSON obj
 JSON text; vectors as little-endian float32 BLOBs of ``4 x dim`` bytes. References are
 foreign keys (deferred: checked at commit, so a transaction may insert in any order).
 The DDL is :data:`SCHEMA`; the columns are those of
-:class:`~graphrecall.storage.tables.GraphTables`.
+:class:`~graphrecall.tables.GraphTables`.
 
 Durability
 ==========
@@ -43,10 +43,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._columns import NULL_TIME
 from ..errors import DataError
+from ..tables import NULL_SEQUENCE, NULL_TIME, EmbeddingSet, GraphTables, LoadReport, OnBad
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
-from .tables import NULL_SEQUENCE, EmbeddingSet, GraphTables, LoadReport, OnBad
 
 if TYPE_CHECKING:
     from ..live import LiveGraph
@@ -188,7 +187,7 @@ def sql_values(
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     """The columns of ``table`` and its rows as SQL parameters (None for NULL), for the rows
     ``rows`` (all when None). Tables must be checked (normalised)."""
-    from .tables import COLUMNS
+    from ..tables import COLUMNS
 
     cols = tables.table(table)
     assert cols is not None
@@ -255,7 +254,7 @@ class SQLiteStore:
     """A graphrecall store in one SQLite file (see the module doc for the schema).
 
     Make one with :meth:`create` or :meth:`open`; :meth:`write` replaces the graph it holds,
-    :meth:`read` returns it as :class:`~graphrecall.storage.tables.GraphTables`, and
+    :meth:`read` returns it as :class:`~graphrecall.tables.GraphTables`, and
     :meth:`load` builds a :class:`~graphrecall.LiveGraph` that takes
     incremental updates. A store may be used from several threads (one connection, used
     under a lock). Use it as a context manager or call :meth:`close`.
@@ -534,7 +533,7 @@ class SQLiteStore:
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
 
     def _read_tables(self) -> GraphTables:
-        from .tables import COLUMNS
+        from ..tables import COLUMNS
 
         meta = dict(self._read("SELECT key, value FROM meta"))
         data: dict[str, dict[str, npt.NDArray[Any]]] = {}
@@ -616,13 +615,13 @@ class SQLiteStore:
 
 
 def _default_statuses() -> tuple[str, ...]:
-    from ..graph import DEFAULT_STATUSES
+    from ..tables import DEFAULT_STATUSES
 
     return DEFAULT_STATUSES
 
 
 def _default_sources() -> tuple[str, ...]:
-    from ..graph import DEFAULT_SOURCES
+    from ..tables import DEFAULT_SOURCES
 
     return DEFAULT_SOURCES
 

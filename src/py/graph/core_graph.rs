@@ -1,176 +1,27 @@
-//! `CoreGraph` and its query plans: the long-lived state and the per-batch entry points.
+//! `CoreGraph`: the compiled graph, its build from columns and its per-batch entry points.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::slice;
 use crate::activation::{
-    graph_recall, mention_boost, personalized_pagerank, spread, Activation, BoostInput,
-    BoostParams, CodeSet, Dedupe, Direction, EdgeWeight, FactFilter, PprParams, Queries, Rank,
-    Recall, RecallParams, SpreadParams,
+    mention_boost, personalized_pagerank, BoostInput, BoostParams, Dedupe, EdgeWeight, PprParams,
+    Queries, Rank, RecallParams, SpreadParams,
 };
 use crate::graph::{GraphInput, KnowledgeGraph, PartsRef, NONE};
+use crate::py::slice;
 use crate::scoring::FactScoreProfile;
 use crate::Error;
 
-type Arr<'py, T> = PyReadonlyArray1<'py, T>;
-type Pair<'py, A, B> = (Bound<'py, PyArray1<A>>, Bound<'py, PyArray1<B>>);
+use super::args::*;
+use super::plans::*;
+use crate::py::enter;
 
 /// The compiled knowledge graph (numbers only). Build it through
 /// `graphrecall.KnowledgeGraph`, which maps ids and keeps text.
 #[pyclass(frozen, module = "graphrecall._core")]
 pub struct CoreGraph {
     pub(crate) inner: KnowledgeGraph,
-}
-
-fn opt<'a>(a: &'a Option<Arr<'_, i64>>, name: &'static str) -> PyResult<Option<&'a [i64]>> {
-    a.as_ref().map(|a| slice(a, name)).transpose()
-}
-
-fn o32<'a>(a: &'a Option<Arr<'_, u32>>, name: &'static str) -> PyResult<&'a [u32]> {
-    match a {
-        None => Ok(&[]),
-        Some(a) => slice(a, name),
-    }
-}
-
-fn parse_direction(s: &str) -> PyResult<Direction> {
-    match s {
-        "out" => Ok(Direction::Out),
-        "in" => Ok(Direction::In),
-        "both" => Ok(Direction::Both),
-        other => Err(Error::param(
-            "direction",
-            format!("{other:?} is not one of 'out', 'in', 'both'"),
-        )
-        .into()),
-    }
-}
-
-fn id64(v: &[u32]) -> Vec<i64> {
-    v.iter()
-        .map(|&x| if x == NONE { -1 } else { i64::from(x) })
-        .collect()
-}
-
-fn offsets64(v: &[usize]) -> Vec<i64> {
-    v.iter().map(|&x| x as i64).collect()
-}
-
-/// Anchors arrive as int64 (numpy's default); negative or huge values are query errors.
-fn anchors_u32(anchors: &[i64], offsets: &[usize]) -> PyResult<Vec<u32>> {
-    let mut out = Vec::with_capacity(anchors.len());
-    for (i, &a) in anchors.iter().enumerate() {
-        match u32::try_from(a) {
-            Ok(v) if v != NONE => out.push(v),
-            _ => {
-                let q = offsets.partition_point(|&o| o <= i).saturating_sub(1);
-                return Err(Error::query(q, format!("anchor {a} is not an entity index")).into());
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Borrowed batch arguments shared by every plan's `__call__`.
-struct Batch {
-    anchors: Vec<u32>,
-    scores: Vec<f64>,
-    offsets: Vec<usize>,
-}
-
-fn batch(
-    anchors: &Arr<'_, i64>,
-    scores: &Option<Arr<'_, f64>>,
-    offsets: &Option<Arr<'_, i64>>,
-) -> PyResult<Batch> {
-    let a = slice(anchors, "anchors")?;
-    let offsets: Vec<usize> = match offsets {
-        None => vec![0, a.len()],
-        Some(o) => {
-            let o = slice(o, "offsets")?;
-            let mut v = Vec::with_capacity(o.len());
-            for &x in o {
-                v.push(usize::try_from(x).map_err(|_| {
-                    PyErr::from(Error::param("offsets", format!("{x} is negative")))
-                })?);
-            }
-            v
-        }
-    };
-    let scores = match scores {
-        None => vec![1.0; a.len()],
-        Some(s) => slice(s, "anchor_scores")?.to_vec(),
-    };
-    Ok(Batch {
-        anchors: anchors_u32(a, &offsets)?,
-        scores,
-        offsets,
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn filter(
-    g: &KnowledgeGraph,
-    statuses: Option<Arr<'_, u8>>,
-    predicates: Option<Arr<'_, u32>>,
-    min_confidence: Option<f32>,
-    as_of: Option<i64>,
-    max_sequence: Option<i64>,
-) -> PyResult<FactFilter> {
-    let statuses = match statuses {
-        None => None,
-        Some(s) => {
-            let s = slice(&s, "statuses")?;
-            if let Some(&bad) = s.iter().find(|&&c| u32::from(c) >= g.n_statuses) {
-                return Err(Error::param(
-                    "statuses",
-                    format!(
-                        "code {bad} is unknown (the graph has {} statuses)",
-                        g.n_statuses
-                    ),
-                )
-                .into());
-            }
-            Some(CodeSet::from_codes(s))
-        }
-    };
-    let predicates = match predicates {
-        None => None,
-        Some(p) => {
-            let p = slice(&p, "predicates")?;
-            let mut mask = vec![false; g.n_predicates()];
-            for &c in p {
-                match mask.get_mut(c as usize) {
-                    Some(m) => *m = true,
-                    None => {
-                        return Err(Error::param(
-                            "predicates",
-                            format!(
-                                "code {c} is unknown (the graph has {} predicates)",
-                                g.n_predicates
-                            ),
-                        )
-                        .into())
-                    }
-                }
-            }
-            Some(mask)
-        }
-    };
-    if let Some(c) = min_confidence {
-        if c.is_nan() {
-            return Err(Error::param("min_confidence", "is NaN").into());
-        }
-    }
-    Ok(FactFilter {
-        statuses,
-        predicates,
-        min_confidence,
-        as_of,
-        max_sequence,
-    })
 }
 
 #[pymethods]
@@ -231,7 +82,7 @@ impl CoreGraph {
             mention_entity: o32(&mention_entity, "mention_entity")?,
             mention_count: o32(&mention_count, "mention_count")?,
         };
-        let inner = py.detach(|| KnowledgeGraph::build(&input))?;
+        let inner = enter(py, || KnowledgeGraph::build(&input))?;
         Ok(CoreGraph { inner })
     }
 
@@ -365,7 +216,7 @@ impl CoreGraph {
 
     /// Every array of the graph, by name (the snapshot payload); see `from_parts`.
     fn to_parts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let p = py.detach(|| self.inner.to_parts());
+        let p = enter(py, || self.inner.to_parts())?;
         let d = PyDict::new(py);
         d.set_item("n_predicates", p.n_predicates)?;
         d.set_item("n_statuses", p.n_statuses)?;
@@ -471,7 +322,7 @@ impl CoreGraph {
         };
         // Read in place (a snapshot's memory-mapped files), copied once into the graph's
         // layout by the checking passes.
-        let inner = py.detach(|| KnowledgeGraph::from_parts_ref(&parts, full_check))?;
+        let inner = enter(py, || KnowledgeGraph::from_parts_ref(&parts, full_check))?;
         Ok(CoreGraph { inner })
     }
 
@@ -684,7 +535,7 @@ impl CoreGraph {
             epsilon,
         };
         let b = batch(&seeds, &weights, &offsets)?;
-        let r = py.detach(|| {
+        let r = enter(py, || {
             let q = Queries {
                 anchors: &b.anchors,
                 scores: &b.scores,
@@ -756,193 +607,12 @@ impl CoreGraph {
             use_strength,
         };
         let g = &self.inner;
-        let r = py.detach(|| mention_boost(g, &input, &p))?;
+        let r = enter(py, || mention_boost(g, &input, &p))?;
         Ok((
             r.direct.into_pyarray(py),
             r.indirect.into_pyarray(py),
             r.adjusted.into_pyarray(py),
             r.order.into_pyarray(py),
         ))
-    }
-}
-
-/// A validated spreading-activation configuration bound to a graph.
-#[pyclass(frozen, module = "graphrecall._core")]
-pub struct CoreSpreadPlan {
-    graph: Py<CoreGraph>,
-    params: SpreadParams,
-}
-
-#[pymethods]
-impl CoreSpreadPlan {
-    /// Run a batch: `anchors` (int64) with optional match `scores` (float64) and per-query
-    /// `offsets` (int64, len Q+1; one query when omitted). `now` is required for
-    /// `score_fact` ranking.
-    #[pyo3(signature = (anchors, scores=None, offsets=None, now=None))]
-    fn __call__(
-        &self,
-        py: Python<'_>,
-        anchors: Arr<'_, i64>,
-        scores: Option<Arr<'_, f64>>,
-        offsets: Option<Arr<'_, i64>>,
-        now: Option<i64>,
-    ) -> PyResult<CoreActivation> {
-        let b = batch(&anchors, &scores, &offsets)?;
-        let now = match (&self.params.rank, now) {
-            (Rank::ScoreFact { .. }, None) => {
-                return Err(Error::param("now", "is required to rank by score_fact").into())
-            }
-            (_, now) => now.unwrap_or(0),
-        };
-        let g = &self.graph.get().inner;
-        let p = &self.params;
-        let inner = py.detach(|| {
-            let q = Queries {
-                anchors: &b.anchors,
-                scores: &b.scores,
-                offsets: &b.offsets,
-            };
-            spread(g, &q, p, now)
-        })?;
-        Ok(CoreActivation { inner })
-    }
-}
-
-/// A validated seed-004 recall configuration bound to a graph.
-#[pyclass(frozen, module = "graphrecall._core")]
-pub struct CoreRecallPlan {
-    graph: Py<CoreGraph>,
-    params: RecallParams,
-}
-
-#[pymethods]
-impl CoreRecallPlan {
-    /// Run a batch; see `CoreSpreadPlan.__call__`. Scores are the anchors' match scores.
-    #[pyo3(signature = (anchors, scores=None, offsets=None))]
-    fn __call__(
-        &self,
-        py: Python<'_>,
-        anchors: Arr<'_, i64>,
-        scores: Option<Arr<'_, f64>>,
-        offsets: Option<Arr<'_, i64>>,
-    ) -> PyResult<CoreRecall> {
-        let b = batch(&anchors, &scores, &offsets)?;
-        let g = &self.graph.get().inner;
-        let p = &self.params;
-        let inner = py.detach(|| {
-            let q = Queries {
-                anchors: &b.anchors,
-                scores: &b.scores,
-                offsets: &b.offsets,
-            };
-            graph_recall(g, &q, p)
-        })?;
-        Ok(CoreRecall { inner })
-    }
-}
-
-/// Result of a spreading activation batch; arrays are built on access.
-#[pyclass(frozen, module = "graphrecall._core")]
-pub struct CoreActivation {
-    inner: Activation,
-}
-
-#[pymethods]
-impl CoreActivation {
-    #[getter]
-    fn fact_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        offsets64(&self.inner.fact_offsets).into_pyarray(py)
-    }
-    #[getter]
-    fn facts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.facts).into_pyarray(py)
-    }
-    #[getter]
-    fn hops<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        PyArray1::from_slice(py, &self.inner.all.hops)
-    }
-    #[getter]
-    fn anchors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.anchors).into_pyarray(py)
-    }
-    #[getter]
-    fn parents<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.parents).into_pyarray(py)
-    }
-    #[getter]
-    fn via<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.via).into_pyarray(py)
-    }
-    #[getter]
-    fn scores<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f64>>> {
-        self.inner
-            .ranked
-            .then(|| PyArray1::from_slice(py, &self.inner.all.scores))
-    }
-    #[getter]
-    fn entity_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        offsets64(&self.inner.entity_offsets).into_pyarray(py)
-    }
-    #[getter]
-    fn entities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.entities).into_pyarray(py)
-    }
-    #[getter]
-    fn entity_hops<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        PyArray1::from_slice(py, &self.inner.all.entity_hops)
-    }
-    #[getter]
-    fn entity_strengths<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
-        PyArray1::from_slice(py, &self.inner.all.entity_strengths)
-    }
-    #[getter]
-    fn entity_anchors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.entity_anchors).into_pyarray(py)
-    }
-    #[getter]
-    fn entity_parents<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.all.entity_parents).into_pyarray(py)
-    }
-    #[getter]
-    fn n_queries(&self) -> usize {
-        self.inner.fact_offsets.len().saturating_sub(1)
-    }
-}
-
-/// Result of a graph-recall batch; arrays are built on access.
-#[pyclass(frozen, module = "graphrecall._core")]
-pub struct CoreRecall {
-    inner: Recall,
-}
-
-#[pymethods]
-impl CoreRecall {
-    #[getter]
-    fn offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        offsets64(&self.inner.offsets).into_pyarray(py)
-    }
-    #[getter]
-    fn facts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.facts).into_pyarray(py)
-    }
-    #[getter]
-    fn scores<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.inner.scores)
-    }
-    #[getter]
-    fn hops<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        PyArray1::from_slice(py, &self.inner.hops)
-    }
-    #[getter]
-    fn anchors<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.anchors).into_pyarray(py)
-    }
-    #[getter]
-    fn via<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
-        id64(&self.inner.via).into_pyarray(py)
-    }
-    #[getter]
-    fn n_queries(&self) -> usize {
-        self.inner.offsets.len().saturating_sub(1)
     }
 }
