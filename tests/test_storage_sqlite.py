@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 from conftest import NOW, PROPERTY, GraphData, graph_data
 from graphrecall import DataError, GraphRecallError, KnowledgeGraph, ParameterError, UnknownIdError
+from graphrecall.live import LiveGraph
 from graphrecall.storage import (
     BadDataError,
     CorruptStoreError,
@@ -33,7 +34,6 @@ from graphrecall.storage import (
     SchemaVersionError,
     StorageError,
 )
-from graphrecall.storage.live import LiveGraph
 from graphrecall.storage.sqlite import SCHEMA_VERSION, SQLiteStore
 from graphrecall.tables import NULL_TIME
 from hypothesis import given, settings

@@ -21,12 +21,16 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 __all__ = [
+    "CorruptStoreError",
     "DataError",
     "ErrorDetails",
     "GraphRecallError",
+    "NotAStoreError",
     "OutOfMemoryError",
     "ParameterError",
     "QueryError",
+    "SchemaVersionError",
+    "StorageError",
     "UnknownIdError",
     "UnknownTenantError",
 ]
@@ -143,3 +147,19 @@ class UnknownIdError(GraphRecallError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class StorageError(GraphRecallError):
+    """A store cannot be created, opened, read or written. The message names the path."""
+
+
+class SchemaVersionError(StorageError):
+    """The store was written with a schema or format version this graphrecall does not know."""
+
+
+class NotAStoreError(StorageError):
+    """The path exists but holds no graphrecall store of the kind asked for."""
+
+
+class CorruptStoreError(StorageError):
+    """A store's file is missing, truncated, corrupted or inconsistent."""

@@ -56,8 +56,7 @@ from typing import Any, Literal, TextIO, get_args
 import numpy as np
 import numpy.typing as npt
 
-from .errors import GraphRecallError, ParameterError, UnknownTenantError
-from .storage.errors import StorageError
+from .errors import GraphRecallError, ParameterError, StorageError, UnknownTenantError
 from .tables import TABLES, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
 from .tables.mapping import PRESETS, ColumnMapping
 

@@ -28,7 +28,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from rapidfuzz import fuzz, process
 
 from ..errors import DataError, ParameterError
 from .fuzzy import FuzzyTenant, fuzzy_groups
@@ -452,6 +451,8 @@ class NameIndex:
                 grams.setdefault(" ".join(toks[i : i + n]), (i, n))
         cands: list[tuple[float, int, int, int, int, int]] = []
         keys = sorted(grams, key=len)
+        from rapidfuzz import fuzz, process  # imported on first use: a slow import
+
         for a, b, lo, hi in fuzzy_groups(keys, table.lengths, cutoff / 100.0):
             scores = process.cdist(
                 keys[a:b],
