@@ -84,7 +84,8 @@ def encode(
 
     Args:
         entities: ``id`` (None or absent: the identity ``0..n-1``), ``tenant`` (names,
-            or codes: their own names unless ``tenants`` is given), ``name``.
+            ints included, coded densely in sorted order; codes of ``tenants`` when it is
+            given), ``name``.
         facts: ``subject`` (required), ``object`` (None / -1 for a literal), ``id``,
             ``predicate``, ``confidence``, ``strength``, ``status``, ``source``,
             ``access_count``, ``last_accessed``, ``created_at``, ``valid_from``,
@@ -96,7 +97,8 @@ def encode(
         statuses, sources: Vocabularies (names by code).
         predicates: The predicate vocabulary when ``facts.predicate`` holds codes or
             names of it; learned from the column otherwise.
-        tenants: The tenant vocabulary of the tenant columns.
+        tenants: The tenant vocabulary of the tenant columns, whose codes they may hold;
+            None: learned from ``entities.tenant``, and ``chunks.tenant`` holds its names.
         fact_ids: What absent fact ids are: ``"identity"`` (the rows, as an identity map)
             or ``"rows"`` (the rows, as int ids).
         release: Take each column out of the given dicts as it is encoded (they are left
@@ -171,7 +173,11 @@ def encode(
         ct = np.asarray(ct)
         if len(ct) != n_chunks:
             raise DataError(f"chunks.tenant has {len(ct)} rows, expected {n_chunks}")
-        chunk_tenant = tenant_vocab.encode(ct, "chunks", "tenant", np.uint32)
+        chunk_tenant = (
+            tenant_vocab.encode(ct, "chunks", "tenant", np.uint32)
+            if tenants is not None  # the caller's vocabulary: its codes are allowed
+            else tenant_vocab.encode_names(ct, "chunks", "tenant", np.uint32)
+        )
     del ct, chunks
     if mentions is not None:
         m_chunk = chunk_map.to_index(mentions.pop("chunk"), "mentions", "chunk").astype(np.uint32)
@@ -236,12 +242,12 @@ def _tenants(
     if tenants is not None:
         vocab = Vocab(list(tenants), "tenant")
         return vocab, vocab.encode(et, "entities", "tenant", np.uint32)
-    if et.dtype.kind in "iu":
-        codes = ints(et, np.uint32, "entities", "tenant")
-        n_t = int(codes.max()) + 1 if len(codes) else 1
-        if n_t > 1 << 24:
-            raise DataError(f"entities.tenant codes go up to {n_t - 1}; pass tenants=")
-        return Vocab(list(range(n_t)), "tenant"), codes
+    if et.dtype.kind in "iu":  # ints are names too: dense codes in sorted order
+        values = ints(et, np.uint32, "entities", "tenant")
+        if not len(values):
+            return Vocab([0], "tenant"), values
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return Vocab(distinct.tolist(), "tenant"), inverse.reshape(-1).astype(np.uint32)
     vocab, codes64 = Vocab.learn(et, "tenant")
     return vocab, codes64.astype(np.uint32)
 

@@ -320,6 +320,27 @@ class Vocab:
             codes[j] = c
         return codes[inverse.reshape(-1)].astype(dtype)
 
+    def encode_names(
+        self, values: Any, table: str, column: str, dtype: npt.DTypeLike
+    ) -> npt.NDArray[Any]:
+        """Encode a column of names, never taking an int for a code (tenants)."""
+        arr = np.asarray(values)
+        if arr.dtype.kind not in "iu":
+            return self.encode(arr, table, column, dtype)  # text and objects: by name
+        given = ints(arr, np.int64, table, column)
+        names = sorted(n for n in self.names if type(n) is int)
+        keys = np.array(names, dtype=np.int64)
+        codes = np.array([self._index[n] for n in names], dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, given), max(len(keys) - 1, 0))
+        found = keys[at] == given if len(keys) else np.zeros(len(given), dtype=bool)
+        if not found.all():
+            i = first_row(~found)
+            raise DataError(
+                f"{table} row {i}: {column} = {int(given[i])} is an unknown {self.kind} "
+                f"(known: {list(self.names)!r})"
+            )
+        return codes[at].astype(dtype)
+
     @classmethod
     def learn(cls, values: Any, kind: str) -> tuple[Vocab, npt.NDArray[np.int64]]:
         """Build a vocabulary from the distinct values of a column (sorted) and encode it."""
