@@ -340,7 +340,10 @@ class KnowledgeGraph:
             return self.tenants.name_code(tenant)
         except DataError:
             raise UnknownTenantError(
-                f"unknown tenant {tenant!r}; the graph holds {list(self.tenants.names)!r}"
+                f"unknown tenant {tenant!r}; the graph holds {list(self.tenants.names)!r}",
+                kind="unknown_tenant",
+                input=tenant,
+                ctx={"tenants": list(self.tenants.names)},
             ) from None
 
     def facts(self, ids: Iterable[Hashable]) -> list[dict[str, Any]]:

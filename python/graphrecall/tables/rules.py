@@ -362,7 +362,12 @@ def _check_embeddings(
             try:
                 mat = np.asarray(v, dtype=np.float64)
             except (TypeError, ValueError):
-                raise DataError(f"{name}: vectors must hold numbers, got dtype {v.dtype}") from None
+                raise DataError(
+                    f"{name}: vectors must hold numbers, got dtype {v.dtype}",
+                    table=name,
+                    column="vector",
+                    kind="invalid_value",
+                ) from None
             mats.append(mat)
             dims.append(np.full(len(v), v.shape[1], dtype=np.int64))
         else:

@@ -108,7 +108,11 @@ def _check_tenants(en: _Work, ch: _Work) -> tuple[npt.NDArray[np.int64], npt.NDA
         if len(distinct) > 1 and w.n:
             raise DataError(
                 f"{w.name} have no tenant column but {other.name} have {len(distinct)} "
-                f"tenants; give {w.name}.tenant"
+                f"tenants; give {w.name}.tenant",
+                table=w.name,
+                column="tenant",
+                kind="missing",
+                ctx={"tenants": len(distinct)},
             )
         default = int(distinct[0]) if len(distinct) else 0
         codes[id(w)] = np.full(w.n, default, dtype=np.int64)
