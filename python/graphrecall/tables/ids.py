@@ -252,7 +252,8 @@ class IdMap:
         return pos.astype(np.int64, copy=False), found
 
     def lookup(self, ids: Iterable[Hashable], what: str) -> npt.NDArray[np.int64]:
-        """Map query-time ids, raising :class:`UnknownIdError` for an unknown one."""
+        """Map query-time ids, raising :class:`UnknownIdError` (kind ``"unknown_id"``) for an
+        unknown one."""
         try:
             return self.to_index(
                 np.asarray(list(ids), dtype=object if self.kind == "object" else None),
@@ -265,7 +266,7 @@ class IdMap:
                 table=exc.table,
                 row=exc.row,
                 column=exc.column,
-                kind=exc.kind,
+                kind="unknown_id" if exc.kind == "dangling" else exc.kind,
                 input=exc.input,
                 ctx=exc.ctx,
             ) from None
