@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,3 +105,24 @@ def test_given_tenant_vocabulary_still_takes_codes() -> None:
         fact_subject=[0], fact_object=[1], entity_tenant=[1, 1], tenants=["a", "b"]
     )
     assert g.tenants.names == ("a", "b") and g.tenant_code("b") == 1
+
+
+def test_saved_index_keeps_the_tenant_names(tmp_path: Path) -> None:
+    """A saved index stores the tenant names: loaded back, 16,000,000 is still code 0."""
+    index = GraphIndex.build(big_tenant_tables(vectors=True), embedder=None)
+    index.save(tmp_path / "idx")
+    loaded = GraphIndex.load(tmp_path / "idx", embedder=None)
+    assert loaded.graph.tenants.names == (BIG,) and loaded.tenant_code(BIG) == 0
+    assert loaded.graph.spread(["ada"], tenant=BIG)[0].fact_ids.tolist() == [0]
+    with pytest.raises(UnknownTenantError):
+        loaded.tenant_code(1)
+
+
+def test_sparse_int_tenant_names_of_older_graphs_still_resolve() -> None:
+    """Graphs built with int tenants as their own codes (names 0..max, as snapshots written
+    before hold them) resolve each tenant by name to the same code."""
+    old = KnowledgeGraph.from_arrays(
+        fact_subject=[0], fact_object=[1], entity_tenant=[2, 2, 0], tenants=[0, 1, 2]
+    )
+    assert old.tenants.names == (0, 1, 2) and old.tenant_code(2) == 2
+    assert old.spread(np.array([0]), tenant=2)[0].fact_ids.tolist() == [0]
