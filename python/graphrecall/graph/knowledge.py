@@ -130,7 +130,8 @@ class KnowledgeGraph:
                 ``entity_ids`` is None).
             fact_object: Object entity of each fact; ``-1`` / ``None`` / NaN for a
                 literal-valued fact.
-            entity_tenant: Tenant of each entity (names or codes); all 0 when omitted.
+            entity_tenant: Tenant of each entity (str or int names; the distinct names,
+                sorted, get dense codes), or codes of ``tenants``; all 0 when omitted.
             n_entities: Number of entities when neither ``entity_tenant`` nor
                 ``entity_ids`` is given (default: 1 + the largest index used).
             entity_ids: External entity ids (unique), by index.
@@ -146,12 +147,13 @@ class KnowledgeGraph:
                 datetime64, datetime or None).
             sequence: "Established at sequence N" (int, or None/NaN for unknown).
             object_value: Literal values (kept in Python).
-            chunk_tenant, chunk_ids, n_chunks: Chunks (passages / memories).
+            chunk_tenant, chunk_ids, n_chunks: Chunks (passages / memories); a chunk's
+                tenant is one of the entities' tenants, by name (by code with ``tenants``).
             mention_chunk, mention_entity, mention_count: Chunk-entity mentions.
             statuses, sources: Vocabularies (names by code).
             predicates: Predicate vocabulary when ``predicate`` holds codes; learned from
                 the names otherwise.
-            tenants: Tenant vocabulary when tenants are given as codes.
+            tenants: Tenant vocabulary when the tenant columns hold its codes.
 
         Raises:
             DataError: A precise message naming the table, row and column of the first

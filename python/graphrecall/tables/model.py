@@ -144,7 +144,8 @@ class GraphTables:
         * references: ``facts.subject`` / ``facts.object``, ``mentions.chunk`` /
           ``mentions.entity``, ``aliases.entity``, ``entities.primary_chunk`` and the ids of
           embeddings must name a row of their table;
-        * tenants: an int in ``[0, 2**24)`` or a str, one kind for the whole graph; a fact,
+        * tenants: an int in ``[0, 2**24)`` or a str, one kind for the whole graph (the
+          graph codes the distinct tenants densely, in sorted order); a fact,
           mention or primary chunk must not join two tenants; a table without a tenant
           column is in the single tenant of the other (entities / chunks), else tenant 0;
         * facts: ``confidence`` a number in [0, 1] (NaN refused); ``strength`` finite and
