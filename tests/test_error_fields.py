@@ -9,7 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from graphrecall import DataError, GraphTables, KnowledgeGraph, UnknownIdError, UnknownTenantError
+from graphrecall import (
+    DataError,
+    GraphTables,
+    KnowledgeGraph,
+    ParameterError,
+    UnknownIdError,
+    UnknownTenantError,
+)
 from graphrecall.tables import BadDataError
 
 KG = KnowledgeGraph
@@ -174,3 +181,15 @@ def test_unknown_ids_and_tenants_carry_the_value() -> None:
     with pytest.raises(UnknownTenantError) as tinfo:
         g.tenant_code("y")
     assert (tinfo.value.kind, tinfo.value.input) == ("unknown_tenant", "y")
+
+
+def test_python_parameter_errors_name_the_parameter() -> None:
+    g = KG.from_records([{"id": "a"}], [{"subject": "a", "object": None}])
+    with pytest.raises(ParameterError, match=r"^invalid parameter max_hops: ") as info:
+        g.spread(["a"], max_hops=-1)
+    err = info.value
+    assert (err.parameter, err.kind, err.input) == ("max_hops", "invalid_parameter", -1)
+    assert err.errors()[0]["ctx"] == {"parameter": "max_hops"}
+    with pytest.raises(ParameterError, match=r"^invalid parameter direction: ") as info:
+        g.spread(["a"], direction="up")  # type: ignore[arg-type]
+    assert (info.value.parameter, info.value.input) == ("direction", "up")

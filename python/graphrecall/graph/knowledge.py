@@ -14,10 +14,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..errors import DataError, ParameterError, UnknownTenantError
+from ..errors import DataError, UnknownTenantError
 from ..results import Activation, PageRank, Recall
 from ..scoring import FactScoreProfile
 from ..tables.constants import DEFAULT_SOURCES, DEFAULT_STATUSES
+from ..tables.faults import parameter_error
 from ..tables.ids import IdMap, Vocab
 from ..tables.mapping import ColumnMapping
 from .boost import mention_boost
@@ -408,9 +409,7 @@ class KnowledgeGraph:
         """
         p = profile or FactScoreProfile()
         if rank not in (None, "score_fact", "composite"):
-            raise ParameterError(
-                f"invalid parameter rank: {rank!r} is not one of None, 'score_fact', 'composite'"
-            )
+            raise parameter_error("rank", f"{rank!r} is not one of None, 'score_fact', 'composite'")
         core = self._core.spread_plan(
             max_hops=_int_param("max_hops", max_hops, 0, 64),
             per_entity_limit=_opt_int("per_entity_limit", per_entity_limit, 1, _U32_MAX),
@@ -476,9 +475,7 @@ class KnowledgeGraph:
         and the best ``top_k`` returned, ties by fact id.
         """
         if dedupe not in ("fact", "triple"):
-            raise ParameterError(
-                f"invalid parameter dedupe: {dedupe!r} is not one of 'fact', 'triple'"
-            )
+            raise parameter_error("dedupe", f"{dedupe!r} is not one of 'fact', 'triple'")
         core = self._core.recall_plan(
             max_hops=_int_param("max_hops", max_hops, 0, 64),
             direction=_direction(direction),

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 
-__all__ = ["column_error", "plain", "row_error"]
+__all__ = ["column_error", "parameter_error", "plain", "row_error"]
 
 
 def plain(value: Any) -> Any:
@@ -59,4 +59,14 @@ def column_error(
     where = table if column is None else f"{table}.{column}"
     return DataError(
         f"{where} {problem}", table=table, column=column, kind=kind, input=plain(input), ctx=ctx
+    )
+
+
+def parameter_error(name: str, problem: str, *, input: Any = None) -> ParameterError:
+    """``ParameterError("invalid parameter {name}: {problem}")`` naming the parameter."""
+    return ParameterError(
+        f"invalid parameter {name}: {problem}",
+        parameter=name,
+        kind="invalid_parameter",
+        input=plain(input),
     )
