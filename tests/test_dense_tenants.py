@@ -126,3 +126,10 @@ def test_sparse_int_tenant_names_of_older_graphs_still_resolve() -> None:
     )
     assert old.tenants.names == (0, 1, 2) and old.tenant_code(2) == 2
     assert old.spread(np.array([0]), tenant=2)[0].fact_ids.tolist() == [0]
+
+
+def test_vocabulary_codes_look_up_int_names_first() -> None:
+    """``Vocab.code`` takes a name before an int code: tenant 7 of ``(7, BIG)`` is code 0."""
+    g = KnowledgeGraph.from_arrays(fact_subject=[0], fact_object=[None], entity_tenant=[7, BIG])
+    assert g.tenants.code(7) == 0 and g.tenants.code(BIG) == 1
+    assert g.tenants.code(1) == 1  # no tenant is named 1: the code, as for other vocabularies

@@ -306,12 +306,17 @@ class Vocab:
         return len(self.names)
 
     def code(self, name: Hashable) -> int:
-        """Code of a name (or an int code, range-checked)."""
+        """Code of a name, or an int code (range-checked) where no name is that int: names
+        come first, so int tenant names (``(7, 16_000_000)``) resolve to their own codes."""
+        try:
+            found = self._index.get(name)
+        except TypeError:  # unhashable
+            found = None
+        if found is not None:
+            return found
         if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
             if 0 <= int(name) < len(self.names):
                 return int(name)
-        elif name in self._index:
-            return self._index[name]
         raise DataError(
             f"unknown {self.kind} {name!r}; known: {list(self.names)!r}",
             column=self.kind,
