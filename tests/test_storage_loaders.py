@@ -862,6 +862,13 @@ def test_nan_weights_and_dangling_ids_reach_the_report(tmp_path: Path) -> None:
         reasons = [r.reason for r in report.table("facts").first]
         assert reasons == ["strength is missing or NaN", "object = 999 refers to no entity"]
         assert "998" in str(exc.value)
+        located = [(e["type"], e["loc"][0], e["loc"][2], e["input"]) for e in exc.value.errors()]
+        assert located == [
+            ("missing", "facts", "strength", None),
+            ("dangling", "facts", "object", 999),
+            ("dangling", "mentions", "entity", 998),
+        ], how
+        assert exc.value.loc == ("facts", exc.value.errors()[0]["loc"][1], "strength")
         graph, skipped = tables.to_graph(on_bad="skip")
         assert skipped.skipped == {"facts": 2, "mentions": 1}
         assert sorted(graph.fact_ids.tolist()) == [1, 4]
@@ -1073,6 +1080,7 @@ def test_loaded_nullable_ids_share_their_ints_and_check_as_plain_ones(tmp_path: 
     with pytest.raises(BadDataError) as slow:
         plain.check()
     assert str(fast.value) == str(slow.value)
+    assert fast.value.errors() == slow.value.errors()  # described columns locate alike
     assert "status is missing" in str(fast.value) and "'bogus' is an unknown status" in str(
         fast.value
     )

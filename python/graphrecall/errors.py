@@ -14,6 +14,14 @@ in Python take the same keyword fields::
 
     raise DataError("facts row 3: subject = 'zz' refers to no entity",
                     table="facts", row=3, column="subject", kind="dangling", input="zz")
+
+Kinds are the core's (``length_mismatch``, ``dangling``, ``invalid_value``,
+``cross_tenant``, ``duplicate``, ``invalid_parameter``, ``unknown_tenant``,
+``invalid_query``, ``corrupt``, ``capacity``, ``out_of_memory``) and those of the Python
+checks: ``missing`` (a required value, key or column is absent), ``unknown_id`` (a
+query-time id the graph does not hold) and, for the rows of a refused load, ``dependent``
+(a row refers to a refused row). A refused load (``BadDataError``) lists one entry per
+reported row in ``errors()``.
 """
 
 from __future__ import annotations

@@ -280,7 +280,11 @@ class ColumnMapping:
                 how = "the mapping names" if self.is_explicit(table, ours) else "required"
                 raise DataError(
                     f"table {self.table(table)!r} ({table}) has no column {theirs!r} "
-                    f"({how}: {table}.{ours}); its columns are {have!r}"
+                    f"({how}: {table}.{ours}); its columns are {have!r}",
+                    table=table,
+                    column=ours,
+                    kind="missing",
+                    input=theirs,
                 )
         return out
 
