@@ -171,7 +171,7 @@ def _bench(
                 f"::vector({dim}) AS embedding FROM generate_series(0, {chunks - 1}) g"
             )
             conn.execute("VACUUM ANALYZE")
-            m = ColumnMapping.preset("seed000")
+            m = ColumnMapping.preset("personal_kg")
             print(f"{rows:,} facts (11 columns) + {entities:,} entities, best of {repeat}:")
             t, tables = best(lambda: load_postgres(server.uri, mapping=m))
             n = tables.n_rows("facts")

@@ -264,7 +264,7 @@ _MAPPING_KEYS = ("preset", "tables", "columns", "values", "optional")
 
 
 def parse_mapping(text: str) -> ColumnMapping:
-    """A :class:`ColumnMapping` from the command line: a preset name (``seed000`` ...), a
+    """A :class:`ColumnMapping` from the command line: a preset name (``personal_kg`` ...), a
     JSON object, or a file holding one. The object has the fields of ``ColumnMapping``
     (``tables``, ``columns``, ``values``, ``optional``) and optionally ``preset``, a preset
     that the other fields then adapt.
