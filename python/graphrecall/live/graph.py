@@ -35,7 +35,7 @@ Array = npt.NDArray[Any]
 
 
 class LiveGraph:
-    """The current graph of a store, updated incrementally (see the module doc).
+    """The current graph of a store, updated incrementally (see :mod:`graphrecall.live`).
 
     Made by :meth:`SQLiteStore.load`. Records are dicts with the columns of
     :class:`GraphTables` (a missing key takes the column's default: confidence 1.0,

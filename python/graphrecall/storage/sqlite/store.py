@@ -38,7 +38,7 @@ def register_live(factory: Callable[..., LiveGraph]) -> None:
 
 
 class SQLiteStore:
-    """A graphrecall store in one SQLite file (see the module doc for the schema).
+    """A graphrecall store in one SQLite file (schema in :mod:`graphrecall.storage.sqlite`).
 
     Make one with :meth:`create` or :meth:`open`; :meth:`write` replaces the graph it holds,
     :meth:`read` returns it as :class:`~graphrecall.tables.GraphTables`, and
