@@ -1,32 +1,5 @@
-"""The embedded default store: one SQLite file (stdlib ``sqlite3``, WAL journal).
-
-Schema version 1
-================
-
-``meta(key, value)`` holds ``application = 'graphrecall'``, ``schema_version = '1'`` and
-the vocabularies (``statuses``, ``sources``) as JSON; the file's ``PRAGMA application_id``
-is ``0x47524543`` ("GREC"). A file whose ``schema_version`` this graphrecall does not know
-is refused (:class:`~graphrecall.storage.errors.SchemaVersionError`).
-
-Ids (``entities.id``, ``facts.id``, ``chunks.id`` and every column referring to one) and
-tenants are declared without a type, so SQLite keeps each value's storage class: an ``int``
-id is stored as INTEGER and read back as ``int``, a ``str`` id as TEXT (``12`` and ``'12'``
-are different ids). Times are INTEGER Unix seconds, NULL = unknown. Statuses and sources
-are stored by name; ``tags`` (a JSON array of text) and ``metadata`` (a JSON object) as
-JSON text; vectors as little-endian float32 BLOBs of ``4 x dim`` bytes. References are
-foreign keys (deferred: checked at commit, so a transaction may insert in any order).
-The DDL is :data:`SCHEMA`; the columns are those of
-:class:`~graphrecall.tables.GraphTables`.
-
-Durability
-==========
-
-Every write is one transaction (``BEGIN IMMEDIATE ... COMMIT``) in WAL mode with
-``PRAGMA synchronous = FULL``: the WAL is synced to disk before ``COMMIT`` returns, so a
-write acknowledged (returned from) is durable across a process kill *and* a power loss,
-and a write interrupted before its commit leaves no trace (readers and the next open see
-the last committed state; the WAL is recovered on open).
-"""
+"""SQLiteStore: one graphrecall store file, its connection, transactions, and whole-graph
+reads and writes."""
 
 from __future__ import annotations
 
@@ -35,7 +8,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,14 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import DataError
-from ..tables import NULL_SEQUENCE, NULL_TIME, EmbeddingSet, GraphTables, LoadReport, OnBad
-from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+from ...tables import EmbeddingSet, GraphTables, LoadReport, OnBad
+from ..errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+from .read import read_tables
+from .schema import _DELETE_ORDER, APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
+from .write import insert_embeddings as _insert_embeddings
+from .write import insert_rows
 
 if TYPE_CHECKING:
-    from ..live import LiveGraph
-
-__all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SUPPORTED_SCHEMA_VERSIONS", "SQLiteStore"]
+    from ...live import LiveGraph
 
 #: What :meth:`SQLiteStore.load` builds: the live graph registers itself here when
 #: :mod:`graphrecall.live` is imported (storage sits below it and does not import it).
@@ -63,195 +37,8 @@ def register_live(factory: Callable[..., LiveGraph]) -> None:
     _live = factory
 
 
-#: The schema version this module writes.
-SCHEMA_VERSION = 1
-#: The schema versions this module reads.
-SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1,)
-#: ``PRAGMA application_id`` of a graphrecall store ("GREC").
-APPLICATION_ID = 0x47524543
-
-#: The DDL of schema version 1.
-SCHEMA = """
-CREATE TABLE meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE chunks (
-    id            NOT NULL PRIMARY KEY,   -- int or text, kept as given
-    tenant,                               -- int or text; NULL = no tenant column
-    text          TEXT,
-    scope         TEXT,                   -- scope / tier
-    category      TEXT,
-    tags          TEXT,                   -- JSON array of text
-    metadata      TEXT,                   -- JSON object (goal / mission style metadata)
-    created_at    INTEGER,                -- Unix seconds
-    expires_at    INTEGER,
-    confidence    REAL CHECK (confidence IS NULL OR confidence BETWEEN 0 AND 1),
-    access_count  INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
-    last_accessed INTEGER
-);
-CREATE TABLE entities (
-    id            NOT NULL PRIMARY KEY,
-    tenant,
-    name          TEXT,
-    type          TEXT,
-    description   TEXT,
-    primary_chunk REFERENCES chunks (id) DEFERRABLE INITIALLY DEFERRED,
-    created_at    INTEGER
-);
-CREATE TABLE aliases (
-    entity NOT NULL REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,
-    alias  TEXT NOT NULL,
-    PRIMARY KEY (entity, alias)
-);
-CREATE TABLE facts (
-    id            NOT NULL PRIMARY KEY,
-    subject       NOT NULL REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,
-    object        REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,  -- NULL = literal
-    predicate     NOT NULL DEFAULT 'related_to',  -- text (or an int code)
-    object_value,                                 -- the literal: text, int or real
-    description   TEXT,
-    confidence    REAL NOT NULL DEFAULT 1.0 CHECK (confidence BETWEEN 0 AND 1),
-    strength      REAL NOT NULL DEFAULT 1.0 CHECK (strength >= 0),
-    status        TEXT NOT NULL,
-    source        TEXT NOT NULL,
-    access_count  INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
-    last_accessed INTEGER,
-    created_at    INTEGER,
-    valid_from    INTEGER,
-    valid_to      INTEGER,
-    sequence      INTEGER
-);
-CREATE TABLE mentions (
-    chunk NOT NULL REFERENCES chunks (id) DEFERRABLE INITIALLY DEFERRED,
-    entity NOT NULL REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,
-    count INTEGER NOT NULL DEFAULT 1 CHECK (count >= 1),
-    PRIMARY KEY (chunk, entity)
-);
-CREATE TABLE embeddings (
-    kind   TEXT NOT NULL CHECK (kind IN ('entity', 'chunk', 'alias')),
-    id     NOT NULL,              -- entities.id, chunks.id or aliases.alias
-    model  TEXT NOT NULL,         -- '' = unnamed
-    dim    INTEGER NOT NULL CHECK (dim > 0),
-    vector BLOB NOT NULL CHECK (length(vector) = 4 * dim),  -- float32, little-endian
-    PRIMARY KEY (kind, model, id)
-);
-CREATE INDEX facts_subject ON facts (subject);
-CREATE INDEX facts_object ON facts (object);
-CREATE INDEX mentions_entity ON mentions (entity);
-CREATE INDEX aliases_alias ON aliases (alias);
-CREATE INDEX entities_primary_chunk ON entities (primary_chunk);
-"""
-
-#: Tables in the order rows are deleted (children first); inserts go the other way.
-_DELETE_ORDER = ("embeddings", "mentions", "aliases", "facts", "entities", "chunks")
-
-_ID_COLUMNS = frozenset({"id", "subject", "chunk", "entity", "tenant"})
-_NULLABLE_IDS = frozenset({"object", "primary_chunk"})
-_TIME_COLUMNS = frozenset({"created_at", "expires_at", "last_accessed", "valid_from", "valid_to"})
-_JSON_COLUMNS = frozenset({"tags", "metadata"})
-#: Columns stored NOT NULL with a default, read back always.
-_REQUIRED_ON_READ: Mapping[str, frozenset[str]] = {
-    "entities": frozenset({"id"}),
-    "facts": frozenset(
-        {"id", "subject", "predicate", "confidence", "strength", "status", "source", "access_count"}
-    ),
-    "chunks": frozenset({"id", "access_count"}),
-    "mentions": frozenset({"chunk", "entity", "count"}),
-    "aliases": frozenset({"entity", "alias"}),
-}
-
-
-def fill_value(tables: GraphTables, table: str, column: str) -> Any:
-    """The value of an absent column (the defaults of ``KnowledgeGraph.from_arrays``)."""
-    if table == "facts":
-        if column in ("confidence", "strength"):
-            return 1.0
-        if column == "access_count":
-            return 0
-        if column == "predicate":
-            return "related_to"
-        if column == "status":
-            return "confirmed" if "confirmed" in tables.statuses else tables.statuses[0]
-        if column == "source":
-            return "system" if "system" in tables.sources else tables.sources[0]
-    if table == "chunks" and column == "access_count":
-        return 0
-    if table == "mentions" and column == "count":
-        return 1
-    return None
-
-
-def sql_values(
-    tables: GraphTables, table: str, rows: npt.NDArray[np.int64] | None = None
-) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-    """The columns of ``table`` and its rows as SQL parameters (None for NULL), for the rows
-    ``rows`` (all when None). Tables must be checked (normalised)."""
-    from ..tables import COLUMNS
-
-    cols = tables.table(table)
-    assert cols is not None
-    n = tables.n_rows(table)
-    idx = np.arange(n, dtype=np.int64) if rows is None else rows
-    names = COLUMNS[table]
-    out: list[list[Any]] = []
-    for col in names:
-        arr = cols.get(col)
-        if arr is None:
-            if col == "id" and table == "facts":
-                out.append(idx.tolist())
-            else:
-                out.append([fill_value(tables, table, col)] * len(idx))
-            continue
-        a = arr[idx]
-        if col in _TIME_COLUMNS:
-            out.append([None if v == NULL_TIME else v for v in a.tolist()])
-        elif col == "sequence":
-            out.append([None if v == NULL_SEQUENCE else v for v in a.tolist()])
-        elif col == "confidence" and table == "chunks":
-            out.append([None if v != v else v for v in a.tolist()])
-        elif col in _JSON_COLUMNS:
-            out.append([None if v is None else json.dumps(v, ensure_ascii=False) for v in a])
-        else:
-            out.append(a.tolist())
-    return names, list(zip(*out, strict=True)) if out else []
-
-
-def _ids_array(values: list[Any]) -> npt.NDArray[Any]:
-    if all(type(v) is int for v in values):
-        return np.array(values, dtype=np.int64)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def _column_from_sql(table: str, col: str, values: list[Any]) -> npt.NDArray[Any] | None:
-    """A column read from SQL -> the checked-table convention; None if all NULL and the
-    column is optional."""
-    if col not in _REQUIRED_ON_READ[table] and all(v is None for v in values):
-        return None
-    if col in _ID_COLUMNS:
-        return _ids_array(values)
-    if col in _TIME_COLUMNS:
-        return np.array([NULL_TIME if v is None else v for v in values], dtype=np.int64)
-    if col == "sequence":
-        return np.array([NULL_SEQUENCE if v is None else v for v in values], dtype=np.int64)
-    if col in ("confidence", "strength"):
-        return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
-    if col in ("access_count", "count"):
-        return np.array(values, dtype=np.int64)
-    if col == "predicate" and all(type(v) is int for v in values):
-        return np.array(values, dtype=np.int64)
-    out = np.empty(len(values), dtype=object)
-    if col in _JSON_COLUMNS:
-        out[:] = [None if v is None else json.loads(v) for v in values]
-    else:
-        out[:] = values
-    return out
-
-
 class SQLiteStore:
-    """A graphrecall store in one SQLite file (see the module doc for the schema).
+    """A graphrecall store in one SQLite file (schema in :mod:`graphrecall.storage.sqlite`).
 
     Make one with :meth:`create` or :meth:`open`; :meth:`write` replaces the graph it holds,
     :meth:`read` returns it as :class:`~graphrecall.tables.GraphTables`, and
@@ -492,32 +279,12 @@ class SQLiteStore:
         rows: npt.NDArray[np.int64] | None = None,
     ) -> int:
         """Insert rows of a checked table (all, or those at ``rows``); returns the count."""
-        names, values = sql_values(tables, table, rows)
-        cols = ", ".join(names)
-        marks = ", ".join("?" * len(names))
-        try:
-            cur.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", values)
-        except (sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError) as exc:
-            raise DataError(f"{table}: a value cannot be stored in SQLite ({exc})") from None
-        return len(values)
+        return insert_rows(cur, tables, table, rows)
 
     @staticmethod
     def insert_embeddings(cur: sqlite3.Cursor, sets: Iterable[EmbeddingSet]) -> int:
         """Insert checked embedding sets; returns the number of vectors."""
-        n = 0
-        for es in sets:
-            vec = np.ascontiguousarray(es.vectors, dtype="<f4")
-            dim = int(vec.shape[1]) if vec.ndim == 2 else 0
-            rows = [
-                (es.kind, i, es.model or "", dim, vec[k].tobytes())
-                for k, i in enumerate(es.ids.tolist())
-            ]
-            cur.executemany(
-                "INSERT INTO embeddings (kind, id, model, dim, vector) VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
-            n += len(rows)
-        return n
+        return _insert_embeddings(cur, sets)
 
     def read(self) -> GraphTables:
         """The stored graph as checked-table columns (rows in insertion order).
@@ -528,55 +295,9 @@ class SQLiteStore:
             CorruptStoreError: The file is corrupted (e.g. truncated).
         """
         try:
-            return self._read_tables()
+            return read_tables(self.path, self._read)
         except (ValueError, TypeError) as exc:  # undecodable JSON, a vector blob of odd size...
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
-
-    def _read_tables(self) -> GraphTables:
-        from ..tables import COLUMNS
-
-        meta = dict(self._read("SELECT key, value FROM meta"))
-        data: dict[str, dict[str, npt.NDArray[Any]]] = {}
-        counts: dict[str, int] = {}
-        for table in ("entities", "facts", "chunks", "mentions", "aliases"):
-            names = COLUMNS[table]
-            rows = self._read(f"SELECT {', '.join(names)} FROM {table} ORDER BY rowid")
-            counts[table] = len(rows)
-            cols = list(zip(*rows, strict=True)) if rows else [() for _ in names]
-            out: dict[str, npt.NDArray[Any]] = {}
-            for name, values in zip(names, cols, strict=True):
-                arr = _column_from_sql(table, name, list(values))
-                if arr is not None:
-                    out[name] = arr
-            data[table] = out
-        embeddings: list[EmbeddingSet] = []
-        rows = self._read("SELECT kind, model, id, dim, vector FROM embeddings ORDER BY rowid")
-        groups: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
-        for r in rows:
-            groups.setdefault((r[0], r[1]), []).append(r)
-        for (kind, model), members in groups.items():
-            dims = {int(r[3]) for r in members}
-            if len(dims) != 1:
-                raise CorruptStoreError(
-                    f"{self.path}: embeddings of {kind} model {model!r} have dimensions "
-                    f"{sorted(dims)}"
-                )
-            dim = dims.pop()
-            flat = np.frombuffer(b"".join(r[4] for r in members), dtype="<f4")
-            vectors = flat.astype(np.float32).reshape(len(members), dim)
-            embeddings.append(
-                EmbeddingSet(kind, _ids_array([r[2] for r in members]), vectors, model or None)  # type: ignore[arg-type]
-            )
-        return GraphTables(
-            entities=data["entities"],
-            facts=data["facts"],
-            chunks=data["chunks"] if counts["chunks"] else None,
-            mentions=data["mentions"] if counts["mentions"] else None,
-            aliases=data["aliases"] if counts["aliases"] else None,
-            embeddings=embeddings,
-            statuses=tuple(json.loads(meta.get("statuses", "null")) or ()) or _default_statuses(),
-            sources=tuple(json.loads(meta.get("sources", "null")) or ()) or _default_sources(),
-        )
 
     def load(self, on_bad: OnBad = "raise") -> LiveGraph:
         """Read, check and build: a :class:`~graphrecall.LiveGraph` over this store
@@ -612,18 +333,6 @@ class SQLiteStore:
                 f"{self.path}: {len(fk)} rows break a reference, first: table {fk[0][0]} "
                 f"rowid {fk[0][1]} -> {fk[0][2]}"
             )
-
-
-def _default_statuses() -> tuple[str, ...]:
-    from ..tables import DEFAULT_STATUSES
-
-    return DEFAULT_STATUSES
-
-
-def _default_sources() -> tuple[str, ...]:
-    from ..tables import DEFAULT_SOURCES
-
-    return DEFAULT_SOURCES
 
 
 def _storage_error(path: Path, exc: sqlite3.Error, what: str) -> StorageError:

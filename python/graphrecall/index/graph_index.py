@@ -1,57 +1,36 @@
-"""The retrieval index: a :class:`KnowledgeGraph` with everything a recipe reads beside it.
-
-:class:`GraphIndex` is built once from checked :class:`~graphrecall.storage.GraphTables`
-(from SQLite, PostgreSQL, DuckDB, Parquet or records) and holds, all aligned with the graph's
-dense indices:
-
-* the compiled graph (Rust core: CSR adjacency, facts, chunks, mentions);
-* text and metadata columns (entity names, types, descriptions, primary chunks; fact
-  predicates, literal values, descriptions; chunk texts, tiers, tags, metadata, times) —
-  numbers go to Rust, text stays here;
-* the mention links in both directions as numpy CSR arrays;
-* anchor indexes: vectors over entity names and over chunk texts
-  (:class:`~graphrecall.anchors.vectors.VectorIndex`), a name / alias index for query entity
-  recognition and fuzzy matching (:class:`~graphrecall.anchors.names.NameIndex`), BM25 over
-  chunks (:class:`~graphrecall.anchors.keyword.BM25Index`).
-
-Embeddings are taken from the tables when they hold a complete set for a kind (the source
-designs all store them), else computed once at build, in batches, with the embedder
-(seed 002's batch embedding); :meth:`GraphIndex.embedding_sets` returns them for storage so
-nobody embeds twice.
-"""
+"""GraphIndex: the compiled graph with its text columns, mention links and anchor indexes,
+built once from checked tables."""
 
 from __future__ import annotations
 
 import os
 import time
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from .anchors.keyword import BM25Index
-from .anchors.names import NameIndex
-from .anchors.vectors import EXACT_BELOW as _VECTOR_EXACT_BELOW
-from .anchors.vectors import VectorIndex
-from .embed import Embedder, EmbeddingError, resolve_embedder
-from .embed import model_name as _model_name
-from .errors import ParameterError, UnknownTenantError
-from .graph import KnowledgeGraph
-from .index_io import read_index, save_index
-from .tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
+from ..anchors.keyword import BM25Index
+from ..anchors.names import NameIndex
+from ..anchors.vectors import EXACT_BELOW as _VECTOR_EXACT_BELOW
+from ..anchors.vectors import VectorIndex
+from ..embed import Embedder, resolve_embedder
+from ..embed import model_name as _model_name
+from ..errors import ParameterError, UnknownTenantError
+from ..graph import KnowledgeGraph
+from ..index_io import read_index, save_index
+from ..tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
+from .columns import FactTable, MentionLinks, _texts
+from .vectors import vectors_after
 
-__all__ = ["EXACT_BELOW", "FactTable", "GraphIndex", "MentionLinks", "resolve_embedder"]
-
-#: HNSW search breadth: 128 gives recall@10 0.96 at 100k embedding-like vectors where 64
-#: gives 0.88, at about the same latency (``benches/bench_vectors.py``).
+#: HNSW search breadth (``benches/bench_vectors.py`` compares recall and latency per value).
 EXPANSION_SEARCH = 128
 
 #: Default size under which a tenant's vectors are searched exactly (see GraphIndex.build);
-#: with ``"auto"``, larger tenants use the sketch up to ``anchors.vectors.SKETCH_BELOW`` rows
-#: (~0.1 ms per query at 10k rows against 0.5-0.7 ms for HNSW with cold caches), HNSW above.
+#: with ``"auto"``, larger tenants use the sketch up to ``anchors.vectors.SKETCH_BELOW`` rows,
+#: HNSW above.
 EXACT_BELOW = _VECTOR_EXACT_BELOW
 
 Array = npt.NDArray[Any]
@@ -59,174 +38,6 @@ I64 = npt.NDArray[np.int64]
 
 #: How vectors are searched: see :class:`~graphrecall.anchors.vectors.VectorIndex`.
 VectorBackend = Literal["auto", "exact", "hnsw", "sketch"]
-
-
-@dataclass(frozen=True)
-class MentionLinks:
-    """Chunk <-> entity mentions as two CSR arrays (dense indices).
-
-    ``chunk_entities[chunk_offsets[c]:chunk_offsets[c + 1]]`` are the entities chunk ``c``
-    mentions (with ``chunk_counts``), ``entity_chunks[entity_offsets[e]:...]`` the chunks
-    mentioning entity ``e`` (with ``entity_counts``), both in ascending index order.
-    """
-
-    chunk_offsets: I64
-    chunk_entities: I64
-    chunk_counts: I64
-    entity_offsets: I64
-    entity_chunks: I64
-    entity_counts: I64
-
-    @classmethod
-    def build(
-        cls, chunk: I64, entity: I64, count: I64, n_chunks: int, n_entities: int
-    ) -> MentionLinks:
-        """CSR both ways from mention rows (dense chunk, dense entity, count)."""
-        by_chunk = np.lexsort((entity, chunk))
-        by_entity = np.lexsort((chunk, entity))
-        co = np.zeros(n_chunks + 1, dtype=np.int64)
-        np.cumsum(np.bincount(chunk, minlength=n_chunks), out=co[1:])
-        eo = np.zeros(n_entities + 1, dtype=np.int64)
-        np.cumsum(np.bincount(entity, minlength=n_entities), out=eo[1:])
-        return cls(
-            co,
-            entity[by_chunk].astype(np.int64),
-            count[by_chunk].astype(np.int64),
-            eo,
-            chunk[by_entity].astype(np.int64),
-            count[by_entity].astype(np.int64),
-        )
-
-    def entities_of(self, chunk: int) -> tuple[I64, I64]:
-        """(entities, counts) mentioned by a chunk."""
-        a, b = int(self.chunk_offsets[chunk]), int(self.chunk_offsets[chunk + 1])
-        return self.chunk_entities[a:b], self.chunk_counts[a:b]
-
-    def chunks_of(self, entity: int) -> tuple[I64, I64]:
-        """(chunks, counts) mentioning an entity."""
-        a, b = int(self.entity_offsets[entity]), int(self.entity_offsets[entity + 1])
-        return self.entity_chunks[a:b], self.entity_counts[a:b]
-
-
-@dataclass(frozen=True, slots=True)
-class FactTable:
-    """Every column a fact hit reads, one row per fact, in two matrices: a hit's row is one
-    ``take`` from each instead of a gather from a dozen million-row columns (one cache line
-    or two per fact, not a dozen misses). Derived from a :class:`GraphIndex` on first use
-    (:attr:`GraphIndex.fact_table`), never saved.
-
-    Attributes:
-        numbers: (n_facts, k) int64: confidence and strength (float64 bits), subject and
-            object (dense, -1 for a literal), since (``NULL_TIME`` when unknown), then the
-            subject's and object's external ids when entity ids are ints, then the fact's
-            external id when fact ids are ints.
-        objects: (n_facts, m) object: predicate, literal value, description, subject name,
-            object name (None for a literal), then the external ids that are not ints
-            (object id None for a literal).
-        entity_ids_numeric: Whether the entity ids are columns of ``numbers``.
-        fact_ids_numeric: Whether the fact ids are a column of ``numbers``.
-    """
-
-    numbers: I64
-    objects: npt.NDArray[np.object_]
-    entity_ids_numeric: bool
-    fact_ids_numeric: bool
-
-    @classmethod
-    def of(cls, index: GraphIndex) -> FactTable:
-        """The table of ``index``'s facts."""
-        n = index.graph.n_facts
-        subj, obj = index.fact_subject, index.fact_object
-        ent_ids, fact_ids = index.graph.entity_ids, index.graph.fact_ids
-        e_num = ent_ids.dtype.kind in "iu"
-        f_num = fact_ids.dtype.kind in "iu"
-        has_obj = obj >= 0
-        obj0 = np.where(has_obj, obj, 0)
-        num_cols: list[npt.NDArray[Any]] = [
-            np.asarray(index.fact_confidence, dtype=np.float64).view(np.int64),
-            np.asarray(index.fact_strength, dtype=np.float64).view(np.int64),
-            subj,
-            obj,
-            index.fact_since,
-        ]
-        names = np.empty(len(index.entity_name) + 1, dtype=object)
-        names[:-1] = index.entity_name  # names[-1]: None, a literal's object name
-        obj_cols: list[Any] = [
-            index.fact_predicate,
-            index.fact_value,
-            index.fact_description,
-            names[subj],
-            names[obj],
-        ]
-        if e_num:
-            num_cols += [ent_ids[subj], ent_ids[obj0]]
-        else:
-            obj_ids = ent_ids[obj0]
-            obj_ids[~has_obj] = None
-            obj_cols += [ent_ids[subj], obj_ids]
-        (num_cols if f_num else obj_cols).append(fact_ids)
-        numbers = np.empty((n, len(num_cols)), dtype=np.int64)
-        for i, col in enumerate(num_cols):
-            numbers[:, i] = col
-        objects = np.empty((n, len(obj_cols)), dtype=object)
-        for i, col in enumerate(obj_cols):
-            if isinstance(col, list):
-                tmp = np.empty(n, dtype=object)
-                tmp[:] = col
-                col = tmp
-            objects[:, i] = col
-        return cls(numbers, objects, e_num, f_num)
-
-    def rows(self, facts: I64) -> tuple[list[Any], ...]:
-        """The columns of dense ``facts`` as lists: (confidence, strength, subject, object,
-        since, subject id, object id, fact id, predicate, value, description, subject name,
-        object name). The object id of a literal is None only when entity ids are not ints
-        (callers map it by ``object < 0``); ``since`` is raw (``NULL_TIME`` when unknown)."""
-        nums = self.numbers.take(facts, axis=0)
-        conf, strength = nums[:, :2].view(np.float64).T.tolist()
-        ints = nums[:, 2:].T.tolist()
-        objs = self.objects.take(facts, axis=0).T.tolist()
-        subj, obj, since = ints[0], ints[1], ints[2]
-        i, j = 3, 5
-        if self.entity_ids_numeric:
-            sid, oid = ints[i], ints[i + 1]
-            i += 2
-        else:
-            sid, oid = objs[j], objs[j + 1]
-            j += 2
-        fid = ints[i] if self.fact_ids_numeric else objs[j]
-        return (conf, strength, subj, obj, since, sid, oid, fid, *objs[:5])
-
-
-def _texts(col: Array | None, n: int) -> list[str | None]:
-    if col is None:
-        return [None] * n
-    return [None if v is None else str(v) for v in col.tolist()]
-
-
-def _embed_texts(tables: GraphTables, kind: str, n: int) -> list[str]:
-    """The texts embedded for each entity (its name, else its id) or chunk (its text)."""
-    if kind == "entity":
-        e = tables.entities
-        names = _texts(e.get("name"), n)
-        return [nm if nm else str(i) for nm, i in zip(names, e["id"].tolist(), strict=True)]
-    ch = tables.chunks
-    return [t or "" for t in _texts(None if ch is None else ch.get("text"), n)]
-
-
-def _row_map(old_ids: Array, new_ids: Array) -> I64:
-    """For each new id, its row among ``old_ids`` (-1 when absent)."""
-    if old_ids.shape == new_ids.shape and np.array_equal(old_ids, new_ids):
-        return np.arange(len(new_ids), dtype=np.int64)
-    if not len(old_ids):
-        return np.full(len(new_ids), -1, dtype=np.int64)
-    if old_ids.dtype.kind in "iu" and new_ids.dtype.kind in "iu":
-        order = np.argsort(old_ids, kind="stable")
-        keys = old_ids[order]
-        at = np.minimum(np.searchsorted(keys, new_ids), len(keys) - 1)
-        return np.where(keys[at] == new_ids, order[at], -1).astype(np.int64)
-    where = {v: i for i, v in enumerate(old_ids.tolist())}
-    return np.array([where.get(v, -1) for v in new_ids.tolist()], dtype=np.int64)
 
 
 class GraphIndex:
@@ -447,9 +258,7 @@ class GraphIndex:
             vector_backend: ``"auto"``, ``"exact"``, ``"sketch"`` or ``"hnsw"`` (see
                 VectorIndex).
             exact_below: With "auto", tenants with fewer vectors than this are searched
-                exactly (numpy), larger ones by HNSW. Measured here (d = 384): exact takes
-                ~0.35 ms at 5k rows and ~1.6 ms at 20k, HNSW ~0.25-0.35 ms at any size,
-                so 5000 keeps every search under ~0.4 ms.
+                exactly, larger ones by the sketch or HNSW (see VectorIndex).
             entity_vectors, chunk_vectors: Vector indexes built earlier over exactly these
                 rows' stored vectors (a saved index's, see :meth:`load`); None builds them.
             previous: The index before an update (e.g. :class:`~graphrecall.LiveGraph`'s
@@ -484,7 +293,7 @@ class GraphIndex:
         reuse: dict[str, tuple[VectorIndex, I64]] = {}
         reused: dict[str, dict[str, int]] = {}
         for kind in ("entity", "chunk"):
-            vecs[kind], old_rows, embedded = cls._vectors_after(
+            vecs[kind], old_rows, embedded = vectors_after(
                 tables, graph, kind, emb, batch_size, previous
             )
             prev_vi = None if previous is None else previous.vectors_of(kind)[1]
@@ -516,60 +325,6 @@ class GraphIndex:
                     reused[kind][key] = reused[kind].get(key, 0) + 1
         out.reused = reused
         return out
-
-    @classmethod
-    def _vectors_after(
-        cls,
-        tables: GraphTables,
-        graph: KnowledgeGraph,
-        kind: str,
-        emb: Embedder | None,
-        batch: int,
-        previous: GraphIndex | None,
-    ) -> tuple[npt.NDArray[np.float32] | None, I64 | None, int]:
-        """(vectors, old row of each row with an unchanged vector or -1, texts embedded).
-
-        Without ``previous`` (or vectors in it) this is :meth:`_vectors`. With it, stored
-        vectors are compared with the previous ones; without stored vectors only the rows
-        whose id is new or whose text changed are embedded."""
-        n = graph.n_entities if kind == "entity" else graph.n_chunks
-        prev_mat = None if previous is None else previous.vectors_of(kind)[0]
-        if previous is None or prev_mat is None or n == 0:
-            out = cls._vectors(tables, graph, kind, emb, batch)
-            return out, None, 0 if out is None or previous is None else n
-        new_ids = graph.entity_ids if kind == "entity" else graph.chunk_ids
-        old_ids = previous.graph.entity_ids if kind == "entity" else previous.graph.chunk_ids
-        old_of = _row_map(np.asarray(old_ids), np.asarray(new_ids))
-        stored = cls._vectors(tables, graph, kind, None, batch)
-        if stored is not None and stored.shape[1] == prev_mat.shape[1]:
-            same = np.zeros(n, dtype=bool)
-            hit = old_of >= 0
-            same[hit] = (prev_mat[old_of[hit]] == stored[hit]).all(axis=1)
-            return stored, np.where(same, old_of, -1), 0
-        if emb is None:
-            return stored, None, 0  # what _vectors gives without an embedder
-        if (
-            stored is not None
-            or emb.dim != prev_mat.shape[1]
-            or _model_name(emb) != _model_name(previous.embedder)
-        ):
-            return cls._vectors(tables, graph, kind, emb, batch), None, n
-        new_texts = _embed_texts(tables, kind, n)
-        old_texts = _embed_texts(previous.tables, kind, len(prev_mat))
-        hit = old_of >= 0
-        same = np.zeros(n, dtype=bool)
-        same[hit] = [
-            new_texts[r] == old_texts[o]
-            for r, o in zip(np.flatnonzero(hit).tolist(), old_of[hit].tolist(), strict=True)
-        ]
-        out = np.empty((n, prev_mat.shape[1]), dtype=np.float32)
-        out[same] = prev_mat[old_of[same]]
-        todo = np.flatnonzero(~same)
-        texts = [new_texts[r] for r in todo.tolist()]
-        if texts:
-            parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, len(texts), batch)]
-            out[todo] = np.concatenate(parts)
-        return out, np.where(same, old_of, -1), len(texts)
 
     def vectors_of(self, kind: str) -> tuple[npt.NDArray[np.float32] | None, VectorIndex | None]:
         """(vectors, vector index) of ``"entity"`` or ``"chunk"`` rows (None when absent)."""
@@ -619,40 +374,6 @@ class GraphIndex:
         """
         saved = read_index(directory, embedder=embedder, verify=verify, check_model=check_model)
         return saved.build(cls.build)
-
-    @staticmethod
-    def _vectors(
-        tables: GraphTables, graph: KnowledgeGraph, kind: str, emb: Embedder | None, batch: int
-    ) -> npt.NDArray[np.float32] | None:
-        n = graph.n_entities if kind == "entity" else graph.n_chunks
-        if n == 0:
-            return None
-        want = _model_name(emb)
-        # Stored vectors: a set of this kind covering every row (the embedder's model first).
-        sets = [s for s in tables.embeddings if s.kind == kind and s.dim is not None]
-        sets.sort(key=lambda s: s.model != want)
-        for s in sets:
-            rows = (graph.entity_index if kind == "entity" else graph.chunk_index)(s.ids.tolist())
-            if len(np.unique(rows)) != n:
-                continue
-            if emb is not None and s.dim != emb.dim:
-                continue  # another model's space: the queries could not be compared with it
-            out = np.empty((n, int(s.vectors.shape[1])), dtype=np.float32)
-            out[rows] = s.vectors
-            norms = np.linalg.norm(out, axis=1, keepdims=True)
-            if (norms == 0).any():
-                raise EmbeddingError(f"stored {kind} embeddings hold a zero vector")
-            # Rows already unit within float32 precision are kept bit for bit, so that
-            # vectors saved by an index load back identical (same scores, same ties).
-            off = np.abs(norms[:, 0] - 1.0) > 1e-6
-            if off.any():
-                out[off] /= norms[off]
-            return out
-        if emb is None:
-            return None
-        texts = _embed_texts(tables, kind, n)
-        parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, n, batch)]
-        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
     def embedding_sets(self) -> list[EmbeddingSet]:
         """The entity and chunk vectors as :class:`EmbeddingSet` s, to store with the graph."""

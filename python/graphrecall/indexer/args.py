@@ -1,0 +1,177 @@
+"""The ``graphrecall index`` command line: argument parsing and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TextIO, get_args
+
+from ..errors import GraphRecallError, ParameterError
+from ..tables import BadDataError
+from ..tables.mapping import PRESETS, ColumnMapping
+from .output import TargetKind
+from .pipeline import index
+from .source import SourceKind
+
+#: The output was written.
+EXIT_OK = 0
+#: The source or the output could not be used.
+EXIT_FAILED = 1
+#: Bad rows were refused (``--on-bad raise``); nothing was written.
+EXIT_BAD_DATA = 2
+
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def parse_tenant(text: str) -> int | str:
+    """A tenant from the command line: an int when it is written as one, else the text."""
+    return int(text) if _INT.match(text) else text
+
+
+_MAPPING_KEYS = ("preset", "tables", "columns", "values", "optional")
+
+
+def parse_mapping(text: str) -> ColumnMapping:
+    """A :class:`ColumnMapping` from the command line: a preset name (``personal_kg`` ...), a
+    JSON object, or a file holding one. The object has the fields of ``ColumnMapping``
+    (``tables``, ``columns``, ``values``, ``optional``) and optionally ``preset``, a preset
+    that the other fields then adapt.
+
+    Raises:
+        ParameterError: Not a preset, unreadable JSON, or an invalid mapping.
+    """
+    if text in PRESETS:
+        return ColumnMapping.preset(text)
+    raw = text
+    if not text.lstrip().startswith(("{", "[")):
+        path = Path(text)
+        if not path.is_file():
+            raise ParameterError(
+                f"invalid parameter --mapping: {text!r} is neither a preset "
+                f"({', '.join(sorted(PRESETS))}), a JSON object, nor a JSON file"
+            )
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ParameterError(
+                f"invalid parameter --mapping: cannot read {text!r} ({exc})"
+            ) from None
+    try:
+        spec = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ParameterError(f"invalid parameter --mapping: not valid JSON ({exc})") from None
+    if not isinstance(spec, dict):
+        raise ParameterError("invalid parameter --mapping: the JSON must be an object")
+    unknown = [k for k in spec if k not in _MAPPING_KEYS]
+    if unknown:
+        raise ParameterError(
+            f"invalid parameter --mapping: unknown key {unknown[0]!r}; "
+            f"known: {list(_MAPPING_KEYS)!r}"
+        )
+    optional = spec.get("optional", [])
+    if not isinstance(optional, list):
+        raise ParameterError("invalid parameter --mapping: 'optional' must be a list")
+    for key in ("tables", "columns", "values"):
+        if not isinstance(spec.get(key, {}), dict):
+            raise ParameterError(f"invalid parameter --mapping: {key!r} must be an object")
+    if "preset" in spec:
+        if not isinstance(spec["preset"], str):
+            raise ParameterError("invalid parameter --mapping: 'preset' must be a name")
+        return ColumnMapping.preset(spec["preset"]).merged(
+            tables=spec.get("tables"),
+            columns=spec.get("columns"),
+            values=spec.get("values"),
+            optional=optional,
+        )
+    return ColumnMapping(
+        tables=spec.get("tables", {}),
+        columns=spec.get("columns", {}),
+        values=spec.get("values", {}),
+        optional=frozenset(optional),
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``index`` command's arguments to ``parser``."""
+    parser.add_argument("source", help="a SQLite or DuckDB file, a Parquet directory, a URI")
+    parser.add_argument("out", help="the snapshot directory or SQLite file to write")
+    parser.add_argument(
+        "--from",
+        dest="source_kind",
+        choices=get_args(SourceKind),
+        help="what SOURCE is (default: told from the file, directory or URI)",
+    )
+    parser.add_argument(
+        "--to",
+        dest="target",
+        choices=get_args(TargetKind),
+        default="snapshot",
+        help="what to write (default: snapshot)",
+    )
+    parser.add_argument("--tenant", help="read only this tenant's rows (digits: an int tenant)")
+    parser.add_argument(
+        "--on-bad",
+        dest="on_bad",
+        choices=("raise", "skip"),
+        default="raise",
+        help="refuse bad rows (raise, the default: exit code 2) or drop them (skip)",
+    )
+    parser.add_argument(
+        "--mapping",
+        help=f"the source's names: a preset ({', '.join(sorted(PRESETS))}), a JSON object "
+        "with tables / columns / values / optional (and preset), or a JSON file",
+    )
+    parser.add_argument(
+        "--no-embedder",
+        dest="no_embedder",
+        action="store_true",
+        help="--to index: use stored vectors only (texts without them get no vectors)",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT if it is a snapshot or a graphrecall store",
+    )
+
+
+def run(
+    args: argparse.Namespace, *, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    """Run ``graphrecall index`` with parsed arguments; print the summary (stdout), the
+    progress and any report or error (stderr).
+
+    Returns:
+        The exit code: :data:`EXIT_OK`, :data:`EXIT_FAILED` or :data:`EXIT_BAD_DATA`.
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    try:
+        summary = index(
+            args.source,
+            args.out,
+            source_kind=args.source_kind,
+            target=args.target,
+            tenant=None if args.tenant is None else parse_tenant(args.tenant),
+            on_bad=args.on_bad,
+            mapping=None if args.mapping is None else parse_mapping(args.mapping),
+            overwrite=args.overwrite,
+            progress=err,
+            embedder=None if getattr(args, "no_embedder", False) else "default",
+        )
+    except BadDataError as exc:
+        print(
+            f"graphrecall index: the source has bad rows; nothing was written\n{exc.report}\n"
+            "(pass --on-bad skip to drop them and the rows depending on them)",
+            file=err,
+        )
+        return EXIT_BAD_DATA
+    except (GraphRecallError, ImportError, OSError) as exc:
+        print(f"graphrecall index: error: {exc}", file=err)
+        return EXIT_FAILED
+    if not summary.report.ok:
+        print(summary.report, file=err)
+    print(summary, file=out)
+    return EXIT_OK

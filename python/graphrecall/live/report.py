@@ -1,0 +1,46 @@
+"""The records a :class:`~graphrecall.live.LiveGraph` hands out: one consistent state and what
+one update did."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..graph import KnowledgeGraph
+from ..tables import GraphTables, LoadReport
+
+
+@dataclass(frozen=True)
+class GraphVersion:
+    """One consistent state: the graph, the checked tables it was built from (names,
+    literal values, chunk texts for narratives) and its version number."""
+
+    version: int
+    graph: KnowledgeGraph
+    tables: GraphTables
+
+
+@dataclass(frozen=True)
+class UpdateReport:
+    """What one committed update did.
+
+    Attributes:
+        operation: The method (``"add_facts"``, ``"delete_entities"``...).
+        version: The graph version that shows the change.
+        rows: Rows written per table: added, updated or deleted, cascades included
+            (``entities.primary_chunk`` counts entities whose primary chunk was cleared).
+        check: For adds, what the check refused or skipped (its tables and rows are the
+            new rows).
+    """
+
+    operation: str
+    version: int
+    rows: Mapping[str, int] = field(default_factory=dict)
+    check: LoadReport | None = None
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{t}: {n}" for t, n in self.rows.items()) or "no rows"
+        text = f"{self.operation} -> version {self.version} ({parts})"
+        if self.check is not None and not self.check.ok:
+            text += "\n" + str(self.check)
+        return text

@@ -1,0 +1,73 @@
+"""Usage write-back: the access counts and times that :meth:`LiveGraph.record_access` adds
+to the tables, and the SQL that makes them durable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import DataError
+from ..tables import NULL_TIME, GraphTables
+
+#: The largest ``facts.access_count`` accepted (chunks take any int64).
+_MAX_ACCESS = 2**32 - 2
+
+#: One SQL statement and the parameter rows it runs with.
+Statement = tuple[str, list[tuple[Any, ...]]]
+
+
+def access_changes(
+    base: GraphTables,
+    batches: Sequence[tuple[str, Sequence[Hashable]]],
+    rows_of: Callable[[str, Sequence[Hashable]], npt.NDArray[np.int64]],
+    t: int,
+) -> tuple[GraphTables, list[Statement], dict[str, int]]:
+    """The tables after recording one access batch, the updates to commit, and the rows
+    touched per table.
+
+    Args:
+        base: The committed tables.
+        batches: ``(table, ids)`` for ``facts`` and ``chunks``: the accessed ids (an id
+            may repeat).
+        rows_of: The rows of ``ids`` in a table (raises for an unknown id).
+        t: The access time (int seconds).
+
+    Raises:
+        DataError: A count would overflow its column.
+        UnknownIdError: From ``rows_of``, for an id the graph does not hold.
+    """
+    out: dict[str, Any] = {}
+    sql: list[tuple[str, list[tuple[Any, ...]]]] = []
+    counts: dict[str, int] = {}
+    for table, ids in batches:
+        if not ids:
+            continue
+        rows = rows_of(table, ids)
+        uniq, times = np.unique(rows, return_counts=True)
+        cols = base.table(table)
+        assert cols is not None
+        n = base.n_rows(table)
+        acc = cols.get("access_count", np.zeros(n, dtype=np.int64)).astype(np.int64)
+        new_acc = acc.copy()
+        new_acc[uniq] += times
+        limit = _MAX_ACCESS if table == "facts" else 2**63 - 1
+        if (new_acc[uniq] > limit).any():
+            raise DataError(f"record_access: {table}.access_count would exceed {limit}")
+        last = cols.get("last_accessed", np.full(n, NULL_TIME, dtype=np.int64))
+        new_last = last.copy()
+        new_last[uniq] = np.maximum(np.where(last[uniq] == NULL_TIME, t, last[uniq]), t)
+        out[table] = {**cols, "access_count": new_acc, "last_accessed": new_last}
+        key_ids = cols["id"][uniq].tolist() if "id" in cols else uniq.tolist()
+        sql.append(
+            (
+                f"UPDATE {table} SET access_count = access_count + ?, "
+                "last_accessed = max(coalesce(last_accessed, ?), ?) WHERE id = ?",
+                [(int(c), t, t, i) for c, i in zip(times.tolist(), key_ids, strict=True)],
+            )
+        )
+        counts[table] = len(uniq)
+    return replace(base, **out), sql, counts
