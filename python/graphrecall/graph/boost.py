@@ -26,12 +26,23 @@ def mention_boost(
     related_distance: Sequence[Sequence[int]],
     related_strength: Sequence[Sequence[float]],
     *,
-    direct: float,
-    indirect: float,
-    use_strength: bool,
-    centrality: npt.ArrayLike | None,
+    direct: float = 0.3,
+    indirect: float = 0.1,
+    use_strength: bool = True,
+    centrality: npt.ArrayLike | None = None,
 ) -> list[dict[str, npt.NDArray[Any]]]:
-    """:meth:`KnowledgeGraph.mention_boost <graphrecall.KnowledgeGraph.mention_boost>`."""
+    """Seed 001 relevance boosts for a batch of queries (one list per query).
+
+    ``adjusted = similarity + |mentioned ∩ query_entities| x direct + sum over
+    mentioned related entities (not query entities) of indirect x 1/distance x
+    strength`` (strength 1 without ``use_strength``; x centrality[entity] when given).
+    It is :meth:`KnowledgeGraph.mention_boost` (``graph`` is the graph).
+
+    Returns:
+        Per query a dict with ``direct``, ``indirect``, ``adjusted`` (aligned with the
+        input chunks) and ``order`` (input positions by adjusted desc, ties in input
+        order), and ``chunk_ids`` in that order.
+    """
 
     def flat(
         lists: Sequence[Sequence[Any]], conv: Any

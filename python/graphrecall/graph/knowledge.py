@@ -41,8 +41,10 @@ from .records import dataframe_columns, fact_records, record_columns
 
 if TYPE_CHECKING:
     import pandas as pd
+    from typing_extensions import Unpack
 
     from ..tables import GraphTables
+    from .params import RecallOptions, SpreadOptions
 
 __all__ = ["KnowledgeGraph"]
 
@@ -160,39 +162,10 @@ class KnowledgeGraph:
             DataError: A precise message naming the table, row and column of the first
                 problem (dangling ids, NaN weights, unknown codes, cross-tenant facts...).
         """
-        return cls._of(
-            encode_arrays(
-                fact_subject=fact_subject,
-                fact_object=fact_object,
-                entity_tenant=entity_tenant,
-                n_entities=n_entities,
-                entity_ids=entity_ids,
-                entity_names=entity_names,
-                fact_ids=fact_ids,
-                predicate=predicate,
-                confidence=confidence,
-                strength=strength,
-                status=status,
-                source=source,
-                access_count=access_count,
-                last_accessed=last_accessed,
-                created_at=created_at,
-                valid_from=valid_from,
-                valid_to=valid_to,
-                sequence=sequence,
-                object_value=object_value,
-                chunk_tenant=chunk_tenant,
-                chunk_ids=chunk_ids,
-                n_chunks=n_chunks,
-                mention_chunk=mention_chunk,
-                mention_entity=mention_entity,
-                mention_count=mention_count,
-                statuses=statuses,
-                sources=sources,
-                predicates=predicates,
-                tenants=tenants,
-            )
-        )
+        # Every argument goes to the one encoder as given.
+        args = dict(locals())
+        del args["cls"]
+        return cls._of(encode_arrays(**args))
 
     @classmethod
     def from_records(
@@ -435,7 +408,7 @@ class KnowledgeGraph:
         anchor_scores: Any = None,
         *,
         now: Any = None,
-        **params: Any,
+        **params: Unpack[SpreadOptions],
     ) -> Activation:
         """Spreading activation from ``anchors`` (see :meth:`spread_plan` for params).
 
@@ -449,7 +422,7 @@ class KnowledgeGraph:
         Returns:
             An :class:`Activation` with per-query views.
         """
-        plan = cast(SpreadPlan, self._cached_plan("spread", params))
+        plan = cast(SpreadPlan, self._cached_plan("spread", dict(params)))
         return plan(anchors, anchor_scores, now=now)
 
     def recall_plan(
@@ -485,10 +458,12 @@ class KnowledgeGraph:
         )
         return RecallPlan(self, core)
 
-    def graph_recall(self, anchors: Any, match_scores: Any = None, **params: Any) -> Recall:
+    def graph_recall(
+        self, anchors: Any, match_scores: Any = None, **params: Unpack[RecallOptions]
+    ) -> Recall:
         """Seed 004 graph recall from ``anchors`` with ``match_scores`` (see
         :meth:`recall_plan`)."""
-        return cast(RecallPlan, self._cached_plan("recall", params))(anchors, match_scores)
+        return cast(RecallPlan, self._cached_plan("recall", dict(params)))(anchors, match_scores)
 
     def personalized_pagerank(
         self,
@@ -523,8 +498,10 @@ class KnowledgeGraph:
             seeds: Seed entities (one query, a 2-D batch or a ragged batch).
             weights: Non-negative seed weights (default 1.0), normalised per query.
             damping: Probability of following an edge, in (0, 1); HippoRAG uses 0.5.
-            tol: Stop when the L1 change of an iteration is below this.
-            max_iter: Iteration cap (1..100000).
+            tol: The certified L1 error of the exact mode: it stops when one power step's
+                residual ``r`` proves ``||x - x_hat||_1 <= d ||r||_1 / (1 - d) <= tol``.
+            max_iter: Passes over the edges (1..100000); when they do not certify ``tol``,
+                plain power iteration finishes the job.
             top_k, top_k_chunks: Keep the best entities / chunks (None = all scored).
             epsilon: Approximate by local forward push (Andersen-Chung-Lang) instead of power
                 iteration: a node passes its residual mass on while it exceeds ``epsilon x
@@ -532,7 +509,9 @@ class KnowledgeGraph:
                 ``max_iter`` are then unused. The work depends on the seeds' neighbourhood,
                 not on the tenant's size. Every score is at most the exact one and the L1
                 error is the unsettled mass, ``1 - sum(entity_scores)``. In (0, 1); None
-                (default) = exact power iteration. ``iterations`` then counts pushes.
+                (default) = exact (conjugate gradients on undirected walks, Gauss-Seidel sweeps on
+                directed ones; the walk matrix is cached per tenant and filter).
+                ``iterations`` then counts pushes.
             score_chunks: Also score chunks through mentions (False: the chunk arrays are
                 empty, and the mention walk is saved).
         """
@@ -555,45 +534,8 @@ class KnowledgeGraph:
         )
         return PageRank(tuple(arrays), self)
 
-    def mention_boost(
-        self,
-        chunks: Sequence[Sequence[Hashable]],
-        similarity: Sequence[Sequence[float]],
-        query_entities: Sequence[Sequence[Hashable]],
-        related: Sequence[Sequence[Hashable]],
-        related_distance: Sequence[Sequence[int]],
-        related_strength: Sequence[Sequence[float]],
-        *,
-        direct: float = 0.3,
-        indirect: float = 0.1,
-        use_strength: bool = True,
-        centrality: npt.ArrayLike | None = None,
-    ) -> list[dict[str, npt.NDArray[Any]]]:
-        """Seed 001 relevance boosts for a batch of queries (one list per query).
-
-        ``adjusted = similarity + |mentioned ∩ query_entities| x direct + sum over
-        mentioned related entities (not query entities) of indirect x 1/distance x
-        strength`` (strength 1 without ``use_strength``; x centrality[entity] when given).
-
-        Returns:
-            Per query a dict with ``direct``, ``indirect``, ``adjusted`` (aligned with the
-            input chunks) and ``order`` (input positions by adjusted desc, ties in input
-            order), and ``chunk_ids`` in that order.
-        """
-
-        return mention_boost(
-            self,
-            chunks,
-            similarity,
-            query_entities,
-            related,
-            related_distance,
-            related_strength,
-            direct=direct,
-            indirect=indirect,
-            use_strength=use_strength,
-            centrality=centrality,
-        )
+    #: Seed 001 relevance boosts (:func:`graphrecall.graph.boost.mention_boost`).
+    mention_boost = mention_boost
 
     def _cached_plan(self, kind: str, params: dict[str, Any]) -> SpreadPlan | RecallPlan:
         """The plan for these parameters, built once and kept (at most 64 kept)."""

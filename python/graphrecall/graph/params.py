@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -14,12 +14,46 @@ from ..tables.faults import parameter_error
 from ..tables.ids import IdMap
 
 if TYPE_CHECKING:
+    from ..scoring import FactScoreProfile
     from .knowledge import KnowledgeGraph
 
-__all__ = ["freeze"]
+__all__ = ["RecallOptions", "SpreadOptions", "freeze"]
 
 
 Direction = Literal["out", "in", "both"]
+
+
+class _Filters(TypedDict, total=False):
+    statuses: Iterable[Hashable] | None
+    predicates: Iterable[Hashable] | None
+    min_confidence: float | None
+    as_of: Any
+    max_sequence: int | None
+    tenant: Hashable | None
+
+
+class SpreadOptions(_Filters, total=False):
+    """The keywords of :meth:`KnowledgeGraph.spread_plan`, typed for ``spread(**options)``."""
+
+    max_hops: int
+    per_entity_limit: int | None
+    max_facts: int | None
+    direction: Direction
+    independent_anchors: bool
+    rank: Literal["score_fact", "composite"] | None
+    top_k: int | None
+    profile: FactScoreProfile | None
+
+
+class RecallOptions(_Filters, total=False):
+    """The keywords of :meth:`KnowledgeGraph.recall_plan`, typed for ``graph_recall``."""
+
+    max_hops: int
+    direction: Direction
+    top_k: int
+    dedupe: Literal["fact", "triple"]
+
+
 _U32_MAX = 2**32 - 1
 
 
