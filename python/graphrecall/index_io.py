@@ -310,6 +310,19 @@ class SavedIndex:
             entity_vectors=self.vectors["entity"],
             chunk_vectors=self.vectors["chunk"],
         )
+        if self.counts.get("tenants", index.graph.n_tenants) != index.graph.n_tenants:
+            # Saved when int tenants were taken as codes: its vector indexes use those codes,
+            # so they are rebuilt from the stored vectors (nothing is re-embedded).
+            index = build(
+                self.tables,
+                checked=self.verified,
+                embedder=self.embedder,
+                vector_backend=self.vector_backend,
+                exact_below=self.exact_below,
+            )
+            saved_vectors = False
+        else:
+            saved_vectors = True
         got = {
             "entities": index.graph.n_entities,
             "facts": index.graph.n_facts,
@@ -322,7 +335,8 @@ class SavedIndex:
                     f"{self.counts.get(key)}"
                 )
         for kind in ("entity", "chunk"):
-            _check_vectors(self.root, index, kind, self.vectors[kind])
+            if saved_vectors:
+                _check_vectors(self.root, index, kind, self.vectors[kind])
         return index
 
 
