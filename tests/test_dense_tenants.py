@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from graphrecall import (
     KnowledgeGraph,
     UnknownTenantError,
 )
+from graphrecall.anchors.vectors import VectorIndex
 from graphrecall.tables import EmbeddingSet
 
 BIG = 16_000_000
@@ -138,25 +140,29 @@ def test_vocabulary_codes_look_up_int_names_first() -> None:
 
 
 def test_index_saved_with_int_tenants_as_codes_still_loads(tmp_path: Path) -> None:
-    """An index saved when int tenants were their own codes (tenants 5 and 9 made 10 codes)
-    loads: its vector indexes are rebuilt from the stored vectors, and both tenants answer."""
+    """An index saved when int tenants were their own codes (tenants 5 and 9 made codes
+    0..9, its vector index keyed by 5 and 9) loads: the vector index is rebuilt from the
+    stored vectors, and both tenants answer."""
     rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((3, 8)).astype("f4")
     tables = GraphTables(
         entities={"id": ["a", "b", "c"], "tenant": [5, 5, 9], "name": ["A", "B", "C"]},
         facts={"subject": ["a"], "object": ["b"], "predicate": ["knows"]},
-        embeddings=[
-            EmbeddingSet("entity", ["a", "b", "c"], rng.standard_normal((3, 8)).astype("f4"))
-        ],
+        embeddings=[EmbeddingSet("entity", ["a", "b", "c"], vectors)],
     )
-    GraphIndex.build(tables, embedder=None).save(tmp_path / "idx")
-    header = tmp_path / "idx" / "header.json"
-    doc = json.loads(header.read_text())
-    doc["counts"]["tenants"] = 10  # what the older build recorded
-    header.write_text(json.dumps(doc))
-    loaded = GraphIndex.load(tmp_path / "idx", embedder=None)
+    root = tmp_path / "idx"
+    GraphIndex.build(tables, embedder=None).save(root)
+    # What the older build wrote: ten tenant codes, and the vector index keyed by them.
+    old = VectorIndex(vectors, tenants=np.array([5, 5, 9]), n_tenants=10)
+    shutil.rmtree(root / "entity-vectors")
+    old.save(root / "entity-vectors")
+    doc = json.loads((root / "header.json").read_text())
+    doc["counts"]["tenants"] = 10
+    (root / "header.json").write_text(json.dumps(doc))
+    loaded = GraphIndex.load(root, embedder=None)
     assert loaded.graph.tenants.names == (5, 9)
     assert loaded.entity_vectors is not None
     for tenant, row in ((5, 0), (9, 2)):
-        query = loaded.entity_matrix[row]  # type: ignore[index]
-        hit = loaded.entity_vectors.search(query, 1, tenant=loaded.tenant_code(tenant))
+        code = loaded.tenant_code(tenant)
+        hit = loaded.entity_vectors.search(vectors[row], 1, tenant=code)
         assert hit.rows.reshape(-1).tolist() == [row]
