@@ -15,6 +15,7 @@ from conftest import (
     PROPERTY,
     GraphData,
     anchors_of,
+    examples,
     f32,
     filters_st,
     graph_and_anchors,
@@ -25,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import graph_ref
 
-SETTINGS = settings(PROPERTY, max_examples=120)
+SETTINGS = settings(PROPERTY, max_examples=examples(120))
 
 spread_params_st = st.fixed_dictionaries(
     {
