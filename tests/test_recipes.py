@@ -146,30 +146,29 @@ def test_hybrid_expand_matches_seed_003(data: GraphData, seed: int, d: st.DataOb
     tenants = [c["tenant"] for c in data.chunks]
     if not tenants:
         return
-    index, ent_vec, chunk_vec, _texts = build(data, seed)
+    index, ent_vec, chunk_vec, texts = build(data, seed)
     tenant = d.draw(st.sampled_from(tenants))
-    t = index.tenant_code(tenant)
-    words = d.draw(st.lists(st.sampled_from([*WORDS, "9", "3"]), min_size=1, max_size=4))
+    names = [f"{WORDS[i % len(WORDS)]} {i}" for i in range(len(data.entities))]  # as build's
+    words = d.draw(st.lists(st.sampled_from([*WORDS, "9", "3", *names]), min_size=1, max_size=4))
     query = " ".join(words)
     q = _query(seed)
     res = hybrid_expand(index, query, tenant=tenant, query_vectors=q, k=3)[0]
-    # Phase 1: vector + BM25 merge (BM25 and recognition are checked in their own tests).
-    vec = dict(recipes_ref.top_cosine(chunk_vec, [c["tenant"] for c in data.chunks], tenant, q, 12))
-    assert index.chunk_keywords is not None
-    rows, bm = index.chunk_keywords.search(query, 12, tenant=t)
-    text = (
-        {int(r): float(s) / float(bm[0]) for r, s in zip(rows, bm, strict=True)} if len(bm) else {}
-    )
+    # Phase 1: vector + BM25 (text score = BM25 / the best), 0.7 / 0.3 merge.
+    vec = dict(recipes_ref.top_cosine(chunk_vec, tenants, tenant, q, 12))
+    bm = recipes_ref.bm25(texts, tenants, tenant, query, 12)
+    text = {r: s / bm[0][1] for r, s in bm}
     merged = {c: 0.7 * vec.get(c, 0.0) + 0.3 * text.get(c, 0.0) for c in set(vec) | set(text)}
     base = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-    # Phase 2 + 3: recognised entities, their 1-hop neighbours' chunks.
-    recognized = [
-        index.graph.entity_ids[a.id == index.graph.entity_ids].item() for a in res.anchors
-    ]
-    if not res.anchors or res.anchors[0].how == "vector":
-        found = recipes_ref.top_cosine(ent_vec, [e["tenant"] for e in data.entities], tenant, q, 3)
-        recognized = [data.entities[r]["id"] for r, s in found if s >= 0.75]
-        assert [a.id for a in res.anchors] == recognized
+    # Phase 2: names by n-gram lookup, else the embedding fallback (top 3, >= 0.75).
+    ent_tenants = [e["tenant"] for e in data.entities]
+    found = recipes_ref.recognize_names(names, ent_tenants, tenant, query)
+    if not found:
+        found = [
+            r for r, s in recipes_ref.top_cosine(ent_vec, ent_tenants, tenant, q, 3) if s >= 0.75
+        ]
+    recognized = [data.entities[r]["id"] for r in found]
+    assert [a.id for a in res.anchors] == recognized
+    # Phase 3: the recognised entities' 1-hop neighbours' chunks.
     graph = recipes_ref.graph_chunk_scores(data.facts, data.mentions, recognized)
     chunk_row = {c["id"]: i for i, c in enumerate(data.chunks)}
     expected = fusion_ref.additive_merge(
