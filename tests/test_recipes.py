@@ -196,6 +196,22 @@ def demo_index() -> GraphIndex:
 DEMO_NOW = 1_767_225_600
 
 
+def _demo_inputs(
+    index: GraphIndex, question: str
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]:
+    """The demo's rows, its entity / chunk vectors in row order, and the question's vector:
+    the inputs of the references."""
+    from graphrecall.cli import demo_data
+
+    data = demo_data()
+    sets = {
+        s.kind: dict(zip(s.ids.tolist(), s.vectors, strict=True)) for s in index.embedding_sets()
+    }
+    ent_vec = np.stack([sets["entity"][e["id"]] for e in data["entities"]])
+    chunk_vec = np.stack([sets["chunk"][c["id"]] for c in data["chunks"]])
+    return data, ent_vec, chunk_vec, index.embed_queries([question])[0]
+
+
 def test_seed_000_on_the_demo(demo_index: GraphIndex) -> None:
     res = spreading_activation(
         demo_index, "What is the JACQ project?", tenant="alice", now=DEMO_NOW
@@ -220,6 +236,19 @@ def test_seed_000_keyword_fallback_without_an_embedder() -> None:
 def test_seed_001_boosts_robert_for_neds_allies(demo_index: GraphIndex) -> None:
     res = chunk_boost(demo_index, "Who are Ned Stark's allies?", tenant="stark")[0]
     assert "ned" in [a.id for a in res.anchors]
+    data, ent_vec, chunk_vec, q = _demo_inputs(demo_index, "Who are Ned Stark's allies?")
+    expected = recipes_ref.chunk_boost(
+        data["entities"],
+        data["facts"],
+        data["chunks"],
+        data["mentions"],
+        ent_vec,
+        chunk_vec,
+        "stark",
+        q,
+    )
+    assert [c.id for c in res.chunks] == [i for i, _ in expected]
+    assert [c.score for c in res.chunks] == pytest.approx([s for _, s in expected], rel=1e-6)
     boosted = [c for c in res.chunks if c.components["direct"] + c.components["indirect"] > 0]
     assert boosted and res.stats["max_boost"] >= 0.3
     for c in res.chunks:
@@ -268,6 +297,9 @@ def test_seed_004_known_facts(demo_index: GraphIndex) -> None:
         0
     ]
     assert len(res.facts) <= 10 and res.facts
+    data, ent_vec, _, q = _demo_inputs(demo_index, "How is Ned Stark related to Robert Baratheon?")
+    expected = recipes_ref.graph_recall(data["entities"], data["facts"], ent_vec, "stark", q)
+    _assert_same_ranking([(f.id, f.score) for f in res.facts], expected)
     for f in res.facts:
         assert f.score == pytest.approx(
             f.components["match"] * f.components["hop_factor"] * f.components["confidence"]
