@@ -30,6 +30,22 @@ def top_cosine(
     return [(r, float(np.float32(scores[r]))) for r in rows[:k]]
 
 
+def clear_cut(
+    vectors: np.ndarray,
+    tenants: Sequence[Hashable],
+    tenant: Hashable,
+    q: np.ndarray,
+    k: int,
+    tol: float = 1e-6,
+) -> bool:
+    """Whether :func:`top_cosine`'s k rows are certain: the k-th and the next cosine (in
+    float64) differ by more than ``tol``. Kernels sum float32 products in another order than
+    numpy, so two rows with (nearly) equal cosines can fall on either side of the cut."""
+    scores = (vectors.astype(np.float64) @ q.astype(np.float64)).tolist()
+    ranked = sorted((scores[r] for r in range(len(tenants)) if tenants[r] == tenant), reverse=True)
+    return k <= 0 or len(ranked) <= k or ranked[k - 1] - ranked[k] > tol
+
+
 def spreading_activation(
     entities: Sequence[Row],
     facts: Sequence[Row],
