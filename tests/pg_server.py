@@ -130,7 +130,8 @@ def _bench(
     import psycopg
     from graphrecall.storage.arrow import load_dataframes
     from graphrecall.storage.mapping import ColumnMapping
-    from graphrecall.storage.postgres import _load, load_postgres
+    from graphrecall.storage.postgres import load_postgres
+    from graphrecall.storage.postgres.load import _load
 
     def best(f: Any) -> tuple[float, Any]:
         times, out = [], None
@@ -170,7 +171,7 @@ def _bench(
                 f"::vector({dim}) AS embedding FROM generate_series(0, {chunks - 1}) g"
             )
             conn.execute("VACUUM ANALYZE")
-            m = ColumnMapping.preset("seed000")
+            m = ColumnMapping.preset("personal_kg")
             print(f"{rows:,} facts (11 columns) + {entities:,} entities, best of {repeat}:")
             t, tables = best(lambda: load_postgres(server.uri, mapping=m))
             n = tables.n_rows("facts")

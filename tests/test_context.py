@@ -17,12 +17,12 @@ from graphrecall.context import (
     ContextBlock,
     PathStep,
     TokenCounter,
-    budget_allocation_004,
+    budget_allocation,
     e5_token_counter,
     json_block,
-    knowledge_graph_context_003,
-    known_facts_004,
-    narrative_000,
+    kg_context,
+    known_facts,
+    narrative,
     render_path,
     whitespace_tokens,
 )
@@ -147,9 +147,9 @@ def seed_000_input() -> tuple[list[EntityHit], list[FactHit]]:
     return entities, facts
 
 
-def test_narrative_000_reproduces_the_seed_output_example() -> None:
+def test_narrative_reproduces_the_seed_output_example() -> None:
     entities, facts = seed_000_input()
-    block = narrative_000(entities, facts, budget=None)
+    block = narrative(entities, facts, budget=None)
     assert block.text == SEED_000_OUTPUT
     assert block.tokens == whitespace_tokens(SEED_000_OUTPUT)
     assert block.items == tuple(f"f{i}" for i in range(1, 9))
@@ -158,7 +158,7 @@ def test_narrative_000_reproduces_the_seed_output_example() -> None:
     # Facts given in any order print grouped the same way (entity order, then fact order).
     # Facts in another order: sections still follow ``entities``; facts keep their order.
     shuffled = [facts[i] for i in (7, 4, 0, 6, 1, 5, 2, 3)]
-    block = narrative_000(entities, shuffled, budget=None)
+    block = narrative(entities, shuffled, budget=None)
     assert block.items == ("f1", "f2", "f3", "f5", "f6", "f4", "f8", "f7")
     assert [s.split("\n")[0] for s in block.text.split("\n\n")] == [
         "### 👤 USER CONTEXT",
@@ -167,22 +167,22 @@ def test_narrative_000_reproduces_the_seed_output_example() -> None:
     ]
 
 
-def test_narrative_000_budget_keeps_best_facts_in_print_order(e5: TokenCounter) -> None:
+def test_narrative_budget_keeps_best_facts_in_print_order(e5: TokenCounter) -> None:
     entities, facts = seed_000_input()
     for count in (whitespace_tokens, e5):
-        full = narrative_000(entities, facts, budget=None, count=count)
-        block = narrative_000(entities, facts, budget=full.tokens - 1, count=count)
+        full = narrative(entities, facts, budget=None, count=count)
+        block = narrative(entities, facts, budget=full.tokens - 1, count=count)
         assert block.tokens == count(block.text) <= full.tokens - 1
         # The lowest-scored fact (f8) goes first; printing keeps the seed's order.
         assert "f8" in block.dropped
         assert list(block.items) == sorted(block.items, key=lambda x: int(str(x)[1:]))
-    block = narrative_000(entities, facts, budget=24)
+    block = narrative(entities, facts, budget=24)
     assert block.text == "### 👤 USER CONTEXT\n- prefers: dark mode"
     assert block.items == ("f1",)
     assert block.dropped == tuple(f"f{i}" for i in range(2, 9))
 
 
-def test_narrative_000_rules_where_the_seed_is_silent() -> None:
+def test_narrative_rules_where_the_seed_is_silent() -> None:
     facts = [
         fact(1, "x", "Orphan", "likes", value="tea"),  # subject not in entities
         fact(2, "a", "Alice", "knows", "b", None),  # object name unknown -> "..."
@@ -191,14 +191,14 @@ def test_narrative_000_rules_where_the_seed_is_silent() -> None:
         fact(5, "x", "Orphan", "from", None, None, "  two\nlines  "),
     ]
     entities = [E("b", "Bob"), E("u", "USER"), E("a", "Alice")]
-    block = narrative_000(entities, facts, budget=None)
+    block = narrative(entities, facts, budget=None)
     assert block.text == (
         "### 💡 CONTEXT: Alice\n- knows: ...\n- says: Bob\n\n"
         "### 💡 CONTEXT: Orphan\n- likes: tea\n- from: two lines\n\n"
         "### 💡 CONTEXT: Other\n- p: v"
     )
     assert block.items == (2, 4, 1, 5, 3)
-    user = narrative_000([E("u", "uSeR")], [fact(1, "u", "ignored", "is", value="me")])
+    user = narrative([E("u", "uSeR")], [fact(1, "u", "ignored", "is", value="me")])
     assert user.text == "### 👤 USER CONTEXT\n- is: me"
 
 
@@ -322,11 +322,11 @@ budgets = st.none() | st.integers(0, 40) | st.integers(0, 400)
 
 @PROPERTY
 @given(graph_items(), budgets)
-def test_narrative_000_budget_property(data: Any, budget: int | None) -> None:
+def test_narrative_budget_property(data: Any, budget: int | None) -> None:
     entities, facts = data
-    block = narrative_000(entities, facts, budget=budget)
-    assert narrative_000(entities, facts, budget=None).text == seed_000_reference(entities, facts)
-    order = {f: i for i, f in enumerate(narrative_000(entities, facts, budget=None).items)}
+    block = narrative(entities, facts, budget=budget)
+    assert narrative(entities, facts, budget=None).text == seed_000_reference(entities, facts)
+    order = {f: i for i, f in enumerate(narrative(entities, facts, budget=None).items)}
     by_id = {f.id: f for f in facts}
     printed = [by_id[i] for i in sorted(by_id, key=order.__getitem__)]
     check_block(block, [f.id for f in facts], whitespace_tokens, budget)
@@ -334,7 +334,7 @@ def test_narrative_000_budget_property(data: Any, budget: int | None) -> None:
     expected = reference_pack(
         [f.id for f in printed],
         [f.score for f in printed],
-        lambda sub: narrative_000(entities, [printed[i] for i in sub], budget=None).tokens,
+        lambda sub: narrative(entities, [printed[i] for i in sub], budget=None).tokens,
         budget,
     )
     assert list(block.items) == expected
@@ -345,10 +345,10 @@ def test_narrative_000_budget_property(data: Any, budget: int | None) -> None:
 
 @PROPERTY
 @given(graph_items(), budgets)
-def test_knowledge_graph_context_003_budget_property(data: Any, budget: int | None) -> None:
+def test_kg_context_budget_property(data: Any, budget: int | None) -> None:
     entities, facts = data
     query = entities[:2]
-    block = knowledge_graph_context_003(query, entities, facts, budget=budget)
+    block = kg_context(query, entities, facts, budget=budget)
     ids = [("entity", e.id) for e in entities] + [("fact", f.id) for f in facts]
     check_block(block, ids, whitespace_tokens, budget)
     items = [*entities, *facts]
@@ -356,7 +356,7 @@ def test_knowledge_graph_context_003_budget_property(data: Any, budget: int | No
     def tokens_of(sub: list[int]) -> int:
         es = [entities[i] for i in sub if i < len(entities)]
         fs = [facts[i - len(entities)] for i in sub if i >= len(entities)]
-        return knowledge_graph_context_003(query, es, fs, budget=None).tokens
+        return kg_context(query, es, fs, budget=None).tokens
 
     assert list(block.items) == reference_pack(ids, [x.score for x in items], tokens_of, budget)
     if block.items:
@@ -374,14 +374,14 @@ def test_knowledge_graph_context_003_budget_property(data: Any, budget: int | No
 
 @PROPERTY
 @given(graph_items(), budgets)
-def test_known_facts_004_and_json_budget_property(data: Any, budget: int | None) -> None:
+def test_known_facts_and_json_budget_property(data: Any, budget: int | None) -> None:
     entities, facts = data
-    block = known_facts_004(facts, budget=budget)
+    block = known_facts(facts, budget=budget)
     check_block(block, [f.id for f in facts], whitespace_tokens, budget)
     assert list(block.items) == reference_pack(
         [f.id for f in facts],
         [f.score for f in facts],
-        lambda sub: known_facts_004([facts[i] for i in sub], budget=None).tokens,
+        lambda sub: known_facts([facts[i] for i in sub], budget=None).tokens,
         budget,
     )
     if block.items:
@@ -413,10 +413,10 @@ def phrase_of(k: int) -> str:
 def test_budget_exact_with_e5_counter(e5: TokenCounter, data: Any, budget: int | None) -> None:
     entities, facts = data
     for block, ids in (
-        (narrative_000(entities, facts, budget=budget, count=e5), [f.id for f in facts]),
-        (known_facts_004(facts, budget=budget, count=e5), [f.id for f in facts]),
+        (narrative(entities, facts, budget=budget, count=e5), [f.id for f in facts]),
+        (known_facts(facts, budget=budget, count=e5), [f.id for f in facts]),
         (
-            knowledge_graph_context_003(entities[:1], entities, facts, budget=budget, count=e5),
+            kg_context(entities[:1], entities, facts, budget=budget, count=e5),
             [("entity", e.id) for e in entities] + [("fact", f.id) for f in facts],
         ),
     ):
@@ -425,16 +425,16 @@ def test_budget_exact_with_e5_counter(e5: TokenCounter, data: Any, budget: int |
 
 def test_empty_inputs_give_empty_blocks() -> None:
     for block in (
-        narrative_000([], []),
-        narrative_000([E(1, "Lonely")], []),
-        knowledge_graph_context_003([E(1, "Q")], [], []),
-        known_facts_004([]),
+        narrative([], []),
+        narrative([E(1, "Lonely")], []),
+        kg_context([E(1, "Q")], [], []),
+        known_facts([]),
         json_block(),
     ):
         assert block == ContextBlock("", 0, (), (), block.budget)
     # Budget 0: nothing fits, everything is reported dropped.
     entities, facts = seed_000_input()
-    zero = narrative_000(entities, facts, budget=0)
+    zero = narrative(entities, facts, budget=0)
     assert (zero.text, zero.tokens, zero.items) == ("", 0, ())
     assert zero.dropped == tuple(f.id for f in facts)
 
@@ -442,7 +442,7 @@ def test_empty_inputs_give_empty_blocks() -> None:
 # --------------------------------------------------------------------------- seed 003
 
 
-def test_knowledge_graph_context_003_seed_layout() -> None:
+def test_kg_context_seed_layout() -> None:
     auth = E(
         "auth",
         "Auth Service",
@@ -466,7 +466,7 @@ def test_knowledge_graph_context_003_seed_layout() -> None:
         fact("r5", "oauth", "OAuth Provider", "implements", "g", "Google OAuth", score=0.5),
         fact("r6", "oauth", "OAuth Provider", "implements", "gh", "GitHub OAuth", score=0.4),
     ]  # fmt: skip
-    block = knowledge_graph_context_003(
+    block = kg_context(
         [auth, oauth],
         [auth, oauth],
         facts,
@@ -502,12 +502,12 @@ def test_knowledge_graph_context_003_seed_layout() -> None:
         *(("fact", f"r{i}") for i in range(1, 7)),
     )  # fmt: skip
     # Default inverse rule; within the default 500-token budget everything fits.
-    default = knowledge_graph_context_003([auth], [auth, oauth], facts)
+    default = kg_context([auth], [auth, oauth], facts)
     assert "Auth Service (<- depends_on)" in default.text
     assert default.budget == 500 and default.dropped == ()
 
 
-def test_knowledge_graph_context_003_edge_cases() -> None:
+def test_kg_context_edge_cases() -> None:
     a = E(1, "A")
     facts = [
         fact(10, 1, "A", "self", 1, "A", strength=0.8999999761581421),  # float32 0.9
@@ -515,7 +515,7 @@ def test_knowledge_graph_context_003_edge_cases() -> None:
         fact(12, 1, "A", "status", value="active"),  # literal
         fact(13, 9, "Z", "points_to", 1, "A", strength=2.5),
     ]
-    block = knowledge_graph_context_003([], [a], facts, budget=None)
+    block = kg_context([], [a], facts, budget=None)
     assert block.text == (
         "## Knowledge Graph Context\nQuery entities: []\n\n"
         "### A\nRelated: A (self, weight: 0.9), active (status), Z (<- points_to)\n\n"
@@ -526,40 +526,40 @@ def test_knowledge_graph_context_003_edge_cases() -> None:
 
 def test_description_truncation() -> None:
     long = "word " * 40
-    text = knowledge_graph_context_003([], [E(1, "A", description=long)], [], budget=None).text
+    text = kg_context([], [E(1, "A", description=long)], [], budget=None).text
     desc = text.split("Description: ")[1]
     assert desc.endswith("...") and len(desc) <= 100
     one_word = "x" * 300
-    text = knowledge_graph_context_003(
+    text = kg_context(
         [], [E(1, "A", description=one_word)], [], budget=None, description_chars=10
     ).text
     assert text.endswith("Description: xxxxxxx...")
-    text = knowledge_graph_context_003(
+    text = kg_context(
         [], [E(1, "A", description=long)], [], budget=None, description_chars=None
     ).text
     assert text.endswith("Description: " + long.strip())
     with pytest.raises(ParameterError, match="description_chars"):
-        knowledge_graph_context_003([], [], [], description_chars=3)
+        kg_context([], [], [], description_chars=3)
 
 
 # --------------------------------------------------------------------------- seed 004
 
 
-def test_known_facts_004_seed_lines() -> None:
+def test_known_facts_seed_lines() -> None:
     jan = calendar.timegm((2026, 1, 17, 12, 0, 0))
     facts = [
         fact("a", "u", "User", "prefers", value="neovim for Rust development",
              confidence=0.949999988079071, since=jan, score=2.0),  # float32 0.95
         fact("b", "u", "User", "works_on", value='project "zeph" (AI agent)', score=1.0),
     ]  # fmt: skip
-    block = known_facts_004(facts)
+    block = known_facts(facts)
     assert block.text == (
         "## Known Facts\n"
         "- User prefers neovim for Rust development (since 2026-01) [confidence: 0.95]\n"
         '- User works on project "zeph" (AI agent) [confidence: 1.0]'
     )
     assert block.items == ("a", "b")
-    other = known_facts_004(
+    other = known_facts(
         [
             fact(
                 1, "n", "Ned Stark", "ALLY", "r", "Robert Baratheon", confidence=0.5, since=-86400
@@ -631,14 +631,14 @@ def test_render_path() -> None:
     with pytest.raises(ParameterError):
         render_path("A -p-> B")  # type: ignore[arg-type]
     with pytest.raises(DataError, match="path"):
-        known_facts_004([fact(1, "a", "A", "p", value="v", path=(("A", None), ("B", None)))])
+        known_facts([fact(1, "a", "A", "p", value="v", path=(("A", None), ("B", None)))])
 
 
 # --------------------------------------------------------------------------- seed 004 budget
 
 
-def test_budget_allocation_004() -> None:
-    assert budget_allocation_004(8_000, graph_enabled=False) == {
+def test_budget_allocation() -> None:
+    assert budget_allocation(8_000, graph_enabled=False) == {
         "summaries": 640,
         "semantic_recall": 640,
         "cross_session": 320,
@@ -647,22 +647,22 @@ def test_budget_allocation_004() -> None:
         "recent_history": 4_000,
     }
     # The project's test: with graph 7 %, 7 % and 4 % of 8000.
-    on = budget_allocation_004(8_000, graph_enabled=True)
+    on = budget_allocation(8_000, graph_enabled=True)
     assert (on["summaries"], on["semantic_recall"], on["graph_facts"]) == (560, 560, 320)
     assert on["code_context"] == 2_320 and on["recent_history"] == 4_000
     assert on["cross_session"] == 240
-    assert budget_allocation_004(0, graph_enabled=True) == dict.fromkeys(on, 0)
+    assert budget_allocation(0, graph_enabled=True) == dict.fromkeys(on, 0)
     for bad in (-1, 1.5, True, "100", None):
         with pytest.raises(ParameterError, match="total_tokens"):
-            budget_allocation_004(bad, graph_enabled=True)  # type: ignore[arg-type]
+            budget_allocation(bad, graph_enabled=True)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="graph_enabled"):
-        budget_allocation_004(10, graph_enabled=1)  # type: ignore[arg-type]
+        budget_allocation(10, graph_enabled=1)  # type: ignore[arg-type]
 
 
 @PROPERTY
 @given(st.integers(0, 10**12), st.booleans())
-def test_budget_allocation_004_floors_and_sums(total: int, enabled: bool) -> None:
-    alloc = budget_allocation_004(total, graph_enabled=enabled)
+def test_budget_allocation_floors_and_sums(total: int, enabled: bool) -> None:
+    alloc = budget_allocation(total, graph_enabled=enabled)
     pct = (7, 7, 3, 29, 4, 50) if enabled else (8, 8, 4, 30, 0, 50)
     assert list(alloc.values()) == [total * p // 100 for p in pct]
     assert total - 6 < sum(alloc.values()) <= total
@@ -684,9 +684,9 @@ def test_whitespace_tokens_never_undercounts_the_formats(e5: TokenCounter) -> No
     entities, facts = seed_000_input()
     texts = [
         SEED_000_OUTPUT,
-        narrative_000(entities, facts, budget=None).text,
-        known_facts_004(facts, budget=None).text,
-        knowledge_graph_context_003(entities, entities, facts, budget=None).text,
+        narrative(entities, facts, budget=None).text,
+        known_facts(facts, budget=None).text,
+        kg_context(entities, entities, facts, budget=None).text,
         json_block(entities, facts).text,
         render_path([("Ned Stark", "ALLY"), ("Robert Baratheon", "KING_OF")]),
     ]
@@ -700,9 +700,9 @@ def test_whitespace_tokens_never_undercounts_the_formats(e5: TokenCounter) -> No
 def test_whitespace_tokens_bounds_e5_on_random_blocks(e5: TokenCounter, data: Any) -> None:
     entities, facts = data
     for block in (
-        narrative_000(entities, facts, budget=None),
-        known_facts_004(facts, budget=None),
-        knowledge_graph_context_003(entities[:1], entities, facts, budget=None),
+        narrative(entities, facts, budget=None),
+        known_facts(facts, budget=None),
+        kg_context(entities[:1], entities, facts, budget=None),
     ):
         assert whitespace_tokens(block.text) >= e5(block.text)
 
@@ -729,9 +729,9 @@ def test_e5_token_counter(e5: TokenCounter) -> None:
 def test_invalid_budget(budget: Any) -> None:
     entities, facts = seed_000_input()
     calls: list[Callable[[], ContextBlock]] = [
-        lambda: narrative_000(entities, facts, budget=budget),
-        lambda: knowledge_graph_context_003([], entities, facts, budget=budget),
-        lambda: known_facts_004(facts, budget=budget),
+        lambda: narrative(entities, facts, budget=budget),
+        lambda: kg_context([], entities, facts, budget=budget),
+        lambda: known_facts(facts, budget=budget),
         lambda: json_block(entities, facts, budget=budget),
     ]
     for call in calls:
@@ -742,27 +742,27 @@ def test_invalid_budget(budget: Any) -> None:
 def test_invalid_items_and_counters() -> None:
     entities, facts = seed_000_input()
     with pytest.raises(ParameterError, match=r"facts\[1\] must be a FactHit"):
-        narrative_000(entities, [facts[0], {"id": 1}])  # type: ignore[list-item]
+        narrative(entities, [facts[0], {"id": 1}])  # type: ignore[list-item]
     with pytest.raises(ParameterError, match="entities must be a sequence"):
-        narrative_000("User", facts)  # type: ignore[arg-type]
+        narrative("User", facts)  # type: ignore[arg-type]
     with pytest.raises(DataError, match=r"facts\[1\].id 'f1' is a duplicate"):
-        known_facts_004([facts[0], facts[0]])
+        known_facts([facts[0], facts[0]])
     with pytest.raises(DataError, match=r"entities\[1\].id"):
-        narrative_000([entities[0], entities[0]], facts)
+        narrative([entities[0], entities[0]], facts)
     with pytest.raises(ParameterError, match="count must be callable"):
-        known_facts_004(facts, count=5)  # type: ignore[arg-type]
+        known_facts(facts, count=5)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="count must return an int"):
-        known_facts_004(facts, count=lambda t: len(t) / 4)  # type: ignore[arg-type]
+        known_facts(facts, count=lambda t: len(t) / 4)  # type: ignore[arg-type]
     with pytest.raises(ParameterError, match="inverse_predicates"):
-        knowledge_graph_context_003([], [], facts, inverse_predicates={"a": 1})  # type: ignore[dict-item]
+        kg_context([], [], facts, inverse_predicates={"a": 1})  # type: ignore[dict-item]
 
 
 def test_item_validation() -> None:
     def kg(e: EntityHit) -> None:
-        knowledge_graph_context_003([], [e], [])
+        kg_context([], [e], [])
 
     def kf(f: FactHit) -> None:
-        known_facts_004([f])
+        known_facts([f])
 
     with pytest.raises(DataError, match="score is NaN"):
         kg(E(1, "A", score=math.nan))
@@ -809,11 +809,9 @@ def test_line_counting_fast_path_matches_whole_block_counting(
             return count(text)
 
         for fmt in (
-            lambda c: narrative_000(entities, facts, budget=budget, count=c),
-            lambda c: known_facts_004(facts, budget=budget, count=c),
-            lambda c: knowledge_graph_context_003(
-                entities, entities, facts, budget=budget, count=c
-            ),
+            lambda c: narrative(entities, facts, budget=budget, count=c),
+            lambda c: known_facts(facts, budget=budget, count=c),
+            lambda c: kg_context(entities, entities, facts, budget=budget, count=c),
         ):
             assert fmt(count) == fmt(wrapped)
 
@@ -828,10 +826,10 @@ def test_a_hub_renders_in_time_linear_in_its_facts() -> None:
         fact(i, "hub", "Hub", "links", f"e{i}", f"Leaf {i}", strength=1.0, score=1 / (1 + i))
         for i in range(n)
     ]
-    full = knowledge_graph_context_003([hub], [hub, *leaves], facts, budget=None)
+    full = kg_context([hub], [hub, *leaves], facts, budget=None)
     assert full.text.count("Leaf 2999 (links, weight: 1)") == 1
     assert full.text.count("Hub (<- links)") == n
-    block = knowledge_graph_context_003([hub], [hub, *leaves], facts, budget=500)
+    block = kg_context([hub], [hub, *leaves], facts, budget=500)
     assert 0 < block.tokens <= 500
     assert block.items[0] == ("entity", "hub")
     hub_line = block.text.split("\n")[4]

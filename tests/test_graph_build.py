@@ -252,7 +252,8 @@ def test_predicates_learned_or_given() -> None:
     assert default.predicates.names == ("related_to",)
 
 
-def test_tenants_learned_from_names_or_codes() -> None:
+def test_tenants_learned_from_names_whatever_their_type() -> None:
+    """Tenants are names, ints included: the distinct values, sorted, get dense codes."""
     named = KnowledgeGraph.from_records(
         entities=[{"id": "x", "tenant": "zeta"}, {"id": "y", "tenant": "alpha"}],
         facts=[{"subject": "x", "object": None}],
@@ -262,9 +263,12 @@ def test_tenants_learned_from_names_or_codes() -> None:
     coded = KnowledgeGraph.from_arrays(
         fact_subject=[0], fact_object=[1], entity_tenant=np.array([2, 2, 0])
     )
-    assert coded.tenants.names == (0, 1, 2)
-    assert coded.n_tenants == 3
+    assert coded.tenants.names == (0, 2)
+    assert coded.n_tenants == 2
+    assert coded.tenant_code(2) == 1
     assert coded.spread(np.array([0]), tenant=2)[0].fact_ids.tolist() == [0]
+    with pytest.raises(UnknownTenantError):
+        coded.tenant_code(1)
 
 
 # ------------------------------------------------------------------------------------------

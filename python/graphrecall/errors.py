@@ -14,6 +14,14 @@ in Python take the same keyword fields::
 
     raise DataError("facts row 3: subject = 'zz' refers to no entity",
                     table="facts", row=3, column="subject", kind="dangling", input="zz")
+
+Kinds are the core's (``length_mismatch``, ``dangling``, ``invalid_value``,
+``cross_tenant``, ``duplicate``, ``invalid_parameter``, ``unknown_tenant``,
+``invalid_query``, ``corrupt``, ``capacity``, ``out_of_memory``) and those of the Python
+checks: ``missing`` (a required value, key or column is absent), ``unknown_id`` (a
+query-time id the graph does not hold) and, for the rows of a refused load, ``dependent``
+(a row refers to a refused row). A refused load (``BadDataError``) lists one entry per
+reported row in ``errors()``.
 """
 
 from __future__ import annotations
@@ -21,12 +29,16 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 __all__ = [
+    "CorruptStoreError",
     "DataError",
     "ErrorDetails",
     "GraphRecallError",
+    "NotAStoreError",
     "OutOfMemoryError",
     "ParameterError",
     "QueryError",
+    "SchemaVersionError",
+    "StorageError",
     "UnknownIdError",
     "UnknownTenantError",
 ]
@@ -143,3 +155,19 @@ class UnknownIdError(GraphRecallError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class StorageError(GraphRecallError):
+    """A store cannot be created, opened, read or written. The message names the path."""
+
+
+class SchemaVersionError(StorageError):
+    """The store was written with a schema or format version this graphrecall does not know."""
+
+
+class NotAStoreError(StorageError):
+    """The path exists but holds no graphrecall store of the kind asked for."""
+
+
+class CorruptStoreError(StorageError):
+    """A store's file is missing, truncated, corrupted or inconsistent."""

@@ -22,7 +22,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import numbers
 import operator
 from collections.abc import Iterator, Mapping, Sequence
@@ -34,8 +33,17 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .arrays import (
+    as_float_array,
+    as_int_array,
+    as_offsets,
+    as_sequence,
+    concat,
+    offsets_of,
+    query_bounds,
+)
 from .errors import DataError, ParameterError
-from .results import BatchForm, as_offsets, query_bounds
+from .results import BatchForm
 
 __all__ = [
     "SOURCE_BASE",
@@ -65,114 +73,7 @@ _Array: TypeAlias = npt.NDArray[Any]
 
 
 # ------------------------------------------------------------------------------------------
-# Conversion helpers (shared with graphrecall.scoring).
-
-
-def _as_1d(values: object, name: str, error: type[Exception]) -> _Array:
-    try:
-        arr = np.asarray(values)
-    except (ValueError, TypeError) as exc:  # ragged nesting and the like
-        raise error(f"{name} must be a one-dimensional sequence of numbers ({exc})") from None
-    if arr.ndim != 1:
-        raise error(f"{name} must be one-dimensional, got shape {arr.shape}")
-    return arr
-
-
-def _check_ints(
-    values: list[Any], target: np.dtype[Any], name: str, allow_float: bool, error: type[Exception]
-) -> None:
-    """Raise for the first value that is not an integer representable as ``target``."""
-    info = np.iinfo(target)
-    for i, value in enumerate(values):
-        if isinstance(value, float) and allow_float:
-            if not (math.isfinite(value) and value.is_integer()):
-                raise error(f"{name}[{i}] = {value!r} is not an integer")
-            value = int(value)
-        elif isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise error(f"{name}[{i}] = {value!r} is not an integer")
-        if not info.min <= int(value) <= info.max:
-            raise error(
-                f"{name}[{i}] = {value!r} is out of range for {target.name} "
-                f"[{info.min}, {info.max}]"
-            )
-
-
-def _as_int_array(
-    values: object,
-    dtype: npt.DTypeLike,
-    name: str,
-    *,
-    allow_float: bool = True,
-    error: type[Exception] = DataError,
-) -> _Array:
-    """Convert to a contiguous 1-D array of the integer ``dtype``, refusing lossy values.
-
-    Integer input of any width is range-checked; float input (when ``allow_float``) must hold
-    finite whole numbers in range; booleans count as 0/1.
-    """
-    target = np.dtype(dtype)
-    if type(values) is np.ndarray and values.ndim == 1 and values.dtype == target:
-        return np.ascontiguousarray(values)  # already what the kernels take: nothing to check
-    arr = _as_1d(values, name, error)
-    if arr.size == 0:
-        return np.empty(0, dtype=target)
-    kind = arr.dtype.kind
-    info = np.iinfo(target)
-    if kind in "fO" and not isinstance(values, np.ndarray):
-        # A list mixing huge ints (>= 2**63) with others becomes float64 or object in numpy:
-        # check the original elements so that no id is silently rounded.
-        items = list(values)  # type: ignore[call-overload]
-        _check_ints(items, target, name, allow_float, error)
-        return np.array([int(v) for v in items], dtype=target)
-    if kind == "b":
-        pass
-    elif kind in "iu":
-        if int(arr.min()) < info.min or int(arr.max()) > info.max:
-            _check_ints(arr.tolist(), target, name, allow_float, error)
-    elif kind == "f" and allow_float:
-        ok = bool(np.isfinite(arr).all()) and bool((arr == np.trunc(arr)).all())
-        # float(info.max) + 1.0 is the exclusive upper bound, exact for every integer dtype.
-        ok = ok and float(arr.min()) >= info.min and float(arr.max()) < float(info.max) + 1.0
-        if not ok:
-            _check_ints(arr.tolist(), target, name, allow_float, error)
-    elif kind == "O":  # an object array: check element by element
-        items = arr.tolist()
-        _check_ints(items, target, name, allow_float, error)
-        return np.array([int(v) for v in items], dtype=target)
-    else:
-        what = "integers (or whole floats)" if allow_float else "integers"
-        raise error(f"{name} must hold {what}, got dtype {arr.dtype}")
-    return np.ascontiguousarray(arr, dtype=target)
-
-
-def _as_float_array(
-    values: object,
-    dtype: npt.DTypeLike,
-    name: str,
-    *,
-    error: type[Exception] = DataError,
-) -> _Array:
-    """Convert to a contiguous 1-D array of the float ``dtype``.
-
-    NaN and infinities pass through (the native kernels report them with their row); finite
-    values too large for ``float32`` are refused here rather than silently becoming infinite.
-    """
-    target = np.dtype(dtype)
-    if type(values) is np.ndarray and values.ndim == 1 and values.dtype == target:
-        return np.ascontiguousarray(values)  # already the target dtype: nothing to check
-    arr = _as_1d(values, name, error)
-    if arr.size == 0:
-        return np.empty(0, dtype=target)
-    if arr.dtype.kind not in "biuf":
-        raise error(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if target.itemsize < arr.dtype.itemsize or arr.dtype.kind in "iu":
-        limit = float(np.finfo(target).max)
-        with np.errstate(invalid="ignore"):
-            too_big = np.isfinite(arr) & (np.abs(arr.astype(np.float64)) > limit)
-        if too_big.any():
-            i = int(np.argmax(too_big))
-            raise error(f"{name}[{i}] = {arr[i].item()!r} is out of range for {target.name}")
-    return np.ascontiguousarray(arr, dtype=target)
+# Argument checks (array coercion lives in graphrecall.arrays).
 
 
 def _real(value: object, name: str) -> float:
@@ -198,34 +99,15 @@ def _optional_count(value: object, name: str) -> int | None:
     return None if value is None else _count(value, name)
 
 
-def _offsets(lengths: Sequence[int]) -> npt.NDArray[np.uintp]:
-    offsets = np.zeros(len(lengths) + 1, dtype=np.uintp)
-    if lengths:
-        np.cumsum(np.asarray(lengths, dtype=np.uintp), out=offsets[1:])
-    return offsets
-
-
-def _concat(parts: Sequence[_Array], dtype: npt.DTypeLike) -> _Array:
-    if not parts:
-        return np.empty(0, dtype=dtype)
-    return np.ascontiguousarray(np.concatenate(parts), dtype=dtype)
-
-
-def _sequence(values: object, name: str) -> Sequence[object]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise TypeError(f"{name} must be a sequence, got {type(values).__name__}")
-    return values  # type: ignore[return-value]
-
-
 def _ids(values: object, name: str) -> npt.NDArray[np.int64]:
-    return _as_int_array(values, np.int64, name, allow_float=False)
+    return as_int_array(values, np.int64, name, allow_float=False)
 
 
 def _pair(
     ids: object, scores: object, ids_name: str, scores_name: str
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     id_arr = _ids(ids, ids_name)
-    score_arr = _as_float_array(scores, np.float64, scores_name)
+    score_arr = as_float_array(scores, np.float64, scores_name)
     if id_arr.shape[0] != score_arr.shape[0]:
         raise DataError(
             f"{ids_name} has {id_arr.shape[0]} entries but {scores_name} has "
@@ -257,17 +139,14 @@ def _scored(item: object, name: str) -> tuple[npt.NDArray[np.int64], npt.NDArray
 
 def _pack(pairs: Sequence[tuple[_Array, _Array]]) -> tuple[_Array, _Array, _Array]:
     return (
-        _concat([p[0] for p in pairs], np.int64),
-        _concat([p[1] for p in pairs], np.float64),
-        _offsets([p[0].shape[0] for p in pairs]),
+        concat([p[0] for p in pairs], np.int64),
+        concat([p[1] for p in pairs], np.float64),
+        offsets_of([p[0].shape[0] for p in pairs]),
     )
 
 
 # ------------------------------------------------------------------------------------------
 # Results.
-
-
-_query_bounds = query_bounds
 
 
 @dataclass(frozen=True, eq=False)
@@ -385,7 +264,7 @@ def _weights(weights: npt.ArrayLike | None, lists_per_query: Sequence[int]) -> _
     n_lists = sum(lists_per_query)
     if weights is None:
         return np.ones(n_lists, dtype=np.float64)
-    w = _as_float_array(weights, np.float64, "weights", error=ParameterError)
+    w = as_float_array(weights, np.float64, "weights", error=ParameterError)
     for q, n in enumerate(lists_per_query):
         if n != w.shape[0]:
             raise ParameterError(
@@ -436,8 +315,8 @@ def rrf(
         DataError: A list is not a one-dimensional sequence of integer ids.
     """
     if batch:
-        return _rrf(_sequence(lists, "queries"), weights, k, top_k, single=False)
-    return _rrf([_sequence(lists, "lists")], weights, k, top_k, single=True)
+        return _rrf(as_sequence(lists, "queries"), weights, k, top_k, single=False)
+    return _rrf([as_sequence(lists, "lists")], weights, k, top_k, single=True)
 
 
 def _list_name(single: bool, q: int, i: int) -> str:
@@ -456,7 +335,7 @@ def _rrf(
     list_lengths: list[int] = []
     lists_per_query: list[int] = []
     for q, lists in enumerate(queries):
-        lists = _sequence(lists, f"queries[{q}]")
+        lists = as_sequence(lists, f"queries[{q}]")
         for i, ids in enumerate(lists):
             arr = _ids(ids, _list_name(single, q, i))
             parts.append(arr)
@@ -465,9 +344,9 @@ def _rrf(
     w = _weights(weights, lists_per_query)
     return _fused(
         _core.rrf_fuse(
-            _concat(parts, np.int64),
-            _offsets(list_lengths),
-            _offsets(lists_per_query),
+            concat(parts, np.int64),
+            offsets_of(list_lengths),
+            offsets_of(lists_per_query),
             w,
             k=_real(k, "k"),
             top_k=_optional_count(top_k, "top_k"),
@@ -511,8 +390,8 @@ def weighted(
         DataError: Non-integer ids, non-finite scores, ids and scores of different lengths.
     """
     if batch:
-        return _weighted(_sequence(lists, "queries"), weights, normalize, top_k, single=False)
-    return _weighted([_sequence(lists, "lists")], weights, normalize, top_k, single=True)
+        return _weighted(as_sequence(lists, "queries"), weights, normalize, top_k, single=False)
+    return _weighted([as_sequence(lists, "lists")], weights, normalize, top_k, single=True)
 
 
 def _weighted(
@@ -528,7 +407,7 @@ def _weighted(
     list_lengths: list[int] = []
     lists_per_query: list[int] = []
     for q, lists in enumerate(queries):
-        lists = _sequence(lists, f"queries[{q}]")
+        lists = as_sequence(lists, f"queries[{q}]")
         for i, item in enumerate(lists):
             ids, scores = _scored(item, _list_name(single, q, i))
             id_parts.append(ids)
@@ -538,10 +417,10 @@ def _weighted(
     w = _weights(weights, lists_per_query)
     return _fused(
         _core.weighted_fuse(
-            _concat(id_parts, np.int64),
-            _concat(score_parts, np.float64),
-            _offsets(list_lengths),
-            _offsets(lists_per_query),
+            concat(id_parts, np.int64),
+            concat(score_parts, np.float64),
+            offsets_of(list_lengths),
+            offsets_of(lists_per_query),
             w,
             normalize=bool(normalize),
             top_k=_optional_count(top_k, "top_k"),
@@ -591,8 +470,8 @@ def additive_merge(
     """
     if not batch:
         return _additive([_scored(base, "base")], [_scored(graph, "graph")], alpha, beta, max_new)
-    bases = _sequence(base, "base")
-    graphs = _sequence(graph, "graph")
+    bases = as_sequence(base, "base")
+    graphs = as_sequence(graph, "graph")
     if len(bases) != len(graphs):
         raise ParameterError(
             f"base holds {len(bases)} queries but graph holds {len(graphs)}; they must match"
@@ -628,7 +507,9 @@ def _additive(
 
 
 def _pack_scored(queries: Sequence[ScoredList], name: str) -> tuple[_Array, _Array, _Array]:
-    return _pack([_scored(item, f"{name}[{q}]") for q, item in enumerate(_sequence(queries, name))])
+    return _pack(
+        [_scored(item, f"{name}[{q}]") for q, item in enumerate(as_sequence(queries, name))]
+    )
 
 
 def _scored_input(

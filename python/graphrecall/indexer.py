@@ -56,8 +56,7 @@ from typing import Any, Literal, TextIO, get_args
 import numpy as np
 import numpy.typing as npt
 
-from .errors import GraphRecallError, ParameterError, UnknownTenantError
-from .storage.errors import StorageError
+from .errors import GraphRecallError, ParameterError, StorageError, UnknownTenantError
 from .tables import TABLES, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
 from .tables.mapping import PRESETS, ColumnMapping
 
@@ -265,7 +264,7 @@ _MAPPING_KEYS = ("preset", "tables", "columns", "values", "optional")
 
 
 def parse_mapping(text: str) -> ColumnMapping:
-    """A :class:`ColumnMapping` from the command line: a preset name (``seed000`` ...), a
+    """A :class:`ColumnMapping` from the command line: a preset name (``personal_kg`` ...), a
     JSON object, or a file holding one. The object has the fields of ``ColumnMapping``
     (``tables``, ``columns``, ``values``, ``optional``) and optionally ``preset``, a preset
     that the other fields then adapt.

@@ -373,7 +373,7 @@ class GraphRAG:
         """The result as a context block (the recipe's source format by default: seed 000's
         narrative, seed 003's "## Knowledge Graph Context", seed 004's "## Known Facts", a
         passage list for chunk recipes, or "json"), packed by score within ``budget`` tokens."""
-        from .narrative import render
+        from .context import render
 
         return render(
             result,

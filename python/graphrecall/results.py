@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .arrays import as_offsets, check_query
 from .errors import ParameterError
 
 if TYPE_CHECKING:
@@ -73,35 +74,6 @@ class cached_property(Generic[_T]):
         value = self.func(obj)
         obj.__dict__[self.name] = value
         return value
-
-
-def check_query(q: int, n: int) -> int:
-    """Query index ``q`` of a batch of ``n`` (negative counts from the end).
-
-    Raises:
-        TypeError: ``q`` is not an int.
-        IndexError: ``q`` is out of range (the message names the batch size).
-    """
-    if not isinstance(q, (int, np.integer)) or isinstance(q, bool):
-        raise TypeError(f"query index must be an int, got {type(q).__name__}")
-    if not -n <= q < n:
-        raise IndexError(f"query {q} out of range for a batch of {n} queries")
-    return int(q) + n if q < 0 else int(q)
-
-
-def query_bounds(offsets: npt.NDArray[Any], q: int) -> tuple[int, int]:
-    """``(start, stop)`` of query ``q`` in the flat arrays cut by ``offsets``."""
-    q = check_query(q, int(offsets.shape[0]) - 1)
-    return int(offsets[q]), int(offsets[q + 1])
-
-
-def as_offsets(offsets: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    """``offsets`` as int64 (a view of the native uintp offsets, no copy)."""
-    if offsets.dtype == np.int64:
-        return offsets
-    if offsets.dtype.itemsize == 8 and offsets.dtype.kind == "u":
-        return offsets.view(np.int64)
-    return offsets.astype(np.int64)
 
 
 class BatchForm:
@@ -169,9 +141,6 @@ class SingleForm:
         return pa.Table.from_pylist(self.to_records())
 
 
-_check_query = check_query
-
-
 class Activation(BatchForm):
     """Facts and entities reached by spreading activation, for a batch of queries.
 
@@ -192,11 +161,16 @@ class Activation(BatchForm):
         self._core = core
         self._graph = graph
 
+    @property
+    def core(self) -> _core.CoreActivation:
+        """The native result (dense indices, no id mapping) for recipes reading its arrays."""
+        return self._core
+
     def __len__(self) -> int:
         return int(self._core.n_queries)
 
     def __getitem__(self, q: int) -> QueryActivation:
-        return QueryActivation(self, _check_query(q, len(self)))
+        return QueryActivation(self, check_query(q, len(self)))
 
     def __iter__(self) -> Iterator[QueryActivation]:
         return (self[q] for q in range(len(self)))
@@ -339,7 +313,7 @@ class QueryActivation(SingleForm):
     def path(self, i: int) -> list[Any]:
         """Fact ids from the anchor to the ``i``-th reached fact (inclusive), in order."""
         n = len(self)
-        i = _check_query(i, n)
+        i = check_query(i, n)
         # Walk dense indices (an external fact id may itself be -1).
         idx = self._b.fact_indices[self._f].tolist()
         parents = self._b.parent_indices[self._f].tolist()
@@ -384,7 +358,7 @@ class QueryActivation(SingleForm):
 
     def entity_records(self) -> list[dict[str, Any]]:
         """One dict per reached entity."""
-        has_parent = (self._b._core.entity_parents[self._e] >= 0).tolist()
+        has_parent = (self._b.core.entity_parents[self._e] >= 0).tolist()
         return [
             {
                 "query": self.query,
@@ -420,11 +394,16 @@ class Recall(BatchForm):
         self._core = core
         self._graph = graph
 
+    @property
+    def core(self) -> _core.CoreRecall:
+        """The native result (dense indices, no id mapping) for recipes reading its arrays."""
+        return self._core
+
     def __len__(self) -> int:
         return int(self._core.n_queries)
 
     def __getitem__(self, q: int) -> QueryRecall:
-        return QueryRecall(self, _check_query(q, len(self)))
+        return QueryRecall(self, check_query(q, len(self)))
 
     def __iter__(self) -> Iterator[QueryRecall]:
         return (self[q] for q in range(len(self)))
@@ -540,7 +519,7 @@ class PageRank(BatchForm):
         return len(self.iterations)
 
     def __getitem__(self, q: int) -> QueryPageRank:
-        return QueryPageRank(self, _check_query(q, len(self)))
+        return QueryPageRank(self, check_query(q, len(self)))
 
     def __iter__(self) -> Iterator[QueryPageRank]:
         return (self[q] for q in range(len(self)))

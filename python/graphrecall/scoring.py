@@ -36,9 +36,22 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .arrays import (
+    as_float_array,
+    as_int_array,
+    as_offsets,
+    as_sequence,
+    broadcast,
+    code_column,
+    column_length,
+    offsets_of,
+    optional_float_column,
+    query_bounds,
+    time_column,
+    time_seconds,
+)
 from .errors import DataError, ParameterError
-from .fusion import _as_1d, _as_float_array, _as_int_array, _offsets, _sequence
-from .results import BatchForm, as_offsets, query_bounds
+from .results import BatchForm
 from .tables.constants import NULL_TIME, SOURCES, STATUSES
 
 __all__ = [
@@ -152,122 +165,6 @@ class RerankProfile:
 
 
 # ------------------------------------------------------------------------------------------
-# Conversion helpers.
-
-
-def _now(now: object) -> int:
-    """``now`` as int64 seconds (an int, a numpy integer, a ``datetime64`` or a datetime)."""
-    if isinstance(now, bool):
-        raise TypeError("now must be a time in integer seconds, got bool")
-    if isinstance(now, np.datetime64):
-        if np.isnat(now):
-            raise ParameterError("invalid parameter now: now is NaT")
-        return int(now.astype("datetime64[s]").astype(np.int64))
-    if isinstance(now, _dt.datetime):
-        if now.tzinfo is None:
-            raise ParameterError(
-                "invalid parameter now: a naive datetime is ambiguous; give an aware one or "
-                "integer seconds"
-            )
-        return int(now.timestamp() // 1)
-    try:
-        seconds = operator.index(now)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(
-            f"now must be a time in integer seconds, got {type(now).__name__}"
-        ) from None
-    if not NULL_TIME < seconds < 2**63:
-        raise ParameterError(f"invalid parameter now: now = {seconds} is out of range for int64")
-    return seconds
-
-
-def _length(*columns: object) -> int:
-    """Length of the first non-scalar column (1 when all are scalars)."""
-    for column in columns:
-        if column is not None and np.ndim(column) > 0:  # type: ignore[arg-type]
-            return len(column)  # type: ignore[arg-type]
-    return 1
-
-
-def _broadcast(values: object, n: int) -> object:
-    """Repeat a scalar ``n`` times; leave sequences alone (lengths are checked natively)."""
-    if values is not None and not isinstance(values, (list, tuple)) and np.ndim(values) == 0:  # type: ignore[arg-type]
-        return [values] * n
-    return values
-
-
-def _times(values: object, name: str, n: int) -> npt.NDArray[np.int64] | None:
-    """int64 seconds with :data:`NULL_TIME` for null; ``None`` stays ``None`` (all null)."""
-    if values is None:
-        return None
-    values = _broadcast(values, n)
-    arr = _as_1d(values, name, DataError)
-    if arr.dtype.kind == "M":
-        # NaT is the smallest int64, which is NULL_TIME.
-        return np.ascontiguousarray(arr.astype("datetime64[s]").view(np.int64))
-    if arr.dtype.kind == "O":
-        converted = [_time_item(v, name, i) for i, v in enumerate(arr.tolist())]
-        return _as_int_array(converted, np.int64, name)
-    return _as_int_array(arr, np.int64, name)
-
-
-def _time_item(value: object, name: str, i: int) -> object:
-    """One element of an object column of times: None, an int, a datetime64 or an aware
-    datetime."""
-    if value is None:
-        return NULL_TIME
-    if isinstance(value, np.datetime64):
-        return NULL_TIME if np.isnat(value) else int(value.astype("datetime64[s]").astype(np.int64))
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            raise DataError(
-                f"{name}[{i}] = {value!r} is a naive datetime, which is ambiguous; give aware "
-                "datetimes or integer seconds"
-            )
-        return int(value.timestamp() // 1)
-    return value
-
-
-def _codes(values: object, names: tuple[str, ...], name: str, n: int) -> npt.NDArray[np.uint8]:
-    """uint8 codes from codes or names (``"confirmed"``); unknown numeric codes pass through
-    (they take the profile's default weight), unknown names are an error."""
-    values = _broadcast(values, n)
-    arr = _as_1d(values, name, DataError)
-    if arr.dtype.kind in "OUS":
-        lookup = {label: code for code, label in enumerate(names)}
-        codes: list[object] = []
-        # numpy turns ["file", 1] into strings: look at the original elements.
-        items = arr.tolist() if isinstance(values, np.ndarray) else list(values)  # type: ignore[call-overload]
-        for i, value in enumerate(items):
-            if isinstance(value, bytes):
-                value = value.decode()
-            if isinstance(value, str):
-                if value not in lookup:
-                    raise DataError(
-                        f"{name}[{i}] = {value!r} is not a known {name} (one of "
-                        f"{', '.join(names)}, or a code 0..255)"
-                    )
-                codes.append(lookup[value])
-            else:
-                codes.append(value)
-        return _as_int_array(codes, np.uint8, name)
-    return _as_int_array(arr, np.uint8, name)
-
-
-def _optional_floats(
-    values: object, name: str, default: float, n: int
-) -> npt.NDArray[np.float64] | None:
-    """float64 column where ``None`` entries take ``default``; ``None`` stays ``None``."""
-    if values is None:
-        return None
-    values = _broadcast(values, n)
-    arr = _as_1d(values, name, DataError)
-    if arr.dtype.kind == "O":
-        arr = np.asarray([default if v is None else v for v in arr.tolist()])
-    return _as_float_array(arr, np.float64, name)
-
-
-# ------------------------------------------------------------------------------------------
 # Seed 000.
 
 
@@ -310,14 +207,14 @@ def score_facts(
         ParameterError: A bad profile (negative weights, ``decay_base`` outside (0, 1], ...).
     """
     p = profile or FactScoreProfile()
-    n = _length(confidence, source, status, last_accessed, access_count)
+    n = column_length(confidence, source, status, last_accessed, access_count)
     return _core.score_fact_arrays(
-        _as_float_array(_broadcast(confidence, n), np.float32, "confidence"),
-        _codes(source, SOURCES, "source", n),
-        _codes(status, STATUSES, "status", n),
-        _times(last_accessed, "last_accessed", n),
-        _as_int_array(_broadcast(access_count, n), np.uint32, "access_count"),
-        _now(now),
+        as_float_array(broadcast(confidence, n), np.float32, "confidence"),
+        code_column(source, SOURCES, "source", n),
+        code_column(status, STATUSES, "status", n),
+        time_column(last_accessed, "last_accessed", n),
+        as_int_array(broadcast(access_count, n), np.uint32, "access_count"),
+        time_seconds(now),
         source_weights=[float(w) for w in p.source_weights],
         default_source_weight=float(p.default_source_weight),
         status_weights=[float(w) for w in p.status_weights],
@@ -419,11 +316,11 @@ def graph_proximity(
         ParameterError: A bad profile.
     """
     p = profile or GraphProximityProfile()
-    n = _length(weight, hop, mention_count)
+    n = column_length(weight, hop, mention_count)
     return _core.graph_proximity_score(
-        _as_float_array(_broadcast(weight, n), np.float64, "weight"),
-        _as_int_array(_broadcast(hop, n), np.uint32, "hop"),
-        _as_int_array(_broadcast(mention_count, n), np.uint32, "mention_count"),
+        as_float_array(broadcast(weight, n), np.float64, "weight"),
+        as_int_array(broadcast(hop, n), np.uint32, "hop"),
+        as_int_array(broadcast(mention_count, n), np.uint32, "mention_count"),
         weight_scale=float(p.weight_scale),
         hop_base=float(p.hop_base),
         mention_floor=float(p.mention_floor),
@@ -451,11 +348,11 @@ def composite_scores(
     Raises:
         DataError: Columns of different lengths, a non-finite score or confidence.
     """
-    n = _length(match_score, hop, confidence)
+    n = column_length(match_score, hop, confidence)
     return _core.composite_score(
-        _as_float_array(_broadcast(match_score, n), np.float64, "match_score"),
-        _as_int_array(_broadcast(hop, n), np.uint32, "hop"),
-        _as_float_array(_broadcast(confidence, n), np.float64, "confidence"),
+        as_float_array(broadcast(match_score, n), np.float64, "match_score"),
+        as_int_array(broadcast(hop, n), np.uint32, "hop"),
+        as_float_array(broadcast(confidence, n), np.float64, "confidence"),
     )
 
 
@@ -572,10 +469,10 @@ def rerank_memories_batch(
         ParameterError: A bad profile, or ``confidence``/``access_score`` not holding one
             entry per query.
     """
-    created = _sequence(created_at, "created_at")
+    created = as_sequence(created_at, "created_at")
     n = len(created)
-    conf = [None] * n if confidence is None else list(_sequence(confidence, "confidence"))
-    acc = [None] * n if access_score is None else list(_sequence(access_score, "access_score"))
+    conf = [None] * n if confidence is None else list(as_sequence(confidence, "confidence"))
+    acc = [None] * n if access_score is None else list(as_sequence(access_score, "access_score"))
     for label, column in (("confidence", conf), ("access_score", acc)):
         if len(column) != n:
             raise ParameterError(
@@ -607,12 +504,12 @@ def _rerank(
                 f"{label('created_at', q)} must be a sequence of times, one per memory "
                 "(None entries for unknown)"
             )
-        t = _times(created, label("created_at", q), 0)
+        t = time_column(created, label("created_at", q), 0)
         if t is None:  # pragma: no cover - excluded above
             raise DataError(f"{label('created_at', q)} is None")
         times.append(t)
-        confs.append(_optional_floats(confidence[q], label("confidence", q), 1.0, len(t)))
-        accs.append(_optional_floats(access_score[q], label("access_score", q), 1.0, len(t)))
+        confs.append(optional_float_column(confidence[q], label("confidence", q), 1.0, len(t)))
+        accs.append(optional_float_column(access_score[q], label("access_score", q), 1.0, len(t)))
         for column, values in (("confidence", confs[-1]), ("access_score", accs[-1])):
             if values is not None and values.shape[0] != t.shape[0]:
                 raise DataError(
@@ -635,13 +532,13 @@ def _rerank(
         if times
         else np.empty(0, dtype=np.int64)
     )
-    offsets = _offsets(lengths)
+    offsets = offsets_of(lengths)
     scores, order = _core.rerank_memories(
         offsets,
         created_flat,
         flat(confs),
         flat(accs),
-        _now(now),
+        time_seconds(now),
         w_similarity=float(p.w_similarity),
         w_recency=float(p.w_recency),
         w_confidence=float(p.w_confidence),

@@ -7,11 +7,15 @@
 mod bfs;
 mod boost;
 mod ppr;
+mod ppr_exact;
 mod recall;
 
 pub use bfs::{spread, Activation, QueryActivation, Rank, SpreadParams, MAX_HOPS};
 pub use boost::{mention_boost, BoostInput, BoostParams, Boosted};
-pub use ppr::{personalized_pagerank, EdgeWeight, PageRank, PprParams};
+pub use ppr::{
+    personalized_pagerank, personalized_pagerank_cached, EdgeWeight, PageRank, PprParams,
+};
+pub use ppr_exact::PprCache;
 pub use recall::{graph_recall, Dedupe, Recall, RecallParams};
 
 use rayon::prelude::*;

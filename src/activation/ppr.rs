@@ -1,11 +1,15 @@
 //! Personalized PageRank (HippoRAG's spreading activation), restricted to one tenant.
 //!
-//! Power iteration on the tenant's subgraph: `x <- (1 - d) p + d (x P + m(x) p)`, where `P`
+//! The chain on the tenant's subgraph is `x = (1 - d) p + d (x P + m(x) p)`, where `P`
 //! moves mass along admitted edges in proportion to their weight, `p` is the normalised seed
 //! vector and `m(x)` the mass sitting on nodes without admitted edges (dangling mass is
-//! returned to the seeds, as NetworkX and igraph do for personalized PageRank). Stops when
-//! the L1 change is below `tol` or after `max_iter` rounds. The transition matrix is built
-//! once per tenant per call and shared by every query of that tenant.
+//! returned to the seeds, as NetworkX and igraph do for personalized PageRank). The exact
+//! mode solves it in [`super::ppr_exact`] (conjugate gradients for undirected walks,
+//! Gauss-Seidel otherwise) and stops when the residual of one power step certifies an L1
+//! error of at most `tol`; when `max_iter` passes do not certify it, it runs plain power
+//! iteration for `max_iter` rounds instead (stopping when the L1 change is below `tol`).
+//! The walk matrix is built once per tenant per call, or kept across calls in a
+//! [`PprCache`], and shared by every query of that tenant.
 //!
 //! With `epsilon` set, the vector is instead approximated by local forward push (Andersen,
 //! Chung and Lang, FOCS 2006) on the same chain: every node starts with its seed mass as
@@ -18,6 +22,9 @@
 
 use rustc_hash::FxHashMap;
 
+use std::sync::Arc;
+
+use super::ppr_exact::{solve, PprCache, Pull};
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
 use crate::graph::{KnowledgeGraph, NONE};
@@ -34,8 +41,10 @@ pub enum EdgeWeight {
 pub struct PprParams {
     /// Probability of following an edge (HippoRAG uses 0.5).
     pub damping: f64,
-    /// L1 convergence threshold.
+    /// Exact mode: the certified L1 error bound against the true vector.
     pub tol: f64,
+    /// Exact mode: passes over the edges allowed to certify `tol` (then power iteration
+    /// rounds, when they do not).
     pub max_iter: u32,
     pub weight: EdgeWeight,
     pub direction: Direction,
@@ -51,7 +60,7 @@ pub struct PprParams {
     /// Score chunks through mentions (false: no chunk scores, saves the mention walk).
     pub score_chunks: bool,
     /// Approximate by forward push with this residual threshold per out-edge (`tol` and
-    /// `max_iter` then unused); exact power iteration when `None`.
+    /// `max_iter` then unused); the exact mode when `None`.
     pub epsilon: Option<f64>,
 }
 
@@ -127,12 +136,12 @@ pub struct PageRank {
 
 /// Pull-form transition matrix of one tenant: node `v` receives
 /// `sum x[src[i]] * prob[i]` over `i in offsets[v]..offsets[v+1]`.
-struct Transition<'t> {
-    nodes: &'t [u32],
-    offsets: Vec<u32>,
-    src: Vec<u32>,
-    prob: Vec<f64>,
-    dangling: Vec<bool>,
+pub(super) struct Transition<'t> {
+    pub(super) nodes: &'t [u32],
+    pub(super) offsets: Vec<u32>,
+    pub(super) src: Vec<u32>,
+    pub(super) prob: Vec<f64>,
+    pub(super) dangling: Vec<bool>,
 }
 
 fn local(nodes: &[u32], e: u32) -> Option<usize> {
@@ -140,7 +149,7 @@ fn local(nodes: &[u32], e: u32) -> Option<usize> {
 }
 
 #[inline]
-fn edge_weight(g: &KnowledgeGraph, pos: usize, weight: EdgeWeight) -> f64 {
+pub(super) fn edge_weight(g: &KnowledgeGraph, pos: usize, weight: EdgeWeight) -> f64 {
     match weight {
         EdgeWeight::Strength => f64::from(g.rec[pos].strength),
         EdgeWeight::Confidence => f64::from(g.rec[pos].confidence),
@@ -148,7 +157,11 @@ fn edge_weight(g: &KnowledgeGraph, pos: usize, weight: EdgeWeight) -> f64 {
     }
 }
 
-fn transition<'t>(g: &KnowledgeGraph, nodes: &'t [u32], p: &PprParams) -> Transition<'t> {
+pub(super) fn transition<'t>(
+    g: &KnowledgeGraph,
+    nodes: &'t [u32],
+    p: &PprParams,
+) -> Transition<'t> {
     let n = nodes.len();
     // Edge list in local indices (u -> v, weight), with out-weight totals.
     let mut edges: Vec<(u32, u32, f64)> = Vec::new();
@@ -211,27 +224,62 @@ fn top(mut items: Vec<(u32, f64)>, k: Option<usize>) -> (Vec<u32>, Vec<f64>) {
             items.truncate(k);
         }
     }
+    if items.iter().all(|&(_, s)| s.is_sign_positive()) {
+        // The same order by integer keys: on sign-positive floats `total_cmp` is the order
+        // of the bits, so (!bits, id) ascending is score descending, id ascending.
+        let mut keyed: Vec<(u64, u32)> = items.iter().map(|&(e, s)| (!s.to_bits(), e)).collect();
+        keyed.sort_unstable();
+        return keyed
+            .into_iter()
+            .map(|(b, e)| (e, f64::from_bits(!b)))
+            .unzip();
+    }
     items.sort_unstable_by(cmp);
     items.into_iter().unzip()
 }
 
+/// The normalised seed vector over `nodes`, scaled by the largest weight first so that
+/// huge finite weights cannot sum to inf.
+pub(super) fn reset_vector(nodes: &[u32], seeds: &[u32], weights: &[f64]) -> Vec<f64> {
+    let mut reset = vec![0.0f64; nodes.len()];
+    let max = weights.iter().copied().fold(0.0f64, f64::max);
+    let total: f64 = weights.iter().map(|w| w / max).sum();
+    for (&s, &w) in seeds.iter().zip(weights) {
+        if let Some(i) = local(nodes, s) {
+            reset[i] += (w / max) / total;
+        }
+    }
+    reset
+}
+
+/// Exact scores of one query: certified Gauss-Seidel, or plain power iteration for
+/// `max_iter` rounds when that many passes do not certify `tol`.
 fn rank_one(
     g: &KnowledgeGraph,
-    t: &Transition<'_>,
+    pull: &Pull,
     seeds: &[u32],
     weights: &[f64],
     p: &PprParams,
 ) -> QueryRank {
+    let reset = reset_vector(&pull.nodes, seeds, weights);
+    let (x, iterations) = match solve(pull, &reset, p) {
+        Some(done) => done,
+        None => power(&transition(g, &pull.nodes, p), reset, p),
+    };
+    let scored: Vec<(u32, f64)> = pull
+        .nodes
+        .iter()
+        .zip(&x)
+        .filter(|(_, &s)| s > 0.0)
+        .map(|(&e, &s)| (e, s))
+        .collect();
+    finish(g, scored, p, iterations)
+}
+
+/// Power iteration from the seed vector until the L1 change of a round is below `tol`, at
+/// most `max_iter` rounds.
+pub(super) fn power(t: &Transition<'_>, reset: Vec<f64>, p: &PprParams) -> (Vec<f64>, u32) {
     let n = t.nodes.len();
-    let mut reset = vec![0.0f64; n];
-    // Scale by the largest weight first so that huge finite weights cannot sum to inf.
-    let max = weights.iter().copied().fold(0.0f64, f64::max);
-    let total: f64 = weights.iter().map(|w| w / max).sum();
-    for (&s, &w) in seeds.iter().zip(weights) {
-        if let Some(i) = local(t.nodes, s) {
-            reset[i] += (w / max) / total;
-        }
-    }
     let d = p.damping;
     let mut x = reset.clone();
     let mut next = vec![0.0f64; n];
@@ -259,14 +307,7 @@ fn rank_one(
             break;
         }
     }
-    let scored: Vec<(u32, f64)> = t
-        .nodes
-        .iter()
-        .zip(&x)
-        .filter(|(_, &s)| s > 0.0)
-        .map(|(&e, &s)| (e, s))
-        .collect();
-    finish(g, scored, p, iterations)
+    (x, iterations)
 }
 
 /// Chunk scores from entity scores, and the kept top entities / chunks.
@@ -453,6 +494,29 @@ pub fn personalized_pagerank(
     queries: &Queries<'_>,
     p: &PprParams,
 ) -> Result<PageRank> {
+    run(g, queries, p, None)
+}
+
+/// [`personalized_pagerank`] reusing the exact mode's walk matrices across calls on the same
+/// graph (`cache` must belong to `g`).
+///
+/// # Errors
+/// As [`personalized_pagerank`].
+pub fn personalized_pagerank_cached(
+    g: &KnowledgeGraph,
+    queries: &Queries<'_>,
+    p: &PprParams,
+    cache: &PprCache,
+) -> Result<PageRank> {
+    run(g, queries, p, Some(cache))
+}
+
+fn run(
+    g: &KnowledgeGraph,
+    queries: &Queries<'_>,
+    p: &PprParams,
+    cache: Option<&PprCache>,
+) -> Result<PageRank> {
     p.validate(g)?;
     queries.validate(g, p.tenant)?;
     let mut tenant_of = Vec::with_capacity(queries.len());
@@ -479,14 +543,18 @@ pub fn personalized_pagerank(
     let mut tenants: Vec<u32> = tenant_of.clone();
     tenants.sort_unstable();
     tenants.dedup();
-    let mut matrices: FxHashMap<u32, Transition<'_>> = FxHashMap::default();
+    let mut matrices: FxHashMap<u32, Arc<Pull>> = FxHashMap::default();
     for &t in &tenants {
-        matrices.insert(t, transition(g, g.tenant_entities(t)?, p));
+        let nodes = g.tenant_entities(t)?;
+        let pull = match cache {
+            Some(c) => c.walk(g, t, nodes, p),
+            None => Arc::new(Pull::new(g, nodes, p)),
+        };
+        matrices.insert(t, pull);
     }
     let per = per_query(queries.len(), |q| {
         let (seeds, weights) = queries.query(q);
-        let t = &matrices[&tenant_of[q]];
-        rank_one(g, t, seeds, weights, p)
+        rank_one(g, &matrices[&tenant_of[q]], seeds, weights, p)
     });
     Ok(collect(per))
 }
@@ -601,6 +669,21 @@ mod push_tests {
             for (k, s) in push.chunks[ch.clone()].iter().zip(&push.chunk_scores[ch]) {
                 prop_assert!((acc[k] - s).abs() < 1e-12);
             }
+        }
+
+        /// `top` orders by score descending then id ascending, with or without a cut.
+        #[test]
+        fn top_orders_by_score_then_id(
+            scores in proptest::collection::vec(prop_oneof![Just(0.5), Just(0.0), 0.0f64..2.0], 0..300),
+            k in proptest::option::of(1usize..50),
+        ) {
+            let items: Vec<(u32, f64)> = scores.iter().enumerate().map(|(i, &s)| ((i * 7919 % 1000) as u32, s)).collect();
+            let mut want = items.clone();
+            want.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            want.truncate(k.unwrap_or(usize::MAX));
+            let (ids, got) = top(items, k);
+            prop_assert_eq!(ids, want.iter().map(|x| x.0).collect::<Vec<_>>());
+            prop_assert_eq!(got, want.iter().map(|x| x.1).collect::<Vec<_>>());
         }
 
         /// A batch (several rayon threads, reused buffers) equals its queries one by one.

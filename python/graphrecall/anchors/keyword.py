@@ -28,19 +28,14 @@ tenant's results are exactly those of an index holding only its rows.
 A ``None`` text is an empty row: it counts in ``N`` (as an FTS5 row with a NULL column does)
 and never matches.
 
-Speed (``benches/bench_text.py``, 100k chunks over 10 tenants, bench_recipes' "How is <name>
-related to <name>?", top 24, one thread): p50 22 us / p99 29 us per query (was 40 / 60 with
-the query in numpy, 303 / 345 before that), ``search_many`` 60,000 q/s (was 28,000 and
-3,300); 100k Zipf passages, top 10 of three words: 41-63 us (numpy: 105).
+Query speed against SQLite FTS5 is measured by ``benches/bench_text.py``
+(``benches/results/text.md``).
 """
 
 from __future__ import annotations
 
 import math
-import operator
 import re
-import threading
-import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
@@ -48,7 +43,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..errors import DataError, ParameterError, UnknownTenantError
+from ..errors import DataError, ParameterError
+from .tenants import Tenants, check_int
+from .tokens import TOKEN, fold, tokenize
 
 __all__ = ["BM25Index", "tokenize"]
 
@@ -59,88 +56,6 @@ F64 = npt.NDArray[np.float64]
 #: FTS5's floor for a non-positive IDF (``if( idf<=0.0 ) idf = 1e-6;`` in fts5_aux.c).
 IDF_FLOOR = 1e-6
 
-_TOKEN = re.compile(r"[^\W_]+")
-_marks_re: re.Pattern[str] | None = None
-_marks_lock = threading.Lock()
-
-
-def _marks() -> re.Pattern[str]:
-    """A regex matching every combining mark (Unicode category M*), built on first use.
-
-    Marks live in planes 0, 1 and 14 only (checked against ``unicodedata``); scanning those
-    takes ~20 ms, once.
-    """
-    global _marks_re
-    if _marks_re is None:
-        with _marks_lock:
-            if _marks_re is None:
-                cps = [
-                    c
-                    for rng in (range(0x300, 0x20000), range(0xE0000, 0xE1000))
-                    for c in rng
-                    if unicodedata.category(chr(c))[0] == "M"
-                ]
-                parts: list[str] = []
-                i = 0
-                while i < len(cps):
-                    j = i
-                    while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
-                        j += 1
-                    parts.append(f"\\U{cps[i]:08x}-\\U{cps[j]:08x}")
-                    i = j + 1
-                _marks_re = re.compile("[" + "".join(parts) + "]+")
-    return _marks_re
-
-
-def fold(text: str) -> str:
-    """Case- and accent-fold ``text``: NFKD, casefold, NFKD, combining marks removed.
-
-    ASCII text takes a fast path (``str.lower``, which equals the full fold there).
-
-    Args:
-        text: Any string.
-
-    Returns:
-        The folded string (it may be longer or shorter than ``text``: ``"ß"`` folds to
-        ``"ss"``, ``"ﬁ"`` to ``"fi"``, ``"é"`` to ``"e"``).
-    """
-    if text.isascii():
-        return text.lower()
-    s = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
-    return _marks().sub("", s)
-
-
-def tokenize(text: str) -> list[str]:
-    """Split ``text`` into search tokens, like FTS5's default ``unicode61`` tokenizer.
-
-    The text is folded (:func:`fold`: NFKD compatibility decomposition, casefold, combining
-    marks removed) and split on every character that is not a letter or a number (Unicode
-    categories L* and N*, Python's ``str.isalnum``); the underscore and all punctuation
-    separate tokens. ``"Ned Stark's sword_fight"`` gives ``["ned", "stark", "s", "sword",
-    "fight"]``.
-
-    Where it differs from ``unicode61`` (``remove_diacritics=1``): compatibility
-    characters are decomposed (``"ﬁ"`` -> ``"fi"``, ``"²"`` -> ``"2"``, full-width letters
-    -> ASCII), ``casefold`` is full case folding (``"ß"`` -> ``"ss"``), all combining marks
-    are removed rather than only Latin diacritics (so a Devanagari word stays one token
-    where ``unicode61`` splits it at every vowel sign), and private-use characters
-    (category Co) separate tokens. On text without such characters both give the same
-    tokens.
-
-    Args:
-        text: The text.
-
-    Returns:
-        The tokens, in order, repeats kept.
-
-    Raises:
-        ParameterError: ``text`` is not a string.
-    """
-    if not isinstance(text, str):
-        raise ParameterError(f"invalid parameter text: expected a str, got {type(text).__name__}")
-    return _TOKEN.findall(fold(text))
-
-
 #: Separator candidates for :func:`_tokenize_corpus`: ASCII controls, then private-use
 #: characters (neither is a token character, so none can be part of a token).
 _SEPARATORS = [chr(c) for c in range(1, 9)] + [chr(c) for c in range(0xE000, 0xE100)]
@@ -150,7 +65,7 @@ _ASCII_SPLIT = {c: " " for c in range(128) if not chr(c).isalnum()}
 def _tokenize_corpus(texts: Sequence[str | None]) -> tuple[dict[str, int], I64, I64]:
     """Tokenise every text at once: ``(vocab, term id per token, tokens per row)``.
 
-    Equivalent to :func:`tokenize` on each text, ~3x faster on many short texts: the texts
+    Equivalent to :func:`tokenize` on each text, and faster on many short texts: the texts
     are joined by a separator character that occurs in none of them, folded and split in
     one call (``str.translate`` + ``str.split`` when the folded corpus is ASCII, one regex
     pass otherwise), and the separators mark the row boundaries in the id array. Folding
@@ -167,7 +82,7 @@ def _tokenize_corpus(texts: Sequence[str | None]) -> tuple[dict[str, int], I64, 
             raise DataError(f"texts: row {row} is a {type(text).__name__}, expected str or None")
     sep = next((c for c in _SEPARATORS if not any(c in t for t in parts)), None)
     if sep is None:  # every candidate occurs somewhere: tokenise row by row
-        per_row = [_TOKEN.findall(fold(t)) for t in parts]
+        per_row = [TOKEN.findall(fold(t)) for t in parts]
         flat = [w for toks in per_row for w in toks]
         lengths = np.fromiter(map(len, per_row), dtype=np.int64, count=n)
         vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
@@ -190,102 +105,6 @@ def _tokenize_corpus(texts: Sequence[str | None]) -> tuple[dict[str, int], I64, 
     row_of = np.cumsum(is_sep)[~is_sep]
     lengths = np.bincount(row_of, minlength=n).astype(np.int64) if n else np.zeros(0, np.int64)
     return vocab, ids[~is_sep], lengths
-
-
-# --------------------------------------------------------------------------- shared helpers
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    """``value`` as an int >= ``minimum`` (bools refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ParameterError(
-            f"invalid parameter {name}: expected an integer >= {minimum}, got {value!r}"
-        )
-    v = operator.index(value)
-    if v < minimum:
-        raise ParameterError(f"invalid parameter {name}: {name} = {v} must be >= {minimum}")
-    return v
-
-
-class _Tenants:
-    """Tenant codes of the rows of an index, and resolution of the ``tenant`` argument.
-
-    Known tenants are the codes in ``range(n_tenants)`` when ``n_tenants`` is given (a
-    tenant without rows is then known and gets empty results), else the codes that occur.
-    ``tenant=None`` names the only known tenant; it is an error when there are several.
-    """
-
-    def __init__(self, tenants: npt.ArrayLike | None, n_rows: int, n_tenants: int | None):
-        if tenants is None:
-            codes = np.zeros(n_rows, dtype=np.int64)
-        else:
-            arr = np.asarray(tenants)
-            if arr.ndim != 1 or len(arr) != n_rows:
-                raise DataError(
-                    f"tenants: expected a 1-D array of {n_rows} tenant codes (one per row), "
-                    f"got shape {arr.shape}"
-                )
-            if arr.dtype.kind not in "iu":
-                if (
-                    arr.dtype.kind == "O"
-                    and n_rows
-                    and all(
-                        isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                        for v in arr.tolist()
-                    )
-                ):
-                    arr = arr.astype(np.int64)
-                elif n_rows:
-                    raise DataError(
-                        f"tenants: expected integer tenant codes, got dtype {arr.dtype}"
-                    )
-                else:
-                    arr = np.zeros(0, dtype=np.int64)
-            if arr.dtype == np.uint64 and n_rows and int(arr.max()) > np.iinfo(np.int64).max:
-                raise DataError(f"tenants: code {int(arr.max())} does not fit in int64")
-            codes = arr.astype(np.int64)
-        self.codes: I64 = codes
-        uniq = np.unique(codes)
-        if n_tenants is not None:
-            n_t = _check_int("n_tenants", n_tenants, 0)
-            bad = np.flatnonzero((codes < 0) | (codes >= n_t))
-            if len(bad):
-                r = int(bad[0])
-                raise DataError(
-                    f"tenants: row {r} has tenant code {int(codes[r])}, outside "
-                    f"0..{n_t - 1} (n_tenants = {n_t})"
-                )
-            self.known: I64 = np.arange(n_t, dtype=np.int64)
-        elif tenants is None:
-            self.known = np.zeros(1, dtype=np.int64)
-        else:
-            self.known = uniq
-        #: Dense rank of each row's tenant among ``known`` (sorted codes).
-        self.rank: I64 = np.searchsorted(self.known, codes).astype(np.int64)
-        #: Tenant code -> its rank (what :meth:`resolve` looks up).
-        self._rank_of: dict[int, int] = {c: i for i, c in enumerate(self.known.tolist())}
-
-    def resolve(self, tenant: object) -> int:
-        """The rank (index into ``known``) of the tenant argument, or -1 for an index that
-        knows no tenant at all (empty, given no ``n_tenants``: every query is empty)."""
-        if tenant is None:
-            if len(self.known) > 1:
-                shown = self.known[:10].tolist()
-                more = ", ..." if len(self.known) > 10 else ""
-                raise ParameterError(
-                    f"invalid parameter tenant: the index holds {len(self.known)} tenants "
-                    f"({', '.join(map(str, shown))}{more}); name one"
-                )
-            return 0 if len(self.known) else -1
-        if isinstance(tenant, bool) or not isinstance(tenant, (int, np.integer)):
-            raise ParameterError(
-                f"invalid parameter tenant: expected an integer tenant code or None, got {tenant!r}"
-            )
-        t = int(tenant)
-        i = self._rank_of.get(t)
-        if i is None:
-            raise UnknownTenantError(f"unknown tenant {t}: the index holds no such tenant code")
-        return i
 
 
 # --------------------------------------------------------------------------- BM25
@@ -357,7 +176,7 @@ class BM25Index:
         n = len(texts)
         if n > _MAX_ROWS:
             raise DataError(f"texts: {n} rows, more than the {_MAX_ROWS} an index holds")
-        self._tenants = _Tenants(tenants, n, n_tenants)
+        self._tenants = Tenants(tenants, n, n_tenants)
         vocab, terms, lengths = _tokenize_corpus(texts)
         self._vocab = vocab
         self._n_rows = n
@@ -474,7 +293,7 @@ class BM25Index:
         if rank < 0:
             return [], 0, 0
         a, z, off, n_t = self._t_info[rank].tolist()
-        toks = _TOKEN.findall(query.lower() if query.isascii() else fold(query))
+        toks = TOKEN.findall(query.lower() if query.isascii() else fold(query))
         if not toks or a == z:
             return [], off, n_t
         get = self._vocab.get
@@ -536,7 +355,7 @@ class BM25Index:
             return self._t_rows[off + loc], summed
         get = self._vocab.get
         tids = [
-            get(w, -1) for w in _TOKEN.findall(query.lower() if query.isascii() else fold(query))
+            get(w, -1) for w in TOKEN.findall(query.lower() if query.isascii() else fold(query))
         ]
         every = mode == "and"
         if every and -1 in tids:  # a token no row holds
@@ -574,7 +393,7 @@ class BM25Index:
                 ``mode`` is unknown, or ``tenant`` is None with several tenants.
             UnknownTenantError: ``tenant`` is not a tenant of the index.
         """
-        kk = _check_int("k", k, 1)
+        kk = check_int("k", k, 1)
         rank = self._check(query, tenant, mode)
         return self._search(query, kk, rank, mode)
 
@@ -605,7 +424,7 @@ class BM25Index:
             raise ParameterError(
                 "invalid parameter queries: expected a sequence of str, got a single str"
             )
-        kk = _check_int("k", k, 1)
+        kk = check_int("k", k, 1)
         rank = self._tenants.resolve(tenant)
         out = []
         for q in queries:
@@ -642,8 +461,8 @@ class BM25Index:
 def _add_up(rows: I64, weights: F64, n: int) -> F64:
     """``out[r] = sum of weights[rows == r]``, added in input order from 0.0, for r < n.
 
-    ``np.add.at`` (unbuffered, in order; ~1.5x faster than ``np.bincount`` since numpy
-    1.25) or ``np.bincount`` (also in order): the same sums, bit for bit.
+    ``np.add.at`` (unbuffered, in order; faster than ``np.bincount`` since numpy 1.25) or
+    ``np.bincount`` (also in order): the same sums, bit for bit.
     """
     if _FAST_ADD_AT:
         out = np.zeros(n, dtype=np.float64)

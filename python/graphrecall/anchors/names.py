@@ -20,9 +20,7 @@ folded). Every method answers for one tenant: rows of other tenants are never re
 
 from __future__ import annotations
 
-import math
 import threading
-import unicodedata
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -30,10 +28,11 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from rapidfuzz import fuzz, process
 
 from ..errors import DataError, ParameterError
-from .keyword import _TOKEN, _check_int, _Tenants, fold, tokenize
+from .fuzzy import FuzzyTenant, fuzzy_groups
+from .tenants import Tenants, check_int
+from .tokens import token_spans, tokenize
 
 __all__ = ["DEFAULT_STOPWORDS", "MAX_NGRAM", "NameIndex", "NameMatch", "normalise"]
 
@@ -62,7 +61,7 @@ DEFAULT_STOPWORDS: frozenset[str] = frozenset(
 
 
 def normalise(text: str) -> str:
-    """The form names and queries are compared in: :func:`~graphrecall.anchors.keyword.tokenize`'s
+    """The form names and queries are compared in: :func:`~graphrecall.anchors.tokens.tokenize`'s
     tokens joined by single spaces.
 
     NFKD decomposition, combining marks removed, casefold; every run of characters that
@@ -111,43 +110,6 @@ class NameMatch:
     kind: Literal["exact", "alias", "fuzzy", "keyword"]
 
 
-def _query_tokens(query: str) -> tuple[list[str], list[tuple[int, int]]]:
-    """Tokens of the query (as :func:`tokenize`) and their character spans in ``query``.
-
-    A span covers the original characters whose folded form holds the token, plus any
-    combining marks that follow them (so ``"Cafe\\u0301"`` spans all five characters).
-    """
-    if query.isascii():
-        ms = list(_TOKEN.finditer(query.lower()))
-        return [m.group() for m in ms], [m.span() for m in ms]
-    pieces: list[str] = []
-    src: list[int] = []
-    for i, ch in enumerate(query):
-        f = ch.lower() if ch.isascii() else fold(ch)
-        pieces.append(f)
-        src.extend([i] * len(f))
-    folded = "".join(pieces)
-    toks: list[str] = []
-    spans: list[tuple[int, int]] = []
-    for m in _TOKEN.finditer(folded):
-        a, b = m.span()
-        start, end = src[a], src[b - 1] + 1
-        while end < len(query) and unicodedata.category(query[end])[0] == "M":
-            end += 1
-        toks.append(m.group())
-        spans.append((start, end))
-    return toks, spans
-
-
-@dataclass(frozen=True)
-class _FuzzyTenant:
-    """One tenant's distinct normalised names, by character length (for fuzzy search)."""
-
-    keys: list[str]
-    lengths: I64
-    hits: list[tuple[tuple[int, int], ...]]  # (row, entry) per key, by row
-
-
 class NameIndex:
     """Entity names and aliases, normalised, for query entity recognition.
 
@@ -188,7 +150,7 @@ class NameIndex:
     ):
         if isinstance(names, (str, bytes)):
             raise ParameterError("invalid parameter names: expected a sequence of names, got a str")
-        self.max_ngram = _check_int("max_ngram", max_ngram, 1)
+        self.max_ngram = check_int("max_ngram", max_ngram, 1)
         if self.max_ngram > MAX_NGRAM:
             raise ParameterError(
                 f"invalid parameter max_ngram: max_ngram = {self.max_ngram} must be <= {MAX_NGRAM}"
@@ -203,7 +165,7 @@ class NameIndex:
         self.stopwords: frozenset[str] = frozenset(stop)
         n = len(names)
         self._n_rows = n
-        self._tenants = _Tenants(tenants, n, n_tenants)
+        self._tenants = Tenants(tenants, n, n_tenants)
         rank = self._tenants.rank.tolist()
         # Entries: every name (row order), then every alias (given order).
         e_row: list[int] = []
@@ -259,7 +221,7 @@ class NameIndex:
         #: (words hold no space, so a key's words are exactly its n-gram's).
         self._words: frozenset[str] = frozenset(w for _, key in table for w in key.split(" "))
         self._lock = threading.Lock()
-        self._fuzzy: dict[int, _FuzzyTenant] | None = None
+        self._fuzzy: dict[int, FuzzyTenant] | None = None
         self._kw: tuple[dict[tuple[int, str], I64], I64, I64] | None = None
 
     # ------------------------------------------------------------------ properties
@@ -287,9 +249,9 @@ class NameIndex:
             raise ParameterError(
                 f"invalid parameter query: expected a str, got {type(query).__name__}"
             )
-        lim = _check_int("limit", limit, 1)
+        lim = check_int("limit", limit, 1)
         t = self._tenants.resolve(tenant)
-        toks, spans = _query_tokens(query) if t >= 0 else ([], [])
+        toks, spans = token_spans(query) if t >= 0 else ([], [])
         return t, lim, toks, spans
 
     def _match(
@@ -397,13 +359,13 @@ class NameIndex:
             raise ParameterError(
                 "invalid parameter queries: expected a sequence of str, got a single str"
             )
-        _check_int("limit", limit, 1)
+        check_int("limit", limit, 1)
         self._tenants.resolve(tenant)
         return [self.recognize(q, tenant=tenant, limit=limit) for q in queries]
 
     # ------------------------------------------------------------------ fuzzy
 
-    def _fuzzy_tables(self) -> dict[int, _FuzzyTenant]:
+    def _fuzzy_tables(self) -> dict[int, FuzzyTenant]:
         if self._fuzzy is None:
             with self._lock:
                 if self._fuzzy is None:
@@ -413,10 +375,10 @@ class NameIndex:
                             per.setdefault(self._e_rank[e], {}).setdefault(
                                 " ".join(toks), []
                             ).append((self._e_row[e], self._e_alias[e], e))
-                    tables: dict[int, _FuzzyTenant] = {}
+                    tables: dict[int, FuzzyTenant] = {}
                     for t, d in per.items():
                         keys = sorted(d, key=len)
-                        tables[t] = _FuzzyTenant(
+                        tables[t] = FuzzyTenant(
                             keys,
                             np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)),
                             [_by_row(d[k]) for k in keys],
@@ -489,7 +451,9 @@ class NameIndex:
                 grams.setdefault(" ".join(toks[i : i + n]), (i, n))
         cands: list[tuple[float, int, int, int, int, int]] = []
         keys = sorted(grams, key=len)
-        for a, b, lo, hi in _fuzzy_groups(keys, table.lengths, cutoff / 100.0):
+        from rapidfuzz import fuzz, process  # imported on first use: a slow import
+
+        for a, b, lo, hi in fuzzy_groups(keys, table.lengths, cutoff / 100.0):
             scores = process.cdist(
                 keys[a:b],
                 table.keys[lo:hi],
@@ -587,56 +551,6 @@ class NameIndex:
             if len(out) == lim:
                 break
         return out
-
-
-#: Cost model of ``rapidfuzz.process.cdist`` (ns, measured on x86-64 with AVX2): each
-#: choice costs about this much to convert, once per call ...
-_CDIST_PER_CHOICE = 90.0
-#: ... and each (query, choice) pair about this much to score (``fuzz.ratio``, SIMD).
-_CDIST_PER_PAIR = 9.0
-
-
-def _fuzzy_groups(keys: list[str], lengths: I64, s: float) -> list[tuple[int, int, int, int]]:
-    """Split n-grams (sorted by length) into groups, each scored by one ``cdist`` call
-    against the names of a compatible length, at the least modelled cost.
-
-    ``fuzz.ratio(a, b) >= 100 s`` needs ``2 min(la, lb) / (la + lb) >= s``, so a name's
-    length lies in ``[la s / (2 - s), la (2 - s) / s]``; a group's window is the union of
-    its n-grams' windows (names are sorted by length, so it is a slice). One call per
-    n-gram would convert each name again; one call for all compares every n-gram with
-    every name. Dynamic programming over the sorted n-grams picks the cheapest split.
-
-    Returns:
-        ``(a, b, lo, hi)``: n-grams ``keys[a:b]`` against names ``lo:hi``; empty windows
-        are left out.
-    """
-    m = len(keys)
-    if s > 0.0:
-        lo = np.searchsorted(
-            lengths, [math.floor(len(k) * s / (2.0 - s)) for k in keys], "left"
-        ).tolist()
-        hi = np.searchsorted(
-            lengths, [math.ceil(len(k) * (2.0 - s) / s) for k in keys], "right"
-        ).tolist()
-    else:
-        lo, hi = [0] * m, [len(lengths)] * m
-    best = [0.0] * (m + 1)
-    cut = [0] * (m + 1)
-    for b in range(1, m + 1):
-        best[b] = math.inf
-        for a in range(b):
-            width = max(hi[b - 1] - lo[a], 0)
-            cost = best[a] + width * (_CDIST_PER_CHOICE + _CDIST_PER_PAIR * (b - a))
-            if cost < best[b]:
-                best[b], cut[b] = cost, a
-    out: list[tuple[int, int, int, int]] = []
-    b = m
-    while b > 0:
-        a = cut[b]
-        if hi[b - 1] > lo[a]:
-            out.append((a, b, lo[a], hi[b - 1]))
-        b = a
-    return out[::-1]
 
 
 def _by_row(items: list[tuple[int, bool, int]]) -> tuple[tuple[int, int], ...]:

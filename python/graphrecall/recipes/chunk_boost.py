@@ -44,7 +44,6 @@ from .anchoring import (
 )
 from .base import (
     ChunkHit,
-    EntityPaths,
     LazyColumn,
     RetrievalResult,
     Step,
@@ -56,6 +55,7 @@ from .base import (
     entity_hits,
 )
 from .overrides import ChunkBoostOverrides
+from .paths import EntityPaths
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
 
@@ -172,7 +172,7 @@ def _pipeline(
         )
         anchor_rows, _, anchor_offsets = dense_batch(found)
         act = plan.dense(anchor_rows, anchor_offsets)
-    core = act._core
+    core = act.core
     eo = core.entity_offsets.tolist()
     ents, ehops, estr, epar = (
         core.entities,

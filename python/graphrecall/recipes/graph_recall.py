@@ -13,7 +13,7 @@
 RRF fusion with vector recall (k = 60): the chunks of the tenant ranked by vector similarity
 and the chunks ranked by the graph (a chunk takes the best composite of the recalled edges
 whose endpoints it mentions) are fused by reciprocal rank. The "## Known Facts" block
-formats the edges (:func:`graphrecall.context.known_facts_004`).
+formats the edges (:func:`graphrecall.context.known_facts`).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def _pipeline(
         with timer.stage("vector"):
             vec = chunk_search(index, qv, t, check_count("vector_chunks", p.vector_chunks))
     results = []
-    core = rec._core
+    core = rec.core
     off, facts, scores, hops, anch = core.offsets, core.facts, core.scores, core.hops, core.anchors
     with timer.stage("results"):
         off_l = off.tolist()

@@ -49,7 +49,6 @@ from .anchoring import (
     name_anchors,
 )
 from .base import (
-    EntityPaths,
     LazyColumn,
     RetrievalResult,
     Step,
@@ -61,6 +60,7 @@ from .base import (
     fact_hits,
 )
 from .overrides import HybridExpandOverrides
+from .paths import EntityPaths
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
 
@@ -180,7 +180,7 @@ def _pipeline(
             )
             rows, _, offsets = dense_batch(anchors)
             act = plan.dense(rows, offsets)
-        core = act._core
+        core = act.core
         eo, fo = core.entity_offsets, core.fact_offsets
         ents, ehops, estr, epar = (
             core.entities,

@@ -35,7 +35,7 @@ from ..errors import ParameterError
 from ..index import GraphIndex
 from ..scoring import RerankProfile, rerank_memories_batch
 from ..tables import NULL_TIME
-from .anchoring import embed_batch
+from .anchoring import embed_batch, index_cache
 from .base import ChunkHit, check_count, chunk_hit
 from .hits import RetrievalResult
 from .overrides import RoutedHybridOverrides
@@ -126,19 +126,18 @@ class _Tier:
 
 
 def _tiers(index: GraphIndex, tenant: int) -> dict[str, _Tier]:
-    """The tenant's tiers (chunks by ``scope``), built on first use and kept."""
-    key = f"tiers:{tenant}"
-    cached: dict[str, _Tier] | None = index._tier_vectors.get(key)
-    if cached is not None:
-        return cached
-    got: dict[str, _Tier] = {}
-    rows = np.flatnonzero(index.chunk_tenant == tenant)
-    scopes = np.array([index.chunk_scope[r] for r in rows.tolist()], dtype=object)
-    for scope in set(scopes.tolist()):
-        if scope is not None:
-            got[scope] = _Tier(index, rows[scopes == scope])
-    index._tier_vectors[key] = got
-    return got
+    """The tenant's tiers (chunks by ``scope``), built on first use and kept per index."""
+
+    def build() -> dict[str, _Tier]:
+        got: dict[str, _Tier] = {}
+        rows = np.flatnonzero(index.chunk_tenant == tenant)
+        scopes = np.array([index.chunk_scope[r] for r in rows.tolist()], dtype=object)
+        for scope in set(scopes.tolist()):
+            if scope is not None:
+                got[scope] = _Tier(index, rows[scopes == scope])
+        return got
+
+    return index_cache(index, ("tiers", tenant), build)
 
 
 def _pipeline(

@@ -12,7 +12,7 @@
    user_edit 2.0, file 1.5, system 1.2, conversation 1.0; 5 % per week after a one-week
    grace period on ``last_accessed``; ``1 + log10(accessCount + 1) x 0.5``; confirmed 1.2).
 4. **Narrative**: facts grouped by subject under "### 👤 USER CONTEXT" /
-   "### 💡 CONTEXT: name" headers (:func:`graphrecall.context.narrative_000`), with the
+   "### 💡 CONTEXT: name" headers (:func:`graphrecall.context.narrative`), with the
    object entity's *name* where the source printed ``...`` (its TODO).
 """
 
@@ -168,7 +168,7 @@ def _pipeline(
         act = plan.dense(rows, offsets, now=now)
     results = []
     with timer.stage("results"):
-        core = act._core
+        core = act.core
         fo, eo = core.fact_offsets.tolist(), core.entity_offsets.tolist()
         all_facts, all_hops, all_anchors, all_parents = (
             core.facts,

@@ -26,7 +26,8 @@ from typing import Any
 from ..errors import DataError, ParameterError
 from ..tables import GraphTables
 from ..tables.mapping import TABLES, ColumnMapping, quote_identifier
-from .arrow import ArrowSource, Column, tables_from_sources
+from .arrow.source import ArrowSource, Column
+from .arrow.tables import tables_from_sources
 from .errors import StorageError
 
 __all__ = ["load_duckdb"]

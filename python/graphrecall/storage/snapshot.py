@@ -1,9 +1,9 @@
 """Snapshots: a built graph saved to a directory and loaded back without rebuilding.
 
-Layout of a snapshot directory (format version 2)::
+A snapshot is a :mod:`graphrecall.bundle` (magic ``graphrecall-snapshot``, format version
+3): ``header.json`` (counts, scalars, every file's size, CRC-32, and for arrays dtype and
+shape), then::
 
-    header.json      magic, format version, counts, and for every file its dtype, shape
-                     and CRC-32
     <part>.npy       one numpy array per core array (CSR offsets, fact columns in position
                      order, in-adjacency, mentions)
     python.json      vocabularies (statuses, sources, predicates, tenants), string ids, and
@@ -21,20 +21,16 @@ codes; ``verify="full"``: every structural invariant, offsets, orders, the fact/
 bijection, tenants) in the same parallel passes that write its own layout. The core builds
 in a thread while this one decodes the text columns, and the checksums of all files are
 computed in other threads meanwhile; a graph is returned only once every checksum matched,
-so a flipped byte is always refused (as a checksum mismatch), never answered from. The
-header is written last, through a rename, so a crash while saving leaves no snapshot rather
-than half of one.
+so a flipped byte is always refused (as a checksum mismatch), never answered from.
 
-Version 1 snapshots (text columns as JSON lists in python.json) are still read.
+Snapshots of format versions 1 and 2 (their checksums in per-kind header tables; version 1
+keeps text columns as JSON lists in python.json) are still read.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-import zlib
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -44,30 +40,30 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from .._files import replace_dir
+from ..bundle import (
+    HEADER,
+    BundleWriter,
+    crc32,
+    crc32_file,
+    file_path,
+    open_array,
+    read_bytes,
+    read_header,
+)
 from ..errors import DataError, ParameterError
 from ..graph import KnowledgeGraph
 from ..tables import IdMap, Vocab
-from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
+from .errors import CorruptStoreError
 
 __all__ = ["FORMAT_VERSION", "MAGIC", "load_snapshot", "save_snapshot"]
 
 MAGIC = "graphrecall-snapshot"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: The format versions this module reads.
-READ_VERSIONS = (1, 2)
+READ_VERSIONS = (1, 2, 3)
 _SCALARS = ("n_predicates", "n_statuses", "n_sources")
 _TEXT_COLUMNS = ("entity_names", "object_values")
 _NONE, _STR, _OTHER = 0, 1, 2
-
-
-def _crc(data: bytes | npt.NDArray[Any]) -> int:
-    """CRC-32 of an array's bytes (or of bytes): one call, which releases the GIL."""
-    if isinstance(data, np.ndarray):
-        view = memoryview(np.ascontiguousarray(data).reshape(-1).view(np.uint8).data)
-    else:
-        view = memoryview(data)
-    return zlib.crc32(view)
 
 
 def _json_value(v: Any) -> Any:
@@ -107,21 +103,12 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
     Raises:
         OSError: The directory cannot be written (nothing is left behind).
     """
-    target = Path(directory)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".snapshot-", dir=target.parent))
-    try:
+    with BundleWriter(directory, magic=MAGIC, version=FORMAT_VERSION) as out:
         parts = graph.core.to_parts()
-        files: dict[str, dict[str, Any]] = {}
         scalars = {k: int(parts.pop(k)) for k in _SCALARS}
-
-        def save_array(name: str, arr: npt.NDArray[Any]) -> None:
-            np.save(tmp / f"{name}.npy", arr, allow_pickle=False)
-            files[name] = {"dtype": arr.dtype.str, "shape": list(arr.shape), "crc32": _crc(arr)}
-
         for name, arr in parts.items():
             if arr is not None:
-                save_array(name, arr)
+                out.add_array(f"{name}.npy", arr)
         ids: dict[str, Any] = {}
         for kind, m in (
             ("entities", graph.entity_map),
@@ -137,7 +124,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
                     # first, first + 1, ...: two numbers instead of a file
                     ids[kind] = {"kind": "int", "n": len(m), "start": first}
                 else:
-                    save_array(f"ids_{kind}", ext)
+                    out.add_array(f"ids_{kind}.npy", ext)
                     ids[kind] = {"kind": "int", "n": len(m)}
             else:
                 ids[kind] = {
@@ -146,7 +133,6 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
                     "values": [_json_value(v) for v in m.external.tolist()],
                 }
         text: dict[str, Any] = {}
-        texts: dict[str, Any] = {}
         for col, values in (
             ("entity_names", graph.entity_names),
             ("object_values", graph.object_values),
@@ -155,9 +141,8 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             if blob is None:
                 text[col] = entry
                 continue
-            (tmp / f"text_{col}.txt").write_bytes(blob)
-            save_array(f"text_{col}", kinds)
-            texts[col] = {"file": f"text_{col}.txt", "crc32": _crc(blob), "bytes": len(blob)}
+            out.add_bytes(f"text_{col}.txt", blob)
+            out.add_array(f"text_{col}.npy", kinds)
             text[col] = {"file": f"text_{col}.txt", **entry}
         python = {
             "vocab": {
@@ -169,94 +154,46 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             "ids": ids,
             **text,
         }
-        blob = json.dumps(python, ensure_ascii=False).encode("utf-8")
-        (tmp / "python.json").write_bytes(blob)
-        header = {
-            "magic": MAGIC,
-            "format_version": FORMAT_VERSION,
-            "graphrecall_version": _core.__version__,
-            "counts": {
-                "entities": graph.n_entities,
-                "facts": graph.n_facts,
-                "chunks": graph.n_chunks,
-            },
-            "scalars": scalars,
-            "arrays": files,
-            "texts": texts,
-            "python": {"file": "python.json", "crc32": _crc(blob)},
-        }
-        (tmp / "header.json").write_text(json.dumps(header, indent=1), encoding="utf-8")
-        replace_dir(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+        out.add_bytes("python.json", json.dumps(python, ensure_ascii=False).encode("utf-8"))
+        counts = {"entities": graph.n_entities, "facts": graph.n_facts, "chunks": graph.n_chunks}
+        return out.publish({"counts": counts, "scalars": scalars})
 
 
-def _read_header(root: Path) -> dict[str, Any]:
-    path = root / "header.json"
-    if not path.is_file():
-        raise NotAStoreError(f"{root}: not a graphrecall snapshot (no header.json)")
-    try:
-        header = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptStoreError(f"{path}: unreadable snapshot header ({exc})") from None
-    if not isinstance(header, dict) or header.get("magic") != MAGIC:
-        raise NotAStoreError(f"{root}: not a graphrecall snapshot (header has no {MAGIC!r} magic)")
-    version = header.get("format_version")
-    if version not in READ_VERSIONS:
-        raise SchemaVersionError(
-            f"{root}: snapshot format version {version!r}; "
-            f"this graphrecall reads versions {', '.join(map(str, READ_VERSIONS))}"
-        )
-    for key, kind in (("arrays", dict), ("python", dict), ("scalars", dict), ("texts", dict)):
-        if not isinstance(header.get(key, {}), kind):
+def _layout(root: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """The header, its file table, and whether the layout is an older one (version 1 or 2,
+    whose array checksums cover the array's data rather than the whole file)."""
+    header = read_header(root, magic=MAGIC, versions=READ_VERSIONS, what="snapshot")
+    path = root / HEADER
+    if not isinstance(header.get("scalars"), dict):
+        raise CorruptStoreError(f"{path}: the header's 'scalars' is not an object")
+    if header["format_version"] >= 3:
+        files = header.get("files")
+        if not isinstance(files, dict):
+            raise CorruptStoreError(f"{path}: the header lists no files")
+        return header, files, False
+    for key in ("arrays", "python", "texts"):
+        if not isinstance(header.get(key, {}), dict):
             raise CorruptStoreError(f"{path}: the header's {key!r} is not an object")
-    return header
-
-
-def _open_array(root: Path, name: str, meta: dict[str, Any]) -> npt.NDArray[Any]:
-    """A snapshot array, memory-mapped, of the dtype and shape the header says (its
-    checksum is verified separately)."""
-    path = root / f"{name}.npy"
-    try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except FileNotFoundError:
-        raise CorruptStoreError(f"{path}: missing from the snapshot") from None
-    except Exception as exc:  # a garbled .npy header fails in numpy's parser any which way
-        raise CorruptStoreError(f"{path}: truncated or not a numpy array ({exc!r})") from None
-    if arr.dtype.str != meta.get("dtype") or list(arr.shape) != meta.get("shape"):
-        raise CorruptStoreError(
-            f"{path}: holds {arr.dtype.str}{list(arr.shape)}, the header says "
-            f"{meta.get('dtype')}{meta.get('shape')}"
-        )
-    out: npt.NDArray[Any] = arr
-    return out
-
-
-def _read_file(root: Path, name: str, size: int | None = None) -> bytes:
-    path = root / name
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise CorruptStoreError(f"{path}: missing from the snapshot") from None
-    except OSError as exc:
-        raise CorruptStoreError(f"{path}: unreadable ({exc})") from None
-    if size is not None and len(data) != size:
-        raise CorruptStoreError(f"{path}: holds {len(data)} bytes, the header says {size}")
-    return data
+    files = {f"{name}.npy": meta for name, meta in header["arrays"].items()}
+    for col, meta in header.get("texts", {}).items():
+        if col not in _TEXT_COLUMNS or not isinstance(meta, dict):
+            raise CorruptStoreError(f"{root}: unknown text column {col!r} in the header")
+        files[f"text_{col}.txt"] = {"size": meta.get("bytes"), "crc32": meta.get("crc32")}
+    python = header["python"]
+    files[str(python.get("file", "python.json"))] = {"crc32": python.get("crc32"), "python": True}
+    return header, files, True
 
 
 class _Checksums:
     """Checksums of a snapshot's files, computed in threads while the caller goes on;
-    :meth:`verify` raises for the first file (in header order) whose checksum differs."""
+    :meth:`verify` raises for the first file (in the order added) whose checksum differs."""
 
     def __init__(self, pool: ThreadPoolExecutor):
         self._pool = pool
-        self._pending: list[tuple[Path, int, Future[int]]] = []
+        self._pending: list[tuple[Path, Any, Future[int]]] = []
 
-    def add(self, path: Path, expected: Any, data: bytes | npt.NDArray[Any]) -> None:
-        self._pending.append((path, expected, self._pool.submit(_crc, data)))
+    def add(self, path: Path, expected: Any, crc: Callable[[Any], int], data: Any) -> None:
+        self._pending.append((path, expected, self._pool.submit(crc, data)))
 
     def verify(self) -> None:
         for path, expected, future in self._pending:
@@ -268,7 +205,6 @@ def _text_values(
     root: Path,
     col: str,
     spec: Any,
-    texts: dict[str, Any],
     arrays: dict[str, npt.NDArray[Any]],
     blobs: dict[str, bytes],
 ) -> npt.NDArray[Any] | None:
@@ -279,7 +215,7 @@ def _text_values(
         return np.fromiter(spec, dtype=object, count=len(spec))
     where = root / f"text_{col}.txt"
     kinds = arrays.get(f"text_{col}")
-    if not isinstance(spec, dict) or col not in texts or kinds is None or kinds.ndim != 1:
+    if not isinstance(spec, dict) or col not in blobs or kinds is None or kinds.ndim != 1:
         raise CorruptStoreError(f"{root}: text column {col!r} is not described consistently")
     try:
         text = blobs[col].decode("utf-8")
@@ -331,10 +267,20 @@ def load_snapshot(
     if verify not in ("checksums", "full"):
         raise ParameterError(f"invalid parameter verify: {verify!r} is not 'checksums' or 'full'")
     root = Path(directory)
-    header = _read_header(root)
-    metas: dict[str, dict[str, Any]] = header["arrays"]
-    arrays = {name: _open_array(root, name, meta) for name, meta in metas.items()}
-    texts: dict[str, Any] = header.get("texts", {})
+    header, files, legacy = _layout(root)
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    paths: dict[str, Path] = {}
+    python_file = "python.json"
+    for rel, meta in files.items():
+        if not isinstance(rel, str) or not isinstance(meta, dict):
+            raise CorruptStoreError(f"{root}: the header's file table is malformed")
+        if meta.get("python"):
+            python_file = rel
+        elif rel.endswith(".npy"):
+            paths[rel] = file_path(root, rel, files, verify=False, what="snapshot")
+            arrays[rel[:-4]] = open_array(paths[rel], meta, mmap_mode=True)
+        elif rel not in (*(f"text_{c}.txt" for c in _TEXT_COLUMNS), "python.json"):
+            raise CorruptStoreError(f"{root}: unknown file {rel!r} in the header")
     core_names = [n for n in arrays if not n.startswith(("ids_", "text_"))]
 
     def build() -> _core.CoreGraph:
@@ -353,16 +299,19 @@ def load_snapshot(
         sums = _Checksums(pool)
         # Largest first, so that the threads finish together.
         for name in sorted(arrays, key=lambda k: -arrays[k].nbytes):
-            sums.add(root / f"{name}.npy", metas[name].get("crc32"), arrays[name])
-        python_meta = header["python"]
-        blob = _read_file(root, str(python_meta.get("file", "python.json")))
-        sums.add(root / str(python_meta.get("file")), python_meta.get("crc32"), blob)
+            rel = f"{name}.npy"
+            if legacy:
+                sums.add(paths[rel], files[rel].get("crc32"), crc32, arrays[name])
+            else:
+                sums.add(paths[rel], files[rel].get("crc32"), crc32_file, paths[rel])
+        blob = _read(root, python_file, files)
+        sums.add(root / python_file, files[python_file].get("crc32"), crc32, blob)
         blobs: dict[str, bytes] = {}
-        for col, meta in texts.items():
-            if col not in _TEXT_COLUMNS or not isinstance(meta, dict):
-                raise CorruptStoreError(f"{root}: unknown text column {col!r} in the header")
-            blobs[col] = _read_file(root, f"text_{col}.txt", meta.get("bytes"))
-            sums.add(root / f"text_{col}.txt", meta.get("crc32"), blobs[col])
+        for col in _TEXT_COLUMNS:
+            rel = f"text_{col}.txt"
+            if rel in files:
+                blobs[col] = _read(root, rel, files)
+                sums.add(root / rel, files[rel].get("crc32"), crc32, blobs[col])
 
         def checked(step: Callable[[], Any]) -> Any:
             """Run a step on unverified data; if it fails, a checksum mismatch is the
@@ -394,7 +343,7 @@ def load_snapshot(
                     ranges[kind] = pool.submit(_consecutive, start, n)
         names, values = checked(
             lambda: tuple(
-                _text_values(root, col, py.get(col), texts, arrays, blobs) for col in _TEXT_COLUMNS
+                _text_values(root, col, py.get(col), arrays, blobs) for col in _TEXT_COLUMNS
             )
         )
         core = checked(core_future.result)
@@ -403,6 +352,11 @@ def load_snapshot(
         )
         sums.verify()
     return graph
+
+
+def _read(root: Path, rel: str, files: dict[str, Any]) -> bytes:
+    """A file's bytes, size-checked (its checksum is verified with the others)."""
+    return read_bytes(root, rel, files, verify=False, what="snapshot")
 
 
 def _python(root: Path, blob: bytes) -> dict[str, Any]:

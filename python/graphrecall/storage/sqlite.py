@@ -30,11 +30,12 @@ the last committed state; the WAL is recovered on open).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,9 +48,20 @@ from ..tables import NULL_SEQUENCE, NULL_TIME, EmbeddingSet, GraphTables, LoadRe
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 
 if TYPE_CHECKING:
-    from .live import LiveGraph
+    from ..live import LiveGraph
 
 __all__ = ["APPLICATION_ID", "SCHEMA", "SCHEMA_VERSION", "SUPPORTED_SCHEMA_VERSIONS", "SQLiteStore"]
+
+#: What :meth:`SQLiteStore.load` builds: the live graph registers itself here when
+#: :mod:`graphrecall.live` is imported (storage sits below it and does not import it).
+_live: Callable[..., LiveGraph] | None = None
+
+
+def register_live(factory: Callable[..., LiveGraph]) -> None:
+    """Set what :meth:`SQLiteStore.load` builds (called by :mod:`graphrecall.live`)."""
+    global _live
+    _live = factory
+
 
 #: The schema version this module writes.
 SCHEMA_VERSION = 1
@@ -243,7 +255,7 @@ class SQLiteStore:
 
     Make one with :meth:`create` or :meth:`open`; :meth:`write` replaces the graph it holds,
     :meth:`read` returns it as :class:`~graphrecall.tables.GraphTables`, and
-    :meth:`load` builds a :class:`~graphrecall.storage.live.LiveGraph` that takes
+    :meth:`load` builds a :class:`~graphrecall.LiveGraph` that takes
     incremental updates. A store may be used from several threads (one connection, used
     under a lock). Use it as a context manager or call :meth:`close`.
     """
@@ -567,12 +579,16 @@ class SQLiteStore:
         )
 
     def load(self, on_bad: OnBad = "raise") -> LiveGraph:
-        """Read, check and build: a :class:`~graphrecall.storage.live.LiveGraph` over this
-        store (``live.report`` says what the check skipped with ``on_bad="skip"``; skipped
-        rows stay in the file)."""
-        from .live import LiveGraph
-
-        return LiveGraph(self, self.read(), on_bad=on_bad)
+        """Read, check and build: a :class:`~graphrecall.LiveGraph` over this store
+        (``live.report`` says what the check skipped with ``on_bad="skip"``; skipped rows
+        stay in the file)."""
+        if _live is None:
+            # The live graph registers itself when its module loads; name it here rather
+            # than import it, so that storage does not depend on what sits above it.
+            importlib.import_module("graphrecall.live")
+        if _live is None:  # pragma: no cover - graphrecall.live always registers
+            raise StorageError("graphrecall.live did not register the live graph")
+        return _live(self, self.read(), on_bad=on_bad)
 
     def counts(self) -> dict[str, int]:
         """Rows per table."""

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ..errors import DataError
 from .constants import NULL_SEQUENCE, NULL_TIME
+from .faults import column_error, row_error
 
 _PLURAL = {"entity": "entities"}
 _F32_MAX = float(np.finfo(np.float32).max)
@@ -135,11 +136,26 @@ def no_bools(ids: Any, table: str) -> None:
         return
     arr = np.asarray(ids)
     if arr.dtype.kind == "b" and len(arr):
-        raise DataError(f"{table} row 0: id {arr[0].item()!r} is a bool, not an int or str")
+        v0 = arr[0].item()
+        raise row_error(
+            table,
+            0,
+            "id",
+            f"id {v0!r} is a bool, not an int or str",
+            kind="invalid_value",
+            input=v0,
+        )
     if arr.dtype.kind == "O" and bool in value_types(arr):
         for i, v in enumerate(arr.tolist()):
             if isinstance(v, bool):
-                raise DataError(f"{table} row {i}: id {v!r} is a bool, not an int or str")
+                raise row_error(
+                    table,
+                    i,
+                    "id",
+                    f"id {v!r} is a bool, not an int or str",
+                    kind="invalid_value",
+                    input=v,
+                )
 
 
 def value_types(arr: npt.NDArray[Any]) -> set[type]:
@@ -161,7 +177,9 @@ def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDAr
     target = np.dtype(dtype)
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+        raise column_error(
+            table, column, f"must be one-dimensional, got shape {arr.shape}", kind="invalid_value"
+        )
     if arr.dtype == target:
         return np.ascontiguousarray(arr)
     if arr.size == 0:
@@ -172,7 +190,14 @@ def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDAr
         bad = ~np.isfinite(arr) | (arr != np.floor(arr))
         if bad.any():
             i = first_row(bad)
-            raise DataError(f"{table} row {i}: {column} = {arr[i]!r} is not an integer")
+            raise row_error(
+                table,
+                i,
+                column,
+                f"{column} = {arr[i]!r} is not an integer",
+                kind="invalid_value",
+                input=arr[i],
+            )
         arr = arr.astype(np.int64)
     elif arr.dtype.kind == "O":
         try:
@@ -182,10 +207,19 @@ def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDAr
                 try:
                     int(v)
                 except (TypeError, ValueError):
-                    raise DataError(f"{table} row {i}: {column} = {v!r} is not an integer") from exc
+                    raise row_error(
+                        table,
+                        i,
+                        column,
+                        f"{column} = {v!r} is not an integer",
+                        kind="invalid_value",
+                        input=v,
+                    ) from exc
             raise
     elif arr.dtype.kind not in "iu":
-        raise DataError(f"{table}.{column} must hold integers, got dtype {arr.dtype}")
+        raise column_error(
+            table, column, f"must hold integers, got dtype {arr.dtype}", kind="invalid_value"
+        )
     lo, hi = _INT_RANGES[target]
     # min / max first: two passes and no temporary on the (usual) clean column.
     if int(arr.min()) >= lo and int(arr.max()) <= hi:
@@ -197,7 +231,14 @@ def ints(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.NDAr
     if bad.any():
         i = first_row(bad)
         problem = "negative" if arr[i] < 0 else f"larger than {hi}"
-        raise DataError(f"{table} row {i}: {column} = {arr[i]} is {problem}")
+        raise row_error(
+            table,
+            i,
+            column,
+            f"{column} = {arr[i]} is {problem}",
+            kind="invalid_value",
+            input=arr[i],
+        )
     return np.ascontiguousarray(arr.astype(target))
 
 
@@ -205,23 +246,39 @@ def floats(values: Any, dtype: npt.DTypeLike, table: str, column: str) -> npt.ND
     """Convert to a contiguous float array (range checks are the core's)."""
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+        raise column_error(
+            table, column, f"must be one-dimensional, got shape {arr.shape}", kind="invalid_value"
+        )
     if arr.dtype.kind in "USO":  # text is not a number (as the table check rules)
         for i, v in enumerate(arr.tolist()):
             if isinstance(v, (str, bytes)):
-                raise DataError(f"{table}.{column} must hold numbers; row {i} is {v!r}")
+                raise DataError(
+                    f"{table}.{column} must hold numbers; row {i} is {v!r}",
+                    table=table,
+                    row=i,
+                    column=column,
+                    kind="invalid_value",
+                    input=v,
+                )
     if arr.dtype.kind not in "fiub":
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
-            raise DataError(f"{table}.{column} must hold numbers, got dtype {arr.dtype}") from exc
+            raise column_error(
+                table, column, f"must hold numbers, got dtype {arr.dtype}", kind="invalid_value"
+            ) from exc
     if np.dtype(dtype) == np.float32 and arr.dtype.kind == "f" and arr.dtype.itemsize > 4:
         with np.errstate(invalid="ignore"):
             big = np.isfinite(arr) & (np.abs(arr) > _F32_MAX)
         if big.any():
             i = first_row(big)
-            raise DataError(
-                f"{table} row {i}: {column} = {float(arr[i])!r} is out of range (beyond float32)"
+            raise row_error(
+                table,
+                i,
+                column,
+                f"{column} = {float(arr[i])!r} is out of range (beyond float32)",
+                kind="invalid_value",
+                input=arr[i],
             )
     return np.ascontiguousarray(arr, dtype=dtype)
 
@@ -236,7 +293,9 @@ def times(values: Any, table: str, column: str) -> npt.NDArray[np.int64] | None:
         return None
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise DataError(f"{table}.{column} must be one-dimensional, got shape {arr.shape}")
+        raise column_error(
+            table, column, f"must be one-dimensional, got shape {arr.shape}", kind="invalid_value"
+        )
     if arr.dtype.kind == "M":
         out = arr.astype("datetime64[s]").view(np.int64).copy()
         return out  # NaT is already int64 min
@@ -247,11 +306,25 @@ def times(values: Any, table: str, column: str) -> npt.NDArray[np.int64] | None:
         ok = ~np.isnan(arr)
         if np.isinf(arr).any():
             i = first_row(np.isinf(arr))
-            raise DataError(f"{table} row {i}: {column} = {arr[i]} is not a time")
+            raise row_error(
+                table,
+                i,
+                column,
+                f"{column} = {arr[i]} is not a time",
+                kind="invalid_value",
+                input=arr[i],
+            )
         big = ok & (np.abs(arr) >= 2.0**63)
         if big.any():
             i = first_row(big)
-            raise DataError(f"{table} row {i}: {column} = {arr[i]} is not a time (out of range)")
+            raise row_error(
+                table,
+                i,
+                column,
+                f"{column} = {arr[i]} is not a time (out of range)",
+                kind="invalid_value",
+                input=arr[i],
+            )
         out[ok] = np.floor(arr[ok]).astype(np.int64)
         return out
     out = np.empty(len(arr), dtype=np.int64)
@@ -265,7 +338,9 @@ def time_value(v: Any, table: str, column: str, row: int) -> int:
     if v is None:
         return NULL_TIME
     if isinstance(v, bool):
-        raise DataError(f"{table} row {row}: {column} = {v!r} is not a time")
+        raise row_error(
+            table, row, column, f"{column} = {v!r} is not a time", kind="invalid_value", input=v
+        )
     if isinstance(v, float) and v != v:
         return NULL_TIME
     if isinstance(v, _dt.datetime):
@@ -284,13 +359,29 @@ def time_value(v: Any, table: str, column: str, row: int) -> int:
         return time_value(v.to_pydatetime(), table, column, row)
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
         if not -(2**63) < int(v) < 2**63:
-            raise DataError(f"{table} row {row}: {column} = {v!r} is not a time (out of range)")
+            raise row_error(
+                table,
+                row,
+                column,
+                f"{column} = {v!r} is not a time (out of range)",
+                kind="invalid_value",
+                input=v,
+            )
         return int(v)
     if isinstance(v, (float, np.floating)):
         if not abs(float(v)) < 2.0**63:
-            raise DataError(f"{table} row {row}: {column} = {v!r} is not a time (out of range)")
+            raise row_error(
+                table,
+                row,
+                column,
+                f"{column} = {v!r} is not a time (out of range)",
+                kind="invalid_value",
+                input=v,
+            )
         return int(np.floor(v))
-    raise DataError(f"{table} row {row}: {column} = {v!r} is not a time")
+    raise row_error(
+        table, row, column, f"{column} = {v!r} is not a time", kind="invalid_value", input=v
+    )
 
 
 def sequence_column(sequence: Any) -> npt.NDArray[np.int64]:
@@ -306,7 +397,14 @@ def sequence_column(sequence: Any) -> npt.NDArray[np.int64]:
         bad = ~null & (~np.isfinite(s) | (s != np.floor(s)) | (np.abs(s) >= 2.0**63))
     if bad.any():
         i = int(np.argmax(bad))
-        raise DataError(f"facts row {i}: sequence = {float(s[i])!r} is not an integer")
+        raise row_error(
+            "facts",
+            i,
+            "sequence",
+            f"sequence = {float(s[i])!r} is not an integer",
+            kind="invalid_value",
+            input=s[i],
+        )
     out = np.where(null, 0, s).astype(np.int64)
     out[null] = NULL_SEQUENCE
     return out

@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import DataError
 from .columns import unmask
 from .constants import EmbeddingKind
+from .faults import column_error
 from .work import _EMBEDDING_KINDS, _OBJECT_COLUMNS, Array, _object_array
 
 __all__ = ["EmbeddingSet", "to_column"]
@@ -37,16 +38,30 @@ class EmbeddingSet:
     def __post_init__(self) -> None:
         if self.kind not in _EMBEDDING_KINDS:
             raise DataError(
-                f"embeddings: kind {self.kind!r} is not one of 'entity', 'chunk', 'alias'"
+                f"embeddings: kind {self.kind!r} is not one of 'entity', 'chunk', 'alias'",
+                table="embeddings",
+                column="kind",
+                kind="invalid_value",
+                input=self.kind,
             )
         if self.model is not None and not isinstance(self.model, str):
-            raise DataError(f"embeddings ({self.kind}): model {self.model!r} is not a str")
+            raise DataError(
+                f"embeddings ({self.kind}): model {self.model!r} is not a str",
+                table="embeddings",
+                column="model",
+                kind="invalid_value",
+                input=self.model,
+            )
         self.ids = to_column(self.ids, "embeddings", "id")
         self.vectors = _vectors(self.vectors, self.kind)
         if len(self.vectors) != len(self.ids):
             raise DataError(
                 f"embeddings ({self.kind}, model {self.model!r}): {len(self.ids)} ids but "
-                f"{len(self.vectors)} vectors"
+                f"{len(self.vectors)} vectors",
+                table="embeddings",
+                column="vector",
+                kind="length_mismatch",
+                ctx={"expected": len(self.ids), "got": len(self.vectors)},
             )
 
     @property
@@ -78,7 +93,9 @@ def to_column(values: Any, table: str, name: str) -> Array:
         else:
             arr = _object_array(seq)
     if arr.ndim != 1:
-        raise DataError(f"{table}.{name} must be one-dimensional, got shape {arr.shape}")
+        raise column_error(
+            table, name, f"must be one-dimensional, got shape {arr.shape}", kind="invalid_value"
+        )
     if arr.dtype.kind in "US":
         arr = arr.astype(object)
     return arr
@@ -97,5 +114,10 @@ def _vectors(vectors: Any, kind: str) -> Array:
     if arr.ndim == 1 and arr.dtype != object:
         arr = _object_array(seq)
     if arr.ndim != 1:
-        raise DataError(f"embeddings ({kind}): vectors must be (n, d), got shape {arr.shape}")
+        raise DataError(
+            f"embeddings ({kind}): vectors must be (n, d), got shape {arr.shape}",
+            table="embeddings",
+            column="vector",
+            kind="invalid_value",
+        )
     return arr

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from ..errors import DataError, UnknownIdError
 from .columns import _PLURAL, description, first_row, ints
+from .faults import row_error
 
 
 class IdMap:
@@ -37,7 +38,13 @@ class IdMap:
             DataError: A negative ``n``, ids of the wrong shape, or a duplicate id.
         """
         if n < 0:
-            raise DataError(f"the number of {_PLURAL.get(name, name + 's')} is negative ({n})")
+            table = _PLURAL.get(name, name + "s")
+            raise DataError(
+                f"the number of {table} is negative ({n})",
+                table=table,
+                kind="invalid_value",
+                input=n,
+            )
         self.name = name
         self._n = n
         self._index: dict[Hashable, int] | None = None
@@ -49,7 +56,13 @@ class IdMap:
             return
         arr = np.asarray(ids)
         if arr.ndim != 1 or len(arr) != n:
-            raise DataError(f"{name} ids: expected {n} ids in one dimension, got shape {arr.shape}")
+            raise DataError(
+                f"{name} ids: expected {n} ids in one dimension, got shape {arr.shape}",
+                table=_PLURAL.get(name, name + "s"),
+                column="id",
+                kind="length_mismatch" if arr.ndim == 1 else "invalid_value",
+                ctx={"expected": n, "got": len(arr)} if arr.ndim == 1 else None,
+            )
         if arr.dtype.kind in "iu":
             arr = arr.astype(np.int64, copy=copy)
             self.kind = "int"
@@ -65,7 +78,10 @@ class IdMap:
             dup = keys[1:] == keys[:-1]
             if dup.any():
                 i = int(order[first_row(dup) + 1])
-                raise DataError(f"{_PLURAL.get(name, name + 's')} row {i}: duplicate id {arr[i]}")
+                table = _PLURAL.get(name, name + "s")
+                raise row_error(
+                    table, i, "id", f"duplicate id {arr[i]}", kind="duplicate", input=arr[i]
+                )
             self._sorted_keys = keys
             self._sorted_pos = order.astype(np.int64)
         else:
@@ -74,7 +90,10 @@ class IdMap:
             index: dict[Hashable, int] = {}
             for i, v in enumerate(ext):
                 if v in index:
-                    raise DataError(f"{_PLURAL.get(name, name + 's')} row {i}: duplicate id {v!r}")
+                    table = _PLURAL.get(name, name + "s")
+                    raise row_error(
+                        table, i, "id", f"duplicate id {v!r}", kind="duplicate", input=v
+                    )
                 index[v] = i
             self.kind = "object"
             self._ext = ext
@@ -111,7 +130,8 @@ class IdMap:
             info = description(arr)
             if info is not None and info.ints is not None and info.null is not None:
                 if info.null.any() and not allow_none:
-                    raise DataError(f"{table} row {first_row(info.null)}: {column} is missing")
+                    i = first_row(info.null)
+                    raise row_error(table, i, column, f"{column} is missing", kind="missing")
                 arr = np.where(info.null, -1, info.ints)
             elif arr.dtype.kind == "O":
                 arr = np.array(
@@ -119,11 +139,12 @@ class IdMap:
                 )
                 if np.isnan(arr).any():
                     i = first_row(np.isnan(arr))
-                    raise DataError(f"{table} row {i}: {column} is missing")
+                    raise row_error(table, i, column, f"{column} is missing", kind="missing")
             if arr.dtype.kind == "f":
                 nan = np.isnan(arr)
                 if nan.any() and not allow_none:
-                    raise DataError(f"{table} row {first_row(nan)}: {column} is missing")
+                    i = first_row(nan)
+                    raise row_error(table, i, column, f"{column} is missing", kind="missing")
                 arr = np.where(nan, -1, arr)
             out = ints(arr, np.int64, table, column)
             floor = -1 if allow_none else 0
@@ -132,9 +153,14 @@ class IdMap:
             bad = (out >= self._n) | (out < floor)
             if bad.any():
                 i = first_row(bad)
-                raise DataError(
-                    f"{table} row {i}: {column} = {out[i]} refers to no {self.name} "
-                    f"(there are {self._n})"
+                raise row_error(
+                    table,
+                    i,
+                    column,
+                    f"{column} = {out[i]} refers to no {self.name} (there are {self._n})",
+                    kind="dangling",
+                    input=out[i],
+                    ctx={"target": self.name, "count": self._n},
                 )
             return out
         if self.kind == "int":
@@ -153,8 +179,17 @@ class IdMap:
             bad = ~found & ~missing
             if bad.any() or (missing.any() and not allow_none):
                 i = first_row(bad | (missing & (not allow_none)))
-                what = "is missing" if missing[i] else f"= {arr[i]} refers to no {self.name}"
-                raise DataError(f"{table} row {i}: {column} {what}")
+                if missing[i]:
+                    raise row_error(table, i, column, f"{column} is missing", kind="missing")
+                raise row_error(
+                    table,
+                    i,
+                    column,
+                    f"{column} = {arr[i]} refers to no {self.name}",
+                    kind="dangling",
+                    input=arr[i],
+                    ctx={"target": self.name},
+                )
             if missing.any():
                 pos = np.where(missing, -1, pos)
             return pos
@@ -167,10 +202,18 @@ class IdMap:
                 if allow_none:
                     out[i] = -1
                     continue
-                raise DataError(f"{table} row {i}: {column} is missing")
+                raise row_error(table, i, column, f"{column} is missing", kind="missing")
             j = index.get(v)
             if j is None:
-                raise DataError(f"{table} row {i}: {column} = {v!r} refers to no {self.name}")
+                raise row_error(
+                    table,
+                    i,
+                    column,
+                    f"{column} = {v!r} refers to no {self.name}",
+                    kind="dangling",
+                    input=v,
+                    ctx={"target": self.name},
+                )
             out[i] = j
         return out
 
@@ -209,7 +252,8 @@ class IdMap:
         return pos.astype(np.int64, copy=False), found
 
     def lookup(self, ids: Iterable[Hashable], what: str) -> npt.NDArray[np.int64]:
-        """Map query-time ids, raising :class:`UnknownIdError` for an unknown one."""
+        """Map query-time ids, raising :class:`UnknownIdError` (kind ``"unknown_id"``) for an
+        unknown one."""
         try:
             return self.to_index(
                 np.asarray(list(ids), dtype=object if self.kind == "object" else None),
@@ -217,7 +261,15 @@ class IdMap:
                 self.name,
             )
         except DataError as exc:
-            raise UnknownIdError(str(exc)) from None
+            raise UnknownIdError(
+                str(exc),
+                table=exc.table,
+                row=exc.row,
+                column=exc.column,
+                kind="unknown_id" if exc.kind == "dangling" else exc.kind,
+                input=exc.input,
+                ctx=exc.ctx,
+            ) from None
 
     def to_external(self, idx: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
         """Dense indices -> external ids (-1 stays -1 for identity/int maps, None for objects)."""
@@ -243,19 +295,34 @@ class Vocab:
         self.names: tuple[Hashable, ...] = tuple(names)
         self._index = {n: i for i, n in enumerate(self.names)}
         if len(self._index) != len(self.names):
-            raise DataError(f"{kind} names must be unique, got {list(self.names)!r}")
+            raise DataError(
+                f"{kind} names must be unique, got {list(self.names)!r}",
+                column=kind,
+                kind="duplicate",
+                input=list(self.names),
+            )
 
     def __len__(self) -> int:
         return len(self.names)
 
     def code(self, name: Hashable) -> int:
-        """Code of a name (or an int code, range-checked)."""
+        """Code of a name, or an int code (range-checked) where no name is that int: names
+        come first, so int tenant names (``(7, 16_000_000)``) resolve to their own codes."""
+        try:
+            found = self._index.get(name)
+        except TypeError:  # unhashable
+            found = None
+        if found is not None:
+            return found
         if isinstance(name, (int, np.integer)) and not isinstance(name, bool):
             if 0 <= int(name) < len(self.names):
                 return int(name)
-        elif name in self._index:
-            return self._index[name]
-        raise DataError(f"unknown {self.kind} {name!r}; known: {list(self.names)!r}")
+        raise DataError(
+            f"unknown {self.kind} {name!r}; known: {list(self.names)!r}",
+            column=self.kind,
+            kind="invalid_value",
+            input=name,
+        )
 
     def name_code(self, name: Hashable) -> int:
         """Code of a name, never taking an int for a code (a bool names nothing)."""
@@ -266,7 +333,12 @@ class Vocab:
                 code = None
             if code is not None:
                 return code
-        raise DataError(f"unknown {self.kind} {name!r}; known: {list(self.names)!r}")
+        raise DataError(
+            f"unknown {self.kind} {name!r}; known: {list(self.names)!r}",
+            column=self.kind,
+            kind="invalid_value",
+            input=name,
+        )
 
     def encode(
         self, values: Any, table: str, column: str, dtype: npt.DTypeLike
@@ -282,9 +354,14 @@ class Vocab:
             bad = (out < 0) | (out >= len(self.names))
             if bad.any():
                 i = first_row(bad)
-                raise DataError(
-                    f"{table} row {i}: {column} = {out[i]} is an unknown {self.kind} code "
-                    f"(known: {list(self.names)!r})"
+                raise row_error(
+                    table,
+                    i,
+                    column,
+                    f"{column} = {out[i]} is an unknown {self.kind} code "
+                    f"(known: {list(self.names)!r})",
+                    kind="invalid_value",
+                    input=out[i],
                 )
             return out.astype(dtype)
         coded = _coded_as_text(arr)
@@ -298,9 +375,14 @@ class Vocab:
                 c = self._index.get(text)
                 if c is None:
                     i = first_row(np.isin(codes_in, by_key[text]))
-                    raise DataError(
-                        f"{table} row {i}: {column} = {arr[i]!r} is an unknown {self.kind} "
-                        f"(known: {list(self.names)!r})"
+                    raise row_error(
+                        table,
+                        i,
+                        column,
+                        f"{column} = {arr[i]!r} is an unknown {self.kind} "
+                        f"(known: {list(self.names)!r})",
+                        kind="invalid_value",
+                        input=arr[i],
                     )
                 lut[by_key[text]] = c
             return lut[codes_in].astype(dtype)
@@ -313,12 +395,43 @@ class Vocab:
             c = self._index.get(key)
             if c is None:
                 i = first_row(inverse == j)
-                raise DataError(
-                    f"{table} row {i}: {column} = {arr[i]!r} is an unknown {self.kind} "
-                    f"(known: {list(self.names)!r})"
+                raise row_error(
+                    table,
+                    i,
+                    column,
+                    f"{column} = {arr[i]!r} is an unknown {self.kind} "
+                    f"(known: {list(self.names)!r})",
+                    kind="invalid_value",
+                    input=arr[i],
                 )
             codes[j] = c
         return codes[inverse.reshape(-1)].astype(dtype)
+
+    def encode_names(
+        self, values: Any, table: str, column: str, dtype: npt.DTypeLike
+    ) -> npt.NDArray[Any]:
+        """Encode a column of names, never taking an int for a code (tenants)."""
+        arr = np.asarray(values)
+        if arr.dtype.kind not in "iu":
+            return self.encode(arr, table, column, dtype)  # text and objects: by name
+        given = ints(arr, np.int64, table, column)
+        names = sorted(n for n in self.names if type(n) is int)
+        keys = np.array(names, dtype=np.int64)
+        codes = np.array([self._index[n] for n in names], dtype=np.int64)
+        at = np.minimum(np.searchsorted(keys, given), max(len(keys) - 1, 0))
+        found = keys[at] == given if len(keys) else np.zeros(len(given), dtype=bool)
+        if not found.all():
+            i = first_row(~found)
+            raise row_error(
+                table,
+                i,
+                column,
+                f"{column} = {int(given[i])} is an unknown {self.kind} "
+                f"(known: {list(self.names)!r})",
+                kind="invalid_value",
+                input=int(given[i]),
+            )
+        return codes[at].astype(dtype)
 
     @classmethod
     def learn(cls, values: Any, kind: str) -> tuple[Vocab, npt.NDArray[np.int64]]:

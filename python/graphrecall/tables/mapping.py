@@ -37,8 +37,9 @@ Embeddings are the pseudo-columns ``entities.embedding`` / ``chunks.embedding`` 
 fixed-size-list of numbers per row) with an optional ``*.embedding_model`` column; rows
 without a vector are not embedded.
 
-:data:`PRESETS` holds mappings for the schemas of the source designs (``"seed000"`` ...
-``"seed004"``); ``ColumnMapping.preset(name).merged(...)`` adapts one.
+:data:`PRESETS` holds mappings for the schemas of the source designs (``"personal_kg"``,
+``"writeros"``, ``"hybrid_graphrag"``, ``"zeph"``); ``ColumnMapping.preset(name).merged(...)``
+adapts one.
 """
 
 from __future__ import annotations
@@ -280,7 +281,11 @@ class ColumnMapping:
                 how = "the mapping names" if self.is_explicit(table, ours) else "required"
                 raise DataError(
                     f"table {self.table(table)!r} ({table}) has no column {theirs!r} "
-                    f"({how}: {table}.{ours}); its columns are {have!r}"
+                    f"({how}: {table}.{ours}); its columns are {have!r}",
+                    table=table,
+                    column=ours,
+                    kind="missing",
+                    input=theirs,
                 )
         return out
 
@@ -359,27 +364,27 @@ def _preset(
     )
 
 
-#: Mappings for the schemas the source designs show (see /work/shared/seeds and the README).
+#: Mappings for the schemas the source designs show (the README's table of designs).
 #:
-#: * ``seed000``: the ADR's DuckDB tables ``entities`` (``user_id`` = tenant, ``embedding``)
+#: * ``personal_kg``: the ADR's DuckDB tables ``entities`` (``user_id`` = tenant, ``embedding``)
 #:   and ``facts`` (``subject_id``, ``object_id``, ``predicate``, ``object_value``,
 #:   ``confidence``, ``source``, ``status``, ``access_count``, ``last_accessed``,
 #:   ``user_id``).
-#: * ``seed001``: WriterOS's ``entities`` (Entity: ``vault_id``, ``entity_type``,
+#: * ``writeros``: WriterOS's ``entities`` (Entity: ``vault_id``, ``entity_type``,
 #:   ``primary_source_chunk_id``, ``embedding``), ``relationships`` (Relationship:
 #:   ``source_entity_id``, ``target_entity_id``, ``relationship_type``, ``strength``,
 #:   ``extraction_confidence``, ``established_at_sequence``) and ``chunks`` (Chunk:
 #:   ``content``, ``embedding``, ``embedding_model``, mentions from the list column
 #:   ``mentioned_entity_ids``).
-#: * ``seed003``: ``kg_entities``, ``kg_relationships`` (``source_entity_id``,
+#: * ``hybrid_graphrag``: ``kg_entities``, ``kg_relationships`` (``source_entity_id``,
 #:   ``target_entity_id``, ``type``, ``description``, ``weight`` 1-10 as strength) and
 #:   ``kg_entity_chunks`` (``entity_id``, ``chunk_id``, ``mention_count``).
-#: * ``seed004``: zeph's SQLite tables ``graph_entities`` (``entity_type``, ``summary``) and
+#: * ``zeph``: zeph's SQLite tables ``graph_entities`` (``entity_type``, ``summary``) and
 #:   ``graph_edges`` (``source_entity_id``, ``target_entity_id``, ``relation``, ``fact``,
 #:   ``confidence``, ``valid_from``, ``valid_to``, ``created_at``).
 PRESETS: Mapping[str, ColumnMapping] = MappingProxyType(
     {
-        "seed000": _preset(
+        "personal_kg": _preset(
             tables={"entities": "entities", "facts": "facts"},
             required={"facts.subject": "subject_id"},
             optional={
@@ -388,7 +393,7 @@ PRESETS: Mapping[str, ColumnMapping] = MappingProxyType(
                 "facts.tenant": "user_id",
             },
         ),
-        "seed001": _preset(
+        "writeros": _preset(
             tables={
                 "entities": "entities",
                 "facts": "relationships",
@@ -414,7 +419,7 @@ PRESETS: Mapping[str, ColumnMapping] = MappingProxyType(
                 "chunks.text": "content",
             },
         ),
-        "seed003": _preset(
+        "hybrid_graphrag": _preset(
             tables={
                 "entities": "kg_entities",
                 "facts": "kg_relationships",
@@ -432,7 +437,7 @@ PRESETS: Mapping[str, ColumnMapping] = MappingProxyType(
                 "mentions.count": "mention_count",
             },
         ),
-        "seed004": _preset(
+        "zeph": _preset(
             tables={"entities": "graph_entities", "facts": "graph_edges"},
             required={
                 "facts.subject": "source_entity_id",

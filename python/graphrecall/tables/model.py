@@ -57,6 +57,7 @@ from .constants import (
     OnBad,
 )
 from .embeddings import EmbeddingSet, to_column
+from .faults import column_error
 from .report import BadDataError, LoadReport
 from .rules import (
     _check_aliases,
@@ -114,7 +115,11 @@ class GraphTables:
         self.embeddings = list(self.embeddings)
         for e in self.embeddings:
             if not isinstance(e, EmbeddingSet):
-                raise DataError(f"embeddings: {e!r} is not an EmbeddingSet")
+                raise DataError(
+                    f"embeddings: {e!r} is not an EmbeddingSet",
+                    table="embeddings",
+                    kind="invalid_value",
+                )
         self.statuses = _vocabulary(self.statuses, "statuses")
         self.sources = _vocabulary(self.sources, "sources")
 
@@ -139,7 +144,8 @@ class GraphTables:
         * references: ``facts.subject`` / ``facts.object``, ``mentions.chunk`` /
           ``mentions.entity``, ``aliases.entity``, ``entities.primary_chunk`` and the ids of
           embeddings must name a row of their table;
-        * tenants: an int in ``[0, 2**24)`` or a str, one kind for the whole graph; a fact,
+        * tenants: an int in ``[0, 2**24)`` or a str, one kind for the whole graph (the
+          graph codes the distinct tenants densely, in sorted order); a fact,
           mention or primary chunk must not join two tenants; a table without a tenant
           column is in the single tenant of the other (entities / chunks), else tenant 0;
         * facts: ``confidence`` a number in [0, 1] (NaN refused); ``strength`` finite and
@@ -220,30 +226,52 @@ class GraphTables:
 
 def _table(name: str, cols: Mapping[str, Any]) -> dict[str, Array]:
     if not isinstance(cols, Mapping):
-        raise DataError(f"{name} must be a mapping of column name -> column, got {cols!r}")
+        raise DataError(
+            f"{name} must be a mapping of column name -> column, got {cols!r}",
+            table=name,
+            kind="invalid_value",
+        )
     unknown = [c for c in cols if c not in COLUMNS[name]]
     if unknown:
         raise DataError(
             f"{name} has unknown column{'s' * (len(unknown) > 1)} {unknown!r}; "
-            f"known: {list(COLUMNS[name])!r}"
+            f"known: {list(COLUMNS[name])!r}",
+            table=name,
+            column=unknown[0],
+            kind="invalid_value",
+            input=unknown[0],
+            ctx={"unknown": unknown},
         )
     missing = [c for c in REQUIRED[name] if c not in cols]
     if missing:
-        raise DataError(f"{name} has no {missing[0]!r} column")
+        raise DataError(
+            f"{name} has no {missing[0]!r} column", table=name, column=missing[0], kind="missing"
+        )
     out = {c: to_column(v, name, c) for c, v in cols.items()}
     lengths = {c: len(v) for c, v in out.items()}
     if len(set(lengths.values())) > 1:
         first = REQUIRED[name][0]
         for c, n in lengths.items():
             if n != lengths[first]:
-                raise DataError(f"{name}.{c} has {n} rows, but {name}.{first} has {lengths[first]}")
+                raise column_error(
+                    name,
+                    c,
+                    f"has {n} rows, but {name}.{first} has {lengths[first]}",
+                    kind="length_mismatch",
+                    ctx={"expected": lengths[first], "got": n},
+                )
     return out
 
 
 def _vocabulary(names: Sequence[str], what: str) -> tuple[str, ...]:
     out = tuple(names)
     if not out or len(set(out)) != len(out) or not all(isinstance(n, str) for n in out):
-        raise DataError(f"{what} must be distinct names (str), got {list(out)!r}")
+        raise DataError(
+            f"{what} must be distinct names (str), got {list(out)!r}",
+            column=what,
+            kind="invalid_value",
+            input=list(out),
+        )
     return out
 
 

@@ -6,19 +6,46 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DataError
+from ..errors import DataError, ErrorDetails
 from .constants import OnBad
 
 
 @dataclass(frozen=True)
 class BadRow:
-    """One refused row: where it is, its id (when it has one) and why."""
+    """One refused row: where it is, its id (when it has one) and why.
+
+    Attributes:
+        table, row: Where the row is.
+        id: The row's id, when its table has ids.
+        reason: Why it was refused (the first rule it breaks), as text.
+        dependent: Refused only because a row it refers to was refused.
+        column: The column of the offending value.
+        kind: What went wrong, as the errors' ``kind`` codes (``"dangling"``,
+            ``"invalid_value"``, ``"duplicate"``, ``"missing"``, ``"dependent"``, ...).
+        input: The offending value, where known.
+    """
 
     table: str
     row: int
     id: Any
     reason: str
     dependent: bool = False
+    column: str | None = None
+    kind: str | None = None
+    input: Any = None
+
+    def details(self) -> ErrorDetails:
+        """The row as one entry of :meth:`BadDataError.errors`."""
+        ctx: dict[str, Any] = {"reason": self.reason, "dependent": self.dependent}
+        if self.id is not None:
+            ctx["id"] = self.id
+        return {
+            "type": self.kind,
+            "loc": (self.table, self.row, self.column),
+            "msg": f"{self.table} row {self.row}: {self.reason}",
+            "input": self.input,
+            "ctx": ctx,
+        }
 
     def __str__(self) -> str:
         where = f"row {self.row}" + ("" if self.id is None else f" (id {self.id!r})")
@@ -115,8 +142,28 @@ class LoadReport:
 
 class BadDataError(DataError):
     """A load refused because of bad rows; ``report`` holds the :class:`LoadReport` and the
-    message is its text (the first offending rows of each table and the count of all)."""
+    message is its text (the first offending rows of each table and the count of all).
+
+    ``table`` / ``row`` / ``column`` / ``kind`` / ``input`` are those of the first refused
+    row; :meth:`errors` gives one entry per refused row the report lists (the first
+    :data:`~graphrecall.tables.MAX_REPORTED_ROWS` of each table)."""
 
     def __init__(self, report: LoadReport):
-        super().__init__(str(report))
+        rows = [r for t in report.tables for r in t.first] if isinstance(report, LoadReport) else []
+        first = rows[0] if rows else None
+        super().__init__(
+            str(report),
+            table=None if first is None else first.table,
+            row=None if first is None else first.row,
+            column=None if first is None else first.column,
+            kind=None if first is None else first.kind,
+            input=None if first is None else first.input,
+            ctx={"refused": report.refused} if isinstance(report, LoadReport) else None,
+        )
         self.report = report
+
+    def errors(self) -> list[ErrorDetails]:
+        """One entry per refused row of the report (see :meth:`BadRow.details`)."""
+        if not isinstance(self.report, LoadReport):
+            return super().errors()
+        return [r.details() for t in self.report.tables for r in t.first]

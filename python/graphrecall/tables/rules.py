@@ -44,12 +44,17 @@ def _key(w: _Work, col: str = "id") -> tuple[Array, Mask]:
         _refuse_unencodable(w, col, ids.tolist())
     w.key, w.key_unusable, w.row_ids = ids, unusable, ids
     w.out[col] = ids
-    _unique(w, ids, ~unusable)
+    _unique(w, ids, ~unusable, column=col)
     return ids, unusable
 
 
 def _unique(
-    w: _Work, keys: Array, usable: Mask, second: Array | None = None, what: str = "id"
+    w: _Work,
+    keys: Array,
+    usable: Mask,
+    second: Array | None = None,
+    what: str = "id",
+    column: str = "id",
 ) -> None:
     dup = _later_duplicates(keys, usable, second)
 
@@ -57,7 +62,13 @@ def _unique(
         value = _py(keys[i]) if second is None else _py(second[i])
         return f"duplicate {what} {value!r} ({_first_at(w, int(dup[i]))})"
 
-    w.bad(dup >= 0, why)
+    w.bad(
+        dup >= 0,
+        why,
+        column=column,
+        kind="duplicate",
+        value=lambda i: keys[i] if second is None else second[i],
+    )
 
 
 def _first_at(w: _Work, row: int) -> str:
@@ -75,10 +86,15 @@ def _in_unit_interval(
         return None
     c, null = conv
     if not nullable:
-        w.bad(null, lambda i: f"{col} is missing or NaN")
+        w.bad(null, lambda i: f"{col} is missing or NaN", column=col, kind="missing")
     with np.errstate(invalid="ignore"):
         rng = ~null & ~((c >= 0.0) & (c <= 1.0))
-    w.bad(rng, lambda i: f"{col} = {float(c[i])!r} is not in [0, 1]")
+    w.bad(
+        rng,
+        lambda i: f"{col} = {float(c[i])!r} is not in [0, 1]",
+        column=col,
+        value=lambda i: float(c[i]),
+    )
     return c
 
 
@@ -96,6 +112,8 @@ def _cross_tenant(
     right: npt.NDArray[np.int64],
     right_t: npt.NDArray[np.int64],
     why: Callable[[int], str],
+    column: str,
+    value: Callable[[int], Any],
 ) -> None:
     if not len(left_t) or not len(right_t):
         return  # no row refers to anything
@@ -106,7 +124,7 @@ def _cross_tenant(
         # Rows -1 read the last tenant, masked by the rows' own test.
         lt, rt = left_t[lr], right_t[rr]
         cross[a : a + _BLOCK] = (lr >= 0) & (rr >= 0) & (lt >= 0) & (rt >= 0) & (lt != rt)
-    w.bad(cross, why)
+    w.bad(cross, why, column=column, kind="cross_tenant", value=value)
 
 
 def _check_chunks(ch: _Work) -> None:
@@ -139,6 +157,8 @@ def _check_entities(
             rows,
             ch_t,
             lambda i: f"primary_chunk = {_py(pc[i])!r} is in another tenant than the entity",
+            "primary_chunk",
+            lambda i: pc[i],
         )
 
 
@@ -164,6 +184,8 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
             lambda i: (
                 f"subject {_py(subj[i])!r} and object {_py(obj[i])!r} are in different tenants"
             ),
+            "object",
+            lambda i: obj[i],
         )
         fa.out["object"] = _nullable_ids(obj)
         del o_rows
@@ -177,10 +199,15 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
     stren = _floats(fa, "strength")
     if stren is not None:
         s, null = stren
-        fa.bad(null, lambda i: "strength is missing or NaN")
+        fa.bad(null, lambda i: "strength is missing or NaN", column="strength", kind="missing")
         with np.errstate(invalid="ignore"):
             rng = ~null & ~(np.isfinite(s) & (s >= 0.0) & (s <= _F32_MAX))
-        fa.bad(rng, lambda i: f"strength = {float(s[i])!r} is not a finite number >= 0")
+        fa.bad(
+            rng,
+            lambda i: f"strength = {float(s[i])!r} is not a finite number >= 0",
+            column="strength",
+            value=lambda i: float(s[i]),
+        )
         fa.out["strength"] = s
     fa.out["status"] = _names(fa, "status", t.statuses, "status")
     fa.out["source"] = _names(fa, "source", t.sources, "source")
@@ -190,7 +217,12 @@ def _check_facts(fa: _Work, en: _Work, en_t: npt.NDArray[np.int64], t: GraphTabl
     vf, vt = fa.out.get("valid_from"), fa.out.get("valid_to")
     if vf is not None and vt is not None:
         inverted = (vf != NULL_TIME) & (vt != NULL_TIME) & (vf > vt)
-        fa.bad(inverted, lambda i: f"valid_from = {vf[i]} is after valid_to = {vt[i]}")
+        fa.bad(
+            inverted,
+            lambda i: f"valid_from = {vf[i]} is after valid_to = {vt[i]}",
+            column="valid_from",
+            value=lambda i: vf[i],
+        )
     fa.out["sequence"] = _ints(fa, "sequence", -(2**63) + 1, _I64_MAX, null_value=NULL_SEQUENCE)
 
 
@@ -213,6 +245,8 @@ def _check_mentions(
         e_rows,
         en_t,
         lambda i: f"chunk {_py(mc[i])!r} and entity {_py(ment[i])!r} are in different tenants",
+        "entity",
+        lambda i: ment[i],
     )
     dup = _later_duplicates(c_rows, (c_rows >= 0) & (e_rows >= 0), e_rows)
     me.bad(
@@ -221,6 +255,9 @@ def _check_mentions(
             f"duplicate mention of entity {_py(ment[i])!r} by chunk {_py(mc[i])!r} "
             f"({_first_at(me, int(dup[i]))})"
         ),
+        column="entity",
+        kind="duplicate",
+        value=lambda i: ment[i],
     )
     me.out["chunk"], me.out["entity"] = mc, ment
     me.out["count"] = _ints(me, "count", 1, _U32_LIMIT, null_value=None)
@@ -233,9 +270,9 @@ def _check_aliases(al: _Work, en: _Work) -> None:
     assert alias is not None
     have = np.array([a is not None for a in alias.tolist()], dtype=bool)
     empty = np.array([a == "" for a in alias.tolist()], dtype=bool)
-    al.bad(empty, lambda i: "alias is empty")
+    al.bad(empty, lambda i: "alias is empty", column="alias", value=lambda i: "")
     usable = (a_rows >= 0) & have
-    _unique(al, a_rows.astype(object), usable, alias, what="alias")
+    _unique(al, a_rows.astype(object), usable, alias, what="alias", column="alias")
     al.out["entity"], al.out["alias"] = ae, alias
     al.key, al.key_unusable = alias, ~have
 
@@ -249,6 +286,8 @@ def _predicates(fa: _Work) -> Array:
         fa.bad(
             (codes < 0) | (codes > 2**16 - 1),
             lambda i: f"predicate = {int(codes[i])} is not a predicate code in [0, 65535]",
+            column="predicate",
+            value=lambda i: codes[i],
         )
         return codes
     if arr.dtype == object and _types(arr) == {str}:
@@ -267,6 +306,8 @@ def _predicates(fa: _Work) -> Array:
             if _is_null(arr[i])
             else f"predicate = {_py(arr[i])!r} is not text (or all int codes)"
         ),
+        column="predicate",
+        value=lambda i: arr[i],
     )
     return out
 
@@ -288,7 +329,12 @@ def _literals(fa: _Work) -> Array:
             badm[i] = True
         else:
             out[i] = v
-    fa.bad(badm, lambda i: f"object_value = {_py(arr[i])!r} is not a str, int or float")
+    fa.bad(
+        badm,
+        lambda i: f"object_value = {_py(arr[i])!r} is not a str, int or float",
+        column="object_value",
+        value=lambda i: arr[i],
+    )
     return out
 
 
@@ -316,7 +362,12 @@ def _check_embeddings(
             try:
                 mat = np.asarray(v, dtype=np.float64)
             except (TypeError, ValueError):
-                raise DataError(f"{name}: vectors must hold numbers, got dtype {v.dtype}") from None
+                raise DataError(
+                    f"{name}: vectors must hold numbers, got dtype {v.dtype}",
+                    table=name,
+                    column="vector",
+                    kind="invalid_value",
+                ) from None
             mats.append(mat)
             dims.append(np.full(len(v), v.shape[1], dtype=np.int64))
         else:
@@ -331,7 +382,7 @@ def _check_embeddings(
                 if a.ndim != 1:
                     bad_vec[i] = True
                 d[i] = len(a) if a.ndim == 1 else 0
-            x.bad(bad_vec, lambda i: "vector is not a 1-D sequence of numbers")
+            x.bad(bad_vec, lambda i: "vector is not a 1-D sequence of numbers", column="vector")
             mats.append(None)
             dims.append(d)
         works.append(x)
@@ -379,7 +430,13 @@ def _check_embeddings(
                 rid = None if ids_j is None else _py(ids_j[i])
                 return f"duplicate vector of {kind} {rid!r} for model {model!r} (first at {where})"
 
-            x.bad(d >= 0, why)
+            x.bad(
+                d >= 0,
+                why,
+                column="id",
+                kind="duplicate",
+                value=None if ids_j is None else ids_j.__getitem__,
+            )
     for j, es in enumerate(sets):
         x = works[j]
         dim = expected[j]
@@ -393,8 +450,8 @@ def _check_embeddings(
                 f"dimension {dim} (that of most of its vectors)"
             )
 
-        x.bad(wrong & (dims[j] > 0), why_dim)
-        x.bad(wrong & (dims[j] == 0), lambda i: "vector is empty")
+        x.bad(wrong & (dims[j] > 0), why_dim, column="vector")
+        x.bad(wrong & (dims[j] == 0), lambda i: "vector is empty", column="vector")
         given = mats[j]
         if given is not None:
             mat = given
@@ -412,6 +469,7 @@ def _check_embeddings(
         x.bad(
             ~finite & ~wrong,
             lambda i: "vector holds NaN or infinity (in float32)",
+            column="vector",
         )
         keep = x.finish()
         all_ids = x.out["id"]

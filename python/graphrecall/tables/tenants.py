@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import DataError
-from .columns import ObjectColumn, describe
+from .columns import ObjectColumn, describe, description
 from .work import _MAX_TENANT, Array, Mask, _is_null, _py, _Work
 
 
@@ -47,8 +47,10 @@ def _tenant_values(w: _Work) -> tuple[Array, Mask, Mask]:
     w.bad(
         badm,
         lambda i: f"tenant = {_py(arr[i])!r} is not a tenant (a str or an int in [0, 2**24))",
+        column="tenant",
+        value=lambda i: arr[i],
     )
-    w.bad(null, lambda i: "tenant is missing")
+    w.bad(null, lambda i: "tenant is missing", column="tenant", kind="missing")
     return out, is_int, badm | null
 
 
@@ -80,7 +82,7 @@ def _check_tenants(en: _Work, ch: _Work) -> tuple[npt.NDArray[np.int64], npt.NDA
             def why(i: int, vals: Array = vals) -> str:
                 return f"tenant = {vals[i]!r} is not {first_kind}, as the graph's other tenants are"
 
-            w.bad(wrong, why)
+            w.bad(wrong, why, column="tenant", value=vals.__getitem__)
             parts[id(w)] = (vals, is_int, unusable | wrong)
             w.out["tenant"] = vals
         usable_vals = [parts[id(w)][0][~parts[id(w)][2]] for w in given]
@@ -106,46 +108,53 @@ def _check_tenants(en: _Work, ch: _Work) -> tuple[npt.NDArray[np.int64], npt.NDA
         if len(distinct) > 1 and w.n:
             raise DataError(
                 f"{w.name} have no tenant column but {other.name} have {len(distinct)} "
-                f"tenants; give {w.name}.tenant"
+                f"tenants; give {w.name}.tenant",
+                table=w.name,
+                column="tenant",
+                kind="missing",
+                ctx={"tenants": len(distinct)},
             )
         default = int(distinct[0]) if len(distinct) else 0
         codes[id(w)] = np.full(w.n, default, dtype=np.int64)
     return codes[id(en)], codes[id(ch)]
 
 
+def _as_ints(values: Array | None) -> Array | None:
+    """A tenant column as int64 when a check described it by its ints (no nulls)."""
+    info = None if values is None else description(values)
+    if info is not None and info.ints is not None and info.null is not None:
+        if not info.null.any():
+            return info.ints
+    return values
+
+
 def graph_tenants(
     ent: Array | None, ch: Array | None, n_ent: int, n_ch: int
 ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32], list[Hashable]]:
-    """Tenant codes and names of checked tables, for ``KnowledgeGraph.from_arrays``.
+    """Tenant codes and names of checked tables, for the graph build.
 
-    Int tenants are their own codes (names ``0..max``, as ``from_arrays`` does); str
-    tenants are coded in sorted order over entities and chunks together."""
+    The names are the distinct tenants of entities and chunks together, sorted; each
+    row's code is its tenant's place among them, so codes are dense whatever the tenants'
+    type (one tenant ``16_000_000`` is code 0, and the graph holds one tenant)."""
     if ent is None and ch is None:
         return np.zeros(n_ent, np.uint32), np.zeros(n_ch, np.uint32), [0]
+    ent, ch = _as_ints(ent), _as_ints(ch)
     given = [v for v in (ent, ch) if v is not None]
-    if all(
-        isinstance(v, np.ndarray) and v.dtype.kind in "iu" and (not len(v) or int(v.min()) >= 0)
-        for v in given
-    ):
-        # int tenants (checked: in [0, 2**24)): their own codes
-        top = max((int(v.max()) for v in given if len(v)), default=0)
-        ec = ent.astype(np.uint32) if ent is not None else np.zeros(n_ent, np.uint32)
-        cc = ch.astype(np.uint32) if ch is not None else np.zeros(n_ch, np.uint32)
-        if ent is None and n_ch:
-            ec = np.full(n_ent, cc[0], np.uint32)
-        if ch is None and n_ent:
-            cc = np.full(n_ch, ec[0], np.uint32)
-        return ec, cc, list(range(top + 1))
-    values = [np.asarray(v, dtype=object) for v in given]
-    allv = np.concatenate(values).tolist() if values else []
-    if all(isinstance(v, (int, np.integer)) for v in allv):
-        names: list[Hashable] = list(range(int(max(allv)) + 1 if allv else 1))
+    names: list[Hashable]
+    if all(isinstance(v, np.ndarray) and v.dtype.kind in "iu" for v in given):
+        # int tenants (checked: in [0, 2**24)): one sort, no Python object per row
+        allv = np.concatenate([v.astype(np.int64, copy=False) for v in given])
+        distinct = np.unique(allv)
+        names = distinct.tolist()
 
         def code(v: Array | None, n: int) -> npt.NDArray[np.uint32]:
-            return np.asarray(v, dtype=np.uint32) if v is not None else np.zeros(n, np.uint32)
+            if v is None:
+                return np.zeros(n, np.uint32)
+            return np.searchsorted(distinct, v.astype(np.int64, copy=False)).astype(np.uint32)
 
     else:
-        names = sorted(set(allv))
+        values = [np.asarray(v, dtype=object) for v in given]
+        names = sorted(set(np.concatenate(values).tolist()))
         lookup = {t: k for k, t in enumerate(names)}
 
         def code(v: Array | None, n: int) -> npt.NDArray[np.uint32]:
@@ -153,6 +162,8 @@ def graph_tenants(
                 return np.zeros(n, np.uint32)
             return np.array([lookup[t] for t in v.tolist()], dtype=np.uint32)
 
+    if not names:
+        names = [0]
     ec = code(ent, n_ent)
     cc = code(ch, n_ch)
     # A table without tenants is in the single tenant of the other (as check() decided).

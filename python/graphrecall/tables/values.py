@@ -51,7 +51,12 @@ def _floats(w: _Work, col: str) -> tuple[npt.NDArray[np.floating[Any]], Mask] | 
                 badm[i] = True
     else:
         badm[:] = True
-    w.bad(badm, lambda i: f"{col} = {_py(arr[i])!r} is not a number")
+    w.bad(
+        badm,
+        lambda i: f"{col} = {_py(arr[i])!r} is not a number",
+        column=col,
+        value=lambda i: arr[i],
+    )
     return vals, null & ~badm
 
 
@@ -92,11 +97,21 @@ def _ints(
                 badm[i] = True
     else:
         badm[:] = True
-    w.bad(badm, lambda i: f"{col} = {_py(arr[i])!r} is not an integer")
+    w.bad(
+        badm,
+        lambda i: f"{col} = {_py(arr[i])!r} is not an integer",
+        column=col,
+        value=lambda i: arr[i],
+    )
     if null_value is None:
-        w.bad(null & ~badm, lambda i: f"{col} is missing")
+        w.bad(null & ~badm, lambda i: f"{col} is missing", column=col, kind="missing")
     rng = ~null & ~badm & ((out < lo) | (out > hi))
-    w.bad(rng, lambda i: f"{col} = {int(out[i])} is out of range [{lo}, {hi}]")
+    w.bad(
+        rng,
+        lambda i: f"{col} = {int(out[i])} is out of range [{lo}, {hi}]",
+        column=col,
+        value=lambda i: out[i],
+    )
     if null_value is not None:
         out[null] = null_value
     return out
@@ -121,7 +136,9 @@ def _time_column(w: _Work, col: str) -> npt.NDArray[np.int64] | None:
             out[i] = time_value(v, w.name, col, i)
         except DataError:
             badm[i] = True
-    w.bad(badm, lambda i: f"{col} = {_py(arr[i])!r} is not a time")
+    w.bad(
+        badm, lambda i: f"{col} = {_py(arr[i])!r} is not a time", column=col, value=lambda i: arr[i]
+    )
     return out
 
 
@@ -134,7 +151,7 @@ def _texts(w: _Work, col: str, *, required: bool = False) -> Array | None:
     if arr.dtype == object and _types(arr) <= {str, type(None)}:
         if required:
             null = _is_none(arr)
-            w.bad(null, lambda i: f"{col} is missing")
+            w.bad(null, lambda i: f"{col} is missing", column=col, kind="missing")
         return arr
     out = np.empty(w.n, dtype=object)
     null = np.zeros(w.n, dtype=bool)
@@ -146,9 +163,11 @@ def _texts(w: _Work, col: str, *, required: bool = False) -> Array | None:
             null[i] = True
         else:
             badm[i] = True
-    w.bad(badm, lambda i: f"{col} = {_py(arr[i])!r} is not text")
+    w.bad(
+        badm, lambda i: f"{col} = {_py(arr[i])!r} is not text", column=col, value=lambda i: arr[i]
+    )
     if required:
-        w.bad(null, lambda i: f"{col} is missing")
+        w.bad(null, lambda i: f"{col} is missing", column=col, kind="missing")
     return out
 
 
@@ -188,7 +207,7 @@ def _json_values(w: _Work, col: str, want: type) -> Array | None:
         out[i] = v
     badm = np.zeros(w.n, dtype=bool)
     badm[list(why)] = True
-    w.bad(badm, lambda i: why[i])
+    w.bad(badm, lambda i: why[i], column=col, value=lambda i: arr[i])
     return out
 
 
@@ -235,12 +254,14 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
                 out[i] = vocab[v]
             else:
                 badm[i] = True
+    null = np.zeros(w.n, dtype=bool)
+    for i in np.flatnonzero(badm).tolist():
+        null[i] = _is_null(_py(arr[i]))
+    w.bad(badm & null, lambda i: f"{col} is missing", column=col, kind="missing")
     w.bad(
-        badm,
-        lambda i: (
-            f"{col} is missing"
-            if _is_null(_py(arr[i]))
-            else f"{col} = {_py(arr[i])!r} is an unknown {what} (known: {list(vocab)!r})"
-        ),
+        badm & ~null,
+        lambda i: f"{col} = {_py(arr[i])!r} is an unknown {what} (known: {list(vocab)!r})",
+        column=col,
+        value=lambda i: arr[i],
     )
     return out

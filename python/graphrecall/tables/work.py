@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -73,6 +73,17 @@ def _py(v: Any) -> Any:
 # ------------------------------------------------------------------------------ checking
 
 
+class _Rule(NamedTuple):
+    """Rows a rule refuses, why (as text), its kind, column and offending value."""
+
+    mask: Mask
+    why: Callable[[int], str]
+    kind: str
+    column: str | None
+    value: Callable[[int], Any] | None
+    dependent: bool
+
+
 class _Work:
     """One table under check: its rules, then the rows kept."""
 
@@ -83,7 +94,7 @@ class _Work:
         self.present = cols is not None
         self.cols: Mapping[str, Array] = cols or {}
         self.n = _n_rows(cols)
-        self.rules: list[tuple[Mask, Callable[[int], str], bool]] = []
+        self.rules: list[_Rule] = []
         self.out: dict[str, Array | None] = {}
         self.key: Array | None = None  # the column others refer to, normalised
         self.key_unusable: Mask | None = None
@@ -92,16 +103,29 @@ class _Work:
         self._kept_index: _Index | None = None
         self._all_index: _Index | None = None
 
-    def bad(self, mask: Mask, why: Callable[[int], str], *, dependent: bool = False) -> None:
+    def bad(
+        self,
+        mask: Mask,
+        why: Callable[[int], str],
+        *,
+        column: str | None,
+        kind: str = "invalid_value",
+        value: Callable[[int], Any] | None = None,
+        dependent: bool = False,
+    ) -> None:
+        """Refuse the rows of ``mask``: ``why(i)`` says why, ``column`` and ``kind`` (an
+        errors' ``kind`` code) locate and classify it, ``value(i)`` is the offending value."""
         if self.keep is not None:  # pragma: no cover - a bug in the rule order
             raise RuntimeError(f"rule added to {self.name} after it was finished")
         if mask.any():
-            self.rules.append((mask, why, dependent))
+            self.rules.append(
+                _Rule(mask, why, "dependent" if dependent else kind, column, value, dependent)
+            )
 
     def finish(self) -> Mask:
         keep = np.ones(self.n, dtype=bool)
-        for mask, _, _ in self.rules:
-            keep &= ~mask
+        for rule in self.rules:
+            keep &= ~rule.mask
         self.keep = keep
         return keep
 
@@ -119,21 +143,32 @@ class _Work:
     def report(self) -> TableReport:
         own = np.zeros(self.n, dtype=bool)
         dep = np.zeros(self.n, dtype=bool)
-        for mask, _, dependent in self.rules:
-            if dependent:
-                dep |= mask
+        for rule in self.rules:
+            if rule.dependent:
+                dep |= rule.mask
             else:
-                own |= mask
+                own |= rule.mask
         dep &= ~own
         first = []
         for i in np.flatnonzero(own | dep)[:MAX_REPORTED_ROWS].tolist():
-            for mask, why, dependent in self.rules:
-                if mask[i] and dependent != bool(own[i]):
+            for rule in self.rules:
+                if rule.mask[i] and rule.dependent != bool(own[i]):
                     rid = None if self.row_ids is None else _py(self.row_ids[i])
-                    if i < self.base:  # a row already stored (an update broke it)
-                        first.append(BadRow(self.name, i, rid, why(i), dependent))
-                    else:
-                        first.append(BadRow(self.label, i - self.base, rid, why(i), dependent))
+                    # a row already stored (an update broke it) keeps its own table and row
+                    table, row = (self.name, i) if i < self.base else (self.label, i - self.base)
+                    value = None if rule.value is None else _py(rule.value(i))
+                    first.append(
+                        BadRow(
+                            table,
+                            row,
+                            rid,
+                            rule.why(i),
+                            rule.dependent,
+                            column=rule.column,
+                            kind=rule.kind,
+                            input=value,
+                        )
+                    )
                     break
         return TableReport(
             self.label, self.n - self.base, int(own.sum()), int(dep.sum()), tuple(first)
@@ -276,7 +311,7 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
             if not info.null.any():
                 return info.ints.copy(), np.zeros(n, dtype=bool)
             if not nullable:
-                w.bad(info.null, lambda i: f"{col} is missing")
+                w.bad(info.null, lambda i: f"{col} is missing", column=col, kind="missing")
             return arr, info.null.copy()
         kinds = _types(arr)
         if kinds == {str}:
@@ -296,7 +331,7 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
                 pass
             else:
                 if not nullable:
-                    w.bad(null, lambda i: f"{col} is missing")
+                    w.bad(null, lambda i: f"{col} is missing", column=col, kind="missing")
                 return arr.copy(), null
     null = np.zeros(n, dtype=bool)
     badm = np.zeros(n, dtype=bool)
@@ -330,9 +365,14 @@ def _ids(w: _Work, col: str, *, nullable: bool, what: str = "id") -> tuple[Array
     else:
         values = arr.astype(object)
         badm[:] = True
-    w.bad(badm, lambda i: f"{col} = {_py(values[i])!r} is not an int or str {what}")
+    w.bad(
+        badm,
+        lambda i: f"{col} = {_py(values[i])!r} is not an int or str {what}",
+        column=col,
+        value=lambda i: values[i],
+    )
     if not nullable:
-        w.bad(null, lambda i: f"{col} is missing")
+        w.bad(null, lambda i: f"{col} is missing", column=col, kind="missing")
     unusable = null | badm
     if not unusable.any() and all(type(v) is int for v in out.tolist()):
         return np.array(out.tolist(), dtype=np.int64), unusable
@@ -377,6 +417,9 @@ def _ref(
         w.bad(
             ~unusable,
             lambda i: f"{col} = {_py(values[i])!r} refers to no {what} (no {parent.name} table)",
+            column=col,
+            kind="dangling",
+            value=lambda i: values[i],
         )
         return np.full(w.n, -1, dtype=np.int64)
     rows = parent.index(kept=True).find(values, unusable)
@@ -384,12 +427,21 @@ def _ref(
     if miss.any():
         assert parent.keep is not None
         if parent.keep.all():
-            w.bad(miss, lambda i: f"{col} = {_py(values[i])!r} refers to no {what}")
+            w.bad(
+                miss,
+                lambda i: f"{col} = {_py(values[i])!r} refers to no {what}",
+                column=col,
+                kind="dangling",
+                value=lambda i: values[i],
+            )
         else:
             anywhere = parent.index(kept=False).find(values, ~miss)
             w.bad(
                 miss & (anywhere < 0),
                 lambda i: f"{col} = {_py(values[i])!r} refers to no {what}",
+                column=col,
+                kind="dangling",
+                value=lambda i: values[i],
             )
             w.bad(
                 miss & (anywhere >= 0),
@@ -397,6 +449,8 @@ def _ref(
                     f"{col} = {_py(values[i])!r} is {parent.label} row "
                     f"{int(anywhere[i]) - parent.base}, which was refused"
                 ),
+                column=col,
+                value=lambda i: values[i],
                 dependent=True,
             )
     return rows
@@ -442,4 +496,9 @@ def _refuse_unencodable(w: _Work, col: str, values: list[Any]) -> None:
                     except UnicodeEncodeError:
                         bad[a + k] = True
     if bad is not None:
-        w.bad(bad, lambda i: f"{col} = {values[i]!r} is not UTF-8 text (a lone surrogate)")
+        w.bad(
+            bad,
+            lambda i: f"{col} = {values[i]!r} is not UTF-8 text (a lone surrogate)",
+            column=col,
+            value=lambda i: values[i],
+        )

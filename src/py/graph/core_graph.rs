@@ -5,8 +5,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::activation::{
-    mention_boost, personalized_pagerank, BoostInput, BoostParams, Dedupe, EdgeWeight, PprParams,
-    Queries, Rank, RecallParams, SpreadParams,
+    mention_boost, personalized_pagerank_cached, BoostInput, BoostParams, Dedupe, EdgeWeight,
+    PprCache, PprParams, Queries, Rank, RecallParams, SpreadParams,
 };
 use crate::graph::{GraphInput, KnowledgeGraph, PartsRef, NONE};
 use crate::py::slice;
@@ -22,6 +22,8 @@ use crate::py::enter;
 #[pyclass(frozen, module = "graphrecall._core")]
 pub struct CoreGraph {
     pub(crate) inner: KnowledgeGraph,
+    /// Exact PPR's walk matrices, reused across calls.
+    ppr: PprCache,
 }
 
 #[pymethods]
@@ -83,7 +85,10 @@ impl CoreGraph {
             mention_count: o32(&mention_count, "mention_count")?,
         };
         let inner = enter(py, || KnowledgeGraph::build(&input))?;
-        Ok(CoreGraph { inner })
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
     }
 
     #[getter]
@@ -323,7 +328,10 @@ impl CoreGraph {
         // Read in place (a snapshot's memory-mapped files), copied once into the graph's
         // layout by the checking passes.
         let inner = enter(py, || KnowledgeGraph::from_parts_ref(&parts, full_check))?;
-        Ok(CoreGraph { inner })
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
     }
 
     /// Tenant code of every entity.
@@ -541,7 +549,7 @@ impl CoreGraph {
                 scores: &b.scores,
                 offsets: &b.offsets,
             };
-            personalized_pagerank(g, &q, &params)
+            personalized_pagerank_cached(g, &q, &params, &self.ppr)
         })?;
         pyo3::types::PyTuple::new(
             py,

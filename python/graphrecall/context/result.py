@@ -1,6 +1,6 @@
-"""A :class:`~graphrecall.recipes.RetrievalResult` as a context block for an LLM.
+"""A whole :class:`~graphrecall.recipes.RetrievalResult` as a context block for an LLM.
 
-Renders a result's hits (the items :mod:`graphrecall.context`'s formatters read) in a source
+Renders a result's hits (the items the formats of :mod:`graphrecall.context` read) in a source
 design's format, packed by score within a token budget (never cutting an item):
 
 ============================  ==============================================================
@@ -22,19 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 
-from .context import (
-    ContextBlock,
-    TokenCounter,
-    _block,
-    _check_budget,
-    json_block,
-    knowledge_graph_context_003,
-    known_facts_004,
-    narrative_000,
-    whitespace_tokens,
-)
-from .errors import ParameterError
-from .recipes.hits import ChunkHit, EntityHit, RetrievalResult
+from ..errors import ParameterError
+from ..recipes.hits import ChunkHit, EntityHit, RetrievalResult
+from .by_subject import narrative
+from .fact_lines import known_facts
+from .graph_section import kg_context
+from .json_doc import json_block
+from .packing import ContextBlock, pack_block
+from .tokens import TokenCounter, check_budget, whitespace_tokens
 
 __all__ = ["FORMATS", "chunks_block", "render", "tiers_block"]
 
@@ -57,7 +52,7 @@ def chunks_block(
         lines += [f"- {_one_line(chunks[i].text)}" for i in idx]
         return "\n".join(lines)
 
-    return _block([c.id for c in chunks], [c.score for c in chunks], render, budget, count)
+    return pack_block([c.id for c in chunks], [c.score for c in chunks], render, budget, count)
 
 
 def tiers_block(
@@ -82,7 +77,7 @@ def tiers_block(
             lines.append(f"- {_one_line(c.text)}")
         return "\n".join(lines)
 
-    return _block([c.id for _, c in flat], [c.score for _, c in flat], render, budget, count)
+    return pack_block([c.id for _, c in flat], [c.score for _, c in flat], render, budget, count)
 
 
 def render(
@@ -97,23 +92,23 @@ def render(
     Raises:
         ParameterError: An unknown format or a bad budget.
     """
-    b = _check_budget(budget)
+    b = check_budget(budget)
     if format == "narrative":
-        return narrative_000(_unique(result.entities), result.facts, budget=b, count=count)
+        return narrative(_distinct(result.entities), result.facts, budget=b, count=count)
     if format == "known_facts":
-        return known_facts_004(result.facts, budget=b, count=count)
+        return known_facts(result.facts, budget=b, count=count)
     if format == "chunks":
         return chunks_block(result.chunks, budget=b, count=count)
     if format == "tiers":
         return tiers_block(result.tiers or {"results": result.chunks}, budget=b, count=count)
     if format == "json":
         return json_block(
-            _unique(result.entities), result.facts, result.chunks, budget=b, count=count
+            _distinct(result.entities), result.facts, result.chunks, budget=b, count=count
         )
     if format == "knowledge_graph":
-        ents = list(_unique(result.entities))
+        ents = list(_distinct(result.entities))
         graph_budget = None if b is None else b // 2
-        kg = knowledge_graph_context_003(
+        kg = kg_context(
             result.anchors,
             ents,
             result.facts,
@@ -139,7 +134,7 @@ def render(
     raise ParameterError(f"invalid parameter format: {format!r}; known: {list(FORMATS)}")
 
 
-def _unique(entities: Sequence[EntityHit]) -> list[EntityHit]:
+def _distinct(entities: Sequence[EntityHit]) -> list[EntityHit]:
     seen: set[Hashable] = set()
     out = []
     for e in entities:

@@ -25,20 +25,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import DataError, ParameterError, UnknownIdError
-from ..graph import KnowledgeGraph
-from ..tables import COLUMNS, NULL_TIME, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
-from ..tables import check_tables as _check
-from ..tables import to_column as _column
-from ..tables.columns import time_value
-
-if TYPE_CHECKING:
-    from .sqlite import SQLiteStore
+from .errors import DataError, ParameterError, UnknownIdError
+from .graph import KnowledgeGraph
+from .storage import sqlite as _sqlite
+from .storage.sqlite import SQLiteStore, fill_value, sql_values
+from .tables import COLUMNS, NULL_TIME, BadDataError, EmbeddingSet, GraphTables, LoadReport, OnBad
+from .tables import check_tables as _check
+from .tables import to_column as _column
+from .tables.columns import time_value
 
 __all__ = ["GraphVersion", "LiveGraph", "UpdateReport"]
 
@@ -267,7 +266,6 @@ class LiveGraph:
             new_facts = {c: a[inverse] for c, a in checked_facts.items()}
             tables = replace(base, facts=new_facts)
             graph = tables.build_graph()
-            from .sqlite import sql_values
 
             with self.store.transaction() as cur:
                 col_names, values = sql_values(tables, "facts", rows)
@@ -537,7 +535,6 @@ def _default_tenant(tables: GraphTables, table: str) -> Any:
 
 
 def _filled(tables: GraphTables, table: str, col: str, n: int) -> Array:
-    from .sqlite import fill_value
 
     if col == "tenant":
         value = _default_tenant(tables, table)
@@ -566,8 +563,6 @@ def _records_to_columns(
         if col == "tenant":
             default: Any = _default_tenant(base, table)
         else:
-            from .sqlite import fill_value
-
             default = fill_value(base, table, col)
         cols[col] = _column([r.get(col, default) for r in recs], table, col)
     if table == "facts" and "id" in base.facts:
@@ -682,3 +677,6 @@ def _drop_orphan_embeddings(tables: GraphTables) -> tuple[GraphTables, int]:
         if keep.any():  # a set left empty is no set (as a store reads it back)
             out.append(EmbeddingSet(es.kind, es.ids[keep], es.vectors[keep], es.model))
     return replace(tables, embeddings=out), dropped
+
+
+_sqlite.register_live(LiveGraph)
