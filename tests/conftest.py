@@ -38,15 +38,18 @@ PREDICATES = ("p0", "p1", "p2", "p3")
 #: profile): new random examples on every run, three times as many.
 RANDOM = os.environ.get("GRAPHRECALL_HYPOTHESIS", "fixed") == "random"
 
-#: Settings of the property tests: deterministic by default (derandomized, no example
-#: database) and without deadlines (a 2-core machine under load). Tests set ``max_examples``
-#: through :func:`examples`.
-PROPERTY = settings(deadline=None, derandomize=not RANDOM, database=None, max_examples=100)
-
 
 def examples(n: int) -> int:
     """A property test's example count under the active profile."""
     return 3 * n if RANDOM else n
+
+
+#: Settings of the property tests: deterministic by default (derandomized, no example
+#: database) and without deadlines (a 2-core machine under load). Tests that want another
+#: count than 100 set ``max_examples=examples(n)``.
+PROPERTY = settings(
+    deadline=None, derandomize=not RANDOM, database=None, max_examples=examples(100)
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

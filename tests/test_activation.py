@@ -15,6 +15,7 @@ from conftest import (
     PROPERTY,
     GraphData,
     anchors_of,
+    examples,
     f32,
     filters_st,
     graph_and_anchors,
@@ -25,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import graph_ref
 
-SETTINGS = settings(PROPERTY, max_examples=120)
+SETTINGS = settings(PROPERTY, max_examples=examples(120))
 
 spread_params_st = st.fixed_dictionaries(
     {
@@ -76,6 +77,28 @@ def ref_view(data: GraphData, r: dict[str, list[Any]]) -> dict[str, list[Any]]:
         "entity_hops": r["entity_hops"],
         "entity_strengths": r["entity_strengths"],
     }
+
+
+def test_both_without_a_limit_walks_facts_by_confidence() -> None:
+    """Direction "both" takes an entity's facts by confidence whichever way they point, with
+    or without a per-entity limit, so the BFS order and the parents never depend on it."""
+    rows = [
+        ("f0", "a", "b", 0.2),
+        ("f1", "c", "a", 0.9),
+        ("f2", "b", "d", 0.5),
+        ("f3", "c", "d", 0.4),
+        ("f4", "d", "e", 0.3),
+    ]
+    facts = [
+        {"id": i, "subject": s, "object": o, "confidence": c, "status": "staged"}
+        for i, s, o, c in rows
+    ]
+    g = KnowledgeGraph.from_records([{"id": e} for e in "abcde"], facts)
+    for limit in (None, 5):
+        q = g.spread(["a"], max_hops=3, per_entity_limit=limit, direction="both")[0]
+        # a: f1 (0.9, in) before f0 (0.2, out); so c, then b, is expanded; d first via f3.
+        assert q.fact_ids.tolist() == ["f1", "f0", "f3", "f2", "f4"]
+        assert [no_parent(p) for p in q.parents.tolist()] == [None, None, "f1", "f0", "f3"]
 
 
 def other_end(fact: dict[str, Any], via: Hashable) -> Hashable | None:

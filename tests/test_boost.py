@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import PROPERTY, GraphData, graph_data
+from conftest import PROPERTY, GraphData, examples, graph_data
 from graphrecall import KnowledgeGraph
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -72,7 +72,7 @@ def assert_stable_order(order: list[int], adjusted: list[float]) -> None:
     assert order == sorted(range(len(adjusted)), key=lambda i: -adjusted[i])
 
 
-@settings(PROPERTY, max_examples=150)
+@settings(PROPERTY, max_examples=examples(150))
 @given(
     boost_case(),
     st.sampled_from([(0.3, 0.1), (0.4, 0.15), (0.0, 0.0), (1.0, 0.5)]),
@@ -105,7 +105,7 @@ def test_mention_boost_matches_reference(
             assert res[name].dtype == np.float64
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(boost_case())
 def test_batched_boost_equals_single_calls(case: tuple[GraphData, list[Query]]) -> None:
     data, queries = case
@@ -120,7 +120,7 @@ def test_batched_boost_equals_single_calls(case: tuple[GraphData, list[Query]]) 
             assert res[name].tolist() == one[name].tolist()
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(boost_case(), st.data())
 def test_centrality_scales_each_indirect_boost(
     case: tuple[GraphData, list[Query]], data_st: st.DataObject

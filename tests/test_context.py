@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
-from conftest import PROPERTY
+from conftest import PROPERTY, examples
 from graphrecall.context import (
     ContextBlock,
     PathStep,
@@ -408,7 +408,7 @@ def phrase_of(k: int) -> str:
     return " ".join(WORDS[k : k + 5])
 
 
-@settings(PROPERTY, max_examples=12)
+@settings(PROPERTY, max_examples=examples(12))
 @given(graph_items(), st.none() | st.integers(0, 120))
 def test_budget_exact_with_e5_counter(e5: TokenCounter, data: Any, budget: int | None) -> None:
     entities, facts = data
@@ -695,7 +695,7 @@ def test_whitespace_tokens_never_undercounts_the_formats(e5: TokenCounter) -> No
             assert whitespace_tokens(line) >= e5(line), line
 
 
-@settings(PROPERTY, max_examples=40)
+@settings(PROPERTY, max_examples=examples(40))
 @given(graph_items())
 def test_whitespace_tokens_bounds_e5_on_random_blocks(e5: TokenCounter, data: Any) -> None:
     entities, facts = data
@@ -796,7 +796,7 @@ def test_whitespace_tokens_is_line_additive(a: str, b: str) -> None:
     assert whitespace_tokens(a + "\n" + b) == whitespace_tokens(a) + whitespace_tokens(b) + 1
 
 
-@settings(PROPERTY, max_examples=25)
+@settings(PROPERTY, max_examples=examples(25))
 @given(graph_items(), st.integers(0, 150))
 def test_line_counting_fast_path_matches_whole_block_counting(
     e5: TokenCounter, data: Any, budget: int

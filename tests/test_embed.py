@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import PROPERTY, examples
 from graphrecall.embed import CallableEmbedder, E5Embedder, Embedder, EmbeddingError, exact_top_k
 from graphrecall.errors import ParameterError
 from hypothesis import given, settings
@@ -51,7 +52,7 @@ def test_callable_adapter_checks_and_normalises() -> None:
         CallableEmbedder(lambda t: t, dim=0)
 
 
-@settings(deadline=None, max_examples=60, derandomize=True)
+@settings(PROPERTY, max_examples=examples(60))
 @given(
     n=st.integers(1, 40),
     k=st.integers(1, 45),

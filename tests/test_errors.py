@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import PROPERTY
+from conftest import PROPERTY, examples
 from graphrecall import (
     DataError,
     GraphRecallError,
@@ -734,7 +734,7 @@ def graphs() -> dict[str, KnowledgeGraph]:
     return {"str": seq, "dense": dense()}
 
 
-@settings(PROPERTY, max_examples=300)
+@settings(PROPERTY, max_examples=examples(300))
 @given(
     st.sampled_from(["str", "dense"]),
     ANCHORS,
@@ -769,7 +769,7 @@ def test_no_input_reaches_a_panic(
     )
 
 
-@settings(PROPERTY, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     st.lists(st.sampled_from([0, 1, 2, 5, -1, 2**32 - 1, 2**32, None, 1.5, float("nan"), "a"]),
              min_size=1, max_size=4),

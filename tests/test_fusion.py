@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+from conftest import PROPERTY, examples
 from graphrecall import _core, fusion
 from graphrecall.errors import DataError, ParameterError, QueryError
 from hypothesis import given, settings
@@ -44,7 +45,7 @@ def same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> None:
 # RRF
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     lists=id_lists_st,
     data=st.data(),
@@ -61,7 +62,7 @@ def test_rrf_matches_reference(
     same(got, fusion_ref.rrf(lists, weights, k, top_k))
 
 
-@settings(deadline=None, max_examples=100)
+@settings(PROPERTY, max_examples=examples(100))
 @given(lists=id_lists_st, seed=st.integers(0, 2**32 - 1), data=st.data())
 def test_rrf_is_bit_identical_under_list_permutation(
     lists: list[list[int]], seed: int, data: st.DataObject
@@ -75,7 +76,7 @@ def test_rrf_is_bit_identical_under_list_permutation(
     assert a.scores.tobytes() == b.scores.tobytes()
 
 
-@settings(deadline=None, max_examples=50)
+@settings(PROPERTY, max_examples=examples(50))
 @given(
     queries=st.lists(st.lists(st.lists(ids_st, max_size=12), min_size=2, max_size=2), max_size=5),
     top_k=top_k_st,
@@ -112,7 +113,7 @@ def test_rrf_accepts_numpy_of_any_int_dtype() -> None:
 # Weighted
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     lists=st.lists(scored_list_st, max_size=5),
     data=st.data(),
@@ -132,7 +133,7 @@ def test_weighted_matches_reference(
     same(got, fusion_ref.weighted(lists, weights, normalize, top_k))
 
 
-@settings(deadline=None, max_examples=100)
+@settings(PROPERTY, max_examples=examples(100))
 @given(
     lists=st.lists(scored_list_st, max_size=5),
     seed=st.integers(0, 2**32 - 1),
@@ -174,7 +175,7 @@ def test_weighted_batch() -> None:
 # Additive merge (seed 003)
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     base=scored_list_st,
     graph=scored_list_st,
@@ -235,7 +236,7 @@ def test_additive_merge_batch() -> None:
 # Dedupe and top-k
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(items=scored_list_st, k=st.integers(0, 15))
 def test_dedupe_and_top_k_match_reference(items: tuple[list[int], list[float]], k: int) -> None:
     ids, scores = items

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import NOW, PREDICATES, PROPERTY, GraphData, f32, graph_data
+from conftest import NOW, PREDICATES, PROPERTY, GraphData, examples, f32, graph_data
 from graphrecall import (
     DEFAULT_SOURCES,
     DEFAULT_STATUSES,
@@ -109,7 +109,7 @@ def snapshot(g: KnowledgeGraph, data: GraphData) -> dict[str, Any]:
     }
 
 
-@settings(PROPERTY, max_examples=40)
+@settings(PROPERTY, max_examples=examples(40))
 @given(graph_data())
 def test_constructors_agree(data: GraphData) -> None:
     base = snapshot(data.build(), data)
@@ -134,7 +134,7 @@ def test_from_dataframes_missing_object_value_is_none() -> None:
     assert from_frames.facts([1]) == from_records.facts([1])
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(graph_data())
 def test_facts_round_trip(data: GraphData) -> None:
     g = data.build()
@@ -155,7 +155,7 @@ def test_facts_round_trip(data: GraphData) -> None:
     assert g.fact_index(ids).tolist() == list(range(len(ids)))[::-1]
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(graph_data(max_facts=40))
 def test_adjacency_order_is_confidence_desc_then_id(data: GraphData) -> None:
     g = data.build()
@@ -166,7 +166,7 @@ def test_adjacency_order_is_confidence_desc_then_id(data: GraphData) -> None:
         assert inn.tolist() == data.fact_ids(want_in)
 
 
-@settings(PROPERTY, max_examples=40)
+@settings(PROPERTY, max_examples=examples(40))
 @given(graph_data())
 def test_stats(data: GraphData) -> None:
     s = data.build().stats()

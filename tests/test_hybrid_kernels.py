@@ -11,10 +11,10 @@ import pytest
 from conftest import PROPERTY
 from graphrecall import _core, scoring
 from graphrecall.errors import DataError, ParameterError
-from graphrecall.recipes.base import csr_ranges
 from graphrecall.recipes.hybrid_expand import _hybrid_top, _HybridIn
 from hypothesis import given
 from hypothesis import strategies as st
+from oracles import hybrid_numpy
 
 proximity_profile_st = st.one_of(
     st.just(scoring.GraphProximityProfile()),
@@ -30,33 +30,6 @@ proximity_profile_st = st.one_of(
 
 def bits(values: list[float]) -> list[int]:
     return np.asarray(values, dtype=np.float64).view(np.int64).tolist()
-
-
-def graph_chunks_numpy(
-    offsets: np.ndarray,
-    chunks: np.ndarray,
-    counts: np.ndarray,
-    related: np.ndarray,
-    strengths: np.ndarray,
-    hops: np.ndarray,
-    profile: scoring.GraphProximityProfile,
-) -> tuple[dict[int, float], dict[int, int]]:
-    """The recipe's former graph_score stage: every mention slot of a related entity scored
-    by ``scoring.graph_proximity``, each chunk keeping its best (the first entity on ties)."""
-    graph_scores: dict[int, float] = {}
-    graph_from: dict[int, int] = {}
-    owner, flat = csr_ranges(offsets, related)
-    if len(flat):
-        gs = scoring.graph_proximity(
-            strengths[owner].astype(np.float64), hops[owner], counts[flat], profile=profile
-        )
-        for c, sc, e in zip(
-            chunks[flat].tolist(), gs.tolist(), related[owner].tolist(), strict=True
-        ):
-            if sc > graph_scores.get(c, -1.0):
-                graph_scores[c] = sc
-                graph_from[c] = e
-    return graph_scores, graph_from
 
 
 def profile_kwargs(p: scoring.GraphProximityProfile) -> dict[str, float]:
@@ -96,7 +69,7 @@ def test_graph_proximity_chunks_equals_the_numpy_form(
         np.float32,
     )
     hops = np.asarray(d.draw(st.lists(st.integers(1, 5), min_size=n_r, max_size=n_r)), np.uint32)
-    want_scores, want_from = graph_chunks_numpy(
+    want_scores, want_from = hybrid_numpy.graph_chunks(
         offsets, chunks, counts, related, strengths, hops, profile
     )
     got_c, got_s, got_e = _core.graph_proximity_chunks(
@@ -151,38 +124,6 @@ def test_graph_proximity_chunks_errors() -> None:
         _core.graph_proximity_chunks(offsets, chunks, counts, one, w, h.astype(np.int64))  # type: ignore[arg-type]
 
 
-def hybrid_numpy(
-    vector: tuple[np.ndarray, np.ndarray] | None,
-    keyword: tuple[np.ndarray, np.ndarray],
-    openclaw: bool,
-    vw: float,
-    tw: float,
-    k: int,
-) -> tuple[list[int], list[float]]:
-    """The recipe's former merge: the source's per-chunk dicts, then the k best by
-    (-score, chunk) with one lexsort."""
-    vec: dict[int, float] = (
-        dict(zip(vector[0].tolist(), vector[1].tolist(), strict=True)) if vector else {}
-    )
-    rows, bm = keyword
-    bm25 = dict(zip(rows.tolist(), bm.tolist(), strict=True))
-    top = float(bm[0]) if len(bm) else 0.0
-    if openclaw:
-        text = dict.fromkeys(bm25, 1.0)
-    elif top > 0:
-        text = {c: s_ / top for c, s_ in bm25.items()}
-    else:
-        text = dict.fromkeys(bm25, 0.0)
-    hybrid = {c: vw * v + tw * text.get(c, 0.0) for c, v in vec.items()}
-    for c, ts in text.items():
-        if c not in vec:
-            hybrid[c] = vw * 0.0 + tw * ts
-    h_ids = np.fromiter(hybrid, dtype=np.int64, count=len(hybrid))
-    h_scores = np.fromiter(hybrid.values(), dtype=np.float64, count=len(hybrid))
-    ids = h_ids[np.lexsort((h_ids, -h_scores))[:k]].tolist()
-    return ids, [hybrid[c] for c in ids]
-
-
 hits_st = st.lists(st.integers(0, 30), unique=True, max_size=12)
 
 
@@ -211,7 +152,7 @@ def test_hybrid_top_equals_the_dict_merge(d: st.DataObject, n_queries: int, k: i
     got = _hybrid_top(inputs, k)
     assert len(got) == n_queries
     for (ids, scores), (vector, keyword, oc, a, b) in zip(got, inputs, strict=True):
-        want_ids, want_scores = hybrid_numpy(vector, keyword, oc, a, b, k)
+        want_ids, want_scores = hybrid_numpy.merge(vector, keyword, oc, a, b, k)
         assert ids.tolist() == want_ids
         assert scores.view(np.int64).tolist() == bits(want_scores)
 

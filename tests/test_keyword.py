@@ -16,7 +16,7 @@ from graphrecall.anchors.keyword import BM25Index, _tokenize_corpus, tokenize
 from graphrecall.errors import DataError, ParameterError, UnknownTenantError
 from hypothesis import given
 from hypothesis import strategies as st
-from reference import keyword_ref
+from oracles import keyword_numpy
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa"]
 
@@ -198,21 +198,21 @@ def test_every_query_path_equals_fts5_bit_for_bit(
     k=st.integers(1, 60),
     sort_factor=st.sampled_from([1, 2, 8]),
 )
-def test_reference_top_positive_equals_a_full_sort(
+def test_numpy_form_top_positive_equals_a_full_sort(
     n: int, levels: int, zeros: float, seed: int, k: int, sort_factor: int
 ) -> None:
     rng = np.random.default_rng(seed)
     vals = rng.integers(1, levels + 1, n) / levels  # few distinct values: many ties
     vals[rng.random(n) < zeros] = 0.0
-    with mock.patch.object(keyword_ref, "SORT_FACTOR", sort_factor):
-        got = keyword_ref.top_positive(vals, k)
+    with mock.patch.object(keyword_numpy, "SORT_FACTOR", sort_factor):
+        got = keyword_numpy.top_positive(vals, k)
     expect = sorted(np.flatnonzero(vals > 0).tolist(), key=lambda i: (-vals[i], i))[:k]
     assert got.dtype == np.int64 or got.dtype == np.intp
     assert got.tolist() == expect
 
 
-#: The numpy form's paths (see tests/reference/keyword_ref.py).
-REF_PATHS: dict[str, dict[str, int]] = {
+#: The numpy form's paths (see tests/oracles/keyword_numpy.py).
+NUMPY_PATHS: dict[str, dict[str, int]] = {
     "default": {"SORT_FACTOR": 8},
     "dense": {"DENSE_FACTOR": 10**9, "INTERSECT_FACTOR": 10**9},
     "sparse": {"DENSE_FACTOR": 0, "INTERSECT_FACTOR": 10**9},
@@ -229,7 +229,7 @@ REF_PATHS: dict[str, dict[str, int]] = {
     query=st.lists(st.sampled_from([*WORDS[:6], "nope"]), min_size=1, max_size=6).map(" ".join),
     k=st.integers(1, 30),
     mode=st.sampled_from(["or", "and"]),
-    path=st.sampled_from(sorted(REF_PATHS)),
+    path=st.sampled_from(sorted(NUMPY_PATHS)),
 )
 def test_kernel_equals_the_numpy_form(
     texts: list[str | None],
@@ -246,10 +246,10 @@ def test_kernel_equals_the_numpy_form(
     texts = texts + ["omega"] * filler
     tenants = data.draw(st.lists(st.integers(0, 2), min_size=len(texts), max_size=len(texts)))
     idx = BM25Index(texts, tenants, n_tenants=3)
-    with mock.patch.multiple(keyword_ref, **REF_PATHS[path]):
+    with mock.patch.multiple(keyword_numpy, **NUMPY_PATHS[path]):
         for t in range(3):
             rows, scores = idx.search(query, k, tenant=t, mode=mode)  # type: ignore[arg-type]
-            r_ref, s_ref = keyword_ref.search(idx, query, k, t, mode)
+            r_ref, s_ref = keyword_numpy.search(idx, query, k, t, mode)
             assert rows.dtype == np.int64 and scores.dtype == np.float64
             assert rows.tolist() == r_ref.tolist()
             assert scores.tolist() == s_ref.tolist()

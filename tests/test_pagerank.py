@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import PROPERTY, GraphData, anchors_of, f32, filters_st, graph_data
+from conftest import PROPERTY, GraphData, anchors_of, examples, f32, filters_st, graph_data
 from graphrecall import KnowledgeGraph, ParameterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,7 +55,7 @@ def assert_close(got: dict[Hashable, float], want: dict[Hashable, float]) -> Non
         assert abs(got.get(k, 0.0) - want.get(k, 0.0)) <= TOL, (k, got.get(k), want.get(k))
 
 
-@settings(PROPERTY, max_examples=120)
+@settings(PROPERTY, max_examples=examples(120))
 @given(ppr_case(), ppr_params_st, filters_st)
 def test_ppr_matches_dense_power_iteration(
     case: tuple[GraphData, list[Hashable], list[float]],
@@ -100,7 +100,7 @@ def test_ppr_matches_dense_power_iteration(
     assert 1 <= q.iterations <= 10_000
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(ppr_case())
 def test_ppr_defaults_match_the_reference(
     case: tuple[GraphData, list[Hashable], list[float]],
@@ -141,7 +141,7 @@ def l1_error(got: dict[Hashable, float], want: dict[Hashable, float]) -> float:
     return sum(abs(got.get(k, 0.0) - want.get(k, 0.0)) for k in set(got) | set(want))
 
 
-@settings(PROPERTY, max_examples=120)
+@settings(PROPERTY, max_examples=examples(120))
 @given(ppr_case(), ppr_params_st, filters_st, st.sampled_from([1e-10, 1e-8, 1e-4]))
 def test_exact_mode_is_within_tol_of_a_dense_solve(
     case: tuple[GraphData, list[Hashable], list[float]],
@@ -191,7 +191,7 @@ def test_exact_mode_on_a_random_graph(direction: str, weight: str, damping: floa
     assert q.iterations <= 100
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(ppr_case(), ppr_params_st)
 def test_one_iteration_is_one_step(
     case: tuple[GraphData, list[Hashable], list[float]], params: dict[str, Any]
@@ -208,7 +208,7 @@ def test_one_iteration_is_one_step(
     assert_close(as_dict(q.entity_ids, q.entity_scores), want)
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(ppr_case(), ppr_params_st)
 def test_ppr_matches_networkx(
     case: tuple[GraphData, list[Hashable], list[float]], params: dict[str, Any]
@@ -251,7 +251,7 @@ def ppr_batch(draw: st.DrawFn) -> tuple[GraphData, list[list[Hashable]], list[li
     return data, queries, weights
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(ppr_batch(), ppr_params_st, st.none() | st.integers(1, 4), st.none() | st.integers(1, 3))
 def test_batched_ppr_equals_single_calls(
     case: tuple[GraphData, list[list[Hashable]], list[list[float]]],
@@ -350,7 +350,7 @@ def test_huge_seed_weights_are_normalised() -> None:
 eps_st = st.sampled_from([1e-12, 1e-4, 0.01, 0.1]) | st.floats(1e-6, 0.3)
 
 
-@settings(PROPERTY, max_examples=120)
+@settings(PROPERTY, max_examples=examples(120))
 @given(ppr_case(), ppr_params_st, filters_st, eps_st)
 def test_push_matches_the_push_reference(
     case: tuple[GraphData, list[Hashable], list[float]],
@@ -382,7 +382,7 @@ def test_push_matches_the_push_reference(
     assert_close(got_chunks, want_chunks)
 
 
-@settings(PROPERTY, max_examples=120)
+@settings(PROPERTY, max_examples=examples(120))
 @given(ppr_case(), ppr_params_st, eps_st)
 def test_push_is_a_lower_bound_of_the_exact_vector(
     case: tuple[GraphData, list[Hashable], list[float]], params: dict[str, Any], eps: float

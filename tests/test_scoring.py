@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import PROPERTY, examples
 from graphrecall import _core, scoring
 from graphrecall.errors import DataError, ParameterError
 from hypothesis import given, settings
@@ -56,7 +57,7 @@ fact_st = st.tuples(
 )
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     facts=st.lists(fact_st, max_size=20),
     now=st.one_of(st.just(NOW), st.integers(*I64)),
@@ -233,7 +234,7 @@ proximity_profile_st = st.one_of(
 )
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     rows=st.lists(
         st.tuples(
@@ -301,7 +302,7 @@ def test_graph_proximity_errors() -> None:
 # Seed 004: composite
 
 
-@settings(deadline=None, max_examples=200)
+@settings(PROPERTY, max_examples=examples(200))
 @given(
     rows=st.lists(
         st.tuples(
@@ -356,7 +357,7 @@ rerank_profile_st = st.one_of(
 )
 
 
-@settings(deadline=None, max_examples=150)
+@settings(PROPERTY, max_examples=examples(150))
 @given(
     queries=st.lists(st.lists(memory_st, max_size=12), max_size=4),
     use_access=st.booleans(),

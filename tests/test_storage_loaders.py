@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import PROPERTY, GraphData, graph_data
+from conftest import PROPERTY, GraphData, examples, graph_data
 from graphrecall import DataError, KnowledgeGraph, ParameterError
 from graphrecall.storage import BadDataError, GraphTables
 from graphrecall.storage.arrow import load_arrow, load_dataframes, load_parquet
@@ -500,7 +500,7 @@ def test_load_dataframes_takes_our_tables_positionally() -> None:
     assert_same_graph(graph, expected_seed004())
 
 
-@settings(PROPERTY, max_examples=25)
+@settings(PROPERTY, max_examples=examples(25))
 @given(data=graph_data())
 def test_random_graphs_round_trip_through_parquet(data: GraphData, tmp_path_factory: Any) -> None:
     """Any graph of the property tests: rows -> Parquet -> load_parquet -> to_graph equals
@@ -970,7 +970,7 @@ def _text(values: list[Any]) -> pa.ChunkedArray:
     return pa.chunked_array([pa.array(values[:3], pa.string()), pa.array(values[3:], pa.string())])
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(
     values=st.lists(st.sampled_from(["p0", "p1", "b", "a\x00", "", None]), max_size=12),
     known=st.sets(st.sampled_from(["p0", "p1", "b", "", "None"])),
@@ -1029,7 +1029,7 @@ def test_described_columns_are_read_only_and_forgotten_when_writeable() -> None:
     assert description(arr) is None
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(
     ids=st.lists(st.integers(-5, 40), unique=True, max_size=12),
     refs=st.lists(st.integers(-8, 45) | st.none(), max_size=70_000 // 1000),

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import psycopg
 import pytest
-from conftest import PROPERTY
+from conftest import PROPERTY, examples
 from graphrecall import DataError, KnowledgeGraph, ParameterError
 from graphrecall.storage import (
     BadDataError,
@@ -834,7 +834,7 @@ def random_rows(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, A
     return entities, facts
 
 
-@settings(PROPERTY, max_examples=25)
+@settings(PROPERTY, max_examples=examples(25))
 @given(rows=random_rows())
 def test_random_rows_equal_load_dataframes(server: PgServer, rows: Any) -> None:
     entities, facts = rows

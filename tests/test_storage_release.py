@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import NOW, PROPERTY, GraphData, graph_data
+from conftest import NOW, PROPERTY, GraphData, examples, graph_data
 from graphrecall import KnowledgeGraph
 from graphrecall.storage import BadDataError, GraphTables, load_parquet
 from hypothesis import given, settings
@@ -60,7 +60,7 @@ def assert_released(t: GraphTables) -> None:
     assert t.embeddings == []
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=examples(60))
 @given(graph_data())
 def test_release_builds_the_graph_built_without_release(data: GraphData) -> None:
     want = built(tables_of(data))
@@ -77,7 +77,7 @@ def test_release_builds_the_graph_built_without_release(data: GraphData) -> None
     assert_released(tables)
 
 
-@settings(PROPERTY, max_examples=15)
+@settings(PROPERTY, max_examples=examples(15))
 @given(data=graph_data())
 def test_release_from_parquet(data: GraphData, tmp_path_factory: Any) -> None:
     root = tmp_path_factory.mktemp("pq")

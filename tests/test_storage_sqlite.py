@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import NOW, PROPERTY, GraphData, graph_data
+from conftest import NOW, PROPERTY, GraphData, examples, graph_data
 from graphrecall import DataError, GraphRecallError, KnowledgeGraph, ParameterError, UnknownIdError
 from graphrecall.live import LiveGraph
 from graphrecall.storage import (
@@ -222,7 +222,7 @@ def state(store: SQLiteStore, live: LiveGraph | None = None) -> Any:
 # ------------------------------------------------------------------------------ round trips
 
 
-@settings(PROPERTY, max_examples=30)
+@settings(PROPERTY, max_examples=examples(30))
 @given(graph_data())
 def test_round_trip_builds_the_graph_a_direct_build_does(data: GraphData) -> None:
     direct = KnowledgeGraph.from_records(data.entities, data.facts, data.chunks, data.mentions)

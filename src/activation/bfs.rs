@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
+use super::{for_each_edge, per_query, Direction, FactFilter, Queries, EVERY_EDGE_IN_ORDER};
 use crate::error::{Error, Result};
 use crate::graph::{KnowledgeGraph, NONE};
 use crate::scoring::{score_fact, FactScoreProfile};
@@ -481,7 +481,9 @@ pub(crate) fn total_order_key(x: f64) -> u64 {
 /// Seed 000 / 001 traversal: one BFS from all anchors with a shared visited set.
 fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
     let g = c.g;
-    let limit = p.per_entity_limit.map_or(usize::MAX, |l| l as usize);
+    let limit = p
+        .per_entity_limit
+        .map_or(EVERY_EDGE_IN_ORDER, |l| l as usize);
     let mut frontier = std::mem::take(&mut c.frontier);
     let mut next = std::mem::take(&mut c.next);
     frontier.clear();
@@ -528,7 +530,9 @@ fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
 /// (anchor, hop) by `score / (1 + hop)`.
 fn spread_independent(anchors: &[u32], scores: &[f64], p: &SpreadParams, c: &mut Collector<'_>) {
     let g = c.g;
-    let limit = p.per_entity_limit.map_or(usize::MAX, |l| l as usize);
+    let limit = p
+        .per_entity_limit
+        .map_or(EVERY_EDGE_IN_ORDER, |l| l as usize);
     let mut dist = std::mem::take(&mut c.dist);
     let mut frontier = std::mem::take(&mut c.frontier);
     let mut next = std::mem::take(&mut c.next);

@@ -253,9 +253,14 @@ pub(crate) fn per_query<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send)
     }
 }
 
+/// A [`for_each_edge`] limit that takes every edge in the merged order. `usize::MAX` walks
+/// `Both` as out-edges, then in-edges: for callers whose result does not depend on the order.
+pub(crate) const EVERY_EDGE_IN_ORDER: usize = usize::MAX - 1;
+
 /// Walk the admitted edges of `e` in `direction`, in confidence-desc / fact-id-asc order
-/// (both lists merged for `Both`), calling `visit(pos, other_endpoint)` until it returns
-/// `false` or `limit` edges were visited. Literal facts have `other == NONE`.
+/// (both lists merged for `Both`, except with `limit == usize::MAX`), calling
+/// `visit(pos, other_endpoint)` until it returns `false` or `limit` edges were visited.
+/// Literal facts have `other == NONE`.
 #[inline]
 pub(crate) fn for_each_edge(
     g: &KnowledgeGraph,

@@ -171,7 +171,7 @@ proptest! {
         c in arb_cols(),
         picks in proptest::collection::vec(0usize..1000, 1..4),
         max_hops in 0u32..4,
-        limit in 1usize..5,
+        limit in 1usize..6,
         max_facts in proptest::option::of(0usize..12),
         d in 0u8..3,
         filter_status in any::<bool>(),
@@ -180,9 +180,12 @@ proptest! {
         let anchors = anchors_of(&c, &picks);
         let statuses: Option<&[u8]> = if filter_status { Some(&[0, 1]) } else { None };
         let dir = dir_of(d);
+        // 5: no per-entity limit (every edge, still in the merged order for `Both`).
+        let (per_entity_limit, limit) =
+            if limit < 5 { (Some(limit as u32), limit) } else { (None, usize::MAX) };
         let p = SpreadParams {
             max_hops,
-            per_entity_limit: Some(limit as u32),
+            per_entity_limit,
             max_facts: max_facts.map(|m| m as u32),
             direction: dir,
             filter: FactFilter { statuses: statuses.map(CodeSet::from_codes), ..FactFilter::default() },

@@ -8,6 +8,8 @@ scoring of ``graph_ref`` / ``scoring_ref`` / ``fusion_ref``.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -26,6 +28,22 @@ def top_cosine(
     rows = [r for r in range(len(tenants)) if tenants[r] == tenant]
     rows.sort(key=lambda r: (-scores[r], r))
     return [(r, float(np.float32(scores[r]))) for r in rows[:k]]
+
+
+def clear_cut(
+    vectors: np.ndarray,
+    tenants: Sequence[Hashable],
+    tenant: Hashable,
+    q: np.ndarray,
+    k: int,
+    tol: float = 1e-6,
+) -> bool:
+    """Whether :func:`top_cosine`'s k rows are certain: the k-th and the next cosine (in
+    float64) differ by more than ``tol``. Kernels sum float32 products in another order than
+    numpy, so two rows with (nearly) equal cosines can fall on either side of the cut."""
+    scores = (vectors.astype(np.float64) @ q.astype(np.float64)).tolist()
+    ranked = sorted((scores[r] for r in range(len(tenants)) if tenants[r] == tenant), reverse=True)
+    return k <= 0 or len(ranked) <= k or ranked[k - 1] - ranked[k] > tol
 
 
 def spreading_activation(
@@ -109,6 +127,85 @@ def chunk_boost(
         [s for _, _, s in related],
     )
     return [(chunks[cands[i][0]]["id"], b["adjusted"][i]) for i in b["order"][:k]]
+
+
+def tokens(text: str) -> list[str]:
+    """FTS5's ``unicode61`` tokens of ASCII text: the lowercased runs of letters and digits."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def bm25(
+    texts: Sequence[str],
+    tenants: Sequence[Hashable],
+    tenant: Hashable,
+    query: str,
+    limit: int,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> list[tuple[int, float]]:
+    """Seed 003 phase 1's keyword search: FTS5's ``bm25()`` with its sign flipped, over the
+    tenant's rows, the query's terms OR-ed (one phrase per term, repeats included).
+
+    ``score = sum over terms t in the row of idf(t) * f (k1 + 1) / (f + k1 (1 - b + b |D| /
+    avgdl))`` with ``idf(t) = ln((N - n_t + 0.5) / (n_t + 0.5))``, 1e-6 where that is <= 0
+    (SQLite's FTS5 documentation). Returns (row, score) of the best ``limit``, ties by row.
+    """
+    docs = {r: tokens(t) for r, t in enumerate(texts) if tenants[r] == tenant}
+    terms = tokens(query)
+    if not docs or not terms:
+        return []
+    n_rows = float(len(docs))
+    avgdl = float(sum(len(d) for d in docs.values())) / n_rows
+    scores: dict[int, float] = {}
+    for r, d in docs.items():
+        if not any(t in d for t in terms):
+            continue
+        norm = k1 * ((1.0 - b) + (b * float(len(d))) / avgdl)
+        score = 0.0
+        for t in terms:
+            f = float(d.count(t))
+            if f:
+                n_t = float(sum(1 for other in docs.values() if t in other))
+                idf = math.log((n_rows - n_t + 0.5) / (n_t + 0.5))
+                score += (idf if idf > 0.0 else 1e-6) * ((f * (k1 + 1.0)) / (f + norm))
+        scores[r] = score
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+
+def recognize_names(
+    names: Sequence[str],
+    tenants: Sequence[Hashable],
+    tenant: Hashable,
+    query: str,
+    *,
+    limit: int = 5,
+    max_n: int = 3,
+) -> list[int]:
+    """Seed 003 phase 2, strategy 1: the query's 1..``max_n``-word n-grams looked up against
+    the tenant's entity names (tokens compared exactly, case-insensitively).
+
+    The seed leaves the order of ``findEntities(..., {limit: 5})`` open; this takes longer
+    n-grams first, then left to right, entities of one name in row order, each entity once,
+    and skips an n-gram inside a span already matched. Stopwords are not modelled (names of
+    one stopword never match in the library). Returns the rows of the first ``limit``.
+    """
+    by_name: dict[tuple[str, ...], list[int]] = {}
+    for r, name in enumerate(names):
+        if tenants[r] == tenant:
+            by_name.setdefault(tuple(tokens(name)), []).append(r)
+    words = tokens(query)
+    found: list[int] = []
+    spans: list[tuple[int, int]] = []
+    for n in range(max_n, 0, -1):
+        for i in range(len(words) - n + 1):
+            if any(a <= i and i + n <= z for a, z in spans):
+                continue
+            rows = by_name.get(tuple(words[i : i + n]), [])
+            if rows:
+                spans.append((i, i + n))
+            found.extend(r for r in rows if r not in found)
+    return found[:limit]
 
 
 def graph_chunk_scores(

@@ -1,5 +1,7 @@
-"""The numpy form of ``BM25Index``'s query path, as it was before the native kernel
-(``_core.bm25_top_k``): the kernel must give its answers bit for bit.
+"""Regression oracle: the numpy form of ``BM25Index``'s query path, which the native kernel
+(``_core.bm25_top_k``) must match bit for bit. It reads the index's private posting arrays, so
+it checks the kernel against the numpy arithmetic, not against the BM25 definition (that is
+``exact_scores`` in ``tests/test_keyword.py``).
 
 A query's posting slices (``BM25Index._slices``) are summed row by row in phrase order, by
 ``np.add.at`` into one slot per row of the tenant (dense), by ``np.unique`` + ``np.bincount``
