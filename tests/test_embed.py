@@ -226,3 +226,21 @@ def test_embedders_bring_their_tokenizers_to_context_budgets() -> None:
     assert SentenceTransformerEmbedder(_FakeSentenceTransformer()).token_counter() is None
     plain = CallableEmbedder(lambda t: np.ones((len(t), 4)), dim=4)
     assert GraphRAG.from_tables(tables, embedder=plain).token_counter() is whitespace_tokens
+
+
+def test_a_long_query_is_cut_to_the_first_window(
+    e5: E5Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A query longer than the model's window is embedded as its first window, with a
+    warning; a huge one is never tokenised whole."""
+    sentence = "Marie Curie discovered polonium and radium in Paris with Pierre Curie. "
+    long = sentence * 200  # ~14k characters, far over 512 tokens
+    first = e5.windows(long)[0]
+    assert len(first) < len(long)
+    with caplog.at_level("WARNING", logger="graphrecall"):
+        got = e5.embed_queries([long, "short question"])
+    assert "more tokens than the model's window" in caplog.text
+    want = e5.embed_queries([first, "short question"])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    huge = sentence * 2_000  # 140k characters: only its head is read
+    np.testing.assert_allclose(e5.embed_queries([huge]), want[:1], rtol=0, atol=1e-6)

@@ -200,3 +200,14 @@ def test_query_vector_rows_must_match_the_queries(rag: GraphRAG, rows: int) -> N
     qv = np.ones((rows, 8), dtype=np.float32)
     with pytest.raises(ParameterError, match=f"{rows} rows for 2 queries"):
         rag.retrieve_batch(["a", "b"], recipe="ppr", tenant="alice", query_vectors=qv)
+
+
+def test_a_query_over_max_query_chars_is_a_parameter_error(rag: GraphRAG) -> None:
+    with pytest.raises(ParameterError, match=r"query 1 has 10,001 characters"):
+        rag.retrieve_batch(["fine", "x" * 10_001], recipe="ppr", tenant="alice")
+    strict = GraphRAG(rag.index, cache=None, max_query_chars=5)
+    with pytest.raises(ParameterError, match="max_query_chars = 5"):
+        strict.retrieve("JACQ project", recipe="ppr", tenant="alice")
+    assert strict.retrieve("JACQ", recipe="ppr", tenant="alice").recipe == "ppr"
+    with pytest.raises(ParameterError, match="max_query_chars"):
+        GraphRAG(rag.index, max_query_chars=0)

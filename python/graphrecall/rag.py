@@ -47,6 +47,9 @@ __all__ = ["GraphRAG", "GraphRAGOptions"]
 
 log = logging.getLogger("graphrecall")
 
+#: The default longest query :class:`GraphRAG` accepts, in characters.
+MAX_QUERY_CHARS = 10_000
+
 
 class GraphRAGOptions(TypedDict, total=False):
     """The keyword options of :class:`GraphRAG` (what its constructors pass on)."""
@@ -55,6 +58,7 @@ class GraphRAGOptions(TypedDict, total=False):
     cache: ResultCache | str | None
     slow_query_ms: float
     token_counter: TokenCounter | None
+    max_query_chars: int
 
 
 class GraphRAG:
@@ -70,6 +74,8 @@ class GraphRAG:
         slow_query_ms: Log a warning for queries slower than this (seed 002: 200 ms).
         token_counter: Counts tokens for context budgets (default: the embedder's
             tokenizer when it is the default model, else a conservative estimate).
+        max_query_chars: Longer queries are a ``ParameterError`` (a question is not a
+            document: the embedder reads only its first window anyway).
     """
 
     def __init__(
@@ -80,6 +86,7 @@ class GraphRAG:
         cache: ResultCache | str | None = "default",
         slow_query_ms: float = 200.0,
         token_counter: TokenCounter | None = None,
+        max_query_chars: int = MAX_QUERY_CHARS,
     ):
         self.index = index
         self.router = router
@@ -94,6 +101,9 @@ class GraphRAG:
         if not isinstance(slow_query_ms, (int, float)) or not slow_query_ms > 0:
             raise ParameterError(f"invalid parameter slow_query_ms: {slow_query_ms!r}")
         self.slow_query_ms = float(slow_query_ms)
+        if type(max_query_chars) is not int or max_query_chars < 1:
+            raise ParameterError(f"invalid parameter max_query_chars: {max_query_chars!r}")
+        self.max_query_chars = max_query_chars
         self.generation = 0
         self._counter = token_counter
 
@@ -269,6 +279,12 @@ class GraphRAG:
                 "invalid parameter queries: give a sequence of str (retrieve() takes one)"
             )
         qs = list(queries)
+        for i, q in enumerate(qs):
+            if isinstance(q, str) and len(q) > self.max_query_chars:
+                raise ParameterError(
+                    f"invalid parameter queries: query {i} has {len(q):,} characters, more "
+                    f"than max_query_chars = {self.max_query_chars:,}"
+                )
         vectors = _query_vectors(query_vectors, len(qs))
         t_start = time.perf_counter()
         if now is None:
