@@ -59,7 +59,7 @@ pub enum Error {
     #[error("invalid parameter {name}: {problem}")]
     InvalidParameter { name: &'static str, problem: String },
     /// A tenant code that the graph does not hold.
-    #[error("unknown tenant {tenant} (the graph holds tenants 0..{n_tenants})")]
+    #[error("unknown tenant {tenant} ({})", tenant_codes(*.n_tenants))]
     UnknownTenant { tenant: u32, n_tenants: u32 },
     /// One query of a batch is malformed (bad anchor, anchor of another tenant, ...).
     #[error("query {query}: {problem}")]
@@ -82,6 +82,15 @@ pub enum Error {
 
 /// Result alias used throughout the core.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The tenant codes a graph holds, in words (an empty graph holds none).
+fn tenant_codes(n_tenants: u32) -> String {
+    match n_tenants {
+        0 => "the graph holds no tenant".to_string(),
+        1 => "the graph holds tenant code 0 only".to_string(),
+        n => format!("the graph holds tenant codes 0 to {}", n - 1),
+    }
+}
 
 impl Error {
     pub(crate) fn param(name: &'static str, problem: impl Into<String>) -> Self {

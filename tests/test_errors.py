@@ -982,3 +982,14 @@ def test_graph_too_large_for_the_address_space_is_a_memory_error() -> None:
     )
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
     assert re.search(r"out of memory: .+ needs \d+ bytes", done.stdout), done.stdout
+
+
+def test_an_empty_graph_says_it_holds_no_tenant() -> None:
+    empty = KnowledgeGraph.from_arrays(
+        fact_subject=np.array([], dtype=np.int64),
+        fact_object=np.array([], dtype=np.int64),
+        n_entities=0,
+    )
+    with pytest.raises(UnknownTenantError, match=r"the graph holds no tenant\)$") as info:
+        empty.spread([0], tenant=0)
+    assert info.value.kind == "unknown_tenant"
