@@ -154,7 +154,8 @@ def _private_attrs_by_room() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for m, path in MODULES.items():
         names = out.setdefault(room_of(m), set())
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.ctx, ast.Store)
@@ -165,7 +166,7 @@ def _private_attrs_by_room() -> dict[str, set[str]]:
             ):
                 names.add(node.attr)
         # __slots__ entries are attributes too.
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets
             ):

@@ -299,30 +299,25 @@ class SavedIndex:
             CorruptStoreError: The built index does not match what was saved.
             BadDataError: The tables fail the row checks (when not verified).
         """
-        index = build(
-            self.tables,
+        common = {
             # Checked before saving; with every CRC-32 verified the rows are those checked
             # ones (the core still validates what it builds). Unverified files are checked.
-            checked=self.verified,
-            embedder=self.embedder,
-            vector_backend=self.vector_backend,
-            exact_below=self.exact_below,
+            "checked": self.verified,
+            "embedder": self.embedder,
+            "vector_backend": self.vector_backend,
+            "exact_below": self.exact_below,
+        }
+        index = build(
+            self.tables,
+            **common,
             entity_vectors=self.vectors["entity"],
             chunk_vectors=self.vectors["chunk"],
         )
-        if self.counts.get("tenants", index.graph.n_tenants) != index.graph.n_tenants:
+        saved_vectors = self.counts.get("tenants", index.graph.n_tenants) == index.graph.n_tenants
+        if not saved_vectors:
             # Saved when int tenants were taken as codes: its vector indexes use those codes,
             # so they are rebuilt from the stored vectors (nothing is re-embedded).
-            index = build(
-                self.tables,
-                checked=self.verified,
-                embedder=self.embedder,
-                vector_backend=self.vector_backend,
-                exact_below=self.exact_below,
-            )
-            saved_vectors = False
-        else:
-            saved_vectors = True
+            index = build(self.tables, **common)
         got = {
             "entities": index.graph.n_entities,
             "facts": index.graph.n_facts,
@@ -334,8 +329,8 @@ class SavedIndex:
                     f"saved index: {self.root} holds {n} {key}, its header says "
                     f"{self.counts.get(key)}"
                 )
-        for kind in ("entity", "chunk"):
-            if saved_vectors:
+        if saved_vectors:
+            for kind in ("entity", "chunk"):
                 _check_vectors(self.root, index, kind, self.vectors[kind])
         return index
 
