@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class DescribedEntity(EntityHit):
     """An entity hit with a description (seed 003's sections print it)."""
 

@@ -170,11 +170,45 @@ def test_columns_are_built_once_on_first_read(demo_index: GraphIndex) -> None:
     assert facts[1].path[: len(facts[0].path) - 1] == facts[0].path[:-1]
     assert chunks[2].path == (Step(2, "e2"),) and ents[0].path == (Step(0, "e0"),)
     assert calls == ["components", "paths", "paths"]
-    # Setting a lazy field before reading it wins; deleting works as for a plain slot.
-    chunks[0].components = {"y": 1.0}
-    assert chunks[0].components == {"y": 1.0} and calls.count("components") == 1
-    del ents[1].path
-    with pytest.raises(AttributeError):
-        _ = ents[1].path
+    # Hits are frozen, lazy fields too, and their components read-only.
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        chunks[0].components = {"y": 1.0}  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del ents[1].path  # type: ignore[misc]
+    with pytest.raises(TypeError, match="read-only"):
+        chunks[1].components["x"] = 9.0  # type: ignore[index]
+    assert chunks[0].components == {"x": 0.0} and calls.count("components") == 2
     assert isinstance(facts[0], FactHit) and isinstance(chunks[0], ChunkHit)
     assert isinstance(ents[0], EntityHit)
+
+
+def test_hits_are_frozen_values_on_every_path(demo_index: Any) -> None:
+    """Hits built by the public constructors and by the recipes' bulk builders alike refuse
+    changes, hold read-only components, and still copy, pickle, compare and serialise."""
+    import copy
+    import json
+    import pickle
+
+    made = FactHit("f", "s", "S", "p", None, None, "v", 1.0, 2.0, 0, components={"a": 1.0})
+    built = fact_hits(
+        demo_index,
+        np.arange(2, dtype=np.int64),
+        scores=[1.0, 0.5],
+        hops=[0, 1],
+        anchors=None,
+        components=[{"a": 1.0}, {"a": 2.0}],
+    )
+    for hit in (made, *built):
+        assert type(hit) is FactHit
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            hit.score = 9.0  # type: ignore[misc]
+        with pytest.raises(TypeError, match="read-only"):
+            hit.components["a"] = 0.0  # type: ignore[index]
+        with pytest.raises(TypeError, match="read-only"):
+            hit.components.update(b=1.0)  # type: ignore[attr-defined]
+        assert pickle.loads(pickle.dumps(hit)) == hit
+        assert copy.deepcopy(hit) == hit and copy.copy(hit) == hit
+        assert dataclasses.replace(hit, score=3.0).score == 3.0 and hit.score != 3.0
+        assert json.loads(json.dumps(dataclasses.asdict(hit)))["components"] == dict(hit.components)
+        assert hash(hit) == hash(dataclasses.replace(hit))
+    assert built[0] != built[1] and built[1].components == {"a": 2.0}

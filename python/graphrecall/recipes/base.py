@@ -22,6 +22,7 @@ from .hits import (
     LazyColumn,
     RetrievalResult,
     Step,
+    hit_builder,
     pending,
 )
 
@@ -130,6 +131,11 @@ def py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: The recipes' constructors of frozen hits (see :func:`~.hits.hit_builder`).
+_new_fact_hit = hit_builder(FactHit)
+_new_chunk_hit = hit_builder(ChunkHit)
+_new_entity_hit = hit_builder(EntityHit)
+
 #: The null of ``GraphIndex.fact_since``.
 NULL_SINCE = -(2**63)
 
@@ -148,7 +154,7 @@ def fact_hit(
     ids = index.graph.entity_ids
     s, o = int(index.fact_subject[f]), int(index.fact_object[f])
     since = int(index.fact_since[f])
-    return FactHit(
+    return _new_fact_hit(
         id=py(index.graph.fact_ids[f]),
         subject=py(ids[s]),
         subject_name=index.entity_name[s],
@@ -243,7 +249,7 @@ def fact_hits(
     comp_arg: Any = components if comp_col is None else pend
     return list(
         map(
-            FactHit,
+            _new_fact_hit,
             fids,
             subj_ids,
             subj_names,
@@ -274,7 +280,7 @@ def chunk_hit(
     path: tuple[Step, ...] = (),
 ) -> ChunkHit:
     """A :class:`ChunkHit` for dense chunk ``c``."""
-    return ChunkHit(
+    return _new_chunk_hit(
         id=py(index.graph.chunk_ids[c]),
         text=index.chunk_text[c],
         score=score,
@@ -298,7 +304,7 @@ def entity_hit(
 ) -> EntityHit:
     """An :class:`EntityHit` for dense entity ``e``."""
     ids = index.graph.entity_ids
-    return EntityHit(
+    return _new_entity_hit(
         id=py(ids[e]),
         name=index.entity_name[e],
         score=score,
@@ -363,7 +369,7 @@ def entity_hits(
     anchor_l: Any = repeat(None) if anchors is None else _anchor_ids(ent_ids, anchors)
     return list(
         map(
-            EntityHit,
+            _new_entity_hit,
             ids,
             [names[r] for r in rl],
             repeat(scores) if isinstance(scores, float) else scores,
@@ -416,7 +422,7 @@ def chunk_hits(
     path_arg: Any = repeat(()) if paths is None else paths if path_col is None else pend
     return list(
         map(
-            ChunkHit,
+            _new_chunk_hit,
             index.graph.chunk_ids[rl].tolist(),
             [text[c] for c in rl],
             scores,

@@ -9,7 +9,7 @@ hits are the one item model that context blocks, narratives and explanations rea
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from itertools import repeat
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -22,9 +22,11 @@ __all__ = [
     "EntityHit",
     "FactHit",
     "LazyColumn",
+    "ReadOnlyDict",
     "RetrievalResult",
     "Step",
     "freeze_stats",
+    "hit_builder",
     "make_result",
     "pending",
 ]
@@ -51,7 +53,34 @@ class Step:
     direction: Direction = "out"
 
 
-@dataclass(slots=True)
+class ReadOnlyDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses changes: a hit's score components. A ``dict`` subclass (not a
+    mapping proxy) so that ``json.dumps``, ``dataclasses.asdict`` and pickling take it as it
+    is."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a hit's components are read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[type[ReadOnlyDict], tuple[dict[str, Any]]]:
+        return (type(self), (dict(self),))
+
+    def __copy__(self) -> ReadOnlyDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ReadOnlyDict:
+        return self
+
+
+def _read_only(components: Mapping[str, float]) -> Mapping[str, float]:
+    return ReadOnlyDict(components) if type(components) is dict else components
+
+
+@dataclass(frozen=True, slots=True)
 class EntityHit:
     """An entity a recipe used: an anchor (``hop`` 0) or one reached through the graph.
 
@@ -70,9 +99,10 @@ class EntityHit:
     path: tuple[Step, ...] = ()
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FactHit:
-    """A ranked fact with its score components and its path from the anchor."""
+    """A ranked fact with its score components and its path from the anchor (immutable,
+    like every hit: a cached result is shared by every caller)."""
 
     id: Hashable
     subject: Hashable
@@ -88,8 +118,11 @@ class FactHit:
     strength: float | None = None
     description: str | None = None
     since: int | None = None
-    components: Mapping[str, float] = field(default_factory=dict)
+    components: Mapping[str, float] = field(default_factory=ReadOnlyDict, hash=False)
     path: tuple[Step, ...] = ()
+
+    def __post_init__(self) -> None:
+        _freeze_components(self)
 
     @property
     def value(self) -> str:
@@ -99,7 +132,7 @@ class FactHit:
         return self.object_name if self.object_name is not None else "..."
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ChunkHit:
     """A ranked chunk (passage / memory).
 
@@ -115,9 +148,19 @@ class ChunkHit:
     text: str
     score: float
     source: str
-    components: Mapping[str, float] = field(default_factory=dict)
+    components: Mapping[str, float] = field(default_factory=ReadOnlyDict, hash=False)
     path: tuple[Step, ...] = ()
     tier: str | None = None
+
+    def __post_init__(self) -> None:
+        _freeze_components(self)
+
+
+def _freeze_components(hit: FactHit | ChunkHit) -> None:
+    """A hit built by its public constructor holds its components read-only too."""
+    c = hit.components
+    if type(c) is dict:
+        object.__setattr__(hit, "components", ReadOnlyDict(c))
 
 
 class LazyColumn(Generic[_T]):
@@ -168,7 +211,9 @@ def _lazy_slot(cls: type, name: str, which: int) -> None:
     """Turn dataclass slot ``name`` of ``cls`` into a property that resolves a
     :class:`_Pending` (column ``which`` of it) on first read and stores the value in the
     slot. Construction, equality, repr, ``dataclasses.fields`` / ``replace`` / ``asdict``,
-    pickling and copying all go through the attribute, so they see the value."""
+    pickling and copying all go through the attribute, so they see the value. The setter is
+    the slot's own, reached only by the frozen ``__init__`` (``object.__setattr__``): the
+    class's ``__setattr__`` refuses every other assignment."""
     slot = cls.__dict__[name]
     get, put, drop = slot.__get__, slot.__set__, slot.__delete__
 
@@ -176,6 +221,8 @@ def _lazy_slot(cls: type, name: str, which: int) -> None:
         v = get(self)
         if type(v) is _Pending:
             v = v[which][v[2]]
+            if type(v) is dict:
+                v = ReadOnlyDict(v)
             put(self, v)
         return v
 
@@ -189,6 +236,48 @@ for _cls in (EntityHit, FactHit, ChunkHit):
 for _cls in (FactHit, ChunkHit):
     _lazy_slot(_cls, "components", 1)
 del _cls
+
+
+def hit_builder(cls: type[_T]) -> Callable[..., _T]:
+    """A constructor of frozen hit class ``cls`` for the recipes' bulk paths, with the
+    arguments of ``cls`` (positional or keyword, same defaults).
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, which
+    costs several times as much as plain slot stores. The builder is a twin class with the same slots
+    whose ``__init__`` stores plainly and then turns the object into a ``cls`` (the layouts
+    are identical, so the switch is allowed and costs one assignment). Dict components
+    become :class:`ReadOnlyDict`."""
+    cached = _BUILDERS.get(cls)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+    params: list[str] = []
+    scope: dict[str, Any] = {"_cls": cls, "_ro": _read_only}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.default is not MISSING:
+            scope[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        elif f.default_factory is not MISSING:
+            scope["_EMPTY_RO"] = ReadOnlyDict()
+            params.append(f"{f.name}=_EMPTY_RO")
+        else:
+            params.append(f.name)
+    body = "".join(
+        f"        self.{n} = _ro({n})\n" if n == "components" else f"        self.{n} = {n}\n"
+        for n in names
+    )
+    src = (
+        f"class Builder:\n    __slots__ = _cls.__slots__\n"
+        f"    def __init__(self, {', '.join(params)}):\n{body}        self.__class__ = _cls\n"
+    )
+    exec(src, scope)
+    built: Any = scope["Builder"]
+    built.__qualname__ = built.__name__ = f"{cls.__name__}Builder"
+    _BUILDERS[cls] = built
+    return built  # type: ignore[no-any-return]
+
+
+_BUILDERS: dict[type, Any] = {}
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
