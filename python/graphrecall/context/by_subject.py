@@ -7,7 +7,7 @@ from collections.abc import Hashable, Sequence
 
 from ..recipes.hits import EntityHit, FactHit
 from .items import FactItem, check_unique, checked_items, clean, entity_item, fact_item, object_text
-from .packing import ContextBlock, pack_block
+from .packing import ContextBlock, Piece, pack_block
 from .tokens import TokenCounter, whitespace_tokens
 
 __all__ = ["narrative"]
@@ -77,4 +77,11 @@ def narrative(
             sections[-1] += "\n" + lines[i]
         return "\n\n".join(sections)
 
-    return pack_block([f.id for f in ordered], [f.score for f in ordered], render, budget, count)
+    def pieces(i: int) -> list[Piece]:
+        return [
+            (("subject", ordered[i].subject_id), headers[ordered[i].subject_id], 2),
+            (i, lines[i], 1),
+        ]
+
+    ids, scores = [f.id for f in ordered], [f.score for f in ordered]
+    return pack_block(ids, scores, render, budget, count, pieces)

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from ..errors import ParameterError
 from ..recipes.hits import FactHit
 from .items import check_unique, checked_items, clean, fact_item, object_text
-from .packing import ContextBlock, pack_block
+from .packing import ContextBlock, Piece, pack_block
 from .tokens import TokenCounter, whitespace_tokens
 
 __all__ = ["budget_allocation", "known_facts"]
@@ -69,7 +69,10 @@ def known_facts(
     def render(chosen: Sequence[int]) -> str:
         return "## Known Facts\n" + "\n".join(lines[i] for i in chosen)
 
-    return pack_block([f.id for f in fs], [f.score for f in fs], render, budget, count)
+    def pieces(i: int) -> list[Piece]:
+        return [(i, lines[i], 1)]
+
+    return pack_block([f.id for f in fs], [f.score for f in fs], render, budget, count, pieces)
 
 
 # --------------------------------------------------------------------------- seed 004 budget

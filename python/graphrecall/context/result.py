@@ -28,7 +28,7 @@ from .by_subject import narrative
 from .fact_lines import known_facts
 from .graph_section import kg_context
 from .json_doc import json_block
-from .packing import ContextBlock, pack_block
+from .packing import ContextBlock, Piece, pack_block
 from .tokens import TokenCounter, check_budget, whitespace_tokens
 
 __all__ = ["FORMATS", "chunks_block", "render", "tiers_block"]
@@ -52,7 +52,11 @@ def chunks_block(
         lines += [f"- {_one_line(chunks[i].text)}" for i in idx]
         return "\n".join(lines)
 
-    return pack_block([c.id for c in chunks], [c.score for c in chunks], render, budget, count)
+    def pieces(i: int) -> list[Piece]:
+        return [("head", "## Relevant passages", 1), (i, f"- {_one_line(chunks[i].text)}", 1)]
+
+    ids, scores = [c.id for c in chunks], [c.score for c in chunks]
+    return pack_block(ids, scores, render, budget, count, pieces)
 
 
 def tiers_block(
@@ -77,7 +81,16 @@ def tiers_block(
             lines.append(f"- {_one_line(c.text)}")
         return "\n".join(lines)
 
-    return pack_block([c.id for _, c in flat], [c.score for _, c in flat], render, budget, count)
+    def pieces(i: int) -> list[Piece]:
+        tier, c = flat[i]
+        return [
+            ("head", "## Memories", 1),
+            (("tier", tier), f"### {tier}", 1),
+            (i, f"- {_one_line(c.text)}", 1),
+        ]
+
+    ids, scores = [c.id for _, c in flat], [c.score for _, c in flat]
+    return pack_block(ids, scores, render, budget, count, pieces)
 
 
 def render(

@@ -40,6 +40,7 @@ __all__ = [
     "chunk_hits",
     "csr_ranges",
     "entity_hits",
+    "strongest",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -109,6 +110,19 @@ def check_count(name: str, value: object, lo: int = 1, hi: int = 1_000_000) -> i
             f"invalid parameter {name}: {value!r} is not an integer in [{lo}, {hi}]"
         )
     return int(value)
+
+
+def strongest(
+    hops: npt.ArrayLike, strengths: npt.ArrayLike, limit: int
+) -> npt.NDArray[np.intp] | None:
+    """Positions of the ``limit`` nearest, then strongest, items (ties: first seen), in
+    their given order; None when all fit. Bounds what a hub puts in a result."""
+    h = np.asarray(hops)
+    n = len(h)
+    if n <= limit:
+        return None
+    order = np.lexsort((np.arange(n), -np.asarray(strengths, dtype=np.float64), h))[:limit]
+    return np.sort(order)
 
 
 def check_real(name: str, value: object, lo: float = 0.0, hi: float = math.inf) -> float:

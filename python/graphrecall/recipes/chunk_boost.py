@@ -53,6 +53,7 @@ from .base import (
     chunk_hit,
     chunk_hits,
     entity_hits,
+    strongest,
 )
 from .overrides import ChunkBoostOverrides
 from .paths import EntityPaths
@@ -90,6 +91,9 @@ class ChunkBoost:
             than ``k`` chunks were found (True).
         fallback: Name matching for query entities when there are no vectors
             ("recognize", "fuzzy", "keyword" or None).
+        max_related: Related entities listed in the result at most, nearest then strongest
+            (32; every one still boosts, and ``stats["related_entities"]`` counts them all):
+            the source is silent, and a hub would otherwise list its whole neighbourhood.
     """
 
     recipe: ClassVar[str] = "chunk_boost"
@@ -107,6 +111,7 @@ class ChunkBoost:
     expand_graph: bool = True
     expand_primary_chunks: bool = True
     fallback: str | None = "recognize"
+    max_related: int = 32
 
 
 def _pipeline(
@@ -125,6 +130,7 @@ def _pipeline(
     k = check_count("k", p.k)
     factor = check_count("candidate_factor", p.candidate_factor, 1, 1000)
     n_ent = check_count("query_entities", p.query_entities, 1, 1000)
+    max_related = check_count("max_related", p.max_related, 0)
     check_real("entity_boost_direct", p.entity_boost_direct)
     check_real("entity_boost_indirect", p.entity_boost_indirect)
     qv, why = embed_batch(index, qs, query_vectors, timer)
@@ -262,14 +268,20 @@ def _pipeline(
                         break
             fanout = dict(Counter(dists))  # in first-seen order, as a counting loop
             anchors = anchor_hits(index, found[q])
+            listed, l_dists, l_str = related_arrays[q][0], dists, strengths
+            kept = strongest(related_arrays[q][1], related_arrays[q][2], max_related)
+            if kept is not None:
+                listed = listed[kept]
+                l_dists = related_arrays[q][1][kept].tolist()
+                l_str = related_arrays[q][2][kept].tolist()
             entities = anchors + entity_hits(
                 index,
-                related_arrays[q][0],
+                listed,
                 scores=0.0,
                 how="graph",
-                hops=dists,
-                strengths=strengths,
-                paths=LazyColumn(partial(paths_of.many, related)),
+                hops=l_dists,
+                strengths=l_str,
+                paths=LazyColumn(partial(paths_of.many, listed.tolist())),
             )
             results.append(
                 batch.result(

@@ -243,10 +243,10 @@ def hit_builder(cls: type[_T]) -> Callable[..., _T]:
     arguments of ``cls`` (positional or keyword, same defaults).
 
     A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, which
-    costs several times as much as plain slot stores. The builder is a twin class with the same slots
-    whose ``__init__`` stores plainly and then turns the object into a ``cls`` (the layouts
-    are identical, so the switch is allowed and costs one assignment). Dict components
-    become :class:`ReadOnlyDict`."""
+    costs several times as much as plain slot stores. The builder is a twin class with the
+    same slots whose ``__init__`` stores plainly and then turns the object into a ``cls``
+    (the layouts are identical, so the switch is allowed and costs one assignment). Dict
+    components become :class:`ReadOnlyDict`."""
     cached = _BUILDERS.get(cls)
     if cached is not None:
         return cached  # type: ignore[no-any-return]

@@ -58,6 +58,7 @@ from .base import (
     chunk_hits,
     entity_hits,
     fact_hits,
+    strongest,
 )
 from .overrides import HybridExpandOverrides
 from .paths import EntityPaths
@@ -93,6 +94,11 @@ class HybridExpand:
         alpha, beta: The final combination (0.7 / 0.3).
         max_graph_chunks: Graph-sourced chunks added at most (``maxChunks = 4``).
         use_graph: False: the hybrid search alone.
+        max_related: Related entities listed in the result at most, nearest then strongest
+            (32; every one still scores its chunks, and ``stats["related_entities"]`` counts
+            them all).
+        max_facts: Traversed relationships listed at most, nearest then strongest (32).
+            The source is silent on both; without them a hub lists its whole neighbourhood.
         profile: computeGraphScore's constants.
     """
 
@@ -113,6 +119,8 @@ class HybridExpand:
     beta: float = 0.3
     max_graph_chunks: int = 4
     use_graph: bool = True
+    max_related: int = 32
+    max_facts: int = 32
     profile: GraphProximityProfile = field(default_factory=GraphProximityProfile)
 
 
@@ -249,7 +257,6 @@ def _pipeline(
             scores_l = b_scores.tolist()
             sources = ["hybrid"] * len(ids_l)
         with timer.stage("results"):
-            rel_l = related.tolist()
             chunks = chunk_hits(
                 index,
                 ids_l,
@@ -261,14 +268,18 @@ def _pipeline(
                 paths=LazyColumn(partial(_chunk_paths, ids_l, graph, paths_of)),
             )
             anchor_list = anchor_hits(index, anchors[q])
+            listed, l_hops, l_str = related, rel_hops, rel_str
+            kept = strongest(rel_hops, rel_str, c.max_related)
+            if kept is not None:
+                listed, l_hops, l_str = related[kept], rel_hops[kept], rel_str[kept]
             rel_hits = entity_hits(
                 index,
-                related,
+                listed,
                 scores=0.0,
                 how="graph",
-                hops=rel_hops.tolist(),
-                strengths=rel_str.tolist(),
-                paths=LazyColumn(partial(paths_of.many, rel_l)),
+                hops=l_hops.tolist(),
+                strengths=l_str.tolist(),
+                paths=LazyColumn(partial(paths_of.many, listed.tolist())),
             )
             facts = []
             if p.use_graph:
@@ -276,13 +287,20 @@ def _pipeline(
                 q_facts = q_facts_all[fa:fb]
                 q_facts_hops = q_hops_all[fa:fb]
                 linking = index.fact_object[q_facts] >= 0
-                q_facts = q_facts[linking]
+                q_facts, q_facts_hops = q_facts[linking], q_facts_hops[linking]
                 strength = index.fact_strength[q_facts]
+                kept = strongest(q_facts_hops, strength, c.max_facts)
+                if kept is not None:
+                    q_facts, q_facts_hops, strength = (
+                        q_facts[kept],
+                        q_facts_hops[kept],
+                        strength[kept],
+                    )
                 facts = fact_hits(
                     index,
                     q_facts,
                     scores=strength,
-                    hops=q_facts_hops[linking],
+                    hops=q_facts_hops,
                     anchors=None,
                     components=LazyColumn(partial(_strength_components, strength)),
                 )
@@ -295,7 +313,7 @@ def _pipeline(
                     chunks=chunks,
                     stats={
                         "query_entities": len(anchor_list),
-                        "related_entities": len(rel_hits),
+                        "related_entities": len(related),
                         "graph_chunks_scored": len(graph[0]),
                         "graph_chunks_added": sources.count("graph"),
                     },
@@ -317,6 +335,8 @@ class _Checked:
     alpha: float
     beta: float
     max_new: int
+    max_related: int
+    max_facts: int
 
 
 def _check(p: HybridExpandParams) -> _Checked:
@@ -330,7 +350,11 @@ def _check(p: HybridExpandParams) -> _Checked:
     if p.keyword_mode not in ("or", "and"):
         raise ParameterError(f"invalid parameter keyword_mode: {p.keyword_mode!r} (or, and)")
     max_new = check_count("max_graph_chunks", p.max_graph_chunks, 0)
-    return _Checked(k, mult, vw, tw, p.text_score == "openclaw", alpha, beta, max_new)
+    max_related = check_count("max_related", p.max_related, 0)
+    max_facts = check_count("max_facts", p.max_facts, 0)
+    return _Checked(
+        k, mult, vw, tw, p.text_score == "openclaw", alpha, beta, max_new, max_related, max_facts
+    )
 
 
 #: additive_merge's source codes.

@@ -56,6 +56,7 @@ class ChunkBoostOverrides(TypedDict, total=False):
     expand_graph: bool
     expand_primary_chunks: bool
     fallback: str | None
+    max_related: int
 
 
 class RoutedHybridOverrides(TypedDict, total=False):
@@ -83,6 +84,8 @@ class HybridExpandOverrides(TypedDict, total=False):
     alpha: float
     beta: float
     max_graph_chunks: int
+    max_related: int
+    max_facts: int
     use_graph: bool
     profile: GraphProximityProfile
 
@@ -159,6 +162,7 @@ class RecipeOverrides(TypedDict, total=False):
     alpha: float
     beta: float
     max_graph_chunks: int
+    max_related: int
     use_graph: bool
     entities: int
     min_match: float | None
