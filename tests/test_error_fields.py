@@ -39,8 +39,8 @@ CASES: list[tuple[str, Callable[[], Any], Loc, str, Any]] = [
      ("mentions", 0, "chunk"), "dangling", "d"),
     # invalid values
     ("records invalid", lambda: KG.from_records(
-        [{"id": "a"}], [{"subject": "a", "object": None, "status": "deleted"}]),
-     ("facts", 0, "status"), "invalid_value", "deleted"),
+        [{"id": "a"}], [{"subject": "a", "object": None, "status": 9}]),
+     ("facts", 0, "status"), "invalid_value", 9),
     ("arrays invalid", lambda: KG.from_arrays(**BASE, status=[0, 4]),
      ("facts", 1, "status"), "invalid_value", 4),
     ("arrays not a time", lambda: KG.from_arrays(**BASE, last_accessed=["yesterday", None]),

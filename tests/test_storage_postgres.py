@@ -695,7 +695,7 @@ def test_bad_rows_are_reported_or_skipped(db: Db) -> None:
             {"id": 1, "subject": "a", "object": "b", "strength": 0.5, "status": "confirmed"},
             {"id": 2, "subject": "a", "object": "ghost", "strength": 0.5, "status": "staged"},
             {"id": 3, "subject": "b", "object": "a", "strength": math.nan, "status": "staged"},
-            {"id": 4, "subject": "b", "object": "c", "strength": 1.0, "status": "maybe"},
+            {"id": 4, "subject": "b", "object": "c", "strength": 1.0, "status": None},
         ],
     )
     with pytest.raises(BadDataError) as err:
@@ -707,7 +707,7 @@ def test_bad_rows_are_reported_or_skipped(db: Db) -> None:
     assert set(reasons) == {2, 3, 4}
     assert "ghost" in reasons[2]
     assert "strength" in reasons[3]
-    assert "maybe" in reasons[4]
+    assert "status is missing" in reasons[4]
     assert "dimension" in str(report) and report.refused["embeddings[0]"] == 1
 
     tables = load_postgres(db.uri, on_bad="skip")

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import operator
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -108,6 +108,55 @@ class FactScoreProfile:
     decay_base: float = 0.95
     grace_weeks: float = 1.0
     usage_log_factor: float = 0.5
+
+    @classmethod
+    def for_words(
+        cls,
+        statuses: Sequence[str],
+        sources: Sequence[str],
+        *,
+        status_weights: Mapping[str, float] | None = None,
+        source_weights: Mapping[str, float] | None = None,
+        **constants: float,
+    ) -> FactScoreProfile:
+        """A profile whose weights follow a graph's vocabularies (``graph.statuses``,
+        ``graph.sources``), given by word: what ``status_weights`` / ``source_weights`` say,
+        else the design's weight for the word (``confirmed`` 1.2, ``user_edit`` 2.0, ...),
+        else the neutral default (1.0). A weight for a word the vocabulary lacks (a typo)
+        is a ``ParameterError``."""
+        base = cls(**constants)  # type: ignore[arg-type]
+        statuses = tuple(getattr(statuses, "names", statuses))  # a graph's Vocab or words
+        sources = tuple(getattr(sources, "names", sources))
+
+        def weights(
+            words: Sequence[str],
+            given: Mapping[str, float] | None,
+            design: Mapping[str, float],
+            neutral: float,
+            what: str,
+        ) -> tuple[float, ...]:
+            given = dict(given or {})
+            unknown = sorted(set(given) - set(words))
+            if unknown:
+                raise ParameterError(
+                    f"invalid parameter {what}_weights: {unknown!r} not in the {what} "
+                    f"vocabulary {list(words)!r}",
+                    parameter=f"{what}_weights",
+                    input=unknown,
+                )
+            return tuple(float(given.get(w, design.get(w, neutral))) for w in words)
+
+        design_status = dict(zip(STATUSES, cls.status_weights, strict=True))
+        design_source = dict(zip(SOURCES, cls.source_weights, strict=True))
+        return replace(
+            base,
+            status_weights=weights(
+                statuses, status_weights, design_status, base.default_status_weight, "status"
+            ),
+            source_weights=weights(
+                sources, source_weights, design_source, base.default_source_weight, "source"
+            ),
+        )
 
 
 @dataclass(frozen=True)

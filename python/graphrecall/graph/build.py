@@ -141,8 +141,9 @@ def encode(
     free()
     pred_vocab, pred = _predicates(facts.pop("predicate", None), n_facts, predicates)
     free()
-    status_vocab = Vocab(list(statuses), "status")
-    source_vocab = Vocab(list(sources), "source")
+    # Open vocabularies: words beyond the given ones get the next codes (neutral weights).
+    status_vocab = Vocab(list(statuses), "status").grown(facts.get("status"), "facts", "status")
+    source_vocab = Vocab(list(sources), "source").grown(facts.get("source"), "facts", "source")
     status = _coded(facts.pop("status", None), n_facts, status_vocab, "status", "confirmed")
     source = _coded(facts.pop("source", None), n_facts, source_vocab, "source", "system")
     free()

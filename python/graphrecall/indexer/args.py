@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO, get_args
 
 from ..errors import GraphRecallError, ParameterError
-from ..tables import BadDataError
+from ..tables import BadDataError, LoadReport
 from ..tables.mapping import PRESETS, ColumnMapping
 from .output import TargetKind
 from .pipeline import index
@@ -24,6 +24,25 @@ EXIT_FAILED = 1
 EXIT_BAD_DATA = 2
 
 _INT = re.compile(r"^[+-]?\d+$")
+
+
+#: Above this share of a table's rows refused (most of it), skipping is not suggested: such
+#: rows are more likely read wrongly (a column mapped to the wrong meaning) than bad.
+SKIP_ADVICE_LIMIT = 0.5
+
+
+def skip_advice(report: LoadReport) -> str:
+    """What to do about refused rows: ``--on-bad skip`` only when it would drop a small
+    share of every table, else the shares and a pointer to the mapping."""
+    shares = [(t.table, t.refused, t.rows) for t in report.tables if t.refused and t.rows]
+    worst = max((r / n for _, r, n in shares), default=0.0)
+    said = ", ".join(f"{r:,} of {n:,} {table} rows ({100 * r / n:.0f} %)" for table, r, n in shares)
+    if worst <= SKIP_ADVICE_LIMIT:
+        return f"(pass --on-bad skip to drop {said} and the rows depending on them)"
+    return (
+        f"({said} are refused: too many to skip; check what the first errors say about "
+        "the columns, and map them with --mapping)"
+    )
 
 
 def parse_tenant(text: str) -> int | str:
@@ -164,7 +183,7 @@ def run(
     except BadDataError as exc:
         print(
             f"graphrecall index: the source has bad rows; nothing was written\n{exc.report}\n"
-            "(pass --on-bad skip to drop them and the rows depending on them)",
+            f"{skip_advice(exc.report)}",
             file=err,
         )
         return EXIT_BAD_DATA

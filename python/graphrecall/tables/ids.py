@@ -407,6 +407,47 @@ class Vocab:
             codes[j] = c
         return codes[inverse.reshape(-1)].astype(dtype)
 
+    def grown(self, values: Any, table: str, column: str, limit: int = 256) -> Vocab:
+        """This vocabulary with the column's names it lacks appended, in the order they
+        first occur (an open vocabulary: statuses and sources are the user's words; codes
+        and nulls are left to :meth:`encode`, which refuses what is out of range).
+
+        Raises:
+            DataError: More than ``limit`` names in all (the core stores a byte per fact).
+        """
+        if values is None:
+            return self
+        arr = np.asarray(values)
+        if arr.dtype.kind not in "UO" or arr.size == 0:
+            return self  # codes (checked by encode) or nothing
+        if arr.dtype.kind == "U":
+            uniq, first = np.unique(arr, return_index=True)
+            new = [str(uniq[j]) for j in np.argsort(first) if str(uniq[j]) not in self._index]
+        else:
+            values_l = arr.ravel().tolist()
+            try:
+                distinct = set(values_l)
+            except TypeError:  # unhashable junk: encode names the row
+                return self
+            if all(v in self._index or not isinstance(v, str) for v in distinct):
+                return self  # the usual case: every word known
+            new = [
+                v for v in dict.fromkeys(values_l) if isinstance(v, str) and v not in self._index
+            ]
+        if not new:
+            return self
+        names = [*self.names, *new]
+        if len(names) > limit:
+            raise DataError(
+                f"{table}.{column} holds {len(names)} distinct {self.kind} names; at most "
+                f"{limit} are supported",
+                table=table,
+                column=column,
+                kind="invalid_value",
+                input=len(names),
+            )
+        return Vocab(names, self.kind)
+
     def encode_names(
         self, values: Any, table: str, column: str, dtype: npt.DTypeLike
     ) -> npt.NDArray[Any]:

@@ -270,8 +270,9 @@ class ColumnMapping:
         for c in have:  # case-insensitive fallback (SQL), only where unambiguous
             folded[c.lower()] = None if c.lower() in folded else c
         out: dict[str, str] = {}
+        renamed = self._edge_list(table, have_set, folded)
         for ours in COLUMNS[table]:
-            theirs = self.column(table, ours)
+            theirs = renamed.get(ours, self.column(table, ours))
             if theirs is None:
                 continue
             found = theirs if theirs in have_set else folded.get(theirs.lower())
@@ -288,6 +289,36 @@ class ColumnMapping:
                     input=theirs,
                 )
         return out
+
+    def _edge_list(
+        self, table: str, have: set[str], folded: Mapping[str, str | None]
+    ) -> dict[str, str | None]:
+        """The edge-list convention: a facts table with ``source`` and ``target`` columns and
+        no ``subject`` (Microsoft GraphRAG's relationships, networkx / Neo4j edge exports)
+        reads ``source`` -> ``subject`` and ``target`` -> ``object``, and ``source`` is then
+        not a provenance column. Only where the mapping names none of these itself."""
+        if table != "facts" or any(
+            k in self.columns for k in ("facts.subject", "facts.object", "facts.source")
+        ):
+            return {}
+
+        def has(c: str) -> str | None:
+            return c if c in have else folded.get(c)
+
+        if has("subject") is not None or has("source") is None:
+            return {}
+        if has("target") is None:
+            raise DataError(
+                f"table {self.table(table)!r} (facts) has a 'source' column but no 'subject' "
+                "and no 'target': name the fact's subject column (e.g. "
+                "ColumnMapping(columns={'facts.subject': 'source'}), and 'facts.source': None "
+                "if 'source' is not a provenance)",
+                table=table,
+                column="subject",
+                kind="missing",
+                input="source",
+            )
+        return {"subject": has("source"), "object": has("target"), "source": None}
 
     def value_map(self, table: str, ours: str) -> Mapping[Any, Any] | None:
         """The value map of a column, if any."""

@@ -212,12 +212,13 @@ def _json_values(w: _Work, col: str, want: type) -> Array | None:
 
 
 def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | None:
-    """Status / source names or codes -> names (object array)."""
+    """Status / source names or codes -> names (object array). The vocabulary is open: any
+    name is kept (words beyond ``vocab`` get the next codes when the graph is built, with
+    neutral weights); a code must be one of ``vocab``'s."""
     arr = w.cols.get(col)
     if arr is None:
         return None
     badm = np.zeros(w.n, dtype=bool)
-    index = {name: name for name in vocab}
     info = description(arr)
     out: Array
     if arr.dtype.kind in "iu":
@@ -236,19 +237,16 @@ def _names(w: _Work, col: str, vocab: tuple[str, ...], what: str) -> Array | Non
         and info.values is not None
         and all(isinstance(v, str) for v in info.values)
     ):  # a dictionary column: each distinct value looked up once
-        known = np.array([v in index for v in info.values] + [False], dtype=bool)
+        known = np.array([True] * len(info.values) + [False], dtype=bool)
         badm = ~known[info.codes]  # code -1 (None) is the last: refused as missing
         out = arr
     elif arr.dtype == object and _types(arr) == {str}:
-        vals = arr.tolist()
-        if not set(vals) <= index.keys():  # the distinct names first: usually all known
-            badm = ~np.fromiter(map(index.__contains__, vals), dtype=bool, count=len(vals))
         out = arr
     else:
         out = np.empty(w.n, dtype=object)
         for i, v in enumerate(arr.tolist()):
             v = _py(v)
-            if isinstance(v, str) and v in index:
+            if isinstance(v, str):
                 out[i] = v
             elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(vocab):
                 out[i] = vocab[v]
