@@ -185,7 +185,7 @@ def build_server(
         return RetrieveOut(
             recipe=res.recipe,
             query=res.query,
-            tenant=items[0].metadata["tenant"] if items else _json_tenant(res.tenant),
+            tenant=_json_tenant(res.tenant),
             items=[ItemOut(text=i.text, score=i.score, metadata=i.metadata) for i in items],
         )
 
@@ -237,6 +237,7 @@ def build_server(
 
 
 def _json_tenant(t: Hashable | None) -> Tenant | None:
+    """A tenant as a JSON value (str or int; anything else as its str)."""
     return t if t is None or isinstance(t, (str, int)) else str(t)
 
 
