@@ -17,13 +17,18 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import os
+import threading
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -46,6 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["GraphRAG", "GraphRAGOptions"]
 
 log = logging.getLogger("graphrecall")
+
+_R = TypeVar("_R")
 
 #: The default longest query :class:`GraphRAG` accepts, in characters.
 MAX_QUERY_CHARS = 10_000
@@ -368,6 +375,105 @@ class GraphRAG:
                 self.slow_query_ms,
             )
         return done
+
+    # ------------------------------------------------------------------ async
+
+    #: The threads that run :meth:`aretrieve` / :meth:`aretrieve_batch` for every GraphRAG
+    #: of the process, made on first use (see :meth:`_run_async`).
+    _async_pool: ClassVar[ThreadPoolExecutor | None] = None
+    _async_pool_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def _async_executor(cls) -> ThreadPoolExecutor:
+        with cls._async_pool_lock:
+            if cls._async_pool is None:
+                cls._async_pool = ThreadPoolExecutor(
+                    max_workers=os.cpu_count() or 1, thread_name_prefix="graphrecall-async"
+                )
+            return cls._async_pool
+
+    async def _run_async(self, call: Callable[[], _R]) -> _R:
+        """Run ``call`` on graphrecall's own bounded thread pool and await it, so the event
+        loop keeps serving while a query runs.
+
+        A dedicated pool (one thread per CPU core), not ``asyncio.to_thread``: retrieval is
+        CPU work, so more threads than cores gain nothing, and a burst of awaits must queue
+        here rather than fill the loop's shared default executor, which the application
+        needs for its own blocking calls (DNS, files). The native kernels release the GIL,
+        so the loop thread runs Python while they compute. Context variables are copied
+        into the thread as ``asyncio.to_thread`` does. Cancelling the awaiting task does not
+        stop a query already running: its result is dropped.
+        """
+        loop = asyncio.get_running_loop()
+        ctx = contextvars.copy_context()
+        return await loop.run_in_executor(self._async_executor(), ctx.run, call)
+
+    async def aretrieve(
+        self,
+        query: str,
+        *,
+        recipe: str | RecipeParams | None = None,
+        tenant: Hashable | None = None,
+        now: int | None = None,
+        context: Mapping[str, Any] | None = None,
+        query_vector: npt.ArrayLike | None = None,
+        use_cache: bool = True,
+        **params: Unpack[RecipeOverrides],
+    ) -> RetrievalResult:
+        """:meth:`retrieve` without blocking the event loop (see :meth:`aretrieve_batch`).
+
+        Example:
+            >>> res = await rag.aretrieve("Who is Ada?", recipe="chunk_boost")  # doctest: +SKIP
+        """
+        return await self._run_async(
+            partial(
+                self.retrieve,
+                query,
+                recipe=recipe,
+                tenant=tenant,
+                now=now,
+                context=context,
+                query_vector=query_vector,
+                use_cache=use_cache,
+                **params,
+            )
+        )
+
+    async def aretrieve_batch(
+        self,
+        queries: Sequence[str],
+        *,
+        recipe: str | RecipeParams | None = None,
+        tenant: Hashable | None = None,
+        now: int | None = None,
+        context: Mapping[str, Any] | None = None,
+        query_vectors: npt.ArrayLike | None = None,
+        use_cache: bool = True,
+        **params: Unpack[RecipeOverrides],
+    ) -> list[RetrievalResult]:
+        """:meth:`retrieve_batch` without blocking the event loop: the batch runs on
+        graphrecall's own thread pool (one thread per core) while the loop keeps serving.
+
+        Same arguments, results and errors as :meth:`retrieve_batch`; errors are raised at
+        the ``await``.
+
+        Example:
+            >>> results = await rag.aretrieve_batch(["Who is Ada?", "What is JACQ?"],
+            ...                                     recipe="ppr", tenant="t1")  # doctest: +SKIP
+        """
+        return await self._run_async(
+            partial(
+                self.retrieve_batch,
+                queries,
+                recipe=recipe,
+                tenant=tenant,
+                now=now,
+                context=context,
+                query_vectors=query_vectors,
+                use_cache=use_cache,
+                **params,
+            )
+        )
 
     # ------------------------------------------------------------------ presentation
 
