@@ -15,13 +15,16 @@ if TYPE_CHECKING:
     from ..scoring import FactScoreProfile, GraphProximityProfile, RerankProfile
 
 __all__ = [
+    "BM25Overrides",
     "ChunkBoostOverrides",
     "GraphRecallOverrides",
     "HybridExpandOverrides",
+    "HybridOverrides",
     "PPROverrides",
     "RecipeOverrides",
     "RoutedHybridOverrides",
     "SpreadingActivationOverrides",
+    "VectorOverrides",
 ]
 
 
@@ -38,6 +41,7 @@ class SpreadingActivationOverrides(TypedDict, total=False):
     fallback: str | None
     top_k: int | None
     profile: FactScoreProfile
+    passages: int
 
 
 class ChunkBoostOverrides(TypedDict, total=False):
@@ -122,6 +126,28 @@ class PPROverrides(TypedDict, total=False):
     tol: float
 
 
+class VectorOverrides(TypedDict, total=False):
+    """Keyword overrides of :class:`Vector`."""
+
+    k: int
+
+
+class BM25Overrides(TypedDict, total=False):
+    """Keyword overrides of :class:`BM25`."""
+
+    k: int
+    keyword_mode: Literal["or", "and"]
+
+
+class HybridOverrides(TypedDict, total=False):
+    """Keyword overrides of :class:`Hybrid`."""
+
+    k: int
+    candidates: int
+    rrf_k: float
+    keyword_mode: Literal["or", "and"]
+
+
 class RecipeOverrides(TypedDict, total=False):
     """Keyword overrides of any recipe (the by-name form of ``GraphRAG.retrieve``)."""
 
@@ -181,3 +207,5 @@ class RecipeOverrides(TypedDict, total=False):
     epsilon: float | None
     max_iter: int
     tol: float
+    candidates: int
+    passages: int
