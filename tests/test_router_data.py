@@ -11,7 +11,7 @@ from graphrecall import GraphRAG, GraphTables
 from graphrecall.embed import CallableEmbedder
 from graphrecall.errors import ParameterError
 from graphrecall.index import GraphIndex
-from graphrecall.recipes import get_recipe
+from graphrecall.recipes import RECIPES, get_recipe
 from graphrecall.router import HeuristicRouter, IndexProfile, IndexRouter, MemoryRoute, QueryType
 
 DIM = 16
@@ -172,3 +172,30 @@ def test_baselines_run_and_fall_back_precisely(caplog: pytest.LogCaptureFixture)
     assert res.fallback is not None and "BM25" in res.fallback
     assert [c.id for c in res.chunks] == ["c-b0"]
     assert "recipe hybrid" in caplog.text
+
+
+def _kinds() -> dict[str, GraphTables]:
+    t = _tables({"a": ["Ada Lovelace", "Alan Turing", "Grace Hopper"]})
+    no_facts = {"id": [], "subject": [], "object": [], "predicate": []}
+    return {
+        "full": t,
+        "no_chunks": GraphTables(entities=t.entities, facts=t.facts),
+        "no_facts": GraphTables(
+            entities=t.entities, facts=no_facts, chunks=t.chunks, mentions=t.mentions
+        ),
+    }
+
+
+@pytest.mark.parametrize("kind", ["full", "no_chunks", "no_facts"])
+@pytest.mark.parametrize("with_vectors", [True, False])
+def test_no_recipe_is_silently_empty(kind: str, with_vectors: bool) -> None:
+    """On an index lacking facts, chunks or vectors, every recipe either finds something,
+    says in ``fallback`` why it did not, or raises a ParameterError naming what is missing."""
+    index = GraphIndex.build(_kinds()[kind], embedder=_emb() if with_vectors else None)
+    for name, fn in RECIPES.items():
+        try:
+            res = fn(index, "Ada Lovelace", now=NOW)[0]
+        except ParameterError as exc:
+            assert any(w in str(exc) for w in ("chunk", "vectors", "BM25")), (name, exc)
+            continue
+        assert res.facts or res.chunks or res.fallback, (kind, with_vectors, name)

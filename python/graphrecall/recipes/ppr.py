@@ -40,6 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..errors import ParameterError
 from ..index import GraphIndex
 from .anchoring import (
     checked_once,
@@ -136,6 +137,11 @@ def _pipeline(
     """PPR's pipeline (see :func:`ppr`)."""
     batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
     qs, t, timer = batch.queries, batch.tenant, batch.timer
+    if not index_cache(index, ("chunks-of", t), lambda: bool((index.chunk_tenant == t).any())):
+        raise ParameterError(
+            f"recipe ppr ranks chunks: tenant {batch.tenant_name!r} has none (use a fact "
+            "recipe such as graph_recall)"
+        )
     c = checked_once(p, _check)
     k, n_seed_chunks, temp, share, lam = c.k, c.seed_chunks, c.temp, c.share, c.lam
     dense_k, graph_k, eps = c.dense_k, c.graph_k, c.eps
