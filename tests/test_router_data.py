@@ -114,6 +114,10 @@ def test_profile_rules() -> None:
     )
     q = "Who founded the band?"
     assert IndexRouter(IndexProfile(**{**base, "linked_chunks": True})).route(q).recipe == "ppr"
+    rel = IndexRouter(IndexProfile(**{**base, "linked_chunks": True})).route(
+        "How is Rust related to this project?"
+    )
+    assert rel.recipe == "graph_recall" and "relationships" in rel.reasons[-1]
     assert IndexRouter(IndexProfile(**base)).route(q).recipe == "hybrid"
     assert IndexRouter(IndexProfile(**{**base, "keywords": False})).route(q).recipe == "vector"
     assert IndexRouter(IndexProfile(**{**base, "chunk_vectors": False})).route(q).recipe == "bm25"

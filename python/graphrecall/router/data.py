@@ -9,11 +9,13 @@ for explain and for ``routed_hybrid``, and then picks the recipe by this precede
 
 1. a scoped query (a context id, or a seed-002 scope keyword) on an index with tiers
    (chunks with a ``scope``): the seed router's recipe (``routed_hybrid`` by default);
-2. passages linked to a graph (chunks, mentions and facts): ``ppr``, the strongest passage
+2. a relationship question (zeph's patterns: "related to", "opinion on", ...) on an index
+   with facts: the seed router's recipe (``graph_recall`` by default: facts answer it);
+3. passages linked to a graph (chunks, mentions and facts): ``ppr``, the strongest passage
    recipe on the evaluation sets (``benches/results/recall.md``);
-3. passages without a graph: ``hybrid`` (dense + BM25) when both exist, else ``vector`` or
+4. passages without a graph: ``hybrid`` (dense + BM25) when both exist, else ``vector`` or
    ``bm25``;
-4. facts without passages: ``spreading_activation`` when facts carry dates (its score decays
+5. facts without passages: ``spreading_activation`` when facts carry dates (its score decays
    with age), else ``graph_recall``.
 
 Example:
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
     from ..index import GraphIndex
 
 __all__ = ["IndexProfile", "IndexRouter"]
+
+#: How :class:`HeuristicRouter` words its relationship-pattern rule (zeph's first rule).
+_RELATIONSHIP = "memory_route=graph: relationship pattern"
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,8 @@ class IndexRouter:
         p = self.profile
         if seed.query_type is not QueryType.GENERAL and p.tiers:
             return seed.recipe, f"{seed.query_type.value} scope on an index with tiers"
+        if p.facts and any(r.startswith(_RELATIONSHIP) for r in seed.reasons):
+            return seed.recipe, "a question about relationships: facts answer it"
         if p.linked_chunks and p.chunk_vectors:
             return self.passage_recipe, "passages linked to a graph"
         if p.chunks and p.chunk_vectors and p.keywords:
