@@ -119,6 +119,7 @@ class PPROverrides(TypedDict, total=False):
     damping: float
     weight: Literal["strength", "confidence", "uniform"]
     graph_weight: float
+    name_boost: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
@@ -202,6 +203,7 @@ class RecipeOverrides(TypedDict, total=False):
     damping: float
     weight: Literal["strength", "confidence", "uniform"]
     graph_weight: float
+    name_boost: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
