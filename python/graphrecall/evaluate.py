@@ -11,10 +11,13 @@ stage alone where it has one. ``graphrecall eval`` is its command line
 
 Example:
     >>> from graphrecall import GraphRAG
+    >>> from graphrecall.demo import demo_data, demo_tables
     >>> from graphrecall.evaluate import compare, format_table
-    >>> rag = GraphRAG.demo()  # doctest: +SKIP
-    >>> rows = compare(rag, ["Who is Ada?"], [{"c1"}], recipes=["ppr", "vector"])  # doctest: +SKIP
-    >>> print(format_table(rows))  # doctest: +SKIP
+    >>> rag = GraphRAG.from_tables(demo_tables(demo_data()), embedder=None)
+    >>> rows = compare(rag, ["What does JACQ use?"], [["c_jacq"]], recipes=["auto", "bm25"],
+    ...                tenant="alice")
+    >>> rows[1].recall[2]
+    100.0
 """
 
 from __future__ import annotations
