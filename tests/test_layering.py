@@ -32,7 +32,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("router", ("router",)),
     ("recipes", ("recipes",)),
     ("context", ("context", "narrative", "explain")),
-    ("rag", ("cache", "rag")),
+    ("rag", ("cache", "rag", "evaluate")),
     ("entry", ("cli", "demo", "indexer", "__init__", "__main__", "serve", "mcp", "integrations")),
 ]
 

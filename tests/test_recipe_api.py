@@ -39,6 +39,9 @@ BUILTIN = [
     "hybrid_expand",
     "graph_recall",
     "ppr",
+    "vector",
+    "bm25",
+    "hybrid",
 ]
 
 

@@ -131,12 +131,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     qp.add_argument("--json", action="store_true", help="print the whole result as JSON")
     qp.add_argument("--explain", action="store_true", help="print paths and score components")
     qp.add_argument("--no-embedder", action="store_true", help="use stored vectors only (no model)")
+    from . import evaluate
     from .integrations import mcp_server
 
     mcp_server.add_parser(sub)
+    evaluate.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "mcp":
         return mcp_server.run(args)
+    if args.command == "eval":
+        return evaluate.run(args)
     if args.command == "index":
         return indexer.run(args)
     if args.command == "query":

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from .cache import ResultCache
 from .embed import Embedder
-from .errors import ParameterError
+from .errors import ParameterError, UnknownTenantError
 from .explain import explain
 from .index import GraphIndex
 from .recipes import RecipeOverrides, RecipeParams, RetrievalResult, get_recipe
@@ -73,9 +73,11 @@ class GraphRAG:
 
     Args:
         index: The retrieval index.
-        router: Picks the recipe when ``retrieve`` is called without one (default
-            :class:`~graphrecall.router.HeuristicRouter` with the graph's names as the
-            "known entity" test, seed 004).
+        router: Picks the recipe when ``retrieve`` is called without one (default: per
+            tenant, an :class:`~graphrecall.router.IndexRouter` over what that tenant's data
+            holds, whose seed router is a :class:`~graphrecall.router.HeuristicRouter` with
+            that tenant's entity names as the "known entity" test, seed 004; rebuilt when
+            the index is replaced).
         cache: A :class:`~graphrecall.cache.ResultCache` (default: 60 s TTL, seed 000), or
             None for no cache.
         slow_query_ms: Log a warning for queries slower than this (seed 002: 200 ms).
@@ -113,6 +115,8 @@ class GraphRAG:
         self.max_query_chars = max_query_chars
         self.generation = 0
         self._counter = token_counter
+        #: Default routers per tenant code, of the current index (None: none built yet).
+        self._router_cache: dict[int, Router] | None = None
 
     # ------------------------------------------------------------------ construction
 
@@ -195,20 +199,21 @@ class GraphRAG:
 
     # ------------------------------------------------------------------ retrieval
 
-    def _router(self) -> Router:
-        if self.router is None:
-            from .router import HeuristicRouter
-
-            names = self.index.names
-
-            def known(query: str) -> bool:
-                try:
-                    return bool(names.recognize(query, tenant=None, limit=1))
-                except ParameterError:
-                    return False
-
-            self.router = HeuristicRouter(known_entity=known)
-        return self.router
+    def _router(self, tenant: Hashable | None = None) -> Router:
+        """The router of ``tenant``'s queries: the caller's, else the default one of the
+        current index (an :class:`~graphrecall.router.IndexRouter` over that tenant's data,
+        its seed router recognising that tenant's entity names), built on first use and
+        dropped when the index is replaced."""
+        if self.router is not None:
+            return self.router
+        code = self.index.tenant_code(tenant)
+        routers = self._router_cache
+        if routers is None:
+            routers = self._router_cache = {}
+        got = routers.get(code)
+        if got is None:
+            got = routers[code] = _default_router(self.index, code)
+        return got
 
     def retrieve(
         self,
@@ -299,7 +304,7 @@ class GraphRAG:
         routes: list[Route | None] = [None] * len(qs)
         given: RecipeParams | None = None
         if recipe is None:
-            router = self._router()
+            router = self._router(tenant)
             routed = [router.route(q, context) for q in qs]
             routes = list(routed)
             names = [r.recipe for r in routed]
@@ -342,7 +347,7 @@ class GraphRAG:
                 now=now,
                 query_vectors=qv,
                 context=context if rec.takes_context else None,
-                router=self._router() if rec.takes_context and recipe is None else None,
+                router=self._router(tenant) if rec.takes_context and recipe is None else None,
             )
             for i, r in zip(todo, results, strict=True):
                 route = routes[i]
@@ -507,6 +512,25 @@ class GraphRAG:
     def explain(self, result: RetrievalResult) -> str:
         """Paths and score components of every item (:func:`graphrecall.explain.explain`)."""
         return explain(result)
+
+
+def _default_router(index: GraphIndex, tenant: int) -> Router:
+    """The default router of tenant code ``tenant``: an
+    :class:`~graphrecall.router.IndexRouter` over that tenant's data whose seed router takes
+    a query naming one of the tenant's entities as a graph query (seed 004's rule)."""
+    from .router import HeuristicRouter, IndexProfile, IndexRouter
+
+    names = index.names
+
+    def known(query: str) -> bool:
+        try:
+            return bool(names.recognize(query, tenant=tenant, limit=1))
+        except UnknownTenantError:  # a tenant without entities names none
+            return False
+
+    return IndexRouter(
+        IndexProfile.of(index, tenant), seed_router=HeuristicRouter(known_entity=known)
+    )
 
 
 def _query_vectors(query_vectors: npt.ArrayLike | None, n: int) -> npt.NDArray[Any] | None:

@@ -15,6 +15,9 @@ recipe                     seed  pipeline
                                  composite score -> dedupe -> top 10; RRF with vectors
 ``ppr``                    --    Personalized PageRank from recognised entities, fused with
                                  dense chunk scores (HippoRAG)
+``vector``                 --    baseline: top chunks by cosine
+``bm25``                   --    baseline: top chunks by BM25
+``hybrid``                 --    baseline: cosine and BM25 rankings fused by RRF, no graph
 =========================  ====  =========================================================
 
 Each recipe is a pipeline of shared stages (:mod:`.stages`, :mod:`.anchoring`, :mod:`.base`)
@@ -29,6 +32,17 @@ from __future__ import annotations
 
 import sys as _sys
 
+from .baselines import (
+    BM25,
+    BM25_RECIPE,
+    HYBRID_RECIPE,
+    VECTOR_RECIPE,
+    Hybrid,
+    Vector,
+    bm25,
+    hybrid,
+    vector,
+)
 from .chunk_boost import ChunkBoost, ChunkBoostParams, chunk_boost
 from .graph_recall import GraphRecall, GraphRecallParams, graph_recall
 from .hits import ChunkHit, EntityHit, FactHit, RetrievalResult, Step
@@ -54,6 +68,7 @@ from .spreading_activation import (
 )
 
 __all__ = [
+    "BM25",
     "ENTRY_POINT_GROUP",
     "PARAMS",
     "PPR",
@@ -66,6 +81,7 @@ __all__ = [
     "FunctionRecipe",
     "GraphRecall",
     "GraphRecallParams",
+    "Hybrid",
     "HybridExpand",
     "HybridExpandParams",
     "PPRParams",
@@ -78,15 +94,19 @@ __all__ = [
     "SpreadingActivation",
     "SpreadingActivationParams",
     "Step",
+    "Vector",
+    "bm25",
     "chunk_boost",
     "get_recipe",
     "graph_recall",
+    "hybrid",
     "hybrid_expand",
     "list_recipe_names",
     "ppr",
     "register_recipe",
     "routed_hybrid",
     "spreading_activation",
+    "vector",
 ]
 
 # The built-in recipes, in the order of the source designs.
@@ -100,3 +120,7 @@ for _name in (
 ):
     register_recipe(_sys.modules[f"{__name__}.{_name}"].RECIPE)
 del _name
+# The baselines, after the designs.
+for _recipe in (VECTOR_RECIPE, BM25_RECIPE, HYBRID_RECIPE):
+    register_recipe(_recipe)
+del _recipe

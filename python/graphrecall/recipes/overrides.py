@@ -15,13 +15,16 @@ if TYPE_CHECKING:
     from ..scoring import FactScoreProfile, GraphProximityProfile, RerankProfile
 
 __all__ = [
+    "BM25Overrides",
     "ChunkBoostOverrides",
     "GraphRecallOverrides",
     "HybridExpandOverrides",
+    "HybridOverrides",
     "PPROverrides",
     "RecipeOverrides",
     "RoutedHybridOverrides",
     "SpreadingActivationOverrides",
+    "VectorOverrides",
 ]
 
 
@@ -38,6 +41,7 @@ class SpreadingActivationOverrides(TypedDict, total=False):
     fallback: str | None
     top_k: int | None
     profile: FactScoreProfile
+    passages: int
 
 
 class ChunkBoostOverrides(TypedDict, total=False):
@@ -118,11 +122,34 @@ class PPROverrides(TypedDict, total=False):
     damping: float
     weight: Literal["strength", "confidence", "uniform"]
     graph_weight: float
+    name_boost: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
     max_iter: int
     tol: float
+
+
+class VectorOverrides(TypedDict, total=False):
+    """Keyword overrides of :class:`Vector`."""
+
+    k: int
+
+
+class BM25Overrides(TypedDict, total=False):
+    """Keyword overrides of :class:`BM25`."""
+
+    k: int
+    keyword_mode: Literal["or", "and"]
+
+
+class HybridOverrides(TypedDict, total=False):
+    """Keyword overrides of :class:`Hybrid`."""
+
+    k: int
+    candidates: int
+    rrf_k: float
+    keyword_mode: Literal["or", "and"]
 
 
 class RecipeOverrides(TypedDict, total=False):
@@ -180,8 +207,11 @@ class RecipeOverrides(TypedDict, total=False):
     damping: float
     weight: Literal["strength", "confidence", "uniform"]
     graph_weight: float
+    name_boost: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
     max_iter: int
     tol: float
+    candidates: int
+    passages: int

@@ -24,6 +24,9 @@ path, this recipe:
    step). ``final = cosine + graph_weight x graph / max(graph)`` (``graph_weight`` 1.0)
    over the top ``dense_k`` (``k``) chunks by cosine and the top ``graph_k`` (20) chunks the
    graph reached.
+4. **Boosts named passages**: a chunk whose subject the query names (the primary chunk of
+   a recognised entity) gains ``name_boost`` (0.3) x the match score
+   (``benches/results/router.md``).
 
 The defaults were chosen on the two evaluation sets together (MuSiQue and HotpotQA,
 ``benches/eval_recall.py``), the same for both; the search and each parameter's effect on
@@ -40,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..errors import ParameterError
 from ..index import GraphIndex
 from .anchoring import (
     checked_once,
@@ -93,6 +97,9 @@ class PPR:
         damping: Probability of following an edge (HippoRAG: 0.5).
         weight: Edge weights: "strength", "confidence" or "uniform".
         graph_weight: Weight of the normalised graph score added to the cosine.
+        name_boost: Added (times the name match's score) to the final score of a chunk
+            whose subject the query names: the primary chunk of a recognised entity
+            (0: none; needs ``recognize``).
         dense_k: Chunks by cosine that are ranked with the graph's (None: ``k``; more
             never changed R@2 / R@5 on the evaluation sets, and each costs a rerank).
         graph_k: Chunks by graph score that are ranked with the dense ones (20; 10 to
@@ -116,6 +123,7 @@ class PPR:
     damping: float = 0.5
     weight: Literal["strength", "confidence", "uniform"] = "uniform"
     graph_weight: float = 1.0
+    name_boost: float = 0.3
     dense_k: int | None = None
     graph_k: int = 20
     epsilon: float | None = 5e-5
@@ -136,6 +144,11 @@ def _pipeline(
     """PPR's pipeline (see :func:`ppr`)."""
     batch = begin(NAME, index, queries, tenant=tenant, now=now, params=p)
     qs, t, timer = batch.queries, batch.tenant, batch.timer
+    if not index_cache(index, ("chunks-of", t), lambda: bool((index.chunk_tenant == t).any())):
+        raise ParameterError(
+            f"recipe ppr ranks chunks: tenant {batch.tenant_name!r} has none (use a fact "
+            "recipe such as graph_recall)"
+        )
     c = checked_once(p, _check)
     k, n_seed_chunks, temp, share, lam = c.k, c.seed_chunks, c.temp, c.share, c.lam
     dense_k, graph_k, eps = c.dense_k, c.graph_k, c.eps
@@ -150,11 +163,19 @@ def _pipeline(
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, c.entities) if c.entities else None
         seeds: list[tuple[list[int], list[float], list[str]]] = []
+        # Per query, the chunks whose subject it names (primary chunk -> match score).
+        named: list[dict[int, float] | None] = [None] * len(qs)
         for q, query in enumerate(qs):
             ent_mass: dict[int, tuple[float, str]] = {}
             if p.recognize:
                 for r, s, how in name_anchors(index, query, t, c.lim, "recognize"):
                     ent_mass[r] = (s * spec_l[r], how)
+                    if c.name_boost and primary is not None and primary[r] >= 0:
+                        got = named[q]
+                        if got is None:
+                            got = named[q] = {}
+                        pc = int(primary[r])
+                        got[pc] = max(got.get(pc, 0.0), s)
             if found is not None:
                 for r, s, how in found[q]:
                     v = max(s, 0.0) * spec_l[r]
@@ -242,6 +263,7 @@ def _pipeline(
                 rows, sims = dense[q][0][:dense_k], dense[q][1][:dense_k]
             else:
                 rows, sims = _NO_ENTS, _NO_MASS
+            names_q = named[q]
             top_c, top_f, top_cos, top_g, gmax = _fuse(
                 g_rows,
                 g_vals,
@@ -249,21 +271,27 @@ def _pipeline(
                 rows,
                 sims,
                 graph_k,
-                k,
+                k if names_q is None else k + len(names_q),
                 lam,
                 matrix,
                 qv[q] if qv is not None else None,
             )
             top_gl = top_g.tolist()
+            components = [
+                {"cosine": c, "graph": g / gmax if gmax > 0 else 0.0}
+                for c, g in zip(top_cos.tolist(), top_gl, strict=True)
+            ]
+            top_cl, top_fl = top_c.tolist(), top_f.tolist()
+            if names_q is not None:
+                top_cl, top_fl, top_gl, components = _name_boost(
+                    top_cl, top_fl, top_gl, components, names_q, c.name_boost, k
+                )
             chunks = chunk_hits(
                 index,
-                top_c.tolist(),
-                scores=top_f.tolist(),
+                top_cl,
+                scores=top_fl,
                 sources=["ppr" if g > 0 else "vector" for g in top_gl],
-                components=[
-                    {"cosine": c, "graph": g / gmax if gmax > 0 else 0.0}
-                    for c, g in zip(top_cos.tolist(), top_gl, strict=True)
-                ],
+                components=components,
             )
             s_rows, s_vals, s_hows = seeds[q]
             anchor_list = entity_hits(index, s_rows, scores=s_vals, how=s_hows)
@@ -285,6 +313,27 @@ def _pipeline(
                 )
             )
     return results
+
+
+def _name_boost(
+    rows: list[int],
+    scores: list[float],
+    graph: list[float],
+    components: list[dict[str, float]],
+    named: dict[int, float],
+    boost: float,
+    k: int,
+) -> tuple[list[int], list[float], list[float], list[dict[str, float]]]:
+    """The fused candidates re-ranked with ``boost x match score`` added to the chunks whose
+    subject the query names (``named``: primary chunk -> name match score), best ``k``
+    first, ties by chunk row; a boosted chunk's components gain ``name``."""
+    final = [s + boost * named.get(r, 0.0) for r, s in zip(rows, scores, strict=True)]
+    order = sorted(range(len(rows)), key=lambda i: (-final[i], rows[i]))[:k]
+    comps = []
+    for i in order:
+        m = named.get(rows[i])
+        comps.append(components[i] if m is None else {**components[i], "name": boost * m})
+    return [rows[i] for i in order], [final[i] for i in order], [graph[i] for i in order], comps
 
 
 def _passage_seeds(
@@ -345,6 +394,7 @@ class _Checked:
     max_iter: int
     #: Name matches at most (0 without recognition).
     lim: int
+    name_boost: float
 
 
 def _check(p: PPRParams) -> _Checked:
@@ -364,6 +414,7 @@ def _check(p: PPRParams) -> _Checked:
         tol=check_real("tol", p.tol, 1e-300),
         max_iter=check_count("max_iter", p.max_iter, 1, 100_000),
         lim=check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
+        name_boost=check_real("name_boost", p.name_boost),
     )
 
 

@@ -20,10 +20,16 @@ context and they are dropped): here a context's ``tags``, ``category`` and ``day
 to the tiers whose SQL filters on them. A task memory without ``expires_at`` never expires
 (SQL's ``NULL > now()`` would silently hide it). Results come by tier (``result.tiers``)
 and merged by final score in ``result.chunks``.
+
+An index without tiers (no chunk of the tenant has a ``scope``, e.g. a passage corpus):
+every chunk of the tenant is searched as one tier ``all`` with the route's filters, a
+warning is logged and ``result.fallback`` says so. A tenant without chunks is a
+:class:`~graphrecall.errors.ParameterError`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -50,6 +56,8 @@ if TYPE_CHECKING:
 __all__ = ["RECIPE", "TIER_FILTERS", "RoutedHybrid", "RoutedHybridParams", "routed_hybrid"]
 
 NAME = "routed_hybrid"
+
+log = logging.getLogger("graphrecall")
 
 #: Which filters each tier's SQL applies (seed 002's search_*_memories); other tiers apply
 #: every filter given.
@@ -140,6 +148,24 @@ def _tiers(index: GraphIndex, tenant: int) -> dict[str, _Tier]:
     return index_cache(index, ("tiers", tenant), build)
 
 
+def _untiered(index: GraphIndex, tenant: int) -> dict[str, _Tier]:
+    """The tenant's chunks as one tier ``all`` (the fallback of an index without tiers).
+
+    Raises:
+        ParameterError: The tenant has no chunks at all.
+    """
+
+    def build() -> dict[str, _Tier]:
+        rows = np.flatnonzero(index.chunk_tenant == tenant)
+        if not len(rows):
+            raise ParameterError(
+                "recipe routed_hybrid searches chunks by tier: this tenant has no chunks"
+            )
+        return {"all": _Tier(index, rows)}
+
+    return index_cache(index, ("tiers-all", tenant), build)
+
+
 def _pipeline(
     index: GraphIndex,
     queries: str | Sequence[str],
@@ -183,6 +209,14 @@ def _pipeline(
             f"routed_hybrid needs chunk vectors and query vectors ({why or 'no chunk vectors'})"
         )
     tiers_of = _tiers(index, t)
+    fallback = None
+    if not tiers_of:
+        tiers_of = _untiered(index, t)
+        fallback = (
+            "no tiers: no chunk of this tenant has a scope, so all its chunks were searched "
+            "as one tier 'all'"
+        )
+        log.warning("recipe routed_hybrid: %s", fallback)
     per: list[tuple[int, str, npt.NDArray[np.int64], npt.NDArray[np.float32]]] = []
     with timer.stage("search"):
         for q in range(len(qs)):
@@ -191,7 +225,7 @@ def _pipeline(
                 for name in ("tags", "category", "days"):
                     if contexts[q].get(name) is not None and f.get(name) is None:
                         f[name] = contexts[q][name]
-            for tier in routes[q].search_scope:
+            for tier in ("all",) if fallback else routes[q].search_scope:
                 tr = tiers_of.get(tier)
                 if tr is None or tr.matrix is None or not len(tr.rows):
                     per.append((q, tier, np.zeros(0, np.int64), np.zeros(0, np.float32)))
@@ -251,7 +285,13 @@ def _pipeline(
         merged = [(h, i) for i, hs in enumerate(by_tier.values()) for h in hs]
         merged.sort(key=lambda x: (-x[0].score, x[1]))
         results.append(
-            batch.result(q, chunks=[h for h, _ in merged], tiers=by_tier, route=routes[q])
+            batch.result(
+                q,
+                chunks=[h for h, _ in merged],
+                tiers=by_tier,
+                route=routes[q],
+                fallback=fallback,
+            )
         )
     return results
 

@@ -29,12 +29,20 @@ import numpy.typing as npt
 
 from ..index import GraphIndex
 from ..scoring import NULL_TIME, FactScoreProfile
-from .anchoring import cached_plan, dense_batch, embed_batch, entity_search, name_anchors
-from .base import LazyColumn, anchor_hits, check_count, entity_hits, fact_hits
+from .anchoring import (
+    cached_plan,
+    chunk_search,
+    dense_batch,
+    embed_batch,
+    entity_search,
+    name_anchors,
+)
+from .base import ChunkHit, LazyColumn, anchor_hits, check_count, chunk_hits, entity_hits, fact_hits
 from .hits import RetrievalResult
 from .overrides import SpreadingActivationOverrides
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
+from .support import supporting_chunks
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -63,6 +71,9 @@ class SpreadingActivation:
             "recognize" or None (no anchors).
         top_k: Keep only the best k facts after ranking (None: all, as the source).
         profile: scoreFact's constants.
+        passages: The chunks supporting the ranked facts returned in ``chunks`` at most
+            (:mod:`.support`); when no fact reaches any, the top chunks by cosine, with
+            ``result.fallback`` saying so (0: no chunks).
     """
 
     recipe: ClassVar[str] = "spreading_activation"
@@ -77,6 +88,7 @@ class SpreadingActivation:
     fallback: str | None = "keyword"
     top_k: int | None = None
     profile: FactScoreProfile = field(default_factory=FactScoreProfile)
+    passages: int = 10
 
 
 def _components(
@@ -139,6 +151,7 @@ def _pipeline(
     )
     qs, t, tenant_name, timer = batch.queries, batch.tenant, batch.tenant_name, batch.timer
     k = check_count("anchors", p.anchors, 1, 1000)
+    n_passages = check_count("passages", p.passages, 0, 10_000)
     qv, why = embed_batch(index, qs, query_vectors, timer)
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, k, p.min_anchor_score)
@@ -217,17 +230,62 @@ def _pipeline(
                 strengths=estr[keep].astype(np.float64).tolist(),
             )
             hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
+            chunks, why_chunks = _passages(
+                index,
+                all_facts[a:b],
+                scores[a:b].tolist() if scores is not None else [0.0] * (b - a),
+                n_passages,
+                qv,
+                q,
+                t,
+            )
             results.append(
                 batch.result(
                     q,
                     anchors=anchor_list,
                     entities=anchor_list + reached,
                     facts=hits,
+                    chunks=chunks,
                     stats={"facts_per_hop": hops_fanout, "entities_reached": eb - ea},
-                    fallback=fallback,
+                    fallback=fallback if why_chunks is None else why_chunks,
                 )
             )
     return results
+
+
+def _passages(
+    index: GraphIndex,
+    facts: npt.NDArray[np.int64],
+    scores: list[float],
+    n: int,
+    qv: npt.NDArray[np.float32] | None,
+    q: int,
+    tenant: int,
+) -> tuple[list[ChunkHit], str | None]:
+    """Query ``q``'s passages: the chunks supporting its facts, else (no fact reaches a
+    chunk) its top chunks by cosine and why."""
+    if not n:
+        return [], None
+    rows, sc, counts = supporting_chunks(index, facts, scores, n)
+    if rows:
+        return chunk_hits(
+            index,
+            rows,
+            scores=sc,
+            sources="facts",
+            components=[
+                {"fact_score": s, "mentions": float(c)} for s, c in zip(sc, counts, strict=True)
+            ],
+        ), None
+    found = chunk_search(index, None if qv is None else qv[q : q + 1], tenant, n)
+    if not found or not len(found[0][0]):
+        return [], None
+    r, cos = found[0]
+    cl = [float(x) for x in cos.tolist()]
+    hits = chunk_hits(
+        index, r.tolist(), scores=cl, sources="vector", components=[{"cosine": x} for x in cl]
+    )
+    return hits, "no ranked fact is mentioned by a chunk: passages by cosine"
 
 
 def _slice(column: LazyColumn[_T], a: int, b: int) -> Sequence[_T]:
@@ -266,7 +324,8 @@ def spreading_activation(
 
     Returns:
         One :class:`RetrievalResult` per query: ranked ``facts`` (scoreFact, components,
-        path from the anchor), ``anchors``, reached ``entities`` in narrative order.
+        path from the anchor), ``anchors``, reached ``entities`` in narrative order, and
+        the ``chunks`` supporting the facts (see ``passages``).
 
     Raises:
         ParameterError, UnknownTenantError: Bad parameters or tenant.

@@ -40,9 +40,14 @@ The recipe (:attr:`Route.recipe`) is then chosen by this precedence:
 See :data:`DEFAULT_RECIPES` for the default mapping; ``HeuristicRouter(recipes=...)`` overrides
 any part of it.
 
+:class:`GraphRAG` routes with :class:`IndexRouter` (:mod:`.data`): it keeps the seed router's
+decision but picks the recipe by what the tenant's data holds as well (tiers, facts, dates,
+passages linked to a graph), so passage questions run the strongest passage recipe.
+
 Modules: :mod:`.route` (the result types and the :class:`Router` protocol), :mod:`.keywords`
 (both designs' keyword lists and tables), :mod:`.scopes` (seed 002's keyword tests),
-:mod:`.matching` (argument checks, keyword matching) and :mod:`.heuristic` (the router).
+:mod:`.matching` (argument checks, keyword matching), :mod:`.heuristic` (the seeds' router)
+and :mod:`.data` (the data-aware router).
 
 Example:
     >>> from graphrecall.router import HeuristicRouter
@@ -57,6 +62,7 @@ Example:
 
 from __future__ import annotations
 
+from .data import IndexProfile, IndexRouter
 from .heuristic import DEFAULT_RECIPES, RECIPES, HeuristicRouter, route_query
 from .keywords import (
     CHARACTER_KEYWORDS,
@@ -95,6 +101,8 @@ __all__ = [
     "TEMPORAL_KEYWORDS",
     "TIME_WINDOWS",
     "HeuristicRouter",
+    "IndexProfile",
+    "IndexRouter",
     "MemoryRoute",
     "QueryType",
     "Route",
