@@ -16,9 +16,10 @@ shape), then::
                      next value of python.json's list for the column
 
 Arrays are read memory-mapped and handed to the core in one call, which reads them in place
-(no copy first) with the GIL released, checking what memory safety needs (lengths, bounds,
-codes; ``verify="full"``: every structural invariant, offsets, orders, the fact/position
-bijection, tenants) in the same parallel passes that write its own layout. The core builds
+(no copy first) with the GIL released, checking in the same parallel passes that write its
+own layout what memory safety needs (lengths, bounds, codes, the fact/position bijection)
+and, unless ``verify="trusted"``, that no link crosses tenants (``verify="full"``: also
+orders and that the in-adjacency is exactly the facts' objects). The core builds
 in a thread while this one decodes the text columns, and the checksums of all files are
 computed in other threads meanwhile; a graph is returned only once every checksum matched,
 so a flipped byte is always refused (as a checksum mismatch), never answered from.
@@ -242,30 +243,44 @@ def _text_values(
     return out
 
 
+_CHECKS: dict[str, Literal["tenants", "trusted", "full"]] = {
+    "safe": "tenants",
+    "trusted": "trusted",
+    "full": "full",
+}
+
+
 def load_snapshot(
-    directory: str | os.PathLike[str], *, verify: Literal["checksums", "full"] = "checksums"
+    directory: str | os.PathLike[str], *, verify: Literal["safe", "trusted", "full"] = "safe"
 ) -> KnowledgeGraph:
     """Load a snapshot saved by :func:`save_snapshot`.
 
+    Every level verifies every file's CRC-32 and what memory safety needs (sizes, bounds,
+    codes): a corrupted file is always refused, never answered from.
+
     Args:
         directory: The snapshot directory.
-        verify: "checksums" (default) trusts a payload whose every CRC-32 matches and checks
-            only what memory safety needs (lengths, bounds, codes): the fast cold start.
-            "full" also re-checks every semantic invariant (tenants, orders, that the
-            in-adjacency is exactly the facts' objects), for snapshots from an untrusted
-            source.
+        verify: "safe" (default) also checks isolation: no fact, in-adjacency entry or
+            mention links two tenants, and every tenant / vocabulary code has its name, so
+            a crafted snapshot with valid checksums cannot answer one tenant with another's
+            data. "trusted" skips the isolation checks, for snapshots you wrote yourself
+            (a few percent faster). "full" checks every invariant (also orders, validity
+            intervals, that the in-adjacency is exactly the facts' objects).
 
     Returns:
         The graph, ready to query.
 
     Raises:
-        ParameterError: ``verify`` is neither "checksums" nor "full".
+        ParameterError: ``verify`` is not "safe", "trusted" or "full".
         NotAStoreError: The directory holds no graphrecall snapshot.
         SchemaVersionError: The snapshot's format version is unknown.
         CorruptStoreError: A file is missing, truncated, corrupted, or inconsistent.
     """
-    if verify not in ("checksums", "full"):
-        raise ParameterError(f"invalid parameter verify: {verify!r} is not 'checksums' or 'full'")
+    if verify not in _CHECKS:
+        raise ParameterError(
+            f"invalid parameter verify: {verify!r} is not 'safe', 'trusted' or 'full'"
+        )
+    check = _CHECKS[verify]
     root = Path(directory)
     header, files, legacy = _layout(root)
     arrays: dict[str, npt.NDArray[Any]] = {}
@@ -287,7 +302,7 @@ def load_snapshot(
         kwargs: dict[str, Any] = {k: int(v) for k, v in header["scalars"].items()}
         kwargs.update({n: arrays[n] for n in core_names})  # read in place by the core
         try:
-            return _core.CoreGraph.from_parts(**kwargs, full_check=verify == "full")
+            return _core.CoreGraph.from_parts(**kwargs, check=check)
         except (DataError, TypeError, ValueError) as exc:
             raise CorruptStoreError(f"{root}: inconsistent snapshot ({exc})") from None
 
@@ -418,6 +433,16 @@ def _graph(
         tenants = Vocab(vocab["tenants"], "tenant")
     except (KeyError, TypeError, ValueError, DataError) as exc:
         raise CorruptStoreError(f"{root}: unreadable ids or vocabularies ({exc!r})") from None
+    for vocab_, n_codes in (
+        (tenants, core.n_tenants),
+        (predicates, core.n_predicates),
+        (statuses, core.n_statuses),
+        (sources, core.n_sources),
+    ):
+        if len(vocab_) < n_codes:
+            raise CorruptStoreError(
+                f"{root}: {n_codes} {vocab_.kind} codes but {len(vocab_)} names in python.json"
+            )
     if (len(entities), len(facts), len(chunks)) != (core.n_entities, core.n_facts, core.n_chunks):
         raise CorruptStoreError(f"{root}: id maps do not match the graph's sizes")
     if names is not None and len(names) != core.n_entities:
