@@ -165,8 +165,13 @@ def _layout(root: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
     whose array checksums cover the array's data rather than the whole file)."""
     header = read_header(root, magic=MAGIC, versions=READ_VERSIONS, what="snapshot")
     path = root / HEADER
-    if not isinstance(header.get("scalars"), dict):
-        raise CorruptStoreError(f"{path}: the header's 'scalars' is not an object")
+    scalars = header.get("scalars")
+    if (
+        not isinstance(scalars, dict)
+        or sorted(scalars) != sorted(_SCALARS)
+        or not all(type(v) is int and 0 <= v < 2**32 for v in scalars.values())
+    ):
+        raise CorruptStoreError(f"{path}: the header's 'scalars' are not {', '.join(_SCALARS)}")
     if header["format_version"] >= 3:
         files = header.get("files")
         if not isinstance(files, dict):
@@ -282,6 +287,17 @@ def load_snapshot(
         )
     check = _CHECKS[verify]
     root = Path(directory)
+    try:
+        return _load(root, check)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        # A malformed value the checks did not foresee: still the corruption error.
+        raise CorruptStoreError(
+            f"{root}: malformed snapshot ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _load(root: Path, check: Literal["tenants", "trusted", "full"]) -> KnowledgeGraph:
+    """:func:`load_snapshot` after its argument checks."""
     header, files, legacy = _layout(root)
     arrays: dict[str, npt.NDArray[Any]] = {}
     paths: dict[str, Path] = {}
@@ -420,7 +436,8 @@ def _graph(
             return IdMap(ids, len(ids), name, copy=False)  # nobody else holds it
         if spec["kind"] == "int":
             return IdMap(np.asarray(arrays[f"ids_{kind}"]), int(spec["n"]), name)
-        return IdMap(spec["values"], int(spec["n"]), name)
+        values = spec["values"]  # an object array: a list of mixed ids would become str
+        return IdMap(np.fromiter(values, dtype=object, count=len(values)), int(spec["n"]), name)
 
     try:
         entities = idmap("entities", "entity")
