@@ -432,3 +432,31 @@ def test_consecutive_ids_round_trip_up_to_the_int64_limits(tmp_path: Path, start
     _rewrite_python_json(tmp_path / "s", past_the_limit)
     with pytest.raises(CorruptStoreError, match="fact ids do not match"):
         load_snapshot(tmp_path / "s")
+
+
+@pytest.mark.parametrize("case", ["nul", "surrogate"])
+def test_text_round_trips_exactly(tmp_path: Path, case: str) -> None:
+    """Issue 17.10: ids '\\0' and '', trailing NULs and lone surrogates come back exactly,
+    in ids, names, vocabularies and literal values."""
+    odd = ["\x00", "", "x\x00"] if case == "nul" else ["\ud800", "a\udfff", "\udc00b"]
+    g = KnowledgeGraph.from_records(
+        [
+            {"id": odd[0], "tenant": odd[1] or "t", "name": odd[2]},
+            {"id": odd[1], "tenant": odd[1] or "t", "name": odd[0]},
+            {"id": odd[2], "tenant": odd[1] or "t"},
+        ],
+        [
+            {"id": odd[0], "subject": odd[0], "object": odd[1], "predicate": odd[2]},
+            {"id": odd[2], "subject": odd[1], "object": None, "object_value": odd[0]},
+        ],
+        chunks=[{"id": odd[1], "tenant": odd[1] or "t"}],
+        mentions=[{"chunk": odd[1], "entity": odd[2]}],
+    )
+    save_snapshot(g, tmp_path / "s")
+    back = load_snapshot(tmp_path / "s")
+    _same(g, back)
+    assert back.entity_ids.tolist() == odd
+    assert back.entity_names is not None and g.entity_names is not None
+    assert back.entity_names.tolist() == g.entity_names.tolist()
+    assert back.object_values is not None and g.object_values is not None
+    assert back.object_values.tolist() == g.object_values.tolist()

@@ -10,8 +10,8 @@ shape), then::
                      the values of text columns that are not text (literal numbers)
     ids_<kind>.npy   integer external ids (entities / facts / chunks)
     text_<col>.txt   a text column (entity names, literal values): its strings in row order,
-                     UTF-8, separated by NUL (a column with a NUL in a value is kept in
-                     python.json instead)
+                     UTF-8, separated by NUL (a column with a NUL or a lone surrogate in a
+                     value is kept in python.json instead, so that text round-trips exactly)
     text_<col>.npy   what each row of that column holds: 0 None, 1 the next string, 2 the
                      next value of python.json's list for the column
 
@@ -85,10 +85,23 @@ def _text_column(values: npt.NDArray[Any] | None) -> tuple[Any, bytes | None, An
         count=len(items),
     )
     strings = [v for v in items if type(v) is str]
-    if any("\x00" in v for v in strings):
+    try:
+        blob = "\x00".join(strings).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON escapes keep it exactly
+        blob = None
+    if blob is None or any("\x00" in v for v in strings):
         return [_json_value(v) for v in items], None, None
     others = [_json_value(v) for v in items if v is not None and type(v) is not str]
-    return {"others": others, "strings": len(strings)}, "\x00".join(strings).encode(), kinds
+    return {"others": others, "strings": len(strings)}, blob, kinds
+
+
+def _json_bytes(doc: Any) -> bytes:
+    """``doc`` as UTF-8 JSON; with ASCII escapes when a string holds a lone surrogate
+    (which UTF-8 cannot encode and JSON's escapes restore exactly)."""
+    try:
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc).encode("ascii")
 
 
 def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> Path:
@@ -155,7 +168,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             "ids": ids,
             **text,
         }
-        out.add_bytes("python.json", json.dumps(python, ensure_ascii=False).encode("utf-8"))
+        out.add_bytes("python.json", _json_bytes(python))
         counts = {"entities": graph.n_entities, "facts": graph.n_facts, "chunks": graph.n_chunks}
         return out.publish({"counts": counts, "scalars": scalars})
 
