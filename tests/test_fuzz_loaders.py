@@ -204,6 +204,63 @@ def test_fuzz_saved_index_files(
         assert _fingerprint(got.graph) == want
 
 
+INDEX_KEYS = st.sampled_from(
+    [
+        "counts",
+        "statuses",
+        "sources",
+        "tables",
+        "embeddings",
+        "vectors",
+        "dims",
+        "model",
+        "vector_backend",
+        "exact_below",
+        "files",
+    ]
+)
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids),
+    max_leaves=12,
+)
+
+
+@given(
+    value=ANY_JSON,
+    key=INDEX_KEYS,
+    sub=st.sampled_from(["header.json", "entity-vectors/header.json"]),
+    inner=st.integers(0, 100),
+)
+@FUZZ
+def test_fuzz_saved_index_header_values(
+    saved_index: tuple[Path, CallableEmbedder, list[str], Any],
+    value: Any,
+    key: str,
+    sub: str,
+    inner: int,
+) -> None:
+    """A saved index (or vector index) header with one value, or one entry of a table in
+    it, replaced by any JSON value: the same graph, or a StorageError."""
+    root, emb, _, want = saved_index
+    doc = json.loads((root / sub).read_text())
+    keys = sorted(doc) if sub != "header.json" else [key]
+    k = keys[inner % len(keys)] if sub != "header.json" else key
+    if isinstance(doc.get(k), dict) and doc[k] and inner % 2:
+        entries = sorted(doc[k])
+        doc[k][entries[inner % len(entries)]] = value
+    else:
+        doc[k] = value
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(shutil.copytree(root, Path(tmp) / "i"))
+        (copy / sub).write_text(json.dumps(doc))
+        try:
+            got = GraphIndex.load(copy, embedder=emb)
+        except StorageError:
+            return
+        assert _fingerprint(got.graph) == want
+
+
 @pytest.fixture(scope="module")
 def sqlite_bytes(workdir: Path) -> bytes:
     path = workdir / "store.db"

@@ -309,3 +309,27 @@ def test_text_round_trips_exactly_or_is_refused_by_row(tmp_path: Path) -> None:
     assert back.tables.chunks is not None and back.tables.chunks["text"].tolist() == ["x\x00"]
     with pytest.raises(ValueError, match=r"row 0 \(id '\\ud800'\).*lone surrogate"):
         GraphIndex.build(_odd_tables(["\ud800", "a", "b"]), embedder=None)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("statuses", ["only-this"]),  # a DataError from the build before
+        ("statuses", [[]]),  # a TypeError before
+        ("sources", "abc"),
+        ("dims", {"entity": [False]}),  # an EmbeddingError naming "[False]-d" before
+        ("model", {"": None}),
+        ("tables", []),
+    ],
+)
+def test_a_forged_header_value_is_a_corruption_error(
+    tmp_path: Path, tables: GraphTables, key: str, value: Any
+) -> None:
+    """Issue 17.12: a saved index whose header (it has no checksum) holds a bad value is
+    refused as corrupted, not as a parameter, data or embedding error."""
+    root = GraphIndex.build(tables, embedder=None).save(tmp_path / "i")
+    doc = json.loads((root / "header.json").read_text())
+    doc[key] = value
+    (root / "header.json").write_text(json.dumps(doc))
+    with pytest.raises(CorruptStoreError):
+        GraphIndex.load(root, embedder=None)
