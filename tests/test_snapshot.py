@@ -12,7 +12,12 @@ import numpy as np
 import pytest
 from graphrecall import KnowledgeGraph
 from graphrecall.errors import ParameterError
-from graphrecall.storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError
+from graphrecall.storage.errors import (
+    CorruptStoreError,
+    NotAStoreError,
+    SchemaVersionError,
+    StorageError,
+)
 from graphrecall.storage.snapshot import load_snapshot, save_snapshot
 
 NOW = 1_767_225_600
@@ -460,3 +465,26 @@ def test_text_round_trips_exactly(tmp_path: Path, case: str) -> None:
     assert back.entity_names.tolist() == g.entity_names.tolist()
     assert back.object_values is not None and g.object_values is not None
     assert back.object_values.tolist() == g.object_values.tolist()
+
+
+def test_header_byte_flips_are_refused_as_corruption(tmp_path: Path) -> None:
+    """Issue 17.12: the header has no checksum of its own; a flipped byte anywhere in it
+    gives the same graph or a storage error (never a raw KeyError / TypeError)."""
+    g = _graph("str")
+    root = save_snapshot(g, tmp_path / "s")
+    data = (root / "header.json").read_bytes()
+    version = data.index(b'"format_version": ') + len(b'"format_version": ')
+    refused = 0
+    flips = [(version, 0x01)]  # version 3 -> 2: the older layout's keys are missing
+    flips += [(at, 0x04) for at in range(0, len(data), max(1, len(data) // 150))]
+    for at, mask in flips:
+        broken = bytearray(data)
+        broken[at] ^= mask
+        (root / "header.json").write_bytes(bytes(broken))
+        try:
+            back = load_snapshot(root)
+        except StorageError:
+            refused += 1
+            continue
+        _same(g, back)
+    assert refused > 0
