@@ -327,6 +327,8 @@ KEYS = st.sampled_from(
         "created_at",
     ]
 )
+
+
 #: A JSON file's rows: a list of objects mostly, of anything sometimes (a non-list argument is
 #: a TypeError, the convention for an argument of the wrong type).
 def _rows(cells: st.SearchStrategy[Any]) -> st.SearchStrategy[list[Any]]:
