@@ -719,8 +719,15 @@ mod tests {
             RecallParams, SpreadParams,
         };
         for e in 0..g.n_entities() as u32 {
-            let q = Queries { anchors: &[e], scores: &[1.0], offsets: &[0, 1] };
-            let sp = SpreadParams { direction: Direction::Both, ..SpreadParams::default() };
+            let q = Queries {
+                anchors: &[e],
+                scores: &[1.0],
+                offsets: &[0, 1],
+            };
+            let sp = SpreadParams {
+                direction: Direction::Both,
+                ..SpreadParams::default()
+            };
             let _ = spread(g, &q, &sp, 0);
             let _ = graph_recall(g, &q, &RecallParams::default());
             let _ = personalized_pagerank(g, &q, &PprParams::default());
