@@ -275,3 +275,61 @@ def test_cli_index_to_saved_index_then_query(
     assert "JACQ" in capsys.readouterr().out
     assert main(["query", str(tmp_path / "nothing"), "q"]) == 1
     assert "neither a graphrecall SQLite store nor a saved index" in capsys.readouterr().err
+
+
+def _odd_tables(odd: list[str]) -> GraphTables:
+    def o(v: list[Any]) -> Any:
+        return np.array(v, dtype=object)
+
+    return GraphTables(
+        entities={"id": o(odd), "name": o([odd[2], odd[0], "n"]), "tenant": o(["t", "t", ""])},
+        facts={
+            "id": o([odd[0], odd[2]]),
+            "subject": o([odd[0], odd[1]]),
+            "object": o([odd[1], None]),
+            "predicate": o([odd[2], "p"]),
+            "object_value": o([None, odd[0]]),
+        },
+        chunks={"id": o([odd[1]]), "tenant": o(["t"]), "text": o([odd[2]])},
+    )
+
+
+def test_text_round_trips_exactly_or_is_refused_by_row(tmp_path: Path) -> None:
+    """Issue 17.10: ids '\\0' and '' and trailing NULs come back exactly from a saved index;
+    a lone surrogate is refused at the check, its row named."""
+    odd = ["\x00", "", "x\x00"]
+    index = GraphIndex.build(_odd_tables(odd), embedder=None)
+    back = GraphIndex.load(index.save(tmp_path / "i"), embedder=None)
+    g, b = index.graph, back.graph
+    assert b.entity_ids.tolist() == odd and b.fact_ids.tolist() == [odd[0], odd[2]]
+    assert b.tenants.names == g.tenants.names and b.predicates.names == g.predicates.names
+    assert b.entity_names is not None and g.entity_names is not None
+    assert b.entity_names.tolist() == g.entity_names.tolist()
+    assert b.object_values is not None and b.object_values.tolist() == [None, "\x00"]
+    assert back.tables.chunks is not None and back.tables.chunks["text"].tolist() == ["x\x00"]
+    with pytest.raises(ValueError, match=r"row 0 \(id '\\ud800'\).*lone surrogate"):
+        GraphIndex.build(_odd_tables(["\ud800", "a", "b"]), embedder=None)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("statuses", ["only-this"]),  # a DataError from the build before
+        ("statuses", [[]]),  # a TypeError before
+        ("sources", "abc"),
+        ("dims", {"entity": [False]}),  # an EmbeddingError naming "[False]-d" before
+        ("model", {"": None}),
+        ("tables", []),
+    ],
+)
+def test_a_forged_header_value_is_a_corruption_error(
+    tmp_path: Path, tables: GraphTables, key: str, value: Any
+) -> None:
+    """Issue 17.12: a saved index whose header (it has no checksum) holds a bad value is
+    refused as corrupted, not as a parameter, data or embedding error."""
+    root = GraphIndex.build(tables, embedder=None).save(tmp_path / "i")
+    doc = json.loads((root / "header.json").read_text())
+    doc[key] = value
+    (root / "header.json").write_text(json.dumps(doc))
+    with pytest.raises(CorruptStoreError):
+        GraphIndex.load(root, embedder=None)

@@ -11,7 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 from graphrecall import KnowledgeGraph
-from graphrecall.storage.errors import CorruptStoreError, NotAStoreError, SchemaVersionError
+from graphrecall.errors import ParameterError
+from graphrecall.storage.errors import (
+    CorruptStoreError,
+    NotAStoreError,
+    SchemaVersionError,
+    StorageError,
+)
 from graphrecall.storage.snapshot import load_snapshot, save_snapshot
 
 NOW = 1_767_225_600
@@ -84,7 +90,7 @@ def _same(a: KnowledgeGraph, b: KnowledgeGraph) -> None:
     np.testing.assert_array_equal(ra.scores, rb.scores)
 
 
-@pytest.mark.parametrize("verify", ["checksums", "full"])
+@pytest.mark.parametrize("verify", ["safe", "trusted", "full"])
 @pytest.mark.parametrize("ids", ["str", "int"])
 def test_round_trip(tmp_path: Path, ids: str, verify: str) -> None:
     g = _graph(ids)
@@ -163,12 +169,97 @@ def test_consistent_checksums_but_inconsistent_graph_is_refused(tmp_path: Path) 
     (tmp_path / "s" / "header.json").write_text(json.dumps(h))
     with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
         load_snapshot(tmp_path / "s", verify="full")
-    obj[0] = 99  # out of bounds: refused even by the fast check
+    obj[0] = 99  # out of bounds: refused at every level
     np.save(path, obj)
     h["files"]["object.npy"]["crc32"] = zlib.crc32(path.read_bytes())
     (tmp_path / "s" / "header.json").write_text(json.dumps(h))
-    with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
+    for verify in ("safe", "trusted"):
+        with pytest.raises(CorruptStoreError, match="inconsistent snapshot"):
+            load_snapshot(tmp_path / "s", verify=verify)  # type: ignore[arg-type]
+
+
+def _forge_array(root: Path, name: str, change: Any) -> None:
+    """Change ``<name>.npy`` and give it a matching checksum (a consistent forgery)."""
+    path = root / f"{name}.npy"
+    arr = np.load(path)
+    change(arr)
+    np.save(path, arr)
+    h = json.loads((root / "header.json").read_text())
+    data = path.read_bytes()
+    h["files"][f"{name}.npy"].update(crc32=zlib.crc32(data), size=len(data))
+    (root / "header.json").write_text(json.dumps(h))
+
+
+def _alice_facts(g: KnowledgeGraph) -> set[Any]:
+    """Every entity and fact id a spread from alice's entities reaches (both directions)."""
+    anchors = [e for e in g.entity_ids.tolist() if e in ("user", "jacq", "duckdb")]
+    r = g.spread(anchors, tenant="alice", direction="both", rank="score_fact", now=NOW)
+    return {*r.fact_ids.tolist(), *r.entity_ids.tolist()}
+
+
+def test_a_forged_cross_tenant_fact_is_refused_by_default(tmp_path: Path) -> None:
+    """Issue 17.7: valid checksums and a fact of alice's pointing at stark's entity."""
+    save_snapshot(_graph("str"), tmp_path / "s")
+
+    def to_ned(obj: Any) -> None:
+        obj[0] = 3  # user -> ned: an entity of tenant stark
+
+    _forge_array(tmp_path / "s", "object", to_ned)
+    with pytest.raises(CorruptStoreError, match="entity 0 has a fact pointing at an entity of"):
         load_snapshot(tmp_path / "s")
+    # The opt-out for files you wrote yourself trusts the payload: the leak it allows.
+    leaky = load_snapshot(tmp_path / "s", verify="trusted")
+    assert "ned" in _alice_facts(leaky)
+
+
+@pytest.mark.parametrize("part", ["in_subject", "in_pos"])
+def test_a_forged_in_adjacency_across_tenants_is_refused_by_default(
+    tmp_path: Path, part: str
+) -> None:
+    """A reverse link of alice's entity coming from stark's (in_subject), or holding a fact
+    that does not point at it (in_pos)."""
+    g = _graph("str")
+    save_snapshot(g, tmp_path / "s")
+    parts = g.core.to_parts()
+    jacq_in = int(parts["in_offsets"][1])  # jacq's first in-fact (user -> jacq)
+
+    def forge(col: Any) -> None:
+        col[jacq_in] = 3 if part == "in_subject" else int(parts["in_pos"][jacq_in + 1])
+
+    _forge_array(tmp_path / "s", part, forge)
+    with pytest.raises(CorruptStoreError, match="entity 1: the in-facts do not match"):
+        load_snapshot(tmp_path / "s")
+    load_snapshot(tmp_path / "s", verify="trusted")  # memory-safe, not isolated
+
+
+def test_a_forged_mention_across_tenants_is_refused_by_default(tmp_path: Path) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+
+    def to_ned(ent: Any) -> None:
+        ent[0] = 3  # chunk c1 (alice) now mentions ned (stark)
+
+    _forge_array(tmp_path / "s", "chunk_entity", to_ned)
+    with pytest.raises(CorruptStoreError, match="chunk 0 holds an invalid mention"):
+        load_snapshot(tmp_path / "s")
+    load_snapshot(tmp_path / "s", verify="trusted")
+
+
+@pytest.mark.parametrize("vocab", ["tenants", "predicates", "statuses", "sources"])
+def test_a_code_without_a_name_is_refused(tmp_path: Path, vocab: str) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+
+    def drop_last(p: dict[str, Any]) -> None:
+        p["vocab"][vocab] = p["vocab"][vocab][:-1]
+
+    _rewrite_python_json(tmp_path / "s", drop_last)
+    with pytest.raises(CorruptStoreError, match=r"codes but \d+ names"):
+        load_snapshot(tmp_path / "s")
+
+
+def test_an_unknown_verify_level_is_a_parameter_error(tmp_path: Path) -> None:
+    save_snapshot(_graph("str"), tmp_path / "s")
+    with pytest.raises(ParameterError, match="'safe', 'trusted' or 'full'"):
+        load_snapshot(tmp_path / "s", verify="checksums")  # type: ignore[arg-type]
 
 
 def test_python_sidecar_corruption(tmp_path: Path) -> None:
@@ -346,3 +437,54 @@ def test_consecutive_ids_round_trip_up_to_the_int64_limits(tmp_path: Path, start
     _rewrite_python_json(tmp_path / "s", past_the_limit)
     with pytest.raises(CorruptStoreError, match="fact ids do not match"):
         load_snapshot(tmp_path / "s")
+
+
+@pytest.mark.parametrize("case", ["nul", "surrogate"])
+def test_text_round_trips_exactly(tmp_path: Path, case: str) -> None:
+    """Issue 17.10: ids '\\0' and '', trailing NULs and lone surrogates come back exactly,
+    in ids, names, vocabularies and literal values."""
+    odd = ["\x00", "", "x\x00"] if case == "nul" else ["\ud800", "a\udfff", "\udc00b"]
+    g = KnowledgeGraph.from_records(
+        [
+            {"id": odd[0], "tenant": odd[1] or "t", "name": odd[2]},
+            {"id": odd[1], "tenant": odd[1] or "t", "name": odd[0]},
+            {"id": odd[2], "tenant": odd[1] or "t"},
+        ],
+        [
+            {"id": odd[0], "subject": odd[0], "object": odd[1], "predicate": odd[2]},
+            {"id": odd[2], "subject": odd[1], "object": None, "object_value": odd[0]},
+        ],
+        chunks=[{"id": odd[1], "tenant": odd[1] or "t"}],
+        mentions=[{"chunk": odd[1], "entity": odd[2]}],
+    )
+    save_snapshot(g, tmp_path / "s")
+    back = load_snapshot(tmp_path / "s")
+    _same(g, back)
+    assert back.entity_ids.tolist() == odd
+    assert back.entity_names is not None and g.entity_names is not None
+    assert back.entity_names.tolist() == g.entity_names.tolist()
+    assert back.object_values is not None and g.object_values is not None
+    assert back.object_values.tolist() == g.object_values.tolist()
+
+
+def test_header_byte_flips_are_refused_as_corruption(tmp_path: Path) -> None:
+    """Issue 17.12: the header has no checksum of its own; a flipped byte anywhere in it
+    gives the same graph or a storage error (never a raw KeyError / TypeError)."""
+    g = _graph("str")
+    root = save_snapshot(g, tmp_path / "s")
+    data = (root / "header.json").read_bytes()
+    version = data.index(b'"format_version": ') + len(b'"format_version": ')
+    refused = 0
+    flips = [(version, 0x01)]  # version 3 -> 2: the older layout's keys are missing
+    flips += [(at, 0x04) for at in range(0, len(data), max(1, len(data) // 150))]
+    for at, mask in flips:
+        broken = bytearray(data)
+        broken[at] ^= mask
+        (root / "header.json").write_bytes(bytes(broken))
+        try:
+            back = load_snapshot(root)
+        except StorageError:
+            refused += 1
+            continue
+        _same(g, back)
+    assert refused > 0

@@ -5,7 +5,7 @@ int64 minimum is null), small integer codes. ``graphrecall.KnowledgeGraph`` maps
 and codes; use it rather than these classes directly.
 """
 
-from typing import Any, final
+from typing import Any, Literal, final
 
 import numpy as np
 import numpy.typing as npt
@@ -123,7 +123,7 @@ class CoreGraph:
         valid_from: npt.NDArray[np.int64] | None = None,
         valid_to: npt.NDArray[np.int64] | None = None,
         sequence: npt.NDArray[np.int64] | None = None,
-        full_check: bool = True,
+        check: Literal["trusted", "tenants", "full"] = "full",
     ) -> CoreGraph: ...
     def entity_tenants(self) -> npt.NDArray[np.uint32]: ...
     def chunk_tenants(self) -> npt.NDArray[np.uint32]: ...

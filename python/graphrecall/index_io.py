@@ -50,7 +50,7 @@ from .errors import (
     StorageError,
 )
 from .graph import KnowledgeGraph
-from .tables import TABLES, EmbeddingSet, GraphTables
+from .tables import TABLES, BadDataError, EmbeddingSet, GraphTables
 
 __all__ = ["FORMAT", "VERSION", "SavedIndex", "is_saved_index", "read_index", "save_index"]
 
@@ -260,6 +260,19 @@ def _header(root: Path) -> dict[str, Any]:
     for key in ("tables", "embeddings", "vectors", "files", "statuses", "sources", "dims"):
         if key not in doc:
             raise CorruptStoreError(f"{root}: the {_WHAT} header lacks {key!r}")
+    kinds = {"tables": dict, "embeddings": list, "vectors": dict, "files": dict, "dims": dict}
+    for key, kind in kinds.items():
+        if not isinstance(doc[key], kind):
+            raise CorruptStoreError(f"{root}: the {_WHAT} header's {key!r} is malformed")
+    for key in ("statuses", "sources"):
+        names = doc[key]
+        if not isinstance(names, list) or not all(type(v) is str for v in names):
+            raise CorruptStoreError(f"{root}: the {_WHAT} header's {key!r} is malformed")
+    dims = doc["dims"]
+    if not all(d is None or (type(d) is int and d > 0) for d in dims.values()):
+        raise CorruptStoreError(f"{root}: the {_WHAT} header's 'dims' is malformed")
+    if not isinstance(doc.get("model"), (str, type(None))):
+        raise CorruptStoreError(f"{root}: the {_WHAT} header's 'model' is malformed")
     return doc
 
 
@@ -296,7 +309,8 @@ class SavedIndex:
         the one saved: row counts, and vector indexes covering exactly its rows.
 
         Raises:
-            CorruptStoreError: The built index does not match what was saved.
+            CorruptStoreError: The built index does not match what was saved, or (files
+                verified) cannot be built from it.
             BadDataError: The tables fail the row checks (when not verified).
         """
         common = {
@@ -307,17 +321,32 @@ class SavedIndex:
             "vector_backend": self.vector_backend,
             "exact_below": self.exact_below,
         }
-        index = build(
-            self.tables,
-            **common,
-            entity_vectors=self.vectors["entity"],
-            chunk_vectors=self.vectors["chunk"],
-        )
-        saved_vectors = self.counts.get("tenants", index.graph.n_tenants) == index.graph.n_tenants
-        if not saved_vectors:
-            # Saved when int tenants were taken as codes: its vector indexes use those codes,
-            # so they are rebuilt from the stored vectors (nothing is re-embedded).
-            index = build(self.tables, **common)
+        try:
+            index = build(
+                self.tables,
+                **common,
+                entity_vectors=self.vectors["entity"],
+                chunk_vectors=self.vectors["chunk"],
+            )
+            saved_vectors = (
+                self.counts.get("tenants", index.graph.n_tenants) == index.graph.n_tenants
+            )
+            if not saved_vectors:
+                # Saved when int tenants were taken as codes: its vector indexes use those
+                # codes, so they are rebuilt from the stored vectors (nothing is re-embedded).
+                index = build(self.tables, **common)
+        except StorageError:
+            raise
+        except BadDataError:
+            if not self.verified:
+                raise  # unverified files: the row checks' report
+            raise CorruptStoreError(f"saved index: {self.root}: rows fail the checks") from None
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            # Verified files hold the rows saved (checked then): what fails now is a
+            # header value (vocabularies, settings), which has no checksum.
+            raise CorruptStoreError(
+                f"saved index: {self.root}: inconsistent ({type(exc).__name__}: {exc})"
+            ) from None
         got = {
             "entities": index.graph.n_entities,
             "facts": index.graph.n_facts,
@@ -364,9 +393,30 @@ def read_index(
     if not isinstance(verify, bool) or not isinstance(check_model, bool):
         raise ParameterError("invalid parameter verify / check_model: expected a bool")
     root = Path(directory)
-    doc = _header(root)
     emb = resolve_embedder(embedder)
+    try:
+        return _read_index(root, emb, verify, check_model)
+    except (StorageError, EmbeddingError):
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        # A malformed value the checks did not foresee: still the corruption error.
+        raise CorruptStoreError(
+            f"saved index: {root}: malformed ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _read_index(root: Path, emb: Embedder | None, verify: bool, check_model: bool) -> SavedIndex:
+    """:func:`read_index` after its argument checks."""
+    doc = _header(root)
+    sets = _embedding_sets(root, doc, verify)
     dims = doc["dims"]
+    for kind in ("entity", "chunk"):
+        have = sorted({s.dim for s in sets if s.kind == kind and s.dim is not None})
+        if have and dims.get(kind) is not None and dims[kind] not in have:
+            raise CorruptStoreError(
+                f"saved index: {root}: the header says {dims[kind]}-d {kind} vectors, the "
+                f"stored ones are {', '.join(map(str, have))}-d"
+            )
     if emb is not None:
         model = model_name(emb)
         for kind in ("entity", "chunk"):
@@ -399,22 +449,6 @@ def read_index(
                 raise CorruptStoreError(f"saved index: {root}: a column of {name!r} is malformed")
             table[item["column"]] = _read(root, doc, item.get("file"), verify)
         cols[name] = table
-    sets = []
-    for item in doc["embeddings"]:
-        if not isinstance(item, dict):
-            raise CorruptStoreError(f"saved index: {root}: an embedding set is malformed")
-        ids = _read(root, doc, item.get("ids"), verify)
-        vec = _read(root, doc, item.get("vectors"), verify)
-        if vec.ndim != 2 or vec.shape[0] != len(ids) or vec.dtype != np.float32:
-            raise CorruptStoreError(
-                f"saved index: {root}: embedding set {item.get('vectors')!r} has shape "
-                f"{vec.shape} for {len(ids)} ids"
-            )
-        set_kind = item.get("kind")
-        if set_kind == "entity" or set_kind == "chunk" or set_kind == "alias":
-            sets.append(EmbeddingSet(set_kind, ids, vec, item.get("model")))
-        else:
-            raise CorruptStoreError(f"saved index: {root}: embedding kind {set_kind!r} is unknown")
     entities, facts = cols["entities"], cols["facts"]
     if entities is None or facts is None:
         raise CorruptStoreError(f"saved index: {root} lacks the entities or facts table")
@@ -455,6 +489,27 @@ def read_index(
         counts=counts if isinstance(counts, dict) else {},
         verified=verify,
     )
+
+
+def _embedding_sets(root: Path, doc: dict[str, Any], verify: bool) -> list[EmbeddingSet]:
+    """The stored embedding sets (size- and, with ``verify``, checksum-checked)."""
+    sets = []
+    for item in doc["embeddings"]:
+        if not isinstance(item, dict):
+            raise CorruptStoreError(f"saved index: {root}: an embedding set is malformed")
+        ids = _read(root, doc, item.get("ids"), verify)
+        vec = _read(root, doc, item.get("vectors"), verify)
+        if vec.ndim != 2 or vec.shape[0] != len(ids) or vec.dtype != np.float32:
+            raise CorruptStoreError(
+                f"saved index: {root}: embedding set {item.get('vectors')!r} has shape "
+                f"{vec.shape} for {len(ids)} ids"
+            )
+        set_kind = item.get("kind")
+        if set_kind == "entity" or set_kind == "chunk" or set_kind == "alias":
+            sets.append(EmbeddingSet(set_kind, ids, vec, item.get("model")))
+        else:
+            raise CorruptStoreError(f"saved index: {root}: embedding kind {set_kind!r} is unknown")
+    return sets
 
 
 def _check_vectors(root: Path, index: IndexParts, kind: str, vi: VectorIndex | None) -> None:

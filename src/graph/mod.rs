@@ -11,7 +11,7 @@ mod build;
 mod parts;
 
 pub use build::GraphInput;
-pub use parts::{GraphParts, PartsRef};
+pub use parts::{Check, GraphParts, PartsRef};
 
 use crate::error::{Error, Result};
 

@@ -204,6 +204,51 @@ fn invert(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>> {
     Ok(Err(m)) // unreachable: the parallel passes found a problem
 }
 
+/// How much of a graph's parts [`KnowledgeGraph::from_parts_ref`] checks. Every level
+/// checks what memory safety needs (lengths, bounds, codes, the fact/position bijection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Check {
+    /// Memory safety only: for payloads you wrote yourself, whose integrity a checksum has
+    /// established. A crafted payload may link tenants.
+    Trusted,
+    /// Memory safety and isolation (the default): every link a traversal follows (a fact's
+    /// object, an in-adjacency entry, a mention) stays within one tenant.
+    #[default]
+    Tenants,
+    /// Every invariant: also orders, validity and that the in-adjacency is exactly the facts'
+    /// objects.
+    Full,
+}
+
+/// The first entity (in index order) one of whose out-facts points at an entity of another
+/// tenant. Objects must already be known to be `NONE` or `< tenant.len()`.
+fn cross_tenant_fact(out_offsets: &[u32], object: &[u32], tenant: &[u32]) -> Option<usize> {
+    (0..tenant.len()).into_par_iter().position_first(|e| {
+        let t = tenant[e];
+        object[out_offsets[e] as usize..out_offsets[e + 1] as usize]
+            .iter()
+            .any(|&o| o != NONE && tenant[o as usize] != t)
+    })
+}
+
+/// The first entity whose in-adjacency holds a fact not pointing at it, or a subject of
+/// another tenant (with the out-facts' tenant check, every in-fact is then the entity's
+/// tenant's). `in_pos` and `in_subject` must already be in bounds.
+fn foreign_in_fact(
+    p: &PartsRef<'_>,
+    in_pos: &[u32],
+    in_subject: &[u32],
+    tenant: &[u32],
+) -> Option<usize> {
+    (0..tenant.len()).into_par_iter().position_first(|e| {
+        let r = p.in_offsets[e] as usize..p.in_offsets[e + 1] as usize;
+        let t = tenant[e];
+        r.into_iter().any(|i| {
+            p.object[in_pos[i] as usize] != e as u32 || tenant[in_subject[i] as usize] != t
+        })
+    })
+}
+
 fn same_len(part: &'static str, len: usize, expected: usize) -> Result<()> {
     if len != expected {
         return Err(bad(part, format!("has {len} entries, expected {expected}")));
@@ -255,19 +300,15 @@ impl KnowledgeGraph {
     /// # Errors
     /// `Corrupt` naming the inconsistent part.
     pub fn from_parts(p: GraphParts) -> Result<Self> {
-        Self::from_parts_checked(p, true)
+        Self::from_parts_checked(p, Check::Full)
     }
 
-    /// [`KnowledgeGraph::from_parts`] with a choice of checks: `full` verifies every
-    /// semantic invariant (tenants, orders, that the in-adjacency is exactly the facts'
-    /// objects); without it only what memory safety needs is checked (lengths, bounds,
-    /// codes, the fact/position bijection) — for payloads whose integrity a checksum has
-    /// already established.
+    /// [`KnowledgeGraph::from_parts`] with a choice of checks (see [`Check`]).
     ///
     /// # Errors
     /// `Corrupt` naming the inconsistent part.
-    pub fn from_parts_checked(p: GraphParts, full: bool) -> Result<Self> {
-        Self::from_parts_ref(&p.view(), full)
+    pub fn from_parts_checked(p: GraphParts, check: Check) -> Result<Self> {
+        Self::from_parts_ref(&p.view(), check)
     }
 
     /// [`KnowledgeGraph::from_parts_checked`] from borrowed arrays (memory-mapped files):
@@ -276,7 +317,9 @@ impl KnowledgeGraph {
     ///
     /// # Errors
     /// `Corrupt` naming the inconsistent part.
-    pub fn from_parts_ref(p: &PartsRef<'_>, full: bool) -> Result<Self> {
+    pub fn from_parts_ref(p: &PartsRef<'_>, check: Check) -> Result<Self> {
+        let full = check == Check::Full;
+        let tenants = check != Check::Trusted;
         let n = p.entity_tenant.len();
         let m = p.object.len();
         if n >= NONE as usize || m >= NONE as usize || p.chunk_tenant.len() >= NONE as usize {
@@ -347,9 +390,7 @@ impl KnowledgeGraph {
             let o = p.object[pos];
             let c = p.confidence[pos];
             let s = p.strength[pos];
-            (o == NONE
-                || ((o as usize) < n
-                    && (!full || tenant[o as usize] == tenant[subject[pos] as usize])))
+            (o == NONE || (o as usize) < n)
                 && (0.0..=1.0).contains(&c)
                 && s.is_finite()
                 && s >= 0.0
@@ -385,6 +426,14 @@ impl KnowledgeGraph {
                 "facts",
                 format!("position {pos} holds an invalid fact"),
             ));
+        }
+        if tenants {
+            if let Some(e) = cross_tenant_fact(p.out_offsets, p.object, tenant) {
+                return Err(bad(
+                    "object",
+                    format!("entity {e} has a fact pointing at an entity of another tenant"),
+                ));
+            }
         }
         if let (Some(from), Some(to)) = (p.valid_from, p.valid_to) {
             if from
@@ -433,7 +482,14 @@ impl KnowledgeGraph {
         let out_of_range = |_| bad("in_pos", "holds an index out of range");
         let in_pos = copy_below("in_pos", p.in_pos, m)?.map_err(out_of_range)?;
         let in_subject = copy_below("in_subject", p.in_subject, n)?.map_err(out_of_range)?;
-        if let Some(e) = (0..n).into_par_iter().position_first(|e| full && !in_ok(e)) {
+        let bad_in = if full {
+            (0..n).into_par_iter().position_first(|e| !in_ok(e))
+        } else if tenants {
+            foreign_in_fact(p, &in_pos, &in_subject, tenant)
+        } else {
+            None
+        };
+        if let Some(e) = bad_in {
             return Err(bad(
                 "in_pos",
                 format!("entity {e}: the in-facts do not match the facts pointing at it"),
@@ -444,7 +500,7 @@ impl KnowledgeGraph {
             let r = p.chunk_offsets[c] as usize..p.chunk_offsets[c + 1] as usize;
             for i in r.clone() {
                 let e = p.chunk_entity[i] as usize;
-                if e >= n || (full && tenant[e] != ct) || p.chunk_count[i] == 0 {
+                if e >= n || (tenants && tenant[e] != ct) || p.chunk_count[i] == 0 {
                     return Err(bad(
                         "chunk_entity",
                         format!("chunk {c} holds an invalid mention"),
@@ -595,7 +651,7 @@ mod tests {
                 6 => poke(&mut p.chunk_entity),
                 _ => poke(&mut p.entity_tenant),
             }
-            if let Ok(back) = KnowledgeGraph::from_parts_checked(p, false) {
+            if let Ok(back) = KnowledgeGraph::from_parts_checked(p, Check::Trusted) {
                 for e in 0..back.n_entities() as u32 {
                     let q = Queries { anchors: &[e], scores: &[1.0], offsets: &[0, 1] };
                     let sp = SpreadParams { direction: Direction::Both, ..SpreadParams::default() };
@@ -606,6 +662,253 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// With the tenant check (the default), a corrupted payload is refused or every link a
+        /// traversal follows stays within one tenant.
+        #[test]
+        fn accepted_payloads_keep_tenants_apart(c in arb_cols(), which in 0usize..8, at in any::<usize>(), v in any::<u32>()) {
+            let g = c.graph();
+            let mut p = g.to_parts().unwrap();
+            let poke = |col: &mut Vec<u32>| { if !col.is_empty() { let i = at % col.len(); col[i] = v % (col.len() as u32 + 3); } };
+            match which {
+                0 => poke(&mut p.object),
+                1 => poke(&mut p.entity_tenant),
+                2 => poke(&mut p.in_subject),
+                3 => poke(&mut p.in_pos),
+                4 => poke(&mut p.chunk_entity),
+                5 => poke(&mut p.chunk_tenant),
+                6 => poke(&mut p.out_offsets),
+                _ => poke(&mut p.in_offsets),
+            }
+            if let Ok(b) = KnowledgeGraph::from_parts_checked(p, Check::Tenants) {
+                let t = &b.entity_tenant;
+                for e in 0..b.n_entities as usize {
+                    for pos in b.out_offsets[e] as usize..b.out_offsets[e + 1] as usize {
+                        let o = b.rec[pos].object;
+                        prop_assert!(o == NONE || t[o as usize] == t[e]);
+                    }
+                    for i in b.in_offsets[e] as usize..b.in_offsets[e + 1] as usize {
+                        prop_assert_eq!(t[b.in_subject[i] as usize], t[e]);
+                        prop_assert_eq!(b.rec[b.in_pos[i] as usize].object, e as u32);
+                    }
+                }
+                for c in 0..b.n_chunks as usize {
+                    for i in b.chunk_offsets[c] as usize..b.chunk_offsets[c + 1] as usize {
+                        prop_assert_eq!(t[b.chunk_entity[i] as usize], b.chunk_tenant[c]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fuzz cases: `GRAPHRECALL_FUZZ_CASES` (the documented long run) or `default`.
+    fn fuzz_cases(default: u32) -> u32 {
+        std::env::var("GRAPHRECALL_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    /// Every kernel over every entity of an accepted graph (none may panic).
+    fn exercise(g: &KnowledgeGraph) {
+        use crate::activation::{
+            graph_recall, personalized_pagerank, spread, Direction, PprParams, Queries,
+            RecallParams, SpreadParams,
+        };
+        for e in 0..g.n_entities() as u32 {
+            let q = Queries {
+                anchors: &[e],
+                scores: &[1.0],
+                offsets: &[0, 1],
+            };
+            let sp = SpreadParams {
+                direction: Direction::Both,
+                ..SpreadParams::default()
+            };
+            let _ = spread(g, &q, &sp, 0);
+            let _ = graph_recall(g, &q, &RecallParams::default());
+            let _ = personalized_pagerank(g, &q, &PprParams::default());
+        }
+        let _ = g.fact_columns();
+        let _ = g.to_parts();
+    }
+
+    fn check_of(i: u8) -> Check {
+        [Check::Trusted, Check::Tenants, Check::Full][usize::from(i % 3)]
+    }
+
+    /// A column cut, extended or overwritten at a few places (lengths and values both).
+    fn mutate<T: Copy>(col: &mut Vec<T>, how: u8, at: usize, v: T) {
+        match how % 4 {
+            0 if !col.is_empty() => col.truncate(at % col.len()),
+            1 => col.push(v),
+            _ if !col.is_empty() => {
+                let i = at % col.len();
+                col[i] = v;
+            }
+            _ => {}
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(fuzz_cases(300)))]
+        /// Fuzz: arbitrary arrays (any lengths, any values) are refused or give a graph
+        /// every kernel runs on; never a panic, at every check level.
+        #[test]
+        fn fuzz_arbitrary_parts(
+            sizes in proptest::collection::vec(0usize..12, 16),
+            vals in proptest::collection::vec(any::<u32>(), 160),
+            floats in proptest::collection::vec(any::<f32>(), 24),
+            scal in (0u32..300, 0u32..300, 0u32..300),
+            level in any::<u8>(),
+        ) {
+            let mut k = 0usize;
+            let mut take = |len: usize, small: bool| -> Vec<u32> {
+                (0..len).map(|_| { k = (k + 1) % vals.len(); let v = vals[k]; if small { v % 16 } else { v } }).collect()
+            };
+            let sm = vals[0] % 2 == 0;
+            let p = GraphParts {
+                n_predicates: scal.0, n_statuses: scal.1, n_sources: scal.2,
+                entity_tenant: take(sizes[0], sm),
+                out_offsets: take(sizes[1], sm),
+                last_accessed: take(sizes[2], false).into_iter().map(i64::from).collect(),
+                object: take(sizes[2], sm),
+                confidence: (0..sizes[2]).map(|i| floats[i % floats.len()]).collect(),
+                strength: (0..sizes[2]).map(|i| floats[(i + 7) % floats.len()]).collect(),
+                fact: take(sizes[2], sm),
+                access_count: take(sizes[2], false),
+                predicate: take(sizes[2], sm).into_iter().map(|v| v as u16).collect(),
+                status: take(sizes[2], sm).into_iter().map(|v| v as u8).collect(),
+                source: take(sizes[2], sm).into_iter().map(|v| v as u8).collect(),
+                created_at: None,
+                valid_from: (sizes[3] % 2 == 0).then(|| take(sizes[2], false).into_iter().map(i64::from).collect()),
+                valid_to: (sizes[3] % 3 == 0).then(|| take(sizes[2], false).into_iter().map(i64::from).collect()),
+                sequence: None,
+                in_offsets: take(sizes[4], sm),
+                in_pos: take(sizes[5], sm),
+                in_subject: take(sizes[5], sm),
+                chunk_tenant: take(sizes[6], sm),
+                chunk_offsets: take(sizes[7], sm),
+                chunk_entity: take(sizes[8], sm),
+                chunk_count: take(sizes[8], sm),
+            };
+            if let Ok(g) = KnowledgeGraph::from_parts_checked(p, check_of(level)) {
+                exercise(&g);
+            }
+        }
+
+        /// Fuzz: a valid graph's parts with several columns cut, extended or overwritten
+        /// (any type, any value) are refused or give a graph every kernel runs on.
+        #[test]
+        fn fuzz_mutated_parts(
+            c in arb_cols(),
+            edits in proptest::collection::vec((0u8..24, any::<u8>(), any::<usize>(), any::<u32>()), 1..5),
+            level in any::<u8>(),
+        ) {
+            let mut p = c.graph().to_parts().unwrap();
+            for (col, how, at, v) in edits {
+                let f = f32::from_bits(v);
+                let w = i64::from(v as i32);
+                match col {
+                    0 => mutate(&mut p.entity_tenant, how, at, v),
+                    1 => mutate(&mut p.out_offsets, how, at, v),
+                    2 => mutate(&mut p.last_accessed, how, at, w),
+                    3 => mutate(&mut p.object, how, at, v),
+                    4 => mutate(&mut p.confidence, how, at, f),
+                    5 => mutate(&mut p.strength, how, at, f),
+                    6 => mutate(&mut p.fact, how, at, v),
+                    7 => mutate(&mut p.access_count, how, at, v),
+                    8 => mutate(&mut p.predicate, how, at, v as u16),
+                    9 => mutate(&mut p.status, how, at, v as u8),
+                    10 => mutate(&mut p.source, how, at, v as u8),
+                    11 => mutate(p.valid_from.get_or_insert_with(Vec::new), how, at, w),
+                    12 => mutate(p.valid_to.get_or_insert_with(Vec::new), how, at, w),
+                    13 => mutate(&mut p.in_offsets, how, at, v),
+                    14 => mutate(&mut p.in_pos, how, at, v),
+                    15 => mutate(&mut p.in_subject, how, at, v),
+                    16 => mutate(&mut p.chunk_tenant, how, at, v),
+                    17 => mutate(&mut p.chunk_offsets, how, at, v),
+                    18 => mutate(&mut p.chunk_entity, how, at, v),
+                    19 => mutate(&mut p.chunk_count, how, at, v),
+                    20 => p.n_predicates = v,
+                    21 => p.n_statuses = v % 512,
+                    22 => mutate(&mut p.object, how, at, v % 64),
+                    _ => mutate(&mut p.in_pos, how, at, v % 64),
+                }
+            }
+            if let Ok(g) = KnowledgeGraph::from_parts_checked(p, check_of(level)) {
+                exercise(&g);
+            }
+        }
+    }
+
+    /// Two tenants, 0 -> 1 in tenant 0 and 2 -> 3 in tenant 1.
+    fn two_tenants() -> KnowledgeGraph {
+        let mut c = crate::graph::tests::Cols {
+            tenant: vec![0, 0, 1, 1],
+            ..Default::default()
+        };
+        c.push(0, 1, 0.5);
+        c.push(2, 3, 0.7);
+        c.graph()
+    }
+
+    fn refusal(p: &GraphParts, check: Check) -> Option<String> {
+        KnowledgeGraph::from_parts_checked(p.clone(), check)
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_cross_tenant_fact_is_refused_unless_trusted() {
+        let mut p = two_tenants().to_parts().unwrap();
+        let pos = p.object.iter().position(|&o| o == 1).unwrap();
+        p.object[pos] = 3; // entity 0's fact now points into tenant 1
+        for check in [Check::Tenants, Check::Full] {
+            let e = refusal(&p, check);
+            assert!(e.is_some_and(|e| e.contains("another tenant") || e.contains("in-facts")));
+        }
+        assert_eq!(
+            refusal(&p, Check::Tenants).as_deref(),
+            Some("corrupted graph part object: entity 0 has a fact pointing at an entity of another tenant")
+        );
+        assert!(refusal(&p, Check::Trusted).is_none());
+    }
+
+    #[test]
+    fn a_foreign_in_fact_is_refused_unless_trusted() {
+        let g = two_tenants();
+        let mut p = g.to_parts().unwrap();
+        // Entity 1 (tenant 0) is reached from entity 2 (tenant 1).
+        let i = p.in_offsets[1] as usize;
+        p.in_subject[i] = 2;
+        assert_eq!(
+            refusal(&p, Check::Tenants).as_deref(),
+            Some("corrupted graph part in_pos: entity 1: the in-facts do not match the facts pointing at it")
+        );
+        assert!(refusal(&p, Check::Trusted).is_none());
+        // Entity 1's in-fact swapped for tenant 1's fact.
+        let mut p = g.to_parts().unwrap();
+        let other = p.in_pos[p.in_offsets[3] as usize];
+        p.in_pos[i] = other;
+        assert!(refusal(&p, Check::Tenants).is_some());
+    }
+
+    #[test]
+    fn a_mention_of_another_tenant_is_refused_unless_trusted() {
+        let mut p = two_tenants().to_parts().unwrap();
+        p.chunk_tenant = vec![0];
+        p.chunk_offsets = vec![0, 1];
+        p.chunk_entity = vec![3];
+        p.chunk_count = vec![1];
+        assert_eq!(
+            refusal(&p, Check::Tenants).as_deref(),
+            Some("corrupted graph part chunk_entity: chunk 0 holds an invalid mention")
+        );
+        assert!(refusal(&p, Check::Trusted).is_none());
     }
 
     fn small() -> KnowledgeGraph {
@@ -624,8 +927,8 @@ mod tests {
     fn repeated_fact_ids_are_refused_at_their_first_repeat() {
         let mut p = small().to_parts().unwrap();
         p.fact = vec![2, 0, 2, 0];
-        for full in [false, true] {
-            let e = KnowledgeGraph::from_parts_checked(p.clone(), full)
+        for check in [Check::Trusted, Check::Tenants, Check::Full] {
+            let e = KnowledgeGraph::from_parts_checked(p.clone(), check)
                 .err()
                 .map(|e| e.to_string());
             assert_eq!(
@@ -636,7 +939,7 @@ mod tests {
             );
         }
         p.fact = vec![0, 1, 2, 4];
-        let e = KnowledgeGraph::from_parts_checked(p, false)
+        let e = KnowledgeGraph::from_parts_checked(p, Check::Trusted)
             .err()
             .map(|e| e.to_string());
         assert_eq!(
@@ -650,7 +953,7 @@ mod tests {
         let mut p = small().to_parts().unwrap();
         p.confidence[3] = f32::NAN;
         p.strength[1] = -1.0;
-        let e = KnowledgeGraph::from_parts_checked(p, false)
+        let e = KnowledgeGraph::from_parts_checked(p, Check::Trusted)
             .err()
             .map(|e| e.to_string());
         assert_eq!(
@@ -669,7 +972,7 @@ mod tests {
             } else {
                 p.in_subject[1] = v;
             }
-            let e = KnowledgeGraph::from_parts_checked(p, false)
+            let e = KnowledgeGraph::from_parts_checked(p, Check::Trusted)
                 .err()
                 .map(|e| e.to_string());
             assert_eq!(
@@ -683,7 +986,7 @@ mod tests {
     fn borrowed_parts_give_the_same_graph() {
         let g = small();
         let p = g.to_parts().unwrap();
-        let back = KnowledgeGraph::from_parts_ref(&p.view(), false).unwrap();
+        let back = KnowledgeGraph::from_parts_ref(&p.view(), Check::Trusted).unwrap();
         assert_eq!(back.to_parts().unwrap(), p);
         assert_eq!(back.fact_to_pos, g.fact_to_pos);
         assert_eq!(back.tenant_entities, g.tenant_entities);

@@ -52,6 +52,10 @@ def record_columns(
     from every row are left out, so that they take their defaults)."""
     ents = list(entities)
     fs = list(facts)
+    for table, rows in (("entities", ents), ("facts", fs)):
+        for i, r in enumerate(rows):
+            if not isinstance(r, Mapping):
+                raise row_error(table, i, None, "is not a mapping", kind="invalid_value", input=r)
     for i, e in enumerate(ents):
         if "id" not in e:
             raise row_error("entities", i, "id", "has no 'id'", kind="missing")

@@ -58,12 +58,14 @@ def table_vectors(
     # Stored vectors: a set of this kind covering every row (the embedder's model first).
     sets = [s for s in tables.embeddings if s.kind == kind and s.dim is not None]
     sets.sort(key=lambda s: s.model != want)
+    other_dim = None
     for s in sets:
         rows = (graph.entity_index if kind == "entity" else graph.chunk_index)(s.ids.tolist())
         if len(np.unique(rows)) != n:
             continue
         if emb is not None and s.dim != emb.dim:
-            continue  # another model's space: the queries could not be compared with it
+            other_dim = other_dim or s  # another model's space: queries cannot use it
+            continue
         out = np.empty((n, int(s.vectors.shape[1])), dtype=np.float32)
         out[rows] = s.vectors
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -75,6 +77,15 @@ def table_vectors(
         if off.any():
             out[off] /= norms[off]
         return out
+    if other_dim is not None and emb is not None:
+        # Stored vectors are the caller's data: never dropped (and the rows re-embedded)
+        # without being asked.
+        made_by = other_dim.model or "an unnamed model"
+        raise EmbeddingError(
+            f"the stored {kind} vectors are {other_dim.dim}-d (made by {made_by}); the "
+            f"embedder {want} gives {emb.dim}-d vectors: pass the embedder that made them, "
+            f"or drop the stored {kind} embeddings to re-embed"
+        )
     if emb is None:
         return None
     texts = _embed_texts(tables, kind, n)

@@ -9,6 +9,7 @@ sources say: seed 000 to keyword search on entity names, seed 004 to fuzzy name 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +23,8 @@ from ..errors import ParameterError, UnknownTenantError
 from ..graph import freeze as _freeze
 from ..index import GraphIndex
 from .base import Timer
+
+log = logging.getLogger("graphrecall")
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -168,7 +171,9 @@ def embed_batch(
     """The batch's query vectors (one embedder call), or None and why not.
 
     ``query_vectors`` (n, d) given by the caller are used as they are (after a shape and
-    finiteness check). Embedding errors are caught here, not raised: the recipes fall back.
+    finiteness check). Any ``Exception`` the embedder raises (its own classes included) is
+    caught here and logged as a warning on the ``graphrecall`` logger: the recipes fall back
+    to names, and the result's ``fallback`` names the exception's type and message.
     """
     if query_vectors is not None:
         qv = np.asarray(query_vectors, dtype=np.float32)
@@ -194,8 +199,10 @@ def embed_batch(
     with timer.stage("embed"):
         try:
             return index.embed_queries(queries), None
-        except (EmbeddingError, ParameterError, RuntimeError, OSError, ValueError) as exc:
-            return None, f"embedding failed: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # an embedder may raise anything: the recipes fall back
+            why = f"embedding failed: {type(exc).__name__}: {exc}"
+            log.warning("%s (falling back to name matching)", why)
+            return None, why
 
 
 def _search(

@@ -10,15 +10,16 @@ shape), then::
                      the values of text columns that are not text (literal numbers)
     ids_<kind>.npy   integer external ids (entities / facts / chunks)
     text_<col>.txt   a text column (entity names, literal values): its strings in row order,
-                     UTF-8, separated by NUL (a column with a NUL in a value is kept in
-                     python.json instead)
+                     UTF-8, separated by NUL (a column with a NUL or a lone surrogate in a
+                     value is kept in python.json instead, so that text round-trips exactly)
     text_<col>.npy   what each row of that column holds: 0 None, 1 the next string, 2 the
                      next value of python.json's list for the column
 
 Arrays are read memory-mapped and handed to the core in one call, which reads them in place
-(no copy first) with the GIL released, checking what memory safety needs (lengths, bounds,
-codes; ``verify="full"``: every structural invariant, offsets, orders, the fact/position
-bijection, tenants) in the same parallel passes that write its own layout. The core builds
+(no copy first) with the GIL released, checking in the same parallel passes that write its
+own layout what memory safety needs (lengths, bounds, codes, the fact/position bijection)
+and, unless ``verify="trusted"``, that no link crosses tenants (``verify="full"``: also
+orders and that the in-adjacency is exactly the facts' objects). The core builds
 in a thread while this one decodes the text columns, and the checksums of all files are
 computed in other threads meanwhile; a graph is returned only once every checksum matched,
 so a flipped byte is always refused (as a checksum mismatch), never answered from.
@@ -84,10 +85,23 @@ def _text_column(values: npt.NDArray[Any] | None) -> tuple[Any, bytes | None, An
         count=len(items),
     )
     strings = [v for v in items if type(v) is str]
-    if any("\x00" in v for v in strings):
+    try:
+        blob = "\x00".join(strings).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: JSON escapes keep it exactly
+        blob = None
+    if blob is None or any("\x00" in v for v in strings):
         return [_json_value(v) for v in items], None, None
     others = [_json_value(v) for v in items if v is not None and type(v) is not str]
-    return {"others": others, "strings": len(strings)}, "\x00".join(strings).encode(), kinds
+    return {"others": others, "strings": len(strings)}, blob, kinds
+
+
+def _json_bytes(doc: Any) -> bytes:
+    """``doc`` as UTF-8 JSON; with ASCII escapes when a string holds a lone surrogate
+    (which UTF-8 cannot encode and JSON's escapes restore exactly)."""
+    try:
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(doc).encode("ascii")
 
 
 def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> Path:
@@ -154,7 +168,7 @@ def save_snapshot(graph: KnowledgeGraph, directory: str | os.PathLike[str]) -> P
             "ids": ids,
             **text,
         }
-        out.add_bytes("python.json", json.dumps(python, ensure_ascii=False).encode("utf-8"))
+        out.add_bytes("python.json", _json_bytes(python))
         counts = {"entities": graph.n_entities, "facts": graph.n_facts, "chunks": graph.n_chunks}
         return out.publish({"counts": counts, "scalars": scalars})
 
@@ -164,8 +178,13 @@ def _layout(root: Path) -> tuple[dict[str, Any], dict[str, Any], bool]:
     whose array checksums cover the array's data rather than the whole file)."""
     header = read_header(root, magic=MAGIC, versions=READ_VERSIONS, what="snapshot")
     path = root / HEADER
-    if not isinstance(header.get("scalars"), dict):
-        raise CorruptStoreError(f"{path}: the header's 'scalars' is not an object")
+    scalars = header.get("scalars")
+    if (
+        not isinstance(scalars, dict)
+        or sorted(scalars) != sorted(_SCALARS)
+        or not all(type(v) is int and 0 <= v < 2**32 for v in scalars.values())
+    ):
+        raise CorruptStoreError(f"{path}: the header's 'scalars' are not {', '.join(_SCALARS)}")
     if header["format_version"] >= 3:
         files = header.get("files")
         if not isinstance(files, dict):
@@ -242,31 +261,56 @@ def _text_values(
     return out
 
 
+_CHECKS: dict[str, Literal["tenants", "trusted", "full"]] = {
+    "safe": "tenants",
+    "trusted": "trusted",
+    "full": "full",
+}
+
+
 def load_snapshot(
-    directory: str | os.PathLike[str], *, verify: Literal["checksums", "full"] = "checksums"
+    directory: str | os.PathLike[str], *, verify: Literal["safe", "trusted", "full"] = "safe"
 ) -> KnowledgeGraph:
     """Load a snapshot saved by :func:`save_snapshot`.
 
+    Every level verifies every file's CRC-32 and what memory safety needs (sizes, bounds,
+    codes): a corrupted file is always refused, never answered from.
+
     Args:
         directory: The snapshot directory.
-        verify: "checksums" (default) trusts a payload whose every CRC-32 matches and checks
-            only what memory safety needs (lengths, bounds, codes): the fast cold start.
-            "full" also re-checks every semantic invariant (tenants, orders, that the
-            in-adjacency is exactly the facts' objects), for snapshots from an untrusted
-            source.
+        verify: "safe" (default) also checks isolation: no fact, in-adjacency entry or
+            mention links two tenants, and every tenant / vocabulary code has its name, so
+            a crafted snapshot with valid checksums cannot answer one tenant with another's
+            data. "trusted" skips the isolation checks, for snapshots you wrote yourself
+            (a few percent faster). "full" checks every invariant (also orders, validity
+            intervals, that the in-adjacency is exactly the facts' objects).
 
     Returns:
         The graph, ready to query.
 
     Raises:
-        ParameterError: ``verify`` is neither "checksums" nor "full".
+        ParameterError: ``verify`` is not "safe", "trusted" or "full".
         NotAStoreError: The directory holds no graphrecall snapshot.
         SchemaVersionError: The snapshot's format version is unknown.
         CorruptStoreError: A file is missing, truncated, corrupted, or inconsistent.
     """
-    if verify not in ("checksums", "full"):
-        raise ParameterError(f"invalid parameter verify: {verify!r} is not 'checksums' or 'full'")
+    if verify not in _CHECKS:
+        raise ParameterError(
+            f"invalid parameter verify: {verify!r} is not 'safe', 'trusted' or 'full'"
+        )
+    check = _CHECKS[verify]
     root = Path(directory)
+    try:
+        return _load(root, check)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as exc:
+        # A malformed value the checks did not foresee: still the corruption error.
+        raise CorruptStoreError(
+            f"{root}: malformed snapshot ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _load(root: Path, check: Literal["tenants", "trusted", "full"]) -> KnowledgeGraph:
+    """:func:`load_snapshot` after its argument checks."""
     header, files, legacy = _layout(root)
     arrays: dict[str, npt.NDArray[Any]] = {}
     paths: dict[str, Path] = {}
@@ -287,7 +331,7 @@ def load_snapshot(
         kwargs: dict[str, Any] = {k: int(v) for k, v in header["scalars"].items()}
         kwargs.update({n: arrays[n] for n in core_names})  # read in place by the core
         try:
-            return _core.CoreGraph.from_parts(**kwargs, full_check=verify == "full")
+            return _core.CoreGraph.from_parts(**kwargs, check=check)
         except (DataError, TypeError, ValueError) as exc:
             raise CorruptStoreError(f"{root}: inconsistent snapshot ({exc})") from None
 
@@ -405,7 +449,8 @@ def _graph(
             return IdMap(ids, len(ids), name, copy=False)  # nobody else holds it
         if spec["kind"] == "int":
             return IdMap(np.asarray(arrays[f"ids_{kind}"]), int(spec["n"]), name)
-        return IdMap(spec["values"], int(spec["n"]), name)
+        values = spec["values"]  # an object array: a list of mixed ids would become str
+        return IdMap(np.fromiter(values, dtype=object, count=len(values)), int(spec["n"]), name)
 
     try:
         entities = idmap("entities", "entity")
@@ -418,6 +463,16 @@ def _graph(
         tenants = Vocab(vocab["tenants"], "tenant")
     except (KeyError, TypeError, ValueError, DataError) as exc:
         raise CorruptStoreError(f"{root}: unreadable ids or vocabularies ({exc!r})") from None
+    for vocab_, n_codes in (
+        (tenants, core.n_tenants),
+        (predicates, core.n_predicates),
+        (statuses, core.n_statuses),
+        (sources, core.n_sources),
+    ):
+        if len(vocab_) < n_codes:
+            raise CorruptStoreError(
+                f"{root}: {n_codes} {vocab_.kind} codes but {len(vocab_)} names in python.json"
+            )
     if (len(entities), len(facts), len(chunks)) != (core.n_entities, core.n_facts, core.n_chunks):
         raise CorruptStoreError(f"{root}: id maps do not match the graph's sizes")
     if names is not None and len(names) != core.n_entities:

@@ -8,7 +8,7 @@ use crate::activation::{
     mention_boost, personalized_pagerank_cached, BoostInput, BoostParams, Dedupe, EdgeWeight,
     PprCache, PprParams, Queries, Rank, RecallParams, SpreadParams,
 };
-use crate::graph::{GraphInput, KnowledgeGraph, PartsRef, NONE};
+use crate::graph::{Check, GraphInput, KnowledgeGraph, PartsRef, NONE};
 use crate::py::slice;
 use crate::scoring::FactScoreProfile;
 use crate::Error;
@@ -258,15 +258,16 @@ impl CoreGraph {
         Ok(d)
     }
 
-    /// Rebuild a graph from `to_parts` arrays, checking every structural invariant
-    /// (a corrupted or foreign payload raises DataError, never a crash).
+    /// Rebuild a graph from `to_parts` arrays (a corrupted or foreign payload raises
+    /// DataError, never a crash). `check`: "trusted" (memory safety only), "tenants"
+    /// (also isolation: no link crosses tenants) or "full" (every invariant).
     #[staticmethod]
     #[pyo3(signature = (
         *, n_predicates, n_statuses, n_sources, entity_tenant, out_offsets, last_accessed,
         object, confidence, strength, fact, access_count, predicate, status, source,
         in_offsets, in_pos, in_subject, chunk_tenant, chunk_offsets, chunk_entity,
         chunk_count, created_at=None, valid_from=None, valid_to=None, sequence=None,
-        full_check=true
+        check="full"
     ))]
     #[allow(clippy::too_many_arguments)]
     fn from_parts(
@@ -296,8 +297,20 @@ impl CoreGraph {
         valid_from: Option<Arr<'_, i64>>,
         valid_to: Option<Arr<'_, i64>>,
         sequence: Option<Arr<'_, i64>>,
-        full_check: bool,
+        check: &str,
     ) -> PyResult<Self> {
+        let check = match check {
+            "trusted" => Check::Trusted,
+            "tenants" => Check::Tenants,
+            "full" => Check::Full,
+            other => {
+                return Err(Error::param(
+                    "check",
+                    format!("{other:?} is not 'trusted', 'tenants' or 'full'"),
+                )
+                .into())
+            }
+        };
         let parts = PartsRef {
             n_predicates,
             n_statuses,
@@ -327,7 +340,7 @@ impl CoreGraph {
         };
         // Read in place (a snapshot's memory-mapped files), copied once into the graph's
         // layout by the checking passes.
-        let inner = enter(py, || KnowledgeGraph::from_parts_ref(&parts, full_check))?;
+        let inner = enter(py, || KnowledgeGraph::from_parts_ref(&parts, check))?;
         Ok(CoreGraph {
             inner,
             ppr: PprCache::default(),
