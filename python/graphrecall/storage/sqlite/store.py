@@ -259,6 +259,11 @@ class SQLiteStore:
         return _insert_embeddings(cur, sets)
 
     @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._conn is None
+
+    @property
     def checksummed(self) -> bool:
         """Whether the store keeps per-table checksums (schema version 2 and later)."""
         return self.schema_version >= 2
@@ -323,7 +328,10 @@ class SQLiteStore:
             importlib.import_module("graphrecall.live")
         if _live is None:  # pragma: no cover - graphrecall.live always registers
             raise StorageError("graphrecall.live did not register the live graph")
-        return _live(self, self.read(), on_bad=on_bad)
+        with self.snapshot():
+            tables = self.read()
+            seen = self.data_version()
+        return _live(self, tables, on_bad=on_bad, data_version=seen)
 
     def counts(self) -> dict[str, int]:
         """Rows per table."""
