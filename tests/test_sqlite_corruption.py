@@ -61,7 +61,9 @@ def _observed(tables: GraphTables) -> str:
     out: dict[str, Any] = {}
     for name in ("entities", "facts", "chunks", "mentions", "aliases"):
         cols = tables.table(name)
-        out[name] = None if cols is None else {c: (str(a.dtype), a.tolist()) for c, a in cols.items()}
+        out[name] = (
+            None if cols is None else {c: (str(a.dtype), a.tolist()) for c, a in cols.items()}
+        )
     out["embeddings"] = [
         (e.kind, e.model, e.ids.tolist(), e.vectors.tobytes()) for e in tables.embeddings
     ]

@@ -3,10 +3,13 @@ stale view, and every live graph sees the others' commits before its next read."
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing as mp
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from graphrecall.storage import GraphTables
 from graphrecall.storage.sqlite import SQLiteStore
 
@@ -89,3 +92,17 @@ def test_concurrent_writer_processes_lose_nothing(tmp_path: Path) -> None:
         assert acked | {"seed"} == _descriptions(s.read())
         ids = facts["id"].tolist()
         assert sorted(ids) == list(range(2 * ROUNDS + 1))  # the next id each time, no gap
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGKILL")
+def test_the_crash_test_short_mode_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    """benches/crash_test.py in short mode: writers of every kind killed at random points;
+    every acknowledged write is present and every store and saved directory loads."""
+    path = Path(__file__).resolve().parents[1] / "benches" / "crash_test.py"
+    spec = importlib.util.spec_from_file_location("crash_test", path)
+    assert spec is not None and spec.loader is not None
+    crash_test = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(crash_test)
+    assert crash_test.main(["--kills", "2", "--jitter", "0", "--seed", "3"]) == 0, (
+        capsys.readouterr().out
+    )

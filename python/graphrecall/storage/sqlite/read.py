@@ -77,7 +77,7 @@ def read_tables(
             checksum.verify(path, table, rows, stored)
         return [r[1:] for r in rows]
 
-    meta = dict(rows_of("meta"))  # type: ignore[arg-type]
+    meta = dict(rows_of("meta"))
     data: dict[str, dict[str, npt.NDArray[Any]]] = {}
     counts: dict[str, int] = {}
     for table in ("entities", "facts", "chunks", "mentions", "aliases"):

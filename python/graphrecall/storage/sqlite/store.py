@@ -103,9 +103,7 @@ class SQLiteStore:
                 [("application", "graphrecall"), ("schema_version", f"{SCHEMA_VERSION:d}")],
             )
             empty = np.zeros(0, dtype=np.int64)
-            _write_vocabularies(
-                cur, GraphTables(entities={"id": empty}, facts={"subject": empty})
-            )
+            _write_vocabularies(cur, GraphTables(entities={"id": empty}, facts={"subject": empty}))
             checksum.recompute(cur)
             checksum.create_triggers(cur)
             cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
@@ -393,13 +391,13 @@ def _check_store(p: Path, conn: sqlite3.Connection) -> int:
     """
     claims = int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID
     header_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    tables = {
-        r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    }
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "meta" not in tables:
         if claims:
             raise CorruptStoreError(f"{p}: corrupted: a graphrecall store without its meta table")
-        raise NotAStoreError(f"{p}: not a graphrecall store (a SQLite database without a meta table)")
+        raise NotAStoreError(
+            f"{p}: not a graphrecall store (a SQLite database without a meta table)"
+        )
     rows = conn.execute(checksum.select("meta")).fetchall()
     if header_version >= 2 or "checksums" in tables:
         if "checksums" not in tables:
@@ -440,8 +438,7 @@ def _check_store(p: Path, conn: sqlite3.Connection) -> int:
         )
     if header_version != (version if version >= 2 else 0):
         raise CorruptStoreError(
-            f"{p}: corrupted: the header says schema version {header_version}, meta says "
-            f"{version}"
+            f"{p}: corrupted: the header says schema version {header_version}, meta says {version}"
         )
     return version
 
