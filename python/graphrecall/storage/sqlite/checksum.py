@@ -2,7 +2,7 @@
 found when the store is read, although SQLite keeps no checksum of its pages.
 
 Each checksummed table has a row in ``checksums(name, rows, total)``: its row count and the
-sum, modulo 2**64, of ``crc32(repr((rowid, *columns)))`` over its rows (the values as
+sum, modulo 2**64, of ``crc32(ascii((rowid, *columns)))`` over its rows (the values as
 ``sqlite3`` returns them: ``int``, ``float``, ``str``, ``bytes`` or ``None``). The sum does not
 depend on the order of the rows, so triggers keep it up to date one changed row at a time
 (an insert adds the row's hash, a delete subtracts it, an update does both), in the
@@ -42,7 +42,7 @@ SCHEMA = """
 CREATE TABLE checksums (
     name  TEXT PRIMARY KEY,     -- a checksummed table
     rows  INTEGER NOT NULL,     -- its row count
-    total INTEGER NOT NULL      -- sum of crc32(repr((rowid, *columns))) mod 2**64, signed
+    total INTEGER NOT NULL      -- sum of crc32(ascii((rowid, *columns))) mod 2**64, signed
 );
 """
 
@@ -55,8 +55,10 @@ def _signed(value: int) -> int:
 
 
 def row_hash(row: tuple[Any, ...]) -> int:
-    """The hash of one row: ``(rowid, *columns)`` as ``sqlite3`` returns them."""
-    return zlib.crc32(repr(row).encode("utf-8", "surrogatepass"))
+    """The hash of one row: ``(rowid, *columns)`` as ``sqlite3`` returns them. ``ascii``
+    escapes every non-ASCII character the same way in every Python version (``repr``
+    leaves the printable ones, a set that grows with Unicode)."""
+    return zlib.crc32(ascii(row).encode("ascii"))
 
 
 def total_of(rows: Iterable[tuple[Any, ...]]) -> int:
