@@ -63,7 +63,7 @@ def row_hash(row: tuple[Any, ...]) -> int:
 
 def total_of(rows: Iterable[tuple[Any, ...]]) -> int:
     """The checksum of rows ``(rowid, *columns)``, as stored (a signed 64-bit int)."""
-    return _signed(sum(map(row_hash, rows)))
+    return _signed(sum(map(zlib.crc32, map(str.encode, map(ascii, rows)))))  # row_hash, inlined
 
 
 def _sql_checksum(total: int, sign: int, *row: Any) -> int:
