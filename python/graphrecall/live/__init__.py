@@ -4,9 +4,9 @@ Every update (add / update / delete, usage write-back) runs in three steps:
 
 1. **validate**, inside the store's write transaction (one writer at a time, across
    processes) and after reloading what other connections committed: the changed table
-   is checked against the current state with :meth:`GraphTables.check`'s rules (nothing is written when anything is refused, unless
-   an add says ``on_bad="skip"``) and the new :class:`~graphrecall.KnowledgeGraph` is built,
-   not yet visible;
+   is checked against the current state with :meth:`GraphTables.check`'s rules
+   (nothing is written when anything is refused, unless an add says ``on_bad="skip"``)
+   and the new :class:`~graphrecall.KnowledgeGraph` is built, not yet visible;
 2. **commit**: the change is written in that transaction (durable when it returns, see
    :mod:`graphrecall.storage.sqlite`);
 3. **swap**: the new graph, with the tables it was built from, replaces the current one

@@ -411,8 +411,9 @@ class LiveGraph:
         other connections committed; returns the version (unchanged if nothing was
         pending)."""
         with self._update_lock:
-            with self.store.snapshot():
-                self._catch_up()
+            if not self.store.closed:
+                with self.store.snapshot():
+                    self._catch_up()
             with self._swap_lock:
                 if self._tables is self._current.tables:
                     return self._current.version
