@@ -118,7 +118,8 @@ class SQLiteStore:
 
         Raises:
             StorageError: No such file.
-            CorruptStoreError: Not a SQLite database, or a corrupted one.
+            CorruptStoreError: Not a SQLite database, or a corrupted one (``meta`` does not
+                match its checksum, or the header disagrees with it).
             NotAStoreError: A SQLite database that is not a graphrecall store.
             SchemaVersionError: A schema version this graphrecall does not know.
         """
@@ -135,7 +136,8 @@ class SQLiteStore:
                 conn.close()
             raise _storage_error(p, exc, "cannot open") from None
         except UnicodeDecodeError as exc:  # text of the schema or of meta
-            conn.close()  # type: ignore[union-attr]
+            if conn is not None:
+                conn.close()
             raise CorruptStoreError(f"{p}: corrupted: undecodable text ({exc})") from None
         except StorageError:
             if conn is not None:
