@@ -230,7 +230,10 @@ def test_bad_rows_are_refused_with_the_report(
         source = _write_source(kind, tmp_path)
         import sqlite3
 
+        from graphrecall.storage.sqlite.checksum import register
+
         con = sqlite3.connect(source)
+        register(con)  # the store's checksum triggers call it
         con.execute("PRAGMA foreign_keys = OFF")
         con.execute(
             "INSERT INTO facts (id, subject, confidence, strength, status, source, "

@@ -347,17 +347,60 @@ def test_a_new_store_loads_empty_and_grows_by_updates(store: SQLiteStore) -> Non
 def test_open_refuses_an_unknown_schema_version(store: SQLiteStore) -> None:
     store.write(full_tables())
     store.conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    store.conn.execute("PRAGMA user_version = 99")
     store.close()
     with pytest.raises(
-        SchemaVersionError, match=r"schema version 99 .*reads schema versions \[1\]"
+        SchemaVersionError, match=r"schema version 99 .*reads schema versions \[1, 2\]"
     ):
         SQLiteStore.open(store.path)
-    with sqlite3.connect(store.path) as c:
-        c.execute("UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
-    c.close()
+    with SQLiteStore.create(store.path, overwrite=True) as s:
+        s.conn.execute("UPDATE meta SET value = 'one' WHERE key = 'schema_version'")
     with pytest.raises(SchemaVersionError, match=r"'one' is not a version number"):
         SQLiteStore.open(store.path)
-    assert SCHEMA_VERSION == 1
+    assert SCHEMA_VERSION == 2
+
+
+def test_a_version_1_store_reads_without_checksums(store: SQLiteStore) -> None:
+    """A store of schema version 1 (no checksum table or triggers) opens, reads and takes
+    updates as before."""
+    store.write(full_tables())
+    with store.transaction() as cur:
+        from graphrecall.storage.sqlite import checksum
+
+        checksum.drop_triggers(cur)
+        cur.execute("DROP TABLE checksums")
+        cur.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        cur.execute("PRAGMA user_version = 0")
+    store.close()
+    with SQLiteStore.open(store.path) as s:
+        assert (s.schema_version, s.checksummed) == (1, False)
+        assert_tables_equal(s.read(), full_tables().check()[0])
+        live = s.load()
+        live.add_facts([{"id": "new", "subject": "user", "object": "pg"}])
+    with SQLiteStore.open(store.path) as s:
+        assert s.load().graph.n_facts == 5
+
+
+def test_the_checksums_hold_after_every_kind_of_update(store: SQLiteStore) -> None:
+    """Adds, updates, deletes (with their cascades) and usage write-back keep every
+    table's checksum equal to its rows."""
+    store.write(full_tables())
+    live = store.load()
+    live.add_entities([{"id": "x", "tenant": "acme", "name": "X"}])
+    live.add_facts([{"id": "fx", "subject": "x", "object": "pg"}])
+    live.update_facts([{"id": "fx", "confidence": 0.5}])
+    live.record_access(["fx"], at=NOW)
+    live.delete_chunks(["c2"])
+    live.delete_entities(["duckdb"])
+    store.close()
+    with SQLiteStore.open(store.path) as s:
+        s.read()
+        s.conn.execute("UPDATE facts SET confidence = 0.25")  # through the triggers: fine
+        s.read()
+    with sqlite3.connect(store.path) as c:  # another client cannot write without them
+        with pytest.raises(sqlite3.OperationalError, match="gr_checksum"):
+            c.execute("UPDATE facts SET confidence = 0.5")
+    c.close()
 
 
 def test_open_refuses_a_database_that_is_not_a_store(tmp_path: Path) -> None:

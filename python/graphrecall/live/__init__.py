@@ -2,19 +2,23 @@
 
 Every update (add / update / delete, usage write-back) runs in three steps:
 
-1. **validate**: the changed table is checked against the current state with
-   :meth:`GraphTables.check`'s rules (nothing is written when anything is refused, unless
-   an add says ``on_bad="skip"``) and the new :class:`~graphrecall.KnowledgeGraph` is built,
-   not yet visible;
-2. **commit**: the change is written to the store in one transaction (durable when it
-   returns, see :mod:`graphrecall.storage.sqlite`);
+1. **validate**, inside the store's write transaction (one writer at a time, across
+   processes) and after reloading what other connections committed: the changed table
+   is checked against the current state with :meth:`GraphTables.check`'s rules
+   (nothing is written when anything is refused, unless an add says ``on_bad="skip"``)
+   and the new :class:`~graphrecall.KnowledgeGraph` is built, not yet visible;
+2. **commit**: the change is written in that transaction (durable when it returns, see
+   :mod:`graphrecall.storage.sqlite`);
 3. **swap**: the new graph, with the tables it was built from, replaces the current one
    under a lock, and ``version`` increments.
 
 If any step fails, nothing changes: neither the file nor the graph. Readers call
 :attr:`LiveGraph.graph` (or :meth:`LiveGraph.current` for the graph *and* its tables and
 version) and keep the object they got: it is immutable, so a query never sees half an
-update, and readers never wait for an update to finish (updates run one at a time).
+update, and readers never wait for an update to finish (updates run one at a time). A
+reader that finds another connection's commit (``PRAGMA data_version``) reloads the graph
+first (an O(graph) read and rebuild), so several processes sharing a store each see all
+acknowledged writes.
 
 The new graph is a fast rebuild from the tables (O(graph) per update, numpy and the Rust
 build), not a delta merged at query time.

@@ -3,8 +3,10 @@ swap in the rebuilt graph."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -41,14 +43,32 @@ class LiveGraph:
     :class:`GraphTables` (a missing key takes the column's default: confidence 1.0,
     status "confirmed", no time...).
 
+    Several writers (live graphs in other processes, or over other connections to the same
+    file) may share a store: each update runs inside the store's write transaction on the
+    latest committed state (a graph first catches up with what others committed, so a new
+    fact's id is the next one in the file, not in this process's older view), and a reader
+    that finds another connection's commit (SQLite's ``data_version``) reloads the graph
+    before it answers.
+
     Attributes:
         store: The store updates are committed to.
         report: What the load's check refused or skipped.
     """
 
-    def __init__(self, store: SQLiteStore, tables: GraphTables, *, on_bad: OnBad = "raise"):
+    def __init__(
+        self,
+        store: SQLiteStore,
+        tables: GraphTables,
+        *,
+        on_bad: OnBad = "raise",
+        data_version: int | None = None,
+    ):
+        """Use :meth:`SQLiteStore.load` (``data_version``: the store's data version when
+        ``tables`` were read; read now when None)."""
         checked = _check(tables, on_bad)
         self.store = store
+        self._on_bad: OnBad = on_bad
+        self._data_version = store.data_version() if data_version is None else data_version
         self.report = checked.report
         graph = checked.tables.build_graph()
         self._update_lock = threading.RLock()
@@ -62,23 +82,23 @@ class LiveGraph:
     @property
     def graph(self) -> KnowledgeGraph:
         """The current graph: complete and immutable; keep it for a whole query."""
-        with self._swap_lock:
-            return self._current.graph
+        return self.current().graph
 
     @property
     def version(self) -> int:
-        """The number of updates swapped in since the load."""
-        with self._swap_lock:
-            return self._current.version
+        """The number of updates (and reloads after other writers' commits) swapped in
+        since the load."""
+        return self.current().version
 
     @property
     def tables(self) -> GraphTables:
         """The tables of the current graph (names, literal values, chunk texts...)."""
-        with self._swap_lock:
-            return self._current.tables
+        return self.current().tables
 
     def current(self) -> GraphVersion:
-        """The graph, its tables and version, from one consistent state."""
+        """The graph, its tables and version, from one consistent state (reloaded first
+        when another connection has committed to the store)."""
+        self._poll()
         with self._swap_lock:
             return self._current
 
@@ -123,17 +143,17 @@ class LiveGraph:
         recs = list(records)
         op = f"add_{table}"
         with self._update_lock:
-            base = self._tables
-            n_old = base.n_rows(table)
-            new_cols = _records_to_columns(recs, table, base)
-            combined = _concat_table(base, table, new_cols, len(recs))
-            checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
-            cols = checked.table(table)
-            assert cols is not None
-            n_new = checked.n_rows(table) - n_old
-            tables = _replace_table(base, table, cols)
-            graph = tables.build_graph()
-            with self.store.transaction() as cur:
+            with self._writing() as cur:
+                base = self._tables
+                n_old = base.n_rows(table)
+                new_cols = _records_to_columns(recs, table, base)
+                combined = _concat_table(base, table, new_cols, len(recs))
+                checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
+                cols = checked.table(table)
+                assert cols is not None
+                n_new = checked.n_rows(table) - n_old
+                tables = _replace_table(base, table, cols)
+                graph = tables.build_graph()
                 if n_new:
                     self.store.insert(
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
@@ -176,51 +196,51 @@ class LiveGraph:
         """
         recs = list(records)
         with self._update_lock:
-            base = self._tables
-            facts = base.facts
-            if "id" not in facts:  # ids are the rows
-                facts = {**facts, "id": np.arange(base.n_rows("facts"), dtype=np.int64)}
-            ids = []
-            for i, r in enumerate(recs):
-                if "id" not in r:
-                    raise DataError(f"update_facts records row {i}: has no 'id'")
-                unknown = [k for k in r if k not in COLUMNS["facts"]]
-                if unknown:
-                    raise DataError(
-                        f"update_facts records row {i}: unknown column {unknown[0]!r}; "
-                        f"known: {list(COLUMNS['facts'])!r}"
-                    )
-                ids.append(r["id"])
-            rows = self._rows_of("facts", ids)
-            if len(np.unique(rows)) != len(rows):
-                raise DataError("update_facts: a fact is named twice in one update")
-            n = base.n_rows("facts")
-            cols: dict[str, Array] = {}
-            names = {k for r in recs for k in r} - {"id"}
-            for col in COLUMNS["facts"]:
-                if col in facts:
-                    arr = facts[col]
-                    cols[col] = arr.astype(object) if col in names else arr
-                elif col in names:
-                    cols[col] = _filled(base, "facts", col, n)
-            for row, r in zip(rows.tolist(), recs, strict=True):
-                for k, v in r.items():
-                    if k != "id":
-                        cols[k][row] = v
-            # Only the updated rows are re-checked as "new": move them to the end.
-            order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
-            moved = {c: a[order] for c, a in cols.items()}
-            checked, _ = self._check_change(
-                base, "facts", moved, n - len(rows), "raise", "update_facts"
-            )
-            checked_facts = checked.facts
-            inverse = np.empty(n, dtype=np.int64)
-            inverse[order] = np.arange(n)
-            new_facts = {c: a[inverse] for c, a in checked_facts.items()}
-            tables = replace(base, facts=new_facts)
-            graph = tables.build_graph()
+            with self._writing() as cur:
+                base = self._tables
+                facts = base.facts
+                if "id" not in facts:  # ids are the rows
+                    facts = {**facts, "id": np.arange(base.n_rows("facts"), dtype=np.int64)}
+                ids = []
+                for i, r in enumerate(recs):
+                    if "id" not in r:
+                        raise DataError(f"update_facts records row {i}: has no 'id'")
+                    unknown = [k for k in r if k not in COLUMNS["facts"]]
+                    if unknown:
+                        raise DataError(
+                            f"update_facts records row {i}: unknown column {unknown[0]!r}; "
+                            f"known: {list(COLUMNS['facts'])!r}"
+                        )
+                    ids.append(r["id"])
+                rows = self._rows_of("facts", ids)
+                if len(np.unique(rows)) != len(rows):
+                    raise DataError("update_facts: a fact is named twice in one update")
+                n = base.n_rows("facts")
+                cols: dict[str, Array] = {}
+                names = {k for r in recs for k in r} - {"id"}
+                for col in COLUMNS["facts"]:
+                    if col in facts:
+                        arr = facts[col]
+                        cols[col] = arr.astype(object) if col in names else arr
+                    elif col in names:
+                        cols[col] = _filled(base, "facts", col, n)
+                for row, r in zip(rows.tolist(), recs, strict=True):
+                    for k, v in r.items():
+                        if k != "id":
+                            cols[k][row] = v
+                # Only the updated rows are re-checked as "new": move them to the end.
+                order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
+                moved = {c: a[order] for c, a in cols.items()}
+                checked, _ = self._check_change(
+                    base, "facts", moved, n - len(rows), "raise", "update_facts"
+                )
+                checked_facts = checked.facts
+                inverse = np.empty(n, dtype=np.int64)
+                inverse[order] = np.arange(n)
+                new_facts = {c: a[inverse] for c, a in checked_facts.items()}
+                tables = replace(base, facts=new_facts)
+                graph = tables.build_graph()
 
-            with self.store.transaction() as cur:
                 col_names, values = sql_values(tables, "facts", rows)
                 sets = [c for c in col_names if c in names]
                 if sets:
@@ -244,32 +264,32 @@ class LiveGraph:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
         """
         with self._update_lock:
-            base = self._tables
-            rows = self._rows_of("entities", list(ids))
-            dead = np.zeros(base.n_rows("entities"), dtype=bool)
-            dead[rows] = True
-            dead_ids = base.entities["id"][rows]
-            facts = base.facts
-            f_dead = _member(facts["subject"], dead_ids)
-            if "object" in facts:
-                f_dead |= _member(facts["object"], dead_ids)
-            out: dict[str, dict[str, Array] | None] = {
-                "entities": _keep_rows(base.entities, ~dead),
-                "facts": _keep_rows(facts, ~f_dead),
-            }
-            counts = {"entities": int(dead.sum()), "facts": int(f_dead.sum())}
-            for table in ("mentions", "aliases"):
-                cols = base.table(table)
-                if cols is not None:
-                    gone = _member(cols["entity"], dead_ids)
-                    out[table] = _keep_rows(cols, ~gone)
-                    counts[table] = int(gone.sum())
-            tables = replace(base, **out)  # type: ignore[arg-type]
-            tables, n_emb = _drop_orphan_embeddings(tables)
-            counts["embeddings"] = n_emb
-            graph = tables.build_graph()
-            key = [(i,) for i in dead_ids.tolist()]
-            with self.store.transaction() as cur:
+            with self._writing() as cur:
+                base = self._tables
+                rows = self._rows_of("entities", list(ids))
+                dead = np.zeros(base.n_rows("entities"), dtype=bool)
+                dead[rows] = True
+                dead_ids = base.entities["id"][rows]
+                facts = base.facts
+                f_dead = _member(facts["subject"], dead_ids)
+                if "object" in facts:
+                    f_dead |= _member(facts["object"], dead_ids)
+                out: dict[str, dict[str, Array] | None] = {
+                    "entities": _keep_rows(base.entities, ~dead),
+                    "facts": _keep_rows(facts, ~f_dead),
+                }
+                counts = {"entities": int(dead.sum()), "facts": int(f_dead.sum())}
+                for table in ("mentions", "aliases"):
+                    cols = base.table(table)
+                    if cols is not None:
+                        gone = _member(cols["entity"], dead_ids)
+                        out[table] = _keep_rows(cols, ~gone)
+                        counts[table] = int(gone.sum())
+                tables = replace(base, **out)  # type: ignore[arg-type]
+                tables, n_emb = _drop_orphan_embeddings(tables)
+                counts["embeddings"] = n_emb
+                graph = tables.build_graph()
+                key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'entity' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE entity = ?", key)
                 cur.executemany("DELETE FROM aliases WHERE entity = ?", key)
@@ -290,15 +310,15 @@ class LiveGraph:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
         """
         with self._update_lock:
-            base = self._tables
-            id_list = list(ids)
-            rows = self._rows_of("facts", id_list)
-            dead = np.zeros(base.n_rows("facts"), dtype=bool)
-            dead[rows] = True
-            tables = replace(base, facts=_keep_rows(base.facts, ~dead))
-            graph = tables.build_graph()
-            fact_ids = base.facts["id"][rows].tolist() if "id" in base.facts else rows.tolist()
-            with self.store.transaction() as cur:
+            with self._writing() as cur:
+                base = self._tables
+                id_list = list(ids)
+                rows = self._rows_of("facts", id_list)
+                dead = np.zeros(base.n_rows("facts"), dtype=bool)
+                dead[rows] = True
+                tables = replace(base, facts=_keep_rows(base.facts, ~dead))
+                graph = tables.build_graph()
+                fact_ids = base.facts["id"][rows].tolist() if "id" in base.facts else rows.tolist()
                 cur.executemany("DELETE FROM facts WHERE id = ?", [(i,) for i in fact_ids])
             return self._swap("delete_facts", graph, tables, {"facts": int(dead.sum())}, None)
 
@@ -311,33 +331,33 @@ class LiveGraph:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
         """
         with self._update_lock:
-            base = self._tables
-            rows = self._rows_of("chunks", list(ids))
-            chunks = base.chunks
-            assert chunks is not None  # _rows_of found the rows
-            dead = np.zeros(base.n_rows("chunks"), dtype=bool)
-            dead[rows] = True
-            dead_ids = chunks["id"][rows]
-            out: dict[str, Any] = {"chunks": _keep_rows(chunks, ~dead)}
-            counts = {"chunks": int(dead.sum())}
-            if base.mentions is not None:
-                gone = _member(base.mentions["chunk"], dead_ids)
-                out["mentions"] = _keep_rows(base.mentions, ~gone)
-                counts["mentions"] = int(gone.sum())
-            if "primary_chunk" in base.entities:
-                pc = base.entities["primary_chunk"]
-                cleared = _member(pc, dead_ids)
-                if cleared.any():
-                    pc = pc.copy()
-                    pc[cleared] = None
-                    out["entities"] = {**base.entities, "primary_chunk": pc}
-                counts["entities.primary_chunk"] = int(cleared.sum())
-            tables = replace(base, **out)
-            tables, n_emb = _drop_orphan_embeddings(tables)
-            counts["embeddings"] = n_emb
-            graph = tables.build_graph()
-            key = [(i,) for i in dead_ids.tolist()]
-            with self.store.transaction() as cur:
+            with self._writing() as cur:
+                base = self._tables
+                rows = self._rows_of("chunks", list(ids))
+                chunks = base.chunks
+                assert chunks is not None  # _rows_of found the rows
+                dead = np.zeros(base.n_rows("chunks"), dtype=bool)
+                dead[rows] = True
+                dead_ids = chunks["id"][rows]
+                out: dict[str, Any] = {"chunks": _keep_rows(chunks, ~dead)}
+                counts = {"chunks": int(dead.sum())}
+                if base.mentions is not None:
+                    gone = _member(base.mentions["chunk"], dead_ids)
+                    out["mentions"] = _keep_rows(base.mentions, ~gone)
+                    counts["mentions"] = int(gone.sum())
+                if "primary_chunk" in base.entities:
+                    pc = base.entities["primary_chunk"]
+                    cleared = _member(pc, dead_ids)
+                    if cleared.any():
+                        pc = pc.copy()
+                        pc[cleared] = None
+                        out["entities"] = {**base.entities, "primary_chunk": pc}
+                    counts["entities.primary_chunk"] = int(cleared.sum())
+                tables = replace(base, **out)
+                tables, n_emb = _drop_orphan_embeddings(tables)
+                counts["embeddings"] = n_emb
+                graph = tables.build_graph()
+                key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
                 cur.executemany(
@@ -374,32 +394,70 @@ class LiveGraph:
         t = _time(at)
         fids, cids = list(fact_ids), list(chunk_ids)
         with self._update_lock:
-            tables, sql, counts = access_changes(
-                self._tables, (("facts", fids), ("chunks", cids)), self._rows_of, t
-            )
-            graph = tables.build_graph() if refresh else None
-            with self.store.transaction() as cur:
+            with self._writing() as cur:
+                tables, sql, counts = access_changes(
+                    self._tables, (("facts", fids), ("chunks", cids)), self._rows_of, t
+                )
+                graph = tables.build_graph() if refresh else None
                 for statement, params in sql:
                     cur.executemany(statement, params)
             if graph is None:
                 self._tables = tables
-                return UpdateReport("record_access", self.version, counts)
+                return UpdateReport("record_access", self._current.version, counts)
             return self._swap("record_access", graph, tables, counts, None)
 
     def refresh(self) -> int:
-        """Swap in a graph showing the counts of ``record_access(refresh=False)``; returns
-        the version (unchanged if nothing was pending)."""
+        """Swap in a graph showing the counts of ``record_access(refresh=False)`` and what
+        other connections committed; returns the version (unchanged if nothing was
+        pending)."""
         with self._update_lock:
-            if self._tables is self.tables:
-                return self.version
+            if not self.store.closed:
+                with self.store.snapshot():
+                    self._catch_up()
+            with self._swap_lock:
+                if self._tables is self._current.tables:
+                    return self._current.version
             graph = self._tables.build_graph()
             return self._swap("refresh", graph, self._tables, {}, None).version
+
+    # ------------------------------------------------------------------ other writers
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Cursor]:
+        """The store's write transaction, with this graph caught up with the state it
+        holds (the caller holds the update lock)."""
+        with self.store.transaction() as cur:
+            self._catch_up()
+            yield cur
+
+    def _catch_up(self) -> None:
+        """Reload the graph if another connection committed since this one last looked
+        (inside a transaction or snapshot of the store, under the update lock)."""
+        seen = self.store.data_version()
+        if seen == self._data_version:
+            return
+        checked = _check(self.store.read(), self._on_bad)
+        graph = checked.tables.build_graph()
+        self._data_version = seen
+        self._swap("reload", graph, checked.tables, {}, None)
+
+    def _poll(self) -> None:
+        """Catch up before a read, unless an update is running (it catches up itself) or
+        the store is closed (the graph then stays as it is)."""
+        if self.store.closed or not self._update_lock.acquire(blocking=False):
+            return
+        try:
+            if self.store.data_version() != self._data_version:
+                with self.store.snapshot():
+                    self._catch_up()
+        finally:
+            self._update_lock.release()
 
     # ------------------------------------------------------------------ helpers
 
     def _rows_of(self, table: str, ids: Sequence[Hashable]) -> npt.NDArray[np.int64]:
         """Rows of the committed tables holding ``ids`` (UnknownIdError otherwise)."""
-        g = self.graph  # rows of the graph == rows of the tables (same row sets)
+        g = self._current.graph  # rows of the graph == rows of the tables (same row sets)
         if table == "entities":
             return g.entity_index(ids)
         if table == "facts":

@@ -1,12 +1,15 @@
 """The embedded default store: one SQLite file (stdlib ``sqlite3``, WAL journal).
 
-Schema version 1
+Schema version 2
 ================
 
-``meta(key, value)`` holds ``application = 'graphrecall'``, ``schema_version = '1'`` and
-the vocabularies (``statuses``, ``sources``) as JSON; the file's ``PRAGMA application_id``
-is ``0x47524543`` ("GREC"). A file whose ``schema_version`` this graphrecall does not know
-is refused (:class:`~graphrecall.storage.errors.SchemaVersionError`).
+``meta(key, value)`` holds ``application = 'graphrecall'``, ``schema_version = '2'`` and
+the vocabularies (``statuses``, ``sources``) as JSON; the file's header repeats the
+application (``PRAGMA application_id`` = ``0x47524543``, "GREC") and the schema version
+(``PRAGMA user_version`` = 2). A file whose ``schema_version`` this graphrecall does not know
+is refused (:class:`~graphrecall.storage.errors.SchemaVersionError`). Version 2 is version 1
+plus per-table checksums (:mod:`.checksum`: a ``checksums`` table kept by triggers, checked
+by every read); version 1 stores still open, read (unverified) and take updates.
 
 Ids (``entities.id``, ``facts.id``, ``chunks.id`` and every column referring to one) and
 tenants are declared without a type, so SQLite keeps each value's storage class: an ``int``
@@ -17,6 +20,28 @@ JSON text; vectors as little-endian float32 BLOBs of ``4 x dim`` bytes. Referenc
 foreign keys (deferred: checked at commit, so a transaction may insert in any order).
 The DDL is :data:`SCHEMA`; the columns are those of
 :class:`~graphrecall.tables.GraphTables`.
+
+Corruption
+==========
+
+SQLite keeps no checksum of its pages, so a flipped bit in a value can read back as another
+valid value. Every read of a version 2 store recomputes each table's checksum (row count and
+a sum of per-row CRC-32s, rowid included) and raises
+:class:`~graphrecall.storage.errors.CorruptStoreError` when one differs; damage SQLite
+itself notices (a malformed page, undecodable text, a broken schema) raises the same error,
+and so does a header that disagrees with ``meta``. Not covered: the indexes (a read does not
+use them; ``integrity_check`` does), a change that keeps a table's sum (two rows changed so
+that their CRC-32 changes cancel, about 2**-32 for random damage), and a change made
+through graphrecall's own connection (it updates the checksum: that is a write).
+
+Several writers
+===============
+
+Several processes (or connections) may write one store. Each update runs inside one
+``BEGIN IMMEDIATE`` transaction, which SQLite grants to one writer at a time; a live graph
+first reloads what other connections committed (``PRAGMA data_version`` changed), so ids
+are assigned from the file's state at commit time. A reader reloads before answering when
+another connection has committed.
 
 Durability
 ==========

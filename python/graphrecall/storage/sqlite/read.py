@@ -21,6 +21,7 @@ from ...tables import (
     GraphTables,
 )
 from ..errors import CorruptStoreError
+from . import checksum
 from .schema import _ID_COLUMNS, _JSON_COLUMNS, _REQUIRED_ON_READ, _TIME_COLUMNS
 
 
@@ -57,16 +58,31 @@ def _column_from_sql(table: str, col: str, values: list[Any]) -> npt.NDArray[Any
     return out
 
 
-def read_tables(path: Path, read: Callable[[str], list[tuple[Any, ...]]]) -> GraphTables:
+def read_tables(
+    path: Path, read: Callable[[str], list[tuple[Any, ...]]], *, verify: bool
+) -> GraphTables:
     """The stored graph of the store at ``path`` as checked-table columns (rows in insertion
     order), read with ``read`` (one SQL query -> its rows); optional columns that are NULL
-    in every row are left out."""
-    meta = dict(read("SELECT key, value FROM meta"))
+    in every row are left out. With ``verify``, every table is checked against its stored
+    checksum (:mod:`.checksum`)."""
+    stored = (
+        {r[0]: (r[1], r[2]) for r in read("SELECT name, rows, total FROM checksums")}
+        if verify
+        else {}
+    )
+
+    def rows_of(table: str) -> list[tuple[Any, ...]]:
+        rows = read(checksum.select(table))
+        if verify:
+            checksum.verify(path, table, rows, stored)
+        return [r[1:] for r in rows]
+
+    meta = dict(rows_of("meta"))
     data: dict[str, dict[str, npt.NDArray[Any]]] = {}
     counts: dict[str, int] = {}
     for table in ("entities", "facts", "chunks", "mentions", "aliases"):
         names = COLUMNS[table]
-        rows = read(f"SELECT {', '.join(names)} FROM {table} ORDER BY rowid")
+        rows = rows_of(table)
         counts[table] = len(rows)
         cols = list(zip(*rows, strict=True)) if rows else [() for _ in names]
         out: dict[str, npt.NDArray[Any]] = {}
@@ -76,7 +92,7 @@ def read_tables(path: Path, read: Callable[[str], list[tuple[Any, ...]]]) -> Gra
                 out[name] = arr
         data[table] = out
     embeddings: list[EmbeddingSet] = []
-    rows = read("SELECT kind, model, id, dim, vector FROM embeddings ORDER BY rowid")
+    rows = rows_of("embeddings")  # kind, model, id, dim, vector
     groups: dict[tuple[str, str], list[tuple[Any, ...]]] = {}
     for r in rows:
         groups.setdefault((r[0], r[1]), []).append(r)

@@ -1,18 +1,18 @@
-"""Schema version 1 of the SQLite store: the DDL, the version numbers and the column classes
+"""The schema of the SQLite store: the DDL, the version numbers and the column classes
 that the read and write conversions share."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-#: The schema version this module writes.
-SCHEMA_VERSION = 1
-#: The schema versions this module reads.
-SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1,)
+#: The schema version this module writes (2: version 1 plus per-table checksums).
+SCHEMA_VERSION = 2
+#: The schema versions this module reads (version 1 stores are read without checksums).
+SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
 #: ``PRAGMA application_id`` of a graphrecall store ("GREC").
 APPLICATION_ID = 0x47524543
 
-#: The DDL of schema version 1.
+#: The DDL of the graph tables (schema versions 1 and 2; 2 adds :mod:`.checksum`).
 SCHEMA = """
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from ...tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
+from . import checksum
 from .read import read_tables
 from .schema import _DELETE_ORDER, APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 from .write import insert_embeddings as _insert_embeddings
@@ -61,6 +62,7 @@ class SQLiteStore:
         conn = sqlite3.connect(
             str(path), isolation_level=None, check_same_thread=False, timeout=30.0
         )
+        checksum.register(conn)
         return conn
 
     @staticmethod
@@ -93,20 +95,22 @@ class SQLiteStore:
             conn = cls._connect(p)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
             cls._configure(conn)
-            conn.executescript(
-                "BEGIN IMMEDIATE;\n"
-                + SCHEMA
-                + "INSERT INTO meta (key, value) VALUES ('application', 'graphrecall');\n"
-                + "INSERT INTO meta (key, value) VALUES "
-                + f"('schema_version', '{SCHEMA_VERSION:d}');\n"
-                + "COMMIT;"
+            cur = conn.execute("BEGIN IMMEDIATE")
+            for ddl in _statements(SCHEMA + checksum.SCHEMA):
+                cur.execute(ddl)
+            cur.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [("application", "graphrecall"), ("schema_version", f"{SCHEMA_VERSION:d}")],
             )
+            empty = np.zeros(0, dtype=np.int64)
+            _write_vocabularies(cur, GraphTables(entities={"id": empty}, facts={"subject": empty}))
+            checksum.recompute(cur)
+            checksum.create_triggers(cur)
+            cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+            conn.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StorageError(f"{p}: cannot create a store ({exc})") from None
-        store = cls(p, conn, SCHEMA_VERSION)
-        empty = np.zeros(0, dtype=np.int64)
-        store._write_vocabularies(GraphTables(entities={"id": empty}, facts={"subject": empty}))
-        return store
+        return cls(p, conn, SCHEMA_VERSION)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> SQLiteStore:
@@ -114,7 +118,8 @@ class SQLiteStore:
 
         Raises:
             StorageError: No such file.
-            CorruptStoreError: Not a SQLite database, or a corrupted one.
+            CorruptStoreError: Not a SQLite database, or a corrupted one (``meta`` does not
+                match its checksum, or the header disagrees with it).
             NotAStoreError: A SQLite database that is not a graphrecall store.
             SchemaVersionError: A schema version this graphrecall does not know.
         """
@@ -124,42 +129,16 @@ class SQLiteStore:
         conn: sqlite3.Connection | None = None
         try:
             conn = cls._connect(p)
-            has_meta = conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", ("meta",)
-            ).fetchone()
-            if has_meta is None:
-                raise NotAStoreError(
-                    f"{p}: not a graphrecall store (a SQLite database without a meta table)"
-                )
-            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-            if meta.get("application") != "graphrecall":
-                raise NotAStoreError(
-                    f"{p}: not a graphrecall store (meta.application is "
-                    f"{meta.get('application')!r})"
-                )
-            found = meta.get("schema_version")
-            try:
-                version = int(found)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                raise SchemaVersionError(
-                    f"{p}: schema_version {found!r} is not a version number; this graphrecall "
-                    f"reads schema versions {list(SUPPORTED_SCHEMA_VERSIONS)}"
-                ) from None
-            if version not in SUPPORTED_SCHEMA_VERSIONS:
-                hint = (
-                    "a newer graphrecall wrote it; upgrade graphrecall"
-                    if version > max(SUPPORTED_SCHEMA_VERSIONS)
-                    else "rewrite it with this graphrecall"
-                )
-                raise SchemaVersionError(
-                    f"{p}: schema version {version} is not supported; this graphrecall reads "
-                    f"schema versions {list(SUPPORTED_SCHEMA_VERSIONS)} ({hint})"
-                )
+            version = _check_store(p, conn)
             cls._configure(conn)
         except sqlite3.DatabaseError as exc:
             if conn is not None:
                 conn.close()
             raise _storage_error(p, exc, "cannot open") from None
+        except UnicodeDecodeError as exc:  # text of the schema or of meta
+            if conn is not None:
+                conn.close()
+            raise CorruptStoreError(f"{p}: corrupted: undecodable text ({exc})") from None
         except StorageError:
             if conn is not None:
                 conn.close()
@@ -245,10 +224,15 @@ class SQLiteStore:
             self.conn.execute("PRAGMA foreign_keys = OFF")
             try:
                 with self.transaction() as cur:
+                    if self.checksummed:  # one pass over what was written, not a trigger per row
+                        checksum.drop_triggers(cur)
                     for table in _DELETE_ORDER:
                         cur.execute(f"DELETE FROM {table}")
                     self._insert_all(cur, checked)
-                    self._write_vocabularies(checked, cur)
+                    _write_vocabularies(cur, checked)
+                    if self.checksummed:
+                        checksum.recompute(cur)
+                        checksum.create_triggers(cur)
             finally:
                 self.conn.execute("PRAGMA foreign_keys = ON")
         return report
@@ -258,18 +242,6 @@ class SQLiteStore:
             if tables.table(table) is not None:
                 self.insert(cur, tables, table)
         self.insert_embeddings(cur, tables.embeddings)
-
-    def _write_vocabularies(self, tables: GraphTables, cur: sqlite3.Cursor | None = None) -> None:
-        rows = [
-            ("statuses", json.dumps(list(tables.statuses))),
-            ("sources", json.dumps(list(tables.sources))),
-        ]
-        sql = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)"
-        if cur is not None:
-            cur.executemany(sql, rows)
-            return
-        with self.transaction() as c:
-            c.executemany(sql, rows)
 
     def insert(
         self,
@@ -286,30 +258,84 @@ class SQLiteStore:
         """Insert checked embedding sets; returns the number of vectors."""
         return _insert_embeddings(cur, sets)
 
-    def read(self) -> GraphTables:
-        """The stored graph as checked-table columns (rows in insertion order).
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._conn is None
+
+    @property
+    def checksummed(self) -> bool:
+        """Whether the store keeps per-table checksums (schema version 2 and later)."""
+        return self.schema_version >= 2
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Run the reads inside it on one committed state (one read transaction), unless a
+        transaction of this store is already open (its state is then the one read)."""
+        with self._lock:
+            conn = self.conn
+            if conn.in_transaction:
+                yield
+                return
+            try:
+                conn.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise _storage_error(self.path, exc, "cannot begin a read") from None
+            try:
+                yield
+            except BaseException:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the error being raised says more
+                raise
+            try:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _storage_error(self.path, exc, "read failed") from None
+
+    def read(self, *, verify: bool = True) -> GraphTables:
+        """The stored graph as checked-table columns (rows in insertion order), read from
+        one committed state.
 
         Optional columns that are NULL in every row are left out.
 
+        Args:
+            verify: Check every table against its checksum (schema version 2; see
+                :mod:`graphrecall.storage.sqlite`). False skips that pass (about a third
+                of the read's time) for a file you trust; SQLite's own checks remain.
+
         Raises:
-            CorruptStoreError: The file is corrupted (e.g. truncated).
+            CorruptStoreError: The file is corrupted (e.g. truncated, or a row does not
+                match its table's checksum).
         """
         try:
-            return read_tables(self.path, self._read)
+            with self.snapshot():
+                return read_tables(self.path, self._read, verify=verify and self.checksummed)
         except (ValueError, TypeError) as exc:  # undecodable JSON, a vector blob of odd size...
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
 
-    def load(self, on_bad: OnBad = "raise") -> LiveGraph:
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` of this store's connection: it changes when
+        another connection (this process or another) commits to the file."""
+        return int(self._read("PRAGMA data_version")[0][0])
+
+    def load(self, on_bad: OnBad = "raise", *, verify: bool = True) -> LiveGraph:
         """Read, check and build: a :class:`~graphrecall.LiveGraph` over this store
         (``live.report`` says what the check skipped with ``on_bad="skip"``; skipped rows
-        stay in the file)."""
+        stay in the file). ``verify`` is :meth:`read`'s."""
         if _live is None:
             # The live graph registers itself when its module loads; name it here rather
             # than import it, so that storage does not depend on what sits above it.
             importlib.import_module("graphrecall.live")
         if _live is None:  # pragma: no cover - graphrecall.live always registers
             raise StorageError("graphrecall.live did not register the live graph")
-        return _live(self, self.read(), on_bad=on_bad)
+        with self.snapshot():
+            tables = self.read(verify=verify)
+            seen = self.data_version()
+        return _live(self, tables, on_bad=on_bad, data_version=seen)
 
     def counts(self) -> dict[str, int]:
         """Rows per table."""
@@ -335,13 +361,102 @@ class SQLiteStore:
             )
 
 
+def _statements(script: str) -> list[str]:
+    """The statements of an SQL script (run one by one inside an open transaction, which
+    ``executescript`` would commit first)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending)
+            pending = ""
+    return out
+
+
+def _write_vocabularies(cur: sqlite3.Cursor, tables: GraphTables) -> None:
+    rows = [
+        ("statuses", json.dumps(list(tables.statuses))),
+        ("sources", json.dumps(list(tables.sources))),
+    ]
+    # An upsert, not INSERT OR REPLACE: its replacing delete would not fire the checksum
+    # triggers.
+    cur.executemany(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        rows,
+    )
+
+
+def _check_store(p: Path, conn: sqlite3.Connection) -> int:
+    """The schema version of a graphrecall store, after checking that it is one.
+
+    The file header's ``application_id`` and ``user_version`` repeat what ``meta`` says (the
+    application and, from version 2, the schema version), and ``meta`` is checked against
+    its checksum first: where they disagree the file is corrupted, not foreign.
+    """
+    claims = int(conn.execute("PRAGMA application_id").fetchone()[0]) == APPLICATION_ID
+    header_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "meta" not in tables:
+        if claims:
+            raise CorruptStoreError(f"{p}: corrupted: a graphrecall store without its meta table")
+        raise NotAStoreError(
+            f"{p}: not a graphrecall store (a SQLite database without a meta table)"
+        )
+    rows = conn.execute(checksum.select("meta")).fetchall()
+    if header_version >= 2 or "checksums" in tables:
+        if "checksums" not in tables:
+            raise CorruptStoreError(f"{p}: corrupted: the checksum table is missing")
+        stored = {
+            r[0]: (r[1], r[2])
+            for r in conn.execute("SELECT name, rows, total FROM checksums").fetchall()
+        }
+        checksum.verify(p, "meta", rows, stored)
+    meta = {r[1]: r[2] for r in rows}
+    if meta.get("application") != "graphrecall":
+        if claims:
+            raise CorruptStoreError(
+                f"{p}: corrupted: meta.application is {meta.get('application')!r}"
+            )
+        raise NotAStoreError(
+            f"{p}: not a graphrecall store (meta.application is {meta.get('application')!r})"
+        )
+    if not claims:
+        raise CorruptStoreError(f"{p}: corrupted: the header's application_id is not graphrecall's")
+    found = meta.get("schema_version")
+    try:
+        version = int(found)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise SchemaVersionError(
+            f"{p}: schema_version {found!r} is not a version number; this graphrecall "
+            f"reads schema versions {list(SUPPORTED_SCHEMA_VERSIONS)}"
+        ) from None
+    if version not in SUPPORTED_SCHEMA_VERSIONS:
+        hint = (
+            "a newer graphrecall wrote it; upgrade graphrecall"
+            if version > max(SUPPORTED_SCHEMA_VERSIONS)
+            else "rewrite it with this graphrecall"
+        )
+        raise SchemaVersionError(
+            f"{p}: schema version {version} is not supported; this graphrecall reads "
+            f"schema versions {list(SUPPORTED_SCHEMA_VERSIONS)} ({hint})"
+        )
+    if header_version != (version if version >= 2 else 0):
+        raise CorruptStoreError(
+            f"{p}: corrupted: the header says schema version {header_version}, meta says {version}"
+        )
+    return version
+
+
 def _storage_error(path: Path, exc: sqlite3.Error, what: str) -> StorageError:
     """A graphrecall error for a sqlite3 error: corruption, or anything else."""
     msg = str(exc)
     corrupt = isinstance(exc, sqlite3.DatabaseError) and not isinstance(
         exc, (sqlite3.OperationalError, sqlite3.IntegrityError)
     )
-    if corrupt or "malformed" in msg or "not a database" in msg:
+    damaged = ("malformed", "not a database", "no such table", "no such column", "decode")
+    if corrupt or any(word in msg for word in damaged):
         return CorruptStoreError(
             f"{path}: not a SQLite database, or a corrupted or truncated one ({msg})"
         )
