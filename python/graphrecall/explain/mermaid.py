@@ -24,7 +24,8 @@ def mermaid_label(text: str) -> str:
 
 def render_mermaid(graph: ExplainGraph) -> str:
     """The graph as Mermaid flowchart text."""
-    out = ["---", f"title: {json.dumps(graph.title)}", "---", "flowchart LR"]
+    title = json.dumps("".join(" " if c in "<>&" else c for c in graph.title))  # YAML string
+    out = ["---", f"title: {title}", "---", "flowchart LR"]
     shape = {"query": ('(["', '"])'), "entity": ('("', '")')}
     for n in graph.nodes:
         left, right = shape.get(n.kind, ('["', '"]'))
