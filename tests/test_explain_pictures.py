@@ -274,3 +274,20 @@ def test_query_writes_the_pictures(store: Path, tmp_path: Path) -> None:
     check_mermaid(out["mermaid"].read_text(encoding="utf-8"))
     bad = ["query", str(store), "x", "--tenant", "alice", "--recipe", "spreading_activation"]
     assert main([*bad, "--explain-html", str(tmp_path / "missing" / "x.html")]) == 1
+
+
+def test_every_demo_recipe_draws(store: Path) -> None:
+    from graphrecall.demo import EXAMPLES
+    from graphrecall.rag import GraphRAG
+
+    rag = GraphRAG.from_sqlite(str(store))
+    for recipe, tenant, question, context in EXAMPLES:
+        res = rag.retrieve(question, recipe=recipe, tenant=tenant, now=1767225600, context=context)
+        block = rag.context(res, budget=80)
+        graph = explain_graph(res, block)
+        assert graph.shown == min(len(res.facts) + len(res.chunks), 30), recipe
+        assert any(n.status == "context" for n in graph.nodes), recipe
+        ET.fromstring(to_svg(res, block))
+        check_dot(to_dot(res, block))
+        check_mermaid(to_mermaid(res, block))
+        assert not re.search(r"https?://", to_html(res, block))
