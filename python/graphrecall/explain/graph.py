@@ -305,6 +305,10 @@ def _item_node(
         tip.append(comps)
     if path:
         tip.append(f"path: {path}")
+    if isinstance(hit, ChunkHit):
+        tip.append(
+            f"via {clean_text(hit.source)}" + (f", tier {clean_text(hit.tier)}" if hit.tier else "")
+        )
     return Node(
         key=key,
         kind=kind,

@@ -115,8 +115,9 @@ def to_html(
     ]
     if result.route is not None:
         reasons = "; ".join(clean_text(r) for r in result.route.reasons)
+        qtype = getattr(result.route.query_type, "value", result.route.query_type)
         p.append(
-            f'<p class="meta"><b>route</b> {_e(result.route.query_type)} &#8594; '
+            f'<p class="meta"><b>route</b> {_e(qtype)} &#8594; '
             f"{_e(result.route.recipe)}{(' (' + escape(reasons) + ')') if reasons else ''}</p>"
         )
     if result.fallback:
