@@ -187,7 +187,9 @@ def explain_graph(
             key="n0",
             kind="query",
             title=shorten(query, 60) or "(empty query)",
-            detail=shorten(f"{clean_text(result.recipe)} \u00b7 tenant {result.tenant}{route}", 60),
+            detail=shorten(
+                f"{clean_text(result.recipe)} \u00b7 tenant {clean_text(result.tenant)}{route}", 60
+            ),
             layer=0,
             status="query",
             tooltip=query,
@@ -205,6 +207,7 @@ def explain_graph(
             entity_layer[eid] = min(entity_layer[eid], layer)
         return key
 
+    anchors = {a.id for a in result.anchors}
     for a in result.anchors:
         key = add_entity(
             a.id, a.name, 1, f"anchor \u00b7 {clean_text(a.how)} {_num(a.score)}", "anchor"
@@ -224,9 +227,7 @@ def explain_graph(
 
     facts = list(enumerate(result.facts, 1))[:max_items]
     chunks = list(enumerate(result.chunks, 1))[: max(max_items - len(facts), 0)]
-    items: list[
-        tuple[Literal["fact", "chunk"], int, FactHit | ChunkHit, str, str]
-    ] = []  # kind, rank, hit, src, label
+    items: list[_Item] = []
     for rank, f in facts:
         items.append(("fact", rank, f, _attach(f, walk(f.path), entity_key), _last_label(f.path)))
     for rank, c in chunks:
@@ -236,7 +237,7 @@ def explain_graph(
     for eid, key in entity_key.items():
         name, detail, status, tooltip = entity_info[eid]
         layer = entity_layer[eid]
-        if not detail.startswith("anchor"):
+        if eid not in anchors:
             detail = f"hop {layer - 1}"
         nodes.append(Node(key, "entity", shorten(name, 40), detail, layer, status, tooltip))
     item_layer = 1 + max(entity_layer.values(), default=0)
@@ -254,6 +255,10 @@ def explain_graph(
         total=len(result.facts) + len(result.chunks),
         has_context=context is not None,
     )
+
+
+#: A drawn item: kind, rank, hit, the key of the node it hangs from, its edge's label.
+_Item = tuple[Literal["fact", "chunk"], int, FactHit | ChunkHit, str, str]
 
 
 def _step_label(step: Step) -> str:
