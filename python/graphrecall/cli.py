@@ -71,6 +71,11 @@ def query(args: argparse.Namespace, out: Any = None) -> int:
             context=context,
             use_cache=False,
         )
+        from .explain import files as explain_files
+
+        if explain_files.requested(args):
+            block = rag.context(res, format=args.format, budget=args.budget)
+            explain_files.write(args, res, block)
         if args.json:
             print(json.dumps(res.to_dict(), default=str, ensure_ascii=False, indent=1), file=out)
         elif args.explain:
@@ -84,7 +89,7 @@ def query(args: argparse.Namespace, out: Any = None) -> int:
                 f"index loaded in {load_s:.2f} s; {timings}]",
                 file=sys.stderr,
             )
-    except (GraphRecallError, ValueError, KeyError) as exc:
+    except (GraphRecallError, ValueError, KeyError, OSError) as exc:
         print(f"graphrecall query: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -132,8 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     qp.add_argument("--explain", action="store_true", help="print paths and score components")
     qp.add_argument("--no-embedder", action="store_true", help="use stored vectors only (no model)")
     from . import evaluate
+    from .explain import files as explain_files
     from .integrations import mcp_server
 
+    explain_files.add_arguments(qp)
     mcp_server.add_parser(sub)
     evaluate.add_parser(sub)
     args = parser.parse_args(argv)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import render_path
-from .recipes.hits import ChunkHit, EntityHit, FactHit, RetrievalResult
+from ..context import render_path
+from ..recipes.hits import ChunkHit, EntityHit, FactHit, RetrievalResult
 
 __all__ = ["explain", "explain_records", "render_steps"]
 
