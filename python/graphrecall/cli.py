@@ -131,7 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     qp.add_argument("--json", action="store_true", help="print the whole result as JSON")
     qp.add_argument("--explain", action="store_true", help="print paths and score components")
     qp.add_argument("--no-embedder", action="store_true", help="use stored vectors only (no model)")
+    from .service import cli as service_cli
+
+    service_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        return service_cli.run(args)
     if args.command == "index":
         return indexer.run(args)
     if args.command == "query":
