@@ -397,7 +397,11 @@ class Service:
         if status >= 500 and not isinstance(exc, RequestError):
             log.exception("request failed", exc_info=exc)
         self.metrics.errors.labels(type(exc).__name__, str(status)).inc()
-        headers = {"www-authenticate": "Bearer"} if status == 401 else None
+        headers: dict[str, str] = {}
+        if status == 401:
+            headers["www-authenticate"] = "Bearer"
+        if status in (408, 413):  # the rest of the body is not read: end the connection
+            headers["connection"] = "close"
         return Response(
             _dumps(error_body(exc)),
             status_code=status,
