@@ -313,3 +313,17 @@ def test_a_saved_index_is_served_read_only(store: Path, tmp_path: Path) -> None:
         resp = httpx.post(srv.url + "/facts", json={"tenant": "alice", "facts": []})
         _error(resp, 405, "read_only")
         assert httpx.get(srv.url + "/readyz").json()["writable"] is False
+
+
+def test_result_bodies_are_to_dict(store: Path) -> None:
+    from graphrecall import GraphRAG
+    from graphrecall.demo import EXAMPLES, ROUTED
+    from graphrecall.service.app import _results_body
+
+    rag = GraphRAG.from_sqlite(store)
+    results = [
+        rag.retrieve(q, recipe=r, tenant=t, now=NOW, context=c) for r, t, q, c in EXAMPLES
+    ] + [rag.retrieve(q, tenant=t, now=NOW, context=c) for t, q, c in ROUTED]
+    want = json.loads(json.dumps([r.to_dict() for r in results], default=str))
+    assert json.loads(_results_body("results", results))["results"] == want
+    assert json.loads(_results_body("result", results[:1]))["result"] == want[0]

@@ -32,7 +32,7 @@ import importlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +49,7 @@ from ..errors import ParameterError
 from ..explain import explain as explain_text
 from ..explain import explain_records
 from ..recipes import RetrievalResult, get_recipe
+from ..recipes.stages import resolve_params
 from .backend import Backend
 from .batcher import MicroBatcher
 from .config import ServiceConfig
@@ -59,16 +60,48 @@ __all__ = ["Service", "create_app"]
 
 log = logging.getLogger("graphrecall.service")
 
-try:  # orjson is ~5x faster on result bodies; the stdlib serves without it.
+#: The fields of ``RetrievalResult.to_dict()``, in its order.
+RESULT_FIELDS = (
+    "recipe",
+    "query",
+    "tenant",
+    "anchors",
+    "entities",
+    "facts",
+    "chunks",
+    "tiers",
+    "timings",
+    "stats",
+    "fallback",
+)
+
+try:  # orjson writes result bodies several times faster; the stdlib serves without it.
     import orjson
 
+    _OPT = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+
+    def _mapping(obj: Any) -> Any:
+        if isinstance(obj, Mapping):
+            return dict(obj)
+        raise TypeError(type(obj).__name__)
+
     def _dumps(obj: Any) -> bytes:
-        return orjson.dumps(
-            obj, default=str, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-        )
+        return orjson.dumps(obj, default=str, option=_OPT)
 
     def _loads(data: bytes) -> Any:
         return orjson.loads(data)
+
+    def _results_body(key: str, results: list[RetrievalResult]) -> bytes:
+        """``{key: result.to_dict()}`` (a list for ``"results"``), with orjson writing the
+        hit dataclasses directly (the same JSON as ``to_dict``, without the Python dicts)."""
+        rows = [{k: getattr(r, k) for k in RESULT_FIELDS} for r in results]
+        try:
+            return orjson.dumps(
+                {key: rows if key == "results" else rows[0]}, default=_mapping, option=_OPT
+            )
+        except TypeError:  # a value orjson cannot write as to_dict does: take to_dict's
+            dicts = [r.to_dict() for r in results]
+            return _dumps({key: dicts if key == "results" else dicts[0]})
 
 except ImportError:  # pragma: no cover - depends on the environment
 
@@ -77,6 +110,10 @@ except ImportError:  # pragma: no cover - depends on the environment
 
     def _loads(data: bytes) -> Any:
         return json.loads(data)
+
+    def _results_body(key: str, results: list[RetrievalResult]) -> bytes:
+        dicts = [r.to_dict() for r in results]
+        return _dumps({key: dicts if key == "results" else dicts[0]})
 
 
 _QUERY_FIELDS = frozenset(
@@ -167,6 +204,8 @@ class Service:
         )
         self._key = None if self.config.api_key is None else self.config.api_key.encode()
         self._dim = self._vector_dim()
+        #: (recipe, parameters as JSON) sets already checked by the recipe's class.
+        self._checked: set[tuple[str, str]] = set()
 
     def _vector_dim(self) -> int | None:
         ix = self.backend.rag.index
@@ -278,11 +317,13 @@ class Service:
                 kind="invalid_parameter",
                 parameter="params",
             )
-        if recipe is not None:
-            from ..recipes.stages import resolve_params
-
+        params_json = json.dumps(params, sort_keys=True)
+        if recipe is not None and (recipe, params_json) not in self._checked:
             # The recipe's own parameter class checks names and ranges (k, max_hops...).
             resolve_params(get_recipe(recipe).params, None, _tuples(params))
+            if len(self._checked) >= 1024:
+                self._checked.clear()
+            self._checked.add((recipe, params_json))
         context = body.get("context")
         if context is not None and not isinstance(context, dict):
             raise ParameterError(
@@ -312,7 +353,7 @@ class Service:
         spec = Spec(
             recipe=recipe,
             tenant=self.backend.tenant(body.get("tenant")),
-            params=json.dumps(params, sort_keys=True),
+            params=params_json,
             context=None if context is None else json.dumps(context, sort_keys=True),
             now=_int_field(body, "now", 0, 2**62),
             use_cache=use_cache,
@@ -448,9 +489,8 @@ async def _retrieve(s: Service, request: Request) -> tuple[Response, str]:
 
     async def work() -> Response:
         results = await s.retrieve(spec, queries, vectors)
-        if batch:
-            return _json({"results": [r.to_dict() for r in results]})
-        return _json({"result": results[0].to_dict()})
+        body = _results_body("results" if batch else "result", results)
+        return Response(body, media_type="application/json")
 
     return await s.timed(work()), spec.recipe or "router"
 
