@@ -56,11 +56,22 @@ def free_port() -> int:
 class Served:
     """``graphrecall serve DIR ARGS...`` in a subprocess, ready when constructed."""
 
-    def __init__(self, index: Path, *args: str) -> None:
+    def __init__(self, index: Path, *args: str, stack: tuple[str, str] | None = None) -> None:
         self.port = free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT.parent / "python")}
         cmd = [sys.executable, "-m", "graphrecall.cli", "serve", str(index)]
         cmd += ["--port", str(self.port), "--no-cache", *args]
+        if stack is not None:  # the same service on another uvicorn loop / HTTP parser
+            cmd = [
+                sys.executable,
+                "-c",
+                "import sys; from graphrecall.service import ServiceConfig, serve; "
+                "serve(sys.argv[1], port=int(sys.argv[2]), loop=sys.argv[3], http=sys.argv[4], "
+                "config=ServiceConfig(use_cache=False))",
+                str(index),
+                str(self.port),
+                *stack,
+            ]
         self.proc = subprocess.Popen(cmd, env=env)
         deadline = time.monotonic() + 120
         while True:
@@ -157,6 +168,12 @@ def main() -> int:
     ap.add_argument("--recipe", default="spreading_activation")
     ap.add_argument("--clients", default="1,8,64")
     ap.add_argument("--no-embedding-runs", action="store_true")
+    ap.add_argument(
+        "--stacks",
+        action="store_true",
+        help="also compare uvicorn stacks (asyncio + h11, asyncio + httptools, uvloop + "
+        "httptools) at 8 clients",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -206,6 +223,19 @@ def main() -> int:
                         print(f"  embedding, {mode}, C={c}: {r}", file=sys.stderr)
             finally:
                 srv.stop()
+        stacks: list[tuple[str, dict[str, float]]] = []
+        for stack in (("asyncio", "h11"), ("asyncio", "httptools"), ("uvloop", "auto")):
+            if not args.stacks:
+                break
+            srv = Served(Path(tmp) / "index", stack=stack)
+            try:
+                load(srv.port, with_vec, 8, 500, 5)
+                r = load(srv.port, with_vec, 8, count, seconds)
+                name = f"{stack[0]} + {'httptools' if stack[1] == 'auto' else stack[1]}"
+                stacks.append((name, r))
+                print(f"  stack {name}, C=8: {r}", file=sys.stderr)
+            finally:
+                srv.stop()
     lines = [
         f"`python benches/bench_service.py{' --quick' if args.quick else ''}` "
         f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared by server and client).",
@@ -223,6 +253,16 @@ def main() -> int:
             f"| {what} | {mode} | {c} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} "
             f"| {int(r['n']):,} |"
         )
+    if stacks:
+        lines += [
+            "",
+            "uvicorn stacks (Starlette app, micro-batching, vector given, 8 clients):",
+            "",
+            "| loop + HTTP parser | requests/s | p50 ms | p99 ms |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, r in stacks:
+            lines.append(f"| {name} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} |")
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -318,7 +318,7 @@ def test_a_saved_index_is_served_read_only(store: Path, tmp_path: Path) -> None:
 def test_result_bodies_are_to_dict(store: Path) -> None:
     from graphrecall import GraphRAG
     from graphrecall.demo import EXAMPLES, ROUTED
-    from graphrecall.service.app import _results_body
+    from graphrecall.service.bodies import results_body as _results_body
 
     rag = GraphRAG.from_sqlite(store)
     results = [

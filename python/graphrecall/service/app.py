@@ -32,9 +32,8 @@ import importlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,6 +51,16 @@ from ..recipes import RetrievalResult, get_recipe
 from ..recipes.stages import resolve_params
 from .backend import Backend
 from .batcher import MicroBatcher
+from .bodies import (
+    CONTEXT_FIELDS,
+    QUERY_FIELDS,
+    Spec,
+    dumps,
+    int_field,
+    loads,
+    results_body,
+    tuples,
+)
 from .config import ServiceConfig
 from .errors import RequestError, error_body, status_of
 from .metrics import CONTENT_TYPE, Metrics
@@ -60,118 +69,9 @@ __all__ = ["Service", "create_app"]
 
 log = logging.getLogger("graphrecall.service")
 
-#: The fields of ``RetrievalResult.to_dict()``, in its order.
-RESULT_FIELDS = (
-    "recipe",
-    "query",
-    "tenant",
-    "anchors",
-    "entities",
-    "facts",
-    "chunks",
-    "tiers",
-    "timings",
-    "stats",
-    "fallback",
-)
-
-try:  # orjson writes result bodies several times faster; the stdlib serves without it.
-    import orjson
-
-    _OPT = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-
-    def _mapping(obj: Any) -> Any:
-        if isinstance(obj, Mapping):
-            return dict(obj)
-        raise TypeError(type(obj).__name__)
-
-    def _dumps(obj: Any) -> bytes:
-        return orjson.dumps(obj, default=str, option=_OPT)
-
-    def _loads(data: bytes) -> Any:
-        return orjson.loads(data)
-
-    def _results_body(key: str, results: list[RetrievalResult]) -> bytes:
-        """``{key: result.to_dict()}`` (a list for ``"results"``), with orjson writing the
-        hit dataclasses directly (the same JSON as ``to_dict``, without the Python dicts)."""
-        rows = [{k: getattr(r, k) for k in RESULT_FIELDS} for r in results]
-        try:
-            return orjson.dumps(
-                {key: rows if key == "results" else rows[0]}, default=_mapping, option=_OPT
-            )
-        except TypeError:  # a value orjson cannot write as to_dict does: take to_dict's
-            dicts = [r.to_dict() for r in results]
-            return _dumps({key: dicts if key == "results" else dicts[0]})
-
-except ImportError:  # pragma: no cover - depends on the environment
-
-    def _dumps(obj: Any) -> bytes:
-        return json.dumps(obj, default=str, ensure_ascii=False).encode()
-
-    def _loads(data: bytes) -> Any:
-        return json.loads(data)
-
-    def _results_body(key: str, results: list[RetrievalResult]) -> bytes:
-        dicts = [r.to_dict() for r in results]
-        return _dumps({key: dicts if key == "results" else dicts[0]})
-
-
-_QUERY_FIELDS = frozenset(
-    {
-        "query",
-        "queries",
-        "recipe",
-        "tenant",
-        "params",
-        "now",
-        "context",
-        "query_vector",
-        "query_vectors",
-        "use_cache",
-    }
-)
-_CONTEXT_FIELDS = _QUERY_FIELDS | {"format", "budget"}
-
-
-@dataclass(frozen=True)
-class Spec:
-    """What the queries of one batch share (the micro-batcher's key)."""
-
-    recipe: str | None
-    tenant: Hashable | None
-    params: str  # canonical JSON of the parameters
-    context: str | None  # canonical JSON of the context
-    now: int | None
-    use_cache: bool
-    vectors: bool
-
 
 def _json(body: Any, status: int = 200) -> Response:
-    return Response(_dumps(body), status_code=status, media_type="application/json")
-
-
-def _tuples(v: Any) -> Any:
-    """JSON lists as tuples (the recipes' sequence parameters are tuples)."""
-    if isinstance(v, list):
-        return tuple(_tuples(x) for x in v)
-    if isinstance(v, dict):
-        return {k: _tuples(x) for k, x in v.items()}
-    return v
-
-
-def _int_field(body: dict[str, Any], name: str, lo: int, hi: int) -> int | None:
-    v = body.get(name)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise ParameterError(
-            f"invalid parameter {name}: {v!r} is not an integer in [{lo}, {hi}]",
-            kind="invalid_parameter",
-            parameter=name,
-            column=name,
-            input=v if isinstance(v, (int, float, str)) else repr(v),
-        )
-    return v
+    return Response(dumps(body), status_code=status, media_type="application/json")
 
 
 class Service:
@@ -221,7 +121,7 @@ class Service:
         self, spec: Spec, queries: list[str], vectors: npt.NDArray[np.float32] | None
     ) -> list[RetrievalResult]:
         """One ``retrieve_batch`` call (on a worker thread)."""
-        params = _tuples(json.loads(spec.params))
+        params = tuples(json.loads(spec.params))
         context = None if spec.context is None else json.loads(spec.context)
         return self.backend.rag.retrieve_batch(
             queries,
@@ -320,7 +220,7 @@ class Service:
         params_json = json.dumps(params, sort_keys=True)
         if recipe is not None and (recipe, params_json) not in self._checked:
             # The recipe's own parameter class checks names and ranges (k, max_hops...).
-            resolve_params(get_recipe(recipe).params, None, _tuples(params))
+            resolve_params(get_recipe(recipe).params, None, tuples(params))
             if len(self._checked) >= 1024:
                 self._checked.clear()
             self._checked.add((recipe, params_json))
@@ -355,7 +255,7 @@ class Service:
             tenant=self.backend.tenant(body.get("tenant")),
             params=params_json,
             context=None if context is None else json.dumps(context, sort_keys=True),
-            now=_int_field(body, "now", 0, 2**62),
+            now=int_field(body, "now", 0, 2**62),
             use_cache=use_cache,
             vectors=vectors is not None,
         )
@@ -424,7 +324,7 @@ class Service:
                 408, "request body not received in time", kind="timeout", ctx={"phase": "body"}
             ) from None
         try:
-            return _loads(data)
+            return loads(data)
         except ValueError as exc:
             raise RequestError(
                 400,
@@ -444,7 +344,7 @@ class Service:
         if status in (408, 413):  # the rest of the body is not read: end the connection
             headers["connection"] = "close"
         return Response(
-            _dumps(error_body(exc)),
+            dumps(error_body(exc)),
             status_code=status,
             media_type="application/json",
             headers=headers,
@@ -485,11 +385,11 @@ def _endpoint(service: Service, name: str, handler: Handler, *, auth: bool = Tru
 
 async def _retrieve(s: Service, request: Request) -> tuple[Response, str]:
     body = await s.body(request)
-    spec, queries, vectors, batch = s.parse(body, _QUERY_FIELDS)
+    spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
 
     async def work() -> Response:
         results = await s.retrieve(spec, queries, vectors)
-        body = _results_body("results" if batch else "result", results)
+        body = results_body("results" if batch else "result", results)
         return Response(body, media_type="application/json")
 
     return await s.timed(work()), spec.recipe or "router"
@@ -504,11 +404,11 @@ def _single(s: Service, body: Any, allowed: frozenset[str]) -> tuple[Spec, list[
 
 async def _context(s: Service, request: Request) -> tuple[Response, str]:
     body = await s.body(request)
-    spec, queries, vectors = _single(s, body, _CONTEXT_FIELDS)
+    spec, queries, vectors = _single(s, body, CONTEXT_FIELDS)
     fmt = body.get("format")
     if fmt is not None and not isinstance(fmt, str):
         raise ParameterError("invalid parameter format: give a name", parameter="format")
-    budget = _int_field(body, "budget", 1, 1_000_000) if "budget" in body else 500
+    budget = int_field(body, "budget", 1, 1_000_000) if "budget" in body else 500
 
     async def work() -> Response:
         res = (await s.retrieve(spec, queries, vectors))[0]
@@ -534,7 +434,7 @@ async def _explain_endpoint(s: Service, request: Request) -> tuple[Response, str
             422, f"unknown format {fmt!r}; known: ['html', 'json']", kind="invalid_value"
         )
     body = await s.body(request)
-    spec, queries, vectors = _single(s, body, _QUERY_FIELDS)
+    spec, queries, vectors = _single(s, body, QUERY_FIELDS)
 
     async def work() -> Response:
         res = (await s.retrieve(spec, queries, vectors))[0]
@@ -609,7 +509,7 @@ async def _usage(s: Service, request: Request) -> tuple[Response, str]:
     facts, chunks = body.get("facts") or [], body.get("chunks") or []
     if not isinstance(facts, list) or not isinstance(chunks, list):
         raise RequestError(422, "facts and chunks must be lists of ids", kind="invalid_value")
-    at = _int_field(body, "at", 0, 2**62)
+    at = int_field(body, "at", 0, 2**62)
     when = int(time.time()) if at is None else at
     return await _write(
         s, lambda: s.backend.record_usage(tenant, facts, chunks, when), "record_usage"

@@ -21,9 +21,15 @@ def serve(
     config: ServiceConfig | None = None,
     embedder: str | None = "default",
     log_level: str = "warning",
+    loop: str = "auto",
+    http: str = "auto",
 ) -> None:
     """Open ``path`` (a saved index or a SQLite store) and serve it until SIGINT / SIGTERM;
-    requests in flight, writes included, are finished before the process exits."""
+    requests in flight, writes included, are finished before the process exits.
+
+    ``loop`` ("auto": uvloop when installed, or "asyncio") and ``http`` ("auto": httptools
+    with the header read timeout, or "h11") choose uvicorn's stack (the benchmark compares
+    them)."""
     import uvicorn
 
     from .app import create_app
@@ -33,18 +39,19 @@ def serve(
     cfg = config or ServiceConfig()
     backend = Backend.open(path, embedder=embedder)
     app = create_app(backend, cfg)
-    try:
-        import uvloop  # noqa: F401
+    if loop == "auto":
+        try:
+            import uvloop  # noqa: F401
 
-        loop = "uvloop"
-    except ImportError:  # pragma: no cover - depends on the environment
-        loop = "asyncio"
+            loop = "uvloop"
+        except ImportError:  # pragma: no cover - depends on the environment
+            loop = "asyncio"
     uv = uvicorn.Config(
         app,
         host=host,
         port=port,
         loop=loop,
-        http=with_header_timeout(cfg.read_timeout_s),
+        http=with_header_timeout(cfg.read_timeout_s) if http == "auto" else http,
         lifespan="on",
         log_level=log_level,
         access_log=False,
