@@ -178,6 +178,7 @@ def main() -> int:
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
     levels = [int(c) for c in args.clients.split(",")]
+    load_avg = os.getloadavg()[0]
     t0 = time.perf_counter()
     index, queries, _ = bench_recipes.build(args.entities, 0)
     build_s = time.perf_counter() - t0
@@ -238,7 +239,9 @@ def main() -> int:
                 srv.stop()
     lines = [
         f"`python benches/bench_service.py{' --quick' if args.quick else ''}` "
-        f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared by server and client).",
+        f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared by server and client; "
+        f"load average {load_avg:.1f} at the start: other work on the machine competes "
+        "when it is above 0).",
         "",
         f"Index: {g.n_entities:,} entities, {g.n_facts:,} facts, {g.n_chunks:,} chunks, "
         f"{g.n_tenants} tenants (built in {build_s:.1f} s, saved, served by `graphrecall "
