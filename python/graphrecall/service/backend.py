@@ -90,7 +90,8 @@ class Backend:
                 str / int (422).
             UnknownTenantError: A tenant the index does not hold.
         """
-        names = self.tenants
+        graph = self.rag.index.graph
+        names = graph.tenants.names
         if value is None:
             if len(names) > 1:
                 raise RequestError(
@@ -113,7 +114,7 @@ class Backend:
         if isinstance(value, str) and value not in names and value.isdigit():
             if int(value) in names:
                 value = int(value)
-        self.rag.index.graph.tenant_code(value)  # UnknownTenantError
+        graph.tenant_code(value)  # UnknownTenantError
         checked: Hashable = value
         return checked
 
