@@ -300,7 +300,7 @@ def main() -> int:
             finally:
                 srv.stop()
     lines = [
-        f"`python benches/bench_service.py{' --quick' if args.quick else ''}` "
+        f"`{' '.join(['python benches/bench_service.py', *sys.argv[1:]])}` "
         f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores shared by server and client; "
         f"load average {load_avg:.1f} at the start: other work on the machine competes "
         "when it is above 0).",
