@@ -105,19 +105,19 @@ def run(args: argparse.Namespace) -> int:
         if not key:
             print(f"graphrecall serve: ${args.api_key_env} is empty or unset", file=sys.stderr)
             return 1
-    cfg = ServiceConfig(
-        api_key=key,
-        max_body_bytes=args.max_body_bytes,
-        max_batch=args.max_batch,
-        request_timeout_s=args.timeout,
-        read_timeout_s=args.read_timeout,
-        batch_wait_ms=args.batch_wait_ms,
-        batch_max=args.batch_max,
-        batching=not args.no_batching,
-        workers=args.workers,
-        use_cache=not args.no_cache,
-    )
     try:
+        cfg = ServiceConfig(
+            api_key=key,
+            max_body_bytes=args.max_body_bytes,
+            max_batch=args.max_batch,
+            request_timeout_s=args.timeout,
+            read_timeout_s=args.read_timeout,
+            batch_wait_ms=args.batch_wait_ms,
+            batch_max=args.batch_max,
+            batching=not args.no_batching,
+            workers=args.workers,
+            use_cache=not args.no_cache,
+        )
         serve(
             args.index,
             host=args.host,
@@ -126,6 +126,13 @@ def run(args: argparse.Namespace) -> int:
             embedder=None if args.no_embedder else "default",
             log_level=args.log_level,
         )
+    except ImportError as exc:
+        print(
+            f"graphrecall serve: {exc}; install the service's packages with "
+            "`pip install 'graphrecall[serve]'`",
+            file=sys.stderr,
+        )
+        return 1
     except (GraphRecallError, OSError) as exc:
         print(f"graphrecall serve: {exc}", file=sys.stderr)
         return 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from ..errors import ParameterError
 
 __all__ = ["ServiceConfig"]
 
@@ -41,3 +43,28 @@ class ServiceConfig:
     batching: bool = True
     workers: int = 2
     use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        """Refuse limits that cannot work (zero or negative sizes, counts and timeouts).
+
+        Raises:
+            ParameterError: Naming the setting.
+        """
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or f.name == "api_key":
+                continue
+            lowest = 0 if f.name == "batch_wait_ms" else 1e-9
+            if not isinstance(v, (int, float)) or not v >= lowest:
+                raise ParameterError(
+                    f"invalid parameter {f.name}: {v!r} (give a positive number)",
+                    kind="invalid_parameter",
+                    parameter=f.name,
+                    input=v,
+                )
+        if self.api_key is not None and not self.api_key:
+            raise ParameterError(
+                "invalid parameter api_key: empty (give None for no key)",
+                kind="invalid_parameter",
+                parameter="api_key",
+            )
