@@ -365,3 +365,18 @@ def test_result_bodies_are_to_dict(store: Path) -> None:
     want = json.loads(json.dumps([r.to_dict() for r in results], default=str))
     assert json.loads(_results_body("results", results))["results"] == want
     assert json.loads(_results_body("result", results[:1]))["result"] == want[0]
+
+
+def test_unusable_settings_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrecall.cli import main
+    from graphrecall.errors import ParameterError
+    from graphrecall.service import ServiceConfig
+
+    for bad in ({"max_batch": 0}, {"request_timeout_s": -1.0}, {"api_key": ""}):
+        with pytest.raises(ParameterError) as info:
+            ServiceConfig(**bad)  # type: ignore[arg-type]
+        assert info.value.parameter == next(iter(bad))
+    assert main(["serve", "/nonexistent/index"]) == 1
+    assert "neither a graphrecall SQLite store nor a saved index" in capsys.readouterr().err
+    assert main(["serve", "/nonexistent/index", "--max-batch", "0"]) == 1
+    assert "max_batch" in capsys.readouterr().err
