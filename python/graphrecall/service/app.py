@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import hmac
 import importlib
+import inspect
 import json
 import logging
 import time
@@ -412,17 +413,23 @@ async def _context(s: Service, request: Request) -> tuple[Response, str]:
 
     async def work() -> Response:
         res = (await s.retrieve(spec, queries, vectors))[0]
-        block = s.backend.rag.context(res, format=fmt, budget=budget)
-        return _json(
-            {
-                "recipe": res.recipe,
-                "text": block.text,
-                "tokens": block.tokens,
-                "items": list(block.items),
-                "dropped": list(block.dropped),
-                "budget": block.budget,
-            }
-        )
+
+        def render() -> bytes:
+            block = s.backend.rag.context(res, format=fmt, budget=budget)
+            return dumps(
+                {
+                    "recipe": res.recipe,
+                    "text": block.text,
+                    "tokens": block.tokens,
+                    "items": list(block.items),
+                    "dropped": list(block.dropped),
+                    "budget": block.budget,
+                }
+            )
+
+        loop = asyncio.get_running_loop()
+        body = await loop.run_in_executor(s.executor, render)
+        return Response(body, media_type="application/json")
 
     return await s.timed(work()), spec.recipe or "router"
 
@@ -438,8 +445,10 @@ async def _explain_endpoint(s: Service, request: Request) -> tuple[Response, str
 
     async def work() -> Response:
         res = (await s.retrieve(spec, queries, vectors))[0]
+        loop = asyncio.get_running_loop()
         if fmt == "html":
-            # The explanation as a picture: graphrecall.explain's HTML renderer, served as is.
+            # ---- The explanation as a picture (HTML page): graphrecall.explain's renderer,
+            # given the context block so that the page marks the items that made it.
             to_html = getattr(importlib.import_module("graphrecall.explain"), "to_html", None)
             if to_html is None:
                 raise RequestError(
@@ -447,14 +456,23 @@ async def _explain_endpoint(s: Service, request: Request) -> tuple[Response, str
                     "this graphrecall has no HTML explanation renderer",
                     kind="unsupported_format",
                 )
-            return Response(str(to_html(res)), media_type="text/html; charset=utf-8")
-        return _json(
-            {
-                "recipe": res.recipe,
-                "text": explain_text(res),
-                "items": explain_records(res),
-            }
-        )
+            takes_context = "context" in inspect.signature(to_html).parameters
+
+            def page() -> str:
+                if takes_context:
+                    return str(to_html(res, s.backend.rag.context(res)))
+                return str(to_html(res))
+
+            html = await loop.run_in_executor(s.executor, page)
+            return Response(html, media_type="text/html; charset=utf-8")
+
+        def text() -> bytes:
+            return dumps(
+                {"recipe": res.recipe, "text": explain_text(res), "items": explain_records(res)}
+            )
+
+        body = await loop.run_in_executor(s.executor, text)
+        return Response(body, media_type="application/json")
 
     return await s.timed(work()), spec.recipe or "router"
 
