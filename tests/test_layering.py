@@ -33,7 +33,20 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("recipes", ("recipes",)),
     ("context", ("context", "narrative", "explain")),
     ("rag", ("cache", "rag", "evaluate")),
-    ("entry", ("cli", "demo", "indexer", "__init__", "__main__", "serve", "mcp", "integrations")),
+    (
+        "entry",
+        (
+            "cli",
+            "demo",
+            "indexer",
+            "__init__",
+            "__main__",
+            "serve",
+            "service",
+            "mcp",
+            "integrations",
+        ),
+    ),
 ]
 
 #: Room pairs allowed to import upward, each with its reason.

@@ -139,15 +139,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     from . import evaluate
     from .explain import files as explain_files
     from .integrations import mcp_server
+    from .service import cli as service_cli
 
     explain_files.add_arguments(qp)
     mcp_server.add_parser(sub)
     evaluate.add_parser(sub)
+    service_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "mcp":
         return mcp_server.run(args)
     if args.command == "eval":
         return evaluate.run(args)
+    if args.command == "serve":
+        return service_cli.run(args)
     if args.command == "index":
         return indexer.run(args)
     if args.command == "query":

@@ -1,0 +1,139 @@
+"""``graphrecall serve INDEX``: the HTTP service on uvicorn (httptools parser, uvloop when
+installed), bound to 127.0.0.1 unless told otherwise."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from .config import ServiceConfig
+
+__all__ = ["add_parser", "run", "serve"]
+
+
+def serve(
+    path: str | os.PathLike[str],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    config: ServiceConfig | None = None,
+    embedder: str | None = "default",
+    log_level: str = "warning",
+    loop: str = "auto",
+    http: str = "auto",
+) -> None:
+    """Open ``path`` (a saved index or a SQLite store) and serve it until SIGINT / SIGTERM;
+    requests in flight, writes included, are finished before the process exits.
+
+    ``loop`` ("auto": uvloop when installed, or "asyncio") and ``http`` ("auto": httptools
+    with the header read timeout, or "h11") choose uvicorn's stack (the benchmark compares
+    them)."""
+    import uvicorn
+
+    from .app import create_app
+    from .backend import Backend
+    from .protocol import with_header_timeout
+
+    cfg = config or ServiceConfig()
+    backend = Backend.open(path, embedder=embedder)
+    app = create_app(backend, cfg)
+    if loop == "auto":
+        try:
+            import uvloop  # noqa: F401
+
+            loop = "uvloop"
+        except ImportError:  # pragma: no cover - depends on the environment
+            loop = "asyncio"
+    uv = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        loop=loop,
+        http=with_header_timeout(cfg.read_timeout_s) if http == "auto" else http,
+        lifespan="on",
+        log_level=log_level,
+        access_log=False,
+        timeout_keep_alive=30,
+        timeout_graceful_shutdown=None,
+        limit_concurrency=None,
+        backlog=2048,
+    )
+    uvicorn.Server(uv).run()
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``serve`` on the ``graphrecall`` command's subparsers."""
+    d = ServiceConfig()
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="serve a saved index or a SQLite store over HTTP",
+        description=__doc__,
+    )
+    p.add_argument("index", help="a saved index directory or a graphrecall SQLite store")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (8000)")
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="require the API key held in this environment variable",
+    )
+    p.add_argument("--max-body-bytes", type=int, default=d.max_body_bytes)
+    p.add_argument("--max-batch", type=int, default=d.max_batch, help="queries per request")
+    p.add_argument("--timeout", type=float, default=d.request_timeout_s, help="seconds")
+    p.add_argument(
+        "--read-timeout", type=float, default=d.read_timeout_s, help="header/body seconds"
+    )
+    p.add_argument("--batch-wait-ms", type=float, default=d.batch_wait_ms)
+    p.add_argument("--batch-max", type=int, default=d.batch_max)
+    p.add_argument("--no-batching", action="store_true", help="one call per request")
+    p.add_argument("--workers", type=int, default=d.workers, help="retrieval threads")
+    p.add_argument("--no-cache", action="store_true", help="do not use the result cache")
+    p.add_argument("--no-embedder", action="store_true", help="queries must carry vectors")
+    p.add_argument("--log-level", default="warning")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``graphrecall serve``; returns the exit code."""
+    from ..errors import GraphRecallError
+
+    key = None
+    if args.api_key_env:
+        key = os.environ.get(args.api_key_env)
+        if not key:
+            print(f"graphrecall serve: ${args.api_key_env} is empty or unset", file=sys.stderr)
+            return 1
+    try:
+        cfg = ServiceConfig(
+            api_key=key,
+            max_body_bytes=args.max_body_bytes,
+            max_batch=args.max_batch,
+            request_timeout_s=args.timeout,
+            read_timeout_s=args.read_timeout,
+            batch_wait_ms=args.batch_wait_ms,
+            batch_max=args.batch_max,
+            batching=not args.no_batching,
+            workers=args.workers,
+            use_cache=not args.no_cache,
+        )
+        serve(
+            args.index,
+            host=args.host,
+            port=args.port,
+            config=cfg,
+            embedder=None if args.no_embedder else "default",
+            log_level=args.log_level,
+        )
+    except ImportError as exc:
+        print(
+            f"graphrecall serve: {exc}; install the service's packages with "
+            "`pip install 'graphrecall[serve]'`",
+            file=sys.stderr,
+        )
+        return 1
+    except (GraphRecallError, OSError) as exc:
+        print(f"graphrecall serve: {exc}", file=sys.stderr)
+        return 1
+    return 0
