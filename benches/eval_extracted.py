@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benches/eval_extracted.py [--data ../shared/data] [--out benches/results/ingest-recall.md]
+    python benches/eval_extracted.py [--data ../shared/data] [--out OUT.md]
 
 The "extracted" graph is built by :func:`graphrecall.ingest.ingest` from each passage's
 title field and text alone (no triples file), one chunk per passage (``"title\\ntext"``,
@@ -31,7 +31,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent / "python"))
 
 import eval_recall  # noqa: E402
-
 from graphrecall.embed import E5Embedder  # noqa: E402
 from graphrecall.index import GraphIndex  # noqa: E402
 from graphrecall.ingest import IngestOptions, ingest  # noqa: E402
@@ -76,7 +75,11 @@ def run(
         m = index.chunk_vectors.search(qv, 10, tenant=0)
         ranked = [[int(ids[r]) for r in m.query(i)[0].tolist()] for i in range(len(questions))]
         out.append(
-            ("vector only", eval_recall.recall(ranked, gold, 2), eval_recall.recall(ranked, gold, 5))
+            (
+                "vector only",
+                eval_recall.recall(ranked, gold, 2),
+                eval_recall.recall(ranked, gold, 5),
+            )
         )
     res = RECIPES["ppr"](index, questions, query_vectors=qv)
     ranked = [[int(c) for c in r.chunk_ids] for r in res]

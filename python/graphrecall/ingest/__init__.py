@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from .builder import IngestOptions, IngestReport, Ingestor, ingest
+from .builder import IngestOptions, Ingestor, IngestReport, ingest
 from .chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_text, count_tokens, split_sentences
 from .documents import MAX_DOCUMENT_CHARS, Columns, Document, ReadReport, read_documents
 from .extract import KnownNames, NameMerger, normalise, sentence_names

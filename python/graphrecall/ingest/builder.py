@@ -182,7 +182,9 @@ class Ingestor:
         rep = report or IngestReport()
         rr = ReadReport()
         docs = list(
-            read_documents(source, columns=columns, max_chars=o.max_chars, on_bad=o.on_bad, report=rr)
+            read_documents(
+                source, columns=columns, max_chars=o.max_chars, on_bad=o.on_bad, report=rr
+            )
         )
         for kind, items in rr.skipped.items():
             rep.skipped.setdefault(kind, []).extend(items)
@@ -357,7 +359,7 @@ class Ingestor:
                 pred.append(p)
                 strength.append(float(n))
         nf = len(subj)
-        facts = {
+        facts: dict[str, Any] = {
             "id": np.arange(nf, dtype=np.int64),
             "subject": np.array(subj, dtype=np.int64),
             "object": obj,
@@ -391,7 +393,7 @@ class Ingestor:
             facts=facts,
             chunks=chunks,
             mentions=mentions,
-            aliases={"entity": np.array(al_e, dtype=np.int64), "alias": al_a},
+            aliases={"entity": np.array(al_e, dtype=np.int64), "alias": np.array(al_a, object)},
             embeddings=embeddings,
         )
 

@@ -281,7 +281,7 @@ def _file(
     suffix = path.suffix.lower()
     where = str(path)
     if suffix in _PARQUET_SUFFIXES:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         yield from _frame(pq.read_table(path).to_pandas(), where, cols, max_chars, on_bad, report)
         return
@@ -377,8 +377,10 @@ def _read(
         if isinstance(item, Document):
             text = _check_text(item.text, where, i, max_chars, on_bad, rep)
             if text is not None:
-                yield item if item.id is not None else Document(
-                    text, i, item.title, item.tenant, item.metadata
+                yield (
+                    item
+                    if item.id is not None
+                    else Document(text, i, item.title, item.tenant, item.metadata)
                 )
         elif isinstance(item, str):
             text = _check_text(item, where, i, max_chars, on_bad, rep)

@@ -29,6 +29,7 @@ from rapidfuzz import fuzz
 MAX_NAME_WORDS = 6
 
 _PARTICLES = r"(?:of|the|de|du|da|del|della|der|den|van|von|la|le|y|di|al|bin|el)"
+_PARTICLE_SET = frozenset(_PARTICLES[3:-1].split("|"))
 _CAP = r"(?:[A-Z][\w'’&\-]*\.?|\d[\d,.]*\d|\d)"
 _PHRASE = re.compile(rf"{_CAP}(?:\s+(?:{_PARTICLES}\s+)*{_CAP})*")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
@@ -66,12 +67,16 @@ def _is_name(key: str) -> bool:
 
 
 def sentence_names(sentence: str) -> list[tuple[str, str]]:
-    """The ``(key, surface form)`` of each capitalised phrase, acronym and quoted phrase of
-    ``sentence``, in order of appearance (repeats kept: they are counted)."""
+    """The ``(key, surface form)`` of each capitalised phrase and acronym of ``sentence`` in
+    order of appearance (repeats kept: they are counted), then each quoted phrase not found
+    capitalised."""
     out: list[tuple[str, str]] = []
     for m in _PHRASE.finditer(sentence):
         surface = m.group(0).rstrip(".")
         words = surface.split()
+        # At a sentence start, "Visit the Louvre": the first word is no part of the name.
+        if m.start() == 0 and len(words) >= 3 and words[1] in _PARTICLE_SET:
+            words = words[2:]
         # A sentence-initial function word is no part of a name ("The", "In", "After").
         while words and words[0].casefold().strip("'’") in STOPWORDS:
             words = words[1:]
@@ -83,11 +88,12 @@ def sentence_names(sentence: str) -> list[tuple[str, str]]:
         key = normalise(surface)
         if _is_name(key):
             out.append((key, surface))
+    have = {k for k, _ in out}
     for m in _QUOTED.finditer(sentence):
         surface = m.group(1).strip()
         if 1 <= len(surface.split()) <= 8:
             key = normalise(surface)
-            if _is_name(key):
+            if _is_name(key) and key not in have:
                 out.append((key, surface))
     return out
 
