@@ -21,6 +21,7 @@ Obama``) is an alias of it; near-duplicate keys are merged with rapidfuzz
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Iterable
 
 from rapidfuzz import fuzz
@@ -33,7 +34,7 @@ _PARTICLE_SET = frozenset(_PARTICLES[3:-1].split("|"))
 _CAP = r"(?:[A-Z][\w'’&\-]*\.?|\d[\d,.]*\d|\d)"
 _PHRASE = re.compile(rf"{_CAP}(?:\s+(?:{_PARTICLES}\s+)*{_CAP})*")
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
-_WORD = re.compile(r"\w+(?:['’.\-]\w+)*")
+_WORD = re.compile(r"\w+")
 
 #: Capitalised words that are not names on their own (sentence starts, pronouns, months
 #: are kept: they are names).
@@ -47,6 +48,7 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise(name: str) -> str:
     """The key of a name: case-folded, whitespace collapsed, a leading article and a
     trailing possessive dropped, outer punctuation stripped ('' when nothing is left)."""
@@ -103,23 +105,24 @@ class KnownNames:
     their first word so a sentence costs one set test per word."""
 
     def __init__(self) -> None:
-        self.keys: set[str] = set()
+        self.keys: dict[str, str] = {}  # the key's words joined by spaces -> the key
         self._first: dict[str, int] = {}  # first word -> longest key length in words
 
     def add(self, key: str) -> None:
         """Makes ``key`` known (keys over :data:`MAX_NAME_WORDS` words are ignored)."""
-        words = key.split()
-        if not words or len(words) > MAX_NAME_WORDS or key in self.keys:
+        words = _WORD.findall(key)
+        if not words or len(words) > MAX_NAME_WORDS:
             return
-        self.keys.add(key)
+        self.keys.setdefault(" ".join(words), key)
         self._first[words[0]] = max(self._first.get(words[0], 0), len(words))
 
     def find(self, sentence: str) -> list[str]:
-        """The known keys occurring in ``sentence`` (case-folded, whole words), longest
-        match first at each position; a match's words are not matched again."""
+        """The known keys occurring in ``sentence`` (case-folded words, punctuation between
+        them ignored), longest match first at each position; a match's words are not
+        matched again."""
         if not self._first:
             return []
-        words = [normalise(w) for w in _WORD.findall(sentence.casefold())]
+        words = _WORD.findall(sentence.casefold())
         out: list[str] = []
         i = 0
         first = self._first
@@ -128,8 +131,8 @@ class KnownNames:
             n = first.get(words[i])
             if n:
                 for j in range(min(n, len(words) - i), 0, -1):
-                    k = " ".join(words[i : i + j]) if j > 1 else words[i]
-                    if k in keys:
+                    k = keys.get(" ".join(words[i : i + j]) if j > 1 else words[i])
+                    if k is not None:
                         out.append(k)
                         i += j
                         break
