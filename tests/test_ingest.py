@@ -247,3 +247,15 @@ def test_missing_text_column() -> None:
 def test_bad_option() -> None:
     with pytest.raises(ParameterError):
         ingest(["x"], max_token=3)
+
+
+def test_min_chunks_keeps_ids_stable() -> None:
+    ing = Ingestor(IngestOptions(min_chunks=2))
+    ing.add(["Oslo and Bergen are cities.", "Oslo is cold."])
+    t = ing.tables()
+    assert names(t) == ["Oslo"]
+    oslo = ing.entity_id("Oslo")
+    ing.add(["Bergen is wet."])
+    t, _ = ing.tables().check()
+    assert names(t) == ["Bergen", "Oslo"] and ing.entity_id("Oslo") == oslo
+    assert len(t.facts["subject"]) == 1  # Oslo co_occurs Bergen, now that both are in

@@ -37,7 +37,9 @@ class Document:
 
     Attributes:
         text: The text (non-empty after stripping).
-        id: The document's id (a file's path, a record's ``id`` column, else its position).
+        id: The document's id (a file's path, a JSONL line's ``path:line``, a record's
+            ``id`` column); None = none, and the :class:`~graphrecall.ingest.Ingestor`
+            numbers it in order of arrival (such documents are never duplicates).
         title: Its title, if any: the title becomes an entity whose primary chunk is the
             document's first chunk, and mentions of it elsewhere become directed edges.
         tenant: Its tenant (None = the default).
@@ -270,7 +272,7 @@ def _frame(
             kind="missing_column",
         )
     for i, rec in enumerate(frame.to_dict("records")):
-        doc = _from_record(rec, cols, f"{where}[{i}]", i, i, max_chars, on_bad, report)
+        doc = _from_record(rec, cols, f"{where}[{i}]", i, None, max_chars, on_bad, report)
         if doc is not None:
             yield doc
 
@@ -385,11 +387,11 @@ def _read(
         elif isinstance(item, str):
             text = _check_text(item, where, i, max_chars, on_bad, rep)
             if text is not None:
-                yield Document(text=text, id=i)
+                yield Document(text=text)
         elif isinstance(item, Path):
             yield from _file(item, cols, max_chars, on_bad, rep)
         elif isinstance(item, Mapping):
-            doc = _from_record(item, cols, where, i, i, max_chars, on_bad, rep)
+            doc = _from_record(item, cols, where, i, None, max_chars, on_bad, rep)
             if doc is not None:
                 yield doc
         else:
