@@ -21,8 +21,8 @@ Obama``) is an alias of it; near-duplicate keys are merged with rapidfuzz
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
