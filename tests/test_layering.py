@@ -26,6 +26,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("graph", ("graph",)),
     ("storage", ("storage",)),
     ("embed", ("embed",)),
+    ("ingest", ("ingest",)),
     ("anchors", ("anchors",)),
     ("index", ("index", "index_io")),
     ("live", ("live",)),

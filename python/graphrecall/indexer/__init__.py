@@ -2,14 +2,15 @@
 
 ::
 
-    graphrecall index SOURCE OUT [--from sqlite|duckdb|parquet|postgres]
+    graphrecall index SOURCE OUT [--from sqlite|duckdb|parquet|postgres|text]
                       [--to snapshot|sqlite|index] [--tenant T] [--on-bad raise|skip]
                       [--mapping PRESET|JSON|FILE] [--overwrite] [--no-embedder]
 
 ``SOURCE`` is a graphrecall SQLite store, a DuckDB file, a directory of ``<table>.parquet``
 files, or a PostgreSQL conninfo / ``postgresql://`` URI; without ``--from`` its kind is
 told from what it is (a directory of Parquet files, the file's SQLite or DuckDB header,
-a URI or ``key=value`` conninfo). It is read with the storage loaders, every row is checked
+a URI or ``key=value`` conninfo; ``--from text`` reads documents through
+:func:`~graphrecall.ingest.ingest`). It is read with the storage loaders, every row is checked
 (:meth:`~graphrecall.tables.GraphTables.check`), and the result is written to
 ``OUT``: a snapshot directory (:func:`~graphrecall.storage.snapshot.save_snapshot`, the
 default; the graph is built first), a SQLite store

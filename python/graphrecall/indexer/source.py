@@ -15,7 +15,7 @@ from ..errors import ParameterError, StorageError, UnknownTenantError
 from ..tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..tables.mapping import ColumnMapping
 
-SourceKind = Literal["sqlite", "duckdb", "parquet", "postgres"]
+SourceKind = Literal["sqlite", "duckdb", "parquet", "postgres", "text"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _DUCKDB_MAGIC = b"DUCK"  # at offset 8 of a DuckDB file
@@ -185,6 +185,32 @@ def _tenant_count(tables: GraphTables) -> int:
 # ---------------------------------------------------------------------------- reading
 
 
+def _read_text(
+    source: str, mapping: ColumnMapping | None, tenant: int | str | None, on_bad: OnBad
+) -> GraphTables:
+    """Documents (a text / Markdown / JSONL / Parquet file or a folder of them) through
+    :func:`graphrecall.ingest.ingest` with its default options; skipped documents are
+    counted on stderr."""
+    import sys
+
+    from ..ingest import IngestReport, ingest
+
+    if mapping is not None:
+        raise ParameterError(
+            "invalid parameter --mapping: text sources take the columns text, title, id, "
+            "tenant (other columns become chunk metadata)"
+        )
+    rep = IngestReport()
+    tables = ingest(source, on_bad=on_bad, report=rep)
+    skipped = ", ".join(f"{len(v):,} {k}" for k, v in sorted(rep.skipped.items()))
+    print(
+        f"ingest: {rep.documents:,} documents, {rep.chunks:,} chunks"
+        + (f"; skipped documents: {skipped}" if skipped else ""),
+        file=sys.stderr,
+    )
+    return tables if tenant is None else filter_tenant(tables, tenant)
+
+
 def _read(
     source: str,
     kind: SourceKind,
@@ -193,6 +219,8 @@ def _read(
     on_bad: OnBad,
 ) -> tuple[GraphTables, LoadReport | None]:
     """The source's tables, and the check's report when the loader checked them itself."""
+    if kind == "text":
+        return _read_text(source, mapping, tenant, on_bad), None
     if kind == "sqlite":
         if mapping is not None:
             raise ParameterError(

@@ -1,0 +1,184 @@
+"""Offline, deterministic entity extraction: no model, no network, the same output for the
+same input.
+
+A sentence's entities are
+
+* **capitalised phrases**: runs of capitalised words or numbers, joined by lower-case
+  particles (``of``, ``the``, ``de``, ``von``, ...), e.g. ``University of Oxford``;
+  a lone sentence-initial word is kept only when it is not a common function word;
+* **acronyms** (``NASA``, ``U.S.``) and **quoted phrases** (``"Hey Jude"``, 1 to 8 words);
+* **known names in any case**: the titles given with the documents and every multi-word
+  name seen capitalised anywhere in the corpus so far, matched case-insensitively on word
+  boundaries (n-grams of up to :data:`MAX_NAME_WORDS` words validated against the corpus).
+
+Names are normalised to keys (:func:`normalise`: case-folded, whitespace collapsed, a leading
+``the`` and a trailing possessive dropped, outer punctuation stripped); a single word that
+is the last word of a multi-word name of the same document (``Obama`` after ``Barack
+Obama``) is an alias of it; near-duplicate keys are merged with rapidfuzz
+(:class:`NameMerger`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from rapidfuzz import fuzz
+
+#: Longest name matched case-insensitively, in words.
+MAX_NAME_WORDS = 6
+
+_PARTICLES = r"(?:of|the|de|du|da|del|della|der|den|van|von|la|le|y|di|al|bin|el)"
+_PARTICLE_SET = frozenset(_PARTICLES[3:-1].split("|"))
+_CAP = r"(?:[A-Z][\w'’&\-]*\.?|\d[\d,.]*\d|\d)"
+_PHRASE = re.compile(rf"{_CAP}(?:\s+(?:{_PARTICLES}\s+)*{_CAP})*")
+_QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
+_WORD = re.compile(r"\w+")
+
+#: Capitalised words that are not names on their own (sentence starts, pronouns, months
+#: are kept: they are names).
+STOPWORDS = frozenset(
+    """a an the this that these those it its he she they we i you his her their our my your
+    in on at by for from to with of and or but as is was are were be been being if when while
+    after before during since until there here what which who whom whose where why how all
+    some many most more other such no not only also however although though both each every
+    one two three four five six seven eight nine ten first second third then thus than so
+    because into onto over under between among about against within without upon per via""".split()
+)
+
+
+@lru_cache(maxsize=1 << 16)
+def normalise(name: str) -> str:
+    """The key of a name: case-folded, whitespace collapsed, a leading article and a
+    trailing possessive dropped, outer punctuation stripped ('' when nothing is left)."""
+    k = " ".join(name.casefold().split()).strip(" .,;:!?'\"“”‘’()[]{}-")
+    if k.startswith("the "):
+        k = k[4:]
+    if k.endswith("'s") or k.endswith("’s"):
+        k = k[:-2]
+    return k.strip(" .,;:'’-")
+
+
+def _is_name(key: str) -> bool:
+    if len(key) < 2 or key in STOPWORDS:
+        return False
+    if key.replace(",", "").replace(".", "").isdigit():
+        return len(key) == 4  # a year; other bare numbers are not names
+    return True
+
+
+def sentence_names(sentence: str) -> list[tuple[str, str]]:
+    """The ``(key, surface form)`` of each capitalised phrase and acronym of ``sentence`` in
+    order of appearance (repeats kept: they are counted), then each quoted phrase not found
+    capitalised."""
+    out: list[tuple[str, str]] = []
+    for m in _PHRASE.finditer(sentence):
+        surface = m.group(0).rstrip(".")
+        words = surface.split()
+        # At a sentence start, "Visit the Louvre": the first word is no part of the name.
+        if m.start() == 0 and len(words) >= 3 and words[1] in _PARTICLE_SET:
+            words = words[2:]
+        # A sentence-initial function word is no part of a name ("The", "In", "After").
+        while words and words[0].casefold().strip("'’") in STOPWORDS:
+            words = words[1:]
+        while words and words[-1].casefold() in STOPWORDS:
+            words = words[:-1]
+        if not words:
+            continue
+        surface = " ".join(words)
+        key = normalise(surface)
+        if _is_name(key):
+            out.append((key, surface))
+    have = {k for k, _ in out}
+    for m in _QUOTED.finditer(sentence):
+        surface = m.group(1).strip()
+        if 1 <= len(surface.split()) <= 8:
+            key = normalise(surface)
+            if _is_name(key) and key not in have:
+                out.append((key, surface))
+    return out
+
+
+class KnownNames:
+    """Names matched in any case: keys of up to :data:`MAX_NAME_WORDS` words, looked up by
+    their first word so a sentence costs one set test per word."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, str] = {}  # the key's words joined by spaces -> the key
+        self._first: dict[str, int] = {}  # first word -> longest key length in words
+
+    def add(self, key: str) -> None:
+        """Makes ``key`` known (keys over :data:`MAX_NAME_WORDS` words are ignored)."""
+        words = _WORD.findall(key)
+        if not words or len(words) > MAX_NAME_WORDS:
+            return
+        self.keys.setdefault(" ".join(words), key)
+        self._first[words[0]] = max(self._first.get(words[0], 0), len(words))
+
+    def find(self, sentence: str) -> list[str]:
+        """The known keys occurring in ``sentence`` (case-folded words, punctuation between
+        them ignored), longest match first at each position; a match's words are not
+        matched again."""
+        if not self._first:
+            return []
+        words = _WORD.findall(sentence.casefold())
+        out: list[str] = []
+        i = 0
+        first = self._first
+        keys = self.keys
+        while i < len(words):
+            n = first.get(words[i])
+            if n:
+                for j in range(min(n, len(words) - i), 0, -1):
+                    k = keys.get(" ".join(words[i : i + j]) if j > 1 else words[i])
+                    if k is not None:
+                        out.append(k)
+                        i += j
+                        break
+                else:
+                    i += 1
+            else:
+                i += 1
+        return out
+
+
+class NameMerger:
+    """Merges near-duplicate keys into one canonical key.
+
+    A new key is compared (rapidfuzz ``ratio``) with the existing keys that share its first
+    three characters and its word count; at ``threshold`` (percent) or above, and when the
+    two differ in more than case, it becomes an alias of the existing key (the first seen
+    wins, so the merge is deterministic and stable under incremental ingestion). Keys of
+    fewer than ``min_chars`` characters are never merged (``CIA`` vs ``CBA``).
+    """
+
+    def __init__(self, threshold: float = 92.0, min_chars: int = 8) -> None:
+        self.threshold = threshold
+        self.min_chars = min_chars
+        self.canonical: dict[str, str] = {}
+        self._blocks: dict[tuple[str, int], list[str]] = {}
+
+    def resolve(self, key: str) -> str:
+        """The canonical key of ``key``, registering it when new."""
+        c = self.canonical.get(key)
+        if c is not None:
+            return c
+        target = key
+        if len(key) >= self.min_chars:
+            block = self._blocks.setdefault((key[:3], key.count(" ")), [])
+            best = 0.0
+            for other in block:
+                if abs(len(other) - len(key)) > 2:
+                    continue
+                s = fuzz.ratio(key, other, score_cutoff=self.threshold)
+                if s > best:
+                    best, target = s, other
+            if target == key:
+                block.append(key)
+        self.canonical[key] = target
+        return target
+
+    def resolve_all(self, keys: Iterable[str]) -> list[str]:
+        """:meth:`resolve` of each key."""
+        return [self.resolve(k) for k in keys]
