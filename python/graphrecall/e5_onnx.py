@@ -94,15 +94,14 @@ class _Packed:
         off += blob_len
         # One decode of the blob with a NUL between pieces (none holds one): ~20x faster
         # than a decode per piece, which matters for the cold start.
-        split = (
-            np.insert(blob, offs[1:-1].astype(np.int64), 0).tobytes().decode("utf-8")
-        )
+        split = np.insert(blob, offs[1:-1].astype(np.int64), 0).tobytes().decode("utf-8")
         self.pieces = split.split("\0")
+        # Characters per piece: the bytes that do not continue a UTF-8 sequence.
+        starts = np.concatenate([[0], np.cumsum((blob & 0xC0) != 0x80)])
+        self.longest_piece = int(np.diff(starts[offs.astype(np.int64)]).max())
         if len(self.pieces) != n_pieces:  # pragma: no cover - a piece holding NUL
             raw = blob.tobytes()
-            self.pieces = [
-                raw[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)
-            ]
+            self.pieces = [raw[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
         n_norm, norm_bytes = take("<iI")
         self.norm: dict[int, str] = {}
         p = off
@@ -131,9 +130,7 @@ class _Packed:
         """Q4_0 blocks of a [rows, n / rows] matrix as a (rows, blocks, 18) byte array."""
         _, start, n = self.tensors[name]
         nb = n // rows // _QK
-        raw = np.frombuffer(
-            self.buf, dtype=np.uint8, count=rows * nb * 18, offset=start
-        )
+        raw = np.frombuffer(self.buf, dtype=np.uint8, count=rows * nb * 18, offset=start)
         return raw.reshape(rows, nb, 18)
 
     def layer_digest(self) -> str:
@@ -254,9 +251,7 @@ def _build_graph(model: _Packed) -> bytes:
         nodes,
         "e5_small_q4",
         [
-            helper.make_tensor_value_info(
-                "embeddings", TensorProto.FLOAT, ["B", "T", H]
-            ),
+            helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["B", "T", H]),
             helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["B", "T"]),
         ],
         [helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["B", H])],
@@ -311,7 +306,7 @@ class _Viterbi:
         self.scores = model.scores.tolist()
         self.unk = model.unk
         self.unk_score = min(self.scores) - 10.0
-        self.longest = max(len(p) for p in model.pieces)
+        self.longest = model.longest_piece
 
     def encode(self, text: str) -> list[int]:
         """Token ids of an already normalised text (no specials)."""
@@ -370,9 +365,7 @@ class OnnxE5:
         self.dim = m.H
         self._window = m.MAXP - 2
         self._word = m.q4("emb.word", m.VOC)
-        self._pos_type = (
-            m.f32("emb.pos").reshape(m.MAXP, m.H) + m.f32("emb.type")[: m.H]
-        )
+        self._pos_type = m.f32("emb.pos").reshape(m.MAXP, m.H) + m.f32("emb.type")[: m.H]
         self._viterbi = _Viterbi(m)
         self._tok: Any = None  # the tokenizers model, built when long texts first come
         self._norm_table = {cp: out for cp, out in m.norm.items()}
@@ -460,14 +453,10 @@ class OnnxE5:
 
     def query(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
         """Embed text(s) with the ``query: `` prefix (one text: a (dim,) vector)."""
-        out = self._encode(
-            [texts] if isinstance(texts, str) else list(texts), "query: "
-        )
+        out = self._encode([texts] if isinstance(texts, str) else list(texts), "query: ")
         return out[0] if isinstance(texts, str) else out
 
     def passage(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
         """Embed text(s) with the ``passage: `` prefix (one text: a (dim,) vector)."""
-        out = self._encode(
-            [texts] if isinstance(texts, str) else list(texts), "passage: "
-        )
+        out = self._encode([texts] if isinstance(texts, str) else list(texts), "passage: ")
         return out[0] if isinstance(texts, str) else out
