@@ -17,8 +17,9 @@ in one run:
   engines) on 1 and 2 threads, each engine in a fresh process;
 * **cold start**: a fresh process until its first query vector (``python -c``), the ONNX
   engine with its graph cache empty and filled;
-* ``--recall``: eval_recall's table with the ONNX engine (cache ``benches/data/eval-onnx``)
-  and with WordLlama (``eval-wordllama``) beside today's ``benches/results/recall.json``.
+* ``--recall``: eval_recall's table with the ONNX engines (caches ``benches/data/eval-onnx``,
+  ``eval-onnx-int8``) and with WordLlama (``eval-wordllama``) beside today's
+  ``benches/results/recall.json``.
 
 ``--quick`` takes subsets (a smoke run of a few minutes on a loaded two-core machine).
 """
@@ -185,7 +186,10 @@ def _recall(data: Path) -> list[dict[str, Any]]:
     today = json.loads((ROOT / "results" / "recall.json").read_text())
     base = {(r["dataset"], r["method"]): r for r in today}
     rows = []
-    engines: list[tuple[str, Any]] = [("onnx", E5Embedder(engine="onnx"))]
+    engines: list[tuple[str, Any]] = [
+        ("onnx", E5Embedder(engine="onnx")),
+        ("onnx-int8", E5Embedder(engine="onnx-int8")),
+    ]
     try:
         engines.append(("wordllama", WordLlamaEmbedder()))
     except Exception as exc:  # the optional extra is missing

