@@ -35,7 +35,7 @@ log = logging.getLogger("graphrecall")
 __all__ = ["E5_ENGINES", "OnnxE5", "available", "cache_dir", "load_engine"]
 
 #: Bumped whenever the graph built from the weights changes (part of the cache key).
-GRAPH_VERSION = 2
+GRAPH_VERSION = 3
 #: Texts of at most this many characters in all are tokenised in Python until the first
 #: longer batch has built the ``tokenizers`` model (both give the same ids).
 SHORT_CHARS = 2000
@@ -293,7 +293,7 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
 def _cached_graph(model: _Packed, weights: str = "q4") -> bytes:
     """The graph's bytes from the cache, built and stored first when absent or damaged."""
     folder = cache_dir()
-    path = folder / f"e5-small-{weights}-{model.layer_digest()}.onnx"
+    path = folder / f"e5-small-{weights}-graph{GRAPH_VERSION}-{model.layer_digest()}.onnx"
     check = path.with_suffix(".sha256")
     try:
         data = path.read_bytes()
