@@ -314,7 +314,7 @@ def test_text_round_trips_exactly_or_is_refused_by_row(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("statuses", ["only-this"]),  # a DataError from the build before
+        ("statuses", ["twice", "twice"]),  # a DataError from the build before
         ("statuses", [[]]),  # a TypeError before
         ("sources", "abc"),
         ("dims", {"entity": [False]}),  # an EmbeddingError naming "[False]-d" before

@@ -11,8 +11,9 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 def test_readme_python_blocks_run() -> None:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     assert blocks, "README has no python example"
+    names: dict[str, object] = {}  # one namespace: a section's examples build on each other
     for block in blocks:
-        exec(compile(block, str(README), "exec"), {})
+        exec(compile(block, str(README), "exec"), names)
 
 
 def test_demo_runs_and_prints_every_section(capsys: object) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
+import numpy as np
 import numpy.typing as npt
 
 from ..errors import ParameterError
@@ -127,7 +128,9 @@ class FunctionRecipe(Generic[P]):
         router: Router | None = None,
     ) -> list[RetrievalResult]:
         """One result per query (see :class:`Recipe`)."""
-        return self.pipeline(index, queries, params, tenant, now, query_vectors, context, router)
+        return _sliced(
+            self.pipeline, index, queries, params, tenant, now, query_vectors, context, router
+        )
 
     def __call__(
         self,
@@ -146,7 +149,59 @@ class FunctionRecipe(Generic[P]):
         if not self.takes_context and (context is not None or router is not None):
             raise ParameterError(f"recipe {self.name} takes no context or router")
         p = resolve_params(self.params, params, overrides)
-        return self.pipeline(index, queries, p, tenant, now, query_vectors, context, router)
+        return _sliced(
+            self.pipeline, index, queries, p, tenant, now, query_vectors, context, router
+        )
+
+
+#: Queries per native batch: a larger batch runs slice by slice, so the core's per-call
+#: arrays stay bounded however many queries are given (results are Python objects: a batch
+#: too big for memory is then a ``MemoryError``, never an abort in the core).
+BATCH_SLICE = 8192
+
+
+def _sliced(
+    pipeline: Callable[..., list[RetrievalResult]],
+    index: GraphIndex,
+    queries: str | Sequence[str],
+    params: Any,
+    tenant: Hashable | None,
+    now: int | None,
+    query_vectors: npt.ArrayLike | None,
+    context: Any,
+    router: Router | None,
+) -> list[RetrievalResult]:
+    """``pipeline`` over ``queries`` in slices of :data:`BATCH_SLICE`."""
+    n = 1 if isinstance(queries, str) else len(queries)
+    if isinstance(queries, str) or n <= BATCH_SLICE:
+        return pipeline(index, queries, params, tenant, now, query_vectors, context, router)
+    qv = None if query_vectors is None else np.asarray(query_vectors)
+    if qv is not None and (qv.ndim != 2 or len(qv) != n):
+        raise ParameterError(
+            f"invalid parameter query_vectors: shape {qv.shape} for {n} queries "
+            f"(one row per query)",
+            parameter="query_vectors",
+        )
+    per_query = isinstance(context, Sequence) and not isinstance(context, (str, Mapping))
+    if per_query and len(context) != n:
+        raise ParameterError(
+            f"invalid parameter context: {len(context)} contexts for {n} queries",
+            parameter="context",
+        )
+    out: list[RetrievalResult] = []
+    for a in range(0, n, BATCH_SLICE):
+        b = min(a + BATCH_SLICE, n)
+        out += pipeline(
+            index,
+            list(queries[a:b]),
+            params,
+            tenant,
+            now,
+            None if qv is None else qv[a:b],
+            context[a:b] if per_query else context,
+            router,
+        )
+    return out
 
 
 _LOCK = threading.Lock()
