@@ -38,3 +38,23 @@ def test_sliced_batches_equal_one_call(
     assert [{**r.to_dict(), "timings": None} for r in sliced] == strip
     with pytest.raises(ParameterError, match="query_vectors"):
         recipe(index, QUERIES, **{**kw, "query_vectors": qv[:3]})
+
+
+def test_graph_batches_run_in_slices_with_the_same_results(
+    index: GraphIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphrecall.graph import plans
+
+    g = index.graph
+    ids = list(g.entity_ids)
+    batch = [ids[i % len(ids) : i % len(ids) + 2] for i in range(7)] + [[]]
+    now = 1767225600
+
+    def run() -> tuple[object, ...]:
+        act = g.spread(batch, now=now, max_hops=2)
+        rec = g.graph_recall(batch)
+        return act.to_list(), rec.to_list(), act.core.n_queries, rec.core.n_queries
+
+    whole = run()
+    monkeypatch.setattr(plans, "BATCH_SLICE", 3)
+    assert run() == whole

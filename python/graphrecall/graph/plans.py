@@ -15,7 +15,77 @@ from .params import _time_param, anchor_batch
 if TYPE_CHECKING:
     from .knowledge import KnowledgeGraph
 
-__all__ = ["RecallPlan", "SpreadPlan"]
+__all__ = ["BATCH_SLICE", "RecallPlan", "SpreadPlan"]
+
+#: Queries per native call: a larger batch runs slice by slice and the slices' arrays are
+#: joined in numpy, so the core's per-call allocations stay bounded (a batch too big for
+#: memory is then a ``MemoryError`` from numpy, never an abort in the core).
+BATCH_SLICE = 8192
+
+#: The offset columns of each native result and the columns they index.
+_SPREAD_GROUPS: dict[str, tuple[str, ...]] = {
+    "fact_offsets": ("facts", "hops", "anchors", "parents", "via", "scores"),
+    "entity_offsets": (
+        "entities",
+        "entity_hops",
+        "entity_strengths",
+        "entity_anchors",
+        "entity_parents",
+    ),
+}
+_RECALL_GROUPS: dict[str, tuple[str, ...]] = {
+    "offsets": ("facts", "scores", "hops", "anchors", "via")
+}
+
+
+class _Joined:
+    """Native results of consecutive query slices as one: each column concatenated, each
+    offsets column shifted (the columns hold graph indices, not positions)."""
+
+    def __init__(self, parts: list[Any], groups: dict[str, tuple[str, ...]]):
+        self.n_queries = sum(int(p.n_queries) for p in parts)
+        for offsets, columns in groups.items():
+            offs = [np.asarray(getattr(p, offsets)) for p in parts]
+            starts = np.cumsum([0] + [int(o[-1]) for o in offs[:-1]])
+            setattr(
+                self,
+                offsets,
+                np.concatenate(
+                    [offs[0][:1]] + [o[1:] + s for o, s in zip(offs, starts, strict=True)]
+                ),
+            )
+            for col in columns:
+                vals = [getattr(p, col) for p in parts]
+                setattr(self, col, None if vals[0] is None else np.concatenate(vals))
+
+
+def _in_slices(
+    call: Any,
+    idx: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64] | None,
+    offsets: npt.NDArray[np.int64] | None,
+    groups: dict[str, tuple[str, ...]],
+    *rest: Any,
+) -> Any:
+    """``call(idx, scores, offsets, *rest)``, slice by slice of :data:`BATCH_SLICE` queries
+    when the batch is larger."""
+    n = 1 if offsets is None else len(offsets) - 1
+    if n <= BATCH_SLICE:
+        return call(idx, scores, offsets, *rest)
+    assert offsets is not None
+    parts = []
+    for a in range(0, n, BATCH_SLICE):
+        b = min(a + BATCH_SLICE, n)
+        lo, hi = int(offsets[a]), int(offsets[b])
+        parts.append(
+            call(
+                idx[lo:hi],
+                None if scores is None else scores[lo:hi],
+                offsets[a : b + 1] - lo,
+                *rest,
+            )
+        )
+    return _Joined(parts, groups)
 
 
 class SpreadPlan:
@@ -52,7 +122,7 @@ class SpreadPlan:
             t = _time_param("now", now)
         if self._needs_now and t is None:
             raise parameter_error("now", "is required to rank by score_fact")
-        return Activation(self._core(idx, sc, off, t), self._graph)
+        return Activation(_in_slices(self._core, idx, sc, off, _SPREAD_GROUPS, t), self._graph)
 
     def dense(
         self,
@@ -77,7 +147,8 @@ class SpreadPlan:
             t = _time_param("now", now)
         if self._needs_now and t is None:
             raise parameter_error("now", "is required to rank by score_fact")
-        return Activation(self._core(anchors, None, offsets, t), self._graph)
+        core = _in_slices(self._core, anchors, None, offsets, _SPREAD_GROUPS, t)
+        return Activation(core, self._graph)
 
 
 class RecallPlan:
@@ -108,7 +179,7 @@ class RecallPlan:
             # The fast path: one query given as arrays already in the core's dtypes.
             return Recall(self._core(anchors, match_scores, None), self._graph)
         idx, sc, off = anchor_batch(self._graph.entity_map, anchors, match_scores)
-        return Recall(self._core(idx, sc, off), self._graph)
+        return Recall(_in_slices(self._core, idx, sc, off, _RECALL_GROUPS), self._graph)
 
     def dense(
         self,
@@ -119,4 +190,5 @@ class RecallPlan:
         """The plan on anchors given as dense entity indices (int64) with their match
         scores (float64) and per-query ``offsets`` (int64, n + 1; None: one query): no id
         lookups on the way in."""
-        return Recall(self._core(anchors, match_scores, offsets), self._graph)
+        core = _in_slices(self._core, anchors, match_scores, offsets, _RECALL_GROUPS)
+        return Recall(core, self._graph)
