@@ -121,3 +121,19 @@ def test_chunk_formats_choose_as_the_full_greedy(
         got = tiers_block(tiers, budget=budget)
     assert got.items == oracle(by_tier, flat, [c.score for c in flat], budget)
     assert got.tokens == whitespace_tokens(got.text) <= budget
+
+
+def test_a_full_block_still_takes_an_item_that_lowers_its_count() -> None:
+    """kg_context regroups: the entity's section holds its relationship more briefly than
+    the relationships section does, so adding the entity to a full block makes it smaller."""
+    from graphrecall.context import kg_context
+    from graphrecall.recipes import EntityHit
+
+    user = EntityHit(0, "User", -1.0, 0, "graph")
+    facts = [
+        FactHit(f"f{i}", 0, "User", "prefers", 0, None, None, 0.95, 0.0, None)  # type: ignore[arg-type]
+        for i in range(2)
+    ]
+    alone = kg_context([user], [], facts[:1], budget=None).tokens
+    block = kg_context([user], [user], facts, budget=alone)
+    assert block.items == (("entity", 0), ("fact", "f0")) and block.tokens < alone

@@ -333,3 +333,22 @@ def test_a_forged_header_value_is_a_corruption_error(
     (root / "header.json").write_text(json.dumps(doc))
     with pytest.raises(CorruptStoreError):
         GraphIndex.load(root, embedder=None)
+
+
+def test_open_vocabulary_words_round_trip_and_a_header_lacking_them_is_refused(
+    tmp_path: Path,
+) -> None:
+    tables = GraphTables(
+        entities={"id": ["a", "b"]},
+        facts={"subject": ["a"], "object": ["b"], "status": ["active"], "source": ["crm"]},
+    )
+    path = save_index(GraphIndex.build(tables, embedder=None), tmp_path / "idx")
+    loaded = GraphIndex.load(path, embedder=None)
+    assert loaded.graph.facts([0])[0]["status"] == "active"
+    assert loaded.graph.statuses.names[-1] == "active"
+    header = path / "header.json"
+    doc = json.loads(header.read_text())
+    doc["statuses"] = doc["statuses"][:-1]  # a header altered to lack the word
+    header.write_text(json.dumps(doc))
+    with pytest.raises(CorruptStoreError, match="statuses lack words"):
+        GraphIndex.load(path, embedder=None)

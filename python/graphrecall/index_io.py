@@ -51,6 +51,7 @@ from .errors import (
 )
 from .graph import KnowledgeGraph
 from .tables import TABLES, BadDataError, EmbeddingSet, GraphTables
+from .tables.ids import Vocab
 
 __all__ = ["FORMAT", "VERSION", "SavedIndex", "is_saved_index", "read_index", "save_index"]
 
@@ -224,8 +225,9 @@ def _write(index: IndexParts, out: BundleWriter) -> Path:
                 "chunks": graph.n_chunks,
                 "tenants": graph.n_tenants,
             },
-            "statuses": list(tables.statuses),
-            "sources": list(tables.sources),
+            # The graph's vocabularies (open: grown by the data), so a load grows nothing.
+            "statuses": list(graph.statuses.names),
+            "sources": list(graph.sources.names),
             "tables": layout,
             "embeddings": emb_layout,
             "vectors": vectors,
@@ -462,6 +464,13 @@ def _read_index(root: Path, emb: Embedder | None, verify: bool, check_model: boo
         statuses=tuple(doc["statuses"]),
         sources=tuple(doc["sources"]),
     )
+    for col, kind in (("status", "statuses"), ("source", "sources")):
+        # A saved vocabulary holds every word its facts use: one lacking some was altered.
+        vocab = Vocab(tables.statuses if col == "status" else tables.sources, col)
+        if vocab.grown(facts.get(col), "facts", col) is not vocab:
+            raise CorruptStoreError(
+                f"saved index: {root}: the header's {kind} lack words the facts use"
+            )
     prebuilt: dict[str, VectorIndex | None] = {}
     vectors = doc["vectors"]
     for kind, sub in _VECTOR_DIRS.items():

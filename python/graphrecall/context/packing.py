@@ -78,12 +78,12 @@ def _greedy(
     budget: int,
     count: Callable[[str], int],
 ) -> tuple[list[int], str, int]:
-    """Skip and continue by score; every candidate is checked by counting the whole block."""
+    """Skip and continue by score; every candidate is checked by counting the whole block.
+    No early stop when the block is full: in a format that regroups items (kg_context
+    moves a relationship into its entity's section), adding an item can lower the count."""
     chosen: list[int] = []
     text, tokens = "", 0
     for i in sorted(range(len(scores)), key=lambda k: (-scores[k], k)):
-        if tokens >= budget:
-            break  # full: adding text never lowers the count
         trial = sorted([*chosen, i])
         trial_text = render(trial)
         trial_tokens = count(trial_text)
