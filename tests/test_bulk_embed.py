@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from graphrecall import embed_bulk as eb
 from graphrecall import GraphIndex
+from graphrecall import embed_bulk as eb
 from graphrecall.indexer import index
 
 DIM = 8
@@ -112,7 +112,10 @@ def _source(root: Path, n: int = 30) -> Path:
     )
     pq.write_table(
         pa.table(
-            {"id": [f"c{i}" for i in range(n)], "text": [f"Paris text {i} " * (1 + i % 4) for i in range(n)]}
+            {
+                "id": [f"c{i}" for i in range(n)],
+                "text": [f"Paris text {i} " * (1 + i % 4) for i in range(n)],
+            }
         ),
         src / "chunks.parquet",
     )

@@ -45,9 +45,10 @@ class BulkOptions:
     active: bool = True
 
 
-_OPTIONS: contextvars.ContextVar[BulkOptions] = contextvars.ContextVar(
-    "graphrecall_bulk_options", default=BulkOptions(workers=1, active=False)
+_OPTIONS: contextvars.ContextVar[BulkOptions | None] = contextvars.ContextVar(
+    "graphrecall_bulk_options", default=None
 )
+_INACTIVE = BulkOptions(workers=1, active=False)
 
 
 @contextlib.contextmanager
@@ -76,7 +77,8 @@ def bulk_options(
 def current_options() -> BulkOptions:
     """The options :func:`bulk_options` set; outside it ``active`` is False and builds
     embed in order, in fixed-size batches, on the calling thread."""
-    return _OPTIONS.get()
+    opts = _OPTIONS.get()
+    return _INACTIVE if opts is None else opts
 
 
 def _plan(texts: Sequence[str], batch_tokens: int, max_batch: int) -> list[list[int]]:
@@ -162,7 +164,7 @@ def embed_bulk(
     todo = [b for b in range(len(batches)) if b not in done]
     bar: Any = None
     if progress is not None:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]
 
         bar = tqdm(
             total=n,

@@ -33,8 +33,8 @@ def _embed_texts(tables: GraphTables, kind: str, n: int) -> list[str]:
 
 
 def _embed(emb: Embedder, texts: list[str], batch: int) -> npt.NDArray[np.float32]:
-    """``texts`` embedded as passages: in batches of ``batch`` in order, or through
-    :func:`graphrecall.embed_bulk.embed_bulk` inside :func:`~graphrecall.embed_bulk.bulk_options`."""
+    """``texts`` embedded as passages: in batches of ``batch`` in order, or with
+    :func:`graphrecall.embed_bulk.embed_bulk` inside its ``bulk_options`` block."""
     opts = current_options()
     if opts.active:
         return embed_bulk(

@@ -112,14 +112,14 @@ def index(
             del graph
             note["text"] = _size(_output_bytes(dest))
     elif target == "index":
+        from ..embed_bulk import bulk_options
         from ..index import GraphIndex
         from ..index_io import save_index
 
-        from ..embed_bulk import bulk_options
-
         work = dest.with_name(dest.name + ".embed-work")
-        with bar.phase("build") as note, bulk_options(
-            workers=embed_workers, work_dir=work, progress=progress
+        with (
+            bar.phase("build") as note,
+            bulk_options(workers=embed_workers, work_dir=work, progress=progress),
         ):
             gi = GraphIndex.build(tables, embedder=embedder, checked=True)
             vecs = [
