@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 import threading
@@ -14,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 from graphrecall import GraphIndex
 from graphrecall import embed_bulk as eb
-from graphrecall.indexer import index
+from graphrecall.errors import ParameterError
+from graphrecall.indexer import add_arguments, index
 
 DIM = 8
 
@@ -171,3 +173,26 @@ def test_embedding_model_column_survives_parquet_to_index(tmp_path: Path) -> Non
     loaded: Any = GraphIndex.load(out, embedder=None)
     models = {s.kind: s.model for s in loaded.embedding_sets()}
     assert models.get("entity") == "my-model"
+
+
+def test_invalid_workers_are_refused() -> None:
+    with pytest.raises(ParameterError, match="workers"):
+        eb.embed_bulk(HashEmbedder(), TEXTS, workers=0)
+
+
+def test_the_cli_takes_embed_workers_and_shows_the_bar(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    err = io.StringIO()
+    index(
+        src,
+        tmp_path / "idx",
+        target="index",
+        embedder=HashEmbedder(),
+        embed_workers=2,
+        progress=err,
+    )
+    assert "embed" in err.getvalue() and "/30" in err.getvalue()
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([str(src), str(tmp_path / "o"), "--embed-workers", "3"])
+    assert args.embed_workers == 3

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from .embed import Embedder
 from .embed import model_name as _model_name
+from .errors import ParameterError
 
 __all__ = ["BulkOptions", "bulk_options", "embed_bulk"]
 
@@ -135,7 +136,14 @@ def embed_bulk(
 
     Returns:
         A float32 matrix of shape ``(len(texts), emb.dim)``.
+
+    Raises:
+        ParameterError: ``workers``, ``batch_tokens`` or ``max_batch`` below 1.
     """
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise ParameterError(f"invalid parameter workers: {workers!r}; expected >= 1 or None")
+    if batch_tokens < 1 or max_batch < 1:
+        raise ParameterError("invalid parameter batch_tokens / max_batch: expected >= 1")
     n = len(texts)
     out = np.empty((n, emb.dim), dtype=np.float32)
     if n == 0:
