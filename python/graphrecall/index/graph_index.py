@@ -385,8 +385,14 @@ class GraphIndex:
         )
         for kind, mat, ids in sets:
             if mat is not None:
-                out.append(EmbeddingSet(kind, ids, mat, model))
+                out.append(EmbeddingSet(kind, ids, mat, model or self._stored_model(kind)))
         return out
+
+    def _stored_model(self, kind: str) -> str | None:
+        """The model named by the tables' own ``kind`` vectors (one name, else None), so that
+        vectors brought without an embedder keep their ``embedding_model``."""
+        names = {s.model for s in self.tables.embeddings if s.kind == kind and s.model}
+        return names.pop() if len(names) == 1 else None
 
     # ------------------------------------------------------------------ helpers for recipes
 

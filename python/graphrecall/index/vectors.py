@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from ..embed import Embedder, EmbeddingError
 from ..embed import model_name as _model_name
+from ..embed_bulk import current_options, embed_bulk
 from ..graph import KnowledgeGraph
 from ..tables import GraphTables
 from .columns import _texts
@@ -29,6 +30,24 @@ def _embed_texts(tables: GraphTables, kind: str, n: int) -> list[str]:
         return [nm if nm else str(i) for nm, i in zip(names, e["id"].tolist(), strict=True)]
     ch = tables.chunks
     return [t or "" for t in _texts(None if ch is None else ch.get("text"), n)]
+
+
+def _embed(emb: Embedder, texts: list[str], batch: int) -> npt.NDArray[np.float32]:
+    """``texts`` embedded as passages: in batches of ``batch`` in order, or with
+    :func:`graphrecall.embed_bulk.embed_bulk` inside its ``bulk_options`` block."""
+    opts = current_options()
+    if opts.active:
+        return embed_bulk(
+            emb,
+            texts,
+            workers=opts.workers,
+            batch_tokens=opts.batch_tokens,
+            max_batch=batch,
+            work_dir=opts.work_dir,
+            progress=opts.progress,
+        )
+    parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, len(texts), batch)]
+    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
 
 def _row_map(old_ids: Array, new_ids: Array) -> I64:
@@ -89,8 +108,7 @@ def table_vectors(
     if emb is None:
         return None
     texts = _embed_texts(tables, kind, n)
-    parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, n, batch)]
-    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+    return _embed(emb, texts, batch)
 
 
 def vectors_after(
@@ -141,6 +159,5 @@ def vectors_after(
     todo = np.flatnonzero(~same)
     texts = [new_texts[r] for r in todo.tolist()]
     if texts:
-        parts = [emb.embed_passages(texts[i : i + batch]) for i in range(0, len(texts), batch)]
-        out[todo] = np.concatenate(parts)
+        out[todo] = _embed(emb, texts, batch)
     return out, np.where(same, old_of, -1), len(texts)

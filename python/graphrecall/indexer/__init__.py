@@ -5,6 +5,7 @@
     graphrecall index SOURCE OUT [--from sqlite|duckdb|parquet|postgres|text]
                       [--to snapshot|sqlite|index] [--tenant T] [--on-bad raise|skip]
                       [--mapping PRESET|JSON|FILE] [--overwrite] [--no-embedder]
+                      [--embed-workers N]
 
 ``SOURCE`` is a graphrecall SQLite store, a DuckDB file, a directory of ``<table>.parquet``
 files, or a PostgreSQL conninfo / ``postgresql://`` URI; without ``--from`` its kind is

@@ -150,6 +150,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="--to index: use stored vectors only (texts without them get no vectors)",
     )
     parser.add_argument(
+        "--embed-workers",
+        dest="embed_workers",
+        type=int,
+        default=None,
+        help="--to index: threads embedding texts (default: the core count)",
+    )
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="replace OUT if it is a snapshot or a graphrecall store",
@@ -179,6 +186,7 @@ def run(
             overwrite=args.overwrite,
             progress=err,
             embedder=None if getattr(args, "no_embedder", False) else "default",
+            embed_workers=getattr(args, "embed_workers", None),
         )
     except BadDataError as exc:
         print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,7 @@ def index(
     progress: TextIO | None = None,
     clock: Callable[[], float] = time.perf_counter,
     embedder: Any = "default",
+    embed_workers: int | None = None,
 ) -> IndexSummary:
     """Read a store, check every row, and write a snapshot or a SQLite store.
 
@@ -48,6 +50,9 @@ def index(
         clock: Seconds, for the phase times.
         embedder: For ``target="index"``: embeds the entity names and chunk texts that have
             no stored vectors (``"default"``, an Embedder, or None for stored vectors only).
+        embed_workers: Threads embedding texts (None: the core count); finished batches
+            are kept in ``OUT.embed-work/`` until OUT is written, so a killed run resumes
+            (see :func:`graphrecall.embed_bulk.embed_bulk`).
 
     Returns:
         The summary of the run.
@@ -107,10 +112,15 @@ def index(
             del graph
             note["text"] = _size(_output_bytes(dest))
     elif target == "index":
+        from ..embed_bulk import bulk_options
         from ..index import GraphIndex
         from ..index_io import save_index
 
-        with bar.phase("build") as note:
+        work = dest.with_name(dest.name + ".embed-work")
+        with (
+            bar.phase("build") as note,
+            bulk_options(workers=embed_workers, work_dir=work, progress=progress),
+        ):
             gi = GraphIndex.build(tables, embedder=embedder, checked=True)
             vecs = [
                 f"{kind} vectors {len(v):,} ({v.backend})"
@@ -121,6 +131,7 @@ def index(
         with bar.phase("write") as note:
             save_index(gi, dest)
             del gi
+            shutil.rmtree(work, ignore_errors=True)  # written: the embedded batches are done
             note["text"] = _size(_output_bytes(dest))
     else:
         with bar.phase("write") as note:
