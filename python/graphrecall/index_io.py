@@ -278,8 +278,13 @@ def _header(root: Path) -> dict[str, Any]:
     return doc
 
 
+#: The header key under which a load records the files it read (see :func:`_read_index`).
+_READ = "\0read"
+
+
 def _read(root: Path, doc: dict[str, Any], rel: Any, verify: bool) -> npt.NDArray[Any]:
     data = read_bytes(root, rel, doc["files"], verify=verify, what=_WHAT)
+    doc.setdefault(_READ, set()).add(rel)
     return _decode(str(doc["files"][rel].get("kind")), data, str(root / rel))
 
 
@@ -451,6 +456,13 @@ def _read_index(root: Path, emb: Embedder | None, verify: bool, check_model: boo
                 raise CorruptStoreError(f"saved index: {root}: a column of {name!r} is malformed")
             table[item["column"]] = _read(root, doc, item.get("file"), verify)
         cols[name] = table
+    unread = sorted(set(doc["files"]) - doc.get(_READ, set()))
+    if unread:
+        # Every stored file belongs to a table or a vector set: a header that no longer
+        # refers to one was altered (the header has no checksum of its own).
+        raise CorruptStoreError(
+            f"saved index: {root}: the header refers to no table for {unread[:3]!r}"
+        )
     entities, facts = cols["entities"], cols["facts"]
     if entities is None or facts is None:
         raise CorruptStoreError(f"saved index: {root} lacks the entities or facts table")
