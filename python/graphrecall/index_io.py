@@ -278,13 +278,8 @@ def _header(root: Path) -> dict[str, Any]:
     return doc
 
 
-#: The header key under which a load records the files it read (see :func:`_read_index`).
-_READ = "\0read"
-
-
 def _read(root: Path, doc: dict[str, Any], rel: Any, verify: bool) -> npt.NDArray[Any]:
     data = read_bytes(root, rel, doc["files"], verify=verify, what=_WHAT)
-    doc.setdefault(_READ, set()).add(rel)
     return _decode(str(doc["files"][rel].get("kind")), data, str(root / rel))
 
 
@@ -456,7 +451,9 @@ def _read_index(root: Path, emb: Embedder | None, verify: bool, check_model: boo
                 raise CorruptStoreError(f"saved index: {root}: a column of {name!r} is malformed")
             table[item["column"]] = _read(root, doc, item.get("file"), verify)
         cols[name] = table
-    unread = sorted(set(doc["files"]) - doc.get(_READ, set()))
+    read = {item.get("file") for name in TABLES for item in layout.get(name) or ()}
+    read |= {item.get(key) for item in doc["embeddings"] for key in ("ids", "vectors")}
+    unread = sorted(set(doc["files"]) - read)
     if unread:
         # Every stored file belongs to a table or a vector set: a header that no longer
         # refers to one was altered (the header has no checksum of its own).

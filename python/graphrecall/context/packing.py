@@ -122,20 +122,21 @@ def _greedy_pieces(
     present: set[Hashable] = set()
     chosen: list[int] = []
     total = 0  # sum over printed pieces of (tokens + gap cost)
-    first = -1  # the chosen item first in format order
+    first, first_gap = -1, 0  # the chosen item first in format order, its first piece's gap
     tokens = base
     for i in sorted(range(len(scores)), key=lambda k: (-scores[k], k)):
         if tokens >= budget:
             break  # full: adding text never lowers the count
-        new = [(key, text, g) for key, text, g in pieces(i) if key not in present]
+        own = pieces(i)
+        new = [(key, text, g) for key, text, g in own if key not in present]
         delta = sum(count(text) + gap_cost(g) for _, text, g in new)
-        head = i if first < 0 or i < first else first
-        trial = base + total + delta - gap_cost(pieces(head)[0][2])
+        head, head_gap = (i, gap_cost(own[0][2])) if first < 0 or i < first else (first, first_gap)
+        trial = base + total + delta - head_gap
         if trial <= budget:
             chosen.append(i)
             present.update(key for key, _, _ in new)
             total += delta
-            first, tokens = head, trial
+            first, first_gap, tokens = head, head_gap, trial
     chosen.sort()
     return chosen
 
