@@ -28,6 +28,7 @@ def reference(
     share: float = 0.1,
     graph_weight: float = 1.0,
     weight: str = "uniform",
+    bridge: float = 0.4,
 ) -> list[tuple[Any, float]]:
     """The recipe's module doc, literally, with names recognised from nothing (query "q");
     the keyword defaults are the recipe's."""
@@ -94,6 +95,21 @@ def reference(
         c: cos_all[c] + (graph_weight * graph.get(c, 0.0) / gmax if gmax > 0 else 0.0) for c in cand
     }
     order = sorted(final, key=lambda c: -final[c])
+    if bridge and order:
+        # The bridge step: the best max(k, 10) gain bridge x the specificity of the rarest
+        # entity they share with the top one (the top one gains bridge).
+        pool = order[: max(k, 10)]
+        ents_of: dict[Any, set[Any]] = {}
+        for m in mentions:
+            ents_of.setdefault(m["chunk"], set()).add(m["entity"])
+        top = ents_of.get(pool[0], set())
+        final = {
+            c: final[c]
+            + bridge
+            * (1.0 if i == 0 else max((spec(e) for e in ents_of.get(c, set()) & top), default=0.0))
+            for i, c in enumerate(pool)
+        }
+        order = sorted(pool, key=lambda c: -final[c])
     return [(c, final[c]) for c in order[:k]]
 
 
@@ -111,6 +127,8 @@ SETTINGS = [
         },
         {"seed_chunks": 3, "entities": 5, "share": 0.3, "graph_weight": 0.3, "weight": "strength"},
     ),
+    ({"bridge": 0.0}, {"bridge": 0.0}),
+    ({"bridge": 2.0}, {"bridge": 2.0}),
 ]
 
 
@@ -513,6 +531,7 @@ def demo_index() -> Any:
         ("seed_temperature", 0.0),
         ("entity_seed_share", 1.5),
         ("graph_weight", -1.0),
+        ("bridge", -0.1),
         ("dense_k", 0),
         ("graph_k", 0),
         ("epsilon", 2.0),
@@ -537,3 +556,16 @@ def test_bad_parameter_values_are_refused_every_time(
     first.pop("timings")
     again.pop("timings")
     assert first == again and first["chunks"]
+
+
+def test_bridge_top_two_do_not_depend_on_k(demo_index: Any) -> None:
+    """The bridge step re-ranks at least ten candidates, so a small ``k`` gets the same
+    head as a large one; a chunk it lifted carries a ``bridge`` component."""
+    for q in ("Ned Stark", "Who leads the house of Winterfell?"):
+        small = ppr(demo_index, q, tenant="stark", k=2)[0].chunks
+        large = ppr(demo_index, q, tenant="stark", k=10)[0].chunks
+        assert [c.id for c in small] == [c.id for c in large[:2]]
+        assert [c.score for c in small] == [c.score for c in large[:2]]
+        assert small and small[0].components["bridge"] == pytest.approx(0.4)
+        plain = ppr(demo_index, q, tenant="stark", k=10, bridge=0.0)[0].chunks
+        assert all("bridge" not in c.components for c in plain)

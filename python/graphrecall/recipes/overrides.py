@@ -123,6 +123,7 @@ class PPROverrides(TypedDict, total=False):
     weight: Literal["strength", "confidence", "uniform"]
     graph_weight: float
     name_boost: float
+    bridge: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
@@ -208,6 +209,7 @@ class RecipeOverrides(TypedDict, total=False):
     weight: Literal["strength", "confidence", "uniform"]
     graph_weight: float
     name_boost: float
+    bridge: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
