@@ -532,6 +532,7 @@ def demo_index() -> Any:
         ("entity_seed_share", 1.5),
         ("graph_weight", -1.0),
         ("bridge", -0.1),
+        ("cover", float("nan")),
         ("dense_k", 0),
         ("graph_k", 0),
         ("epsilon", 2.0),
@@ -569,3 +570,38 @@ def test_bridge_top_two_do_not_depend_on_k(demo_index: Any) -> None:
         assert small and small[0].components["bridge"] == pytest.approx(0.4)
         plain = ppr(demo_index, q, tenant="stark", k=10, bridge=0.0)[0].chunks
         assert all("bridge" not in c.components for c in plain)
+
+
+def test_bridge_and_cover_rerank_from_the_top_chunk() -> None:
+    """A candidate gains bridge x the specificity of the rarest entity it shares with the
+    top chunk, and cover x its match score when the query names it by an entity the top
+    chunk does not mention; the top chunk gains both and stays first."""
+    from types import SimpleNamespace
+
+    from graphrecall.recipes.ppr import _bridge, _Cover
+
+    # Chunk 0 mentions entities 0, 1; chunk 1: 1, 2; chunk 2: 3; chunk 3: 4.
+    m = SimpleNamespace(
+        chunk_offsets=np.array([0, 2, 4, 5, 6]), chunk_entities=np.array([0, 1, 1, 2, 3, 4])
+    )
+    spec = [1.0, 0.5, 0.25, 1.0, 1.0]
+    rows, scores, graph = [0, 1, 2, 3], [2.0, 1.0, 0.95, 0.9], [1.0, 0.5, 0.0, 0.0]
+    comps: list[dict[str, float]] = [{"cosine": s} for s in scores]
+    cover = _Cover(0.4, {3: 1.0}, {3: [4]})
+    got_rows, got_scores, got_graph, got_comps = _bridge(
+        rows, scores, graph, comps, m, spec, 0.4, cover, 3
+    )
+    assert got_rows == [0, 3, 1]
+    assert got_scores == pytest.approx([2.8, 1.3, 1.2])
+    assert got_graph == [1.0, 0.0, 0.5]
+    assert got_comps[0] == {"cosine": 2.0, "bridge": 0.4, "cover": 0.4}
+    assert got_comps[1] == {"cosine": 0.9, "cover": 0.4}
+    assert got_comps[2] == {"cosine": 1.0, "bridge": pytest.approx(0.2)}
+    # A name the top chunk already mentions is covered: no gain.
+    m.chunk_entities = np.array([0, 4, 1, 2, 3, 4])
+    got_rows, got_scores, _, _ = _bridge(rows, scores, graph, comps, m, spec, 0.4, cover, 4)
+    assert got_rows == [0, 3, 1, 2]
+    assert got_scores == pytest.approx([2.8, 1.3, 1.0, 0.95])
+    # Both off: the order and scores are the input's.
+    off = _bridge(rows, scores, graph, comps, m, spec, 0.0, _Cover(0.0, None, None), 4)
+    assert off[0] == rows and off[1] == pytest.approx([s for s in scores])

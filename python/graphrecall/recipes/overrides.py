@@ -124,6 +124,7 @@ class PPROverrides(TypedDict, total=False):
     graph_weight: float
     name_boost: float
     bridge: float
+    cover: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
@@ -210,6 +211,7 @@ class RecipeOverrides(TypedDict, total=False):
     graph_weight: float
     name_boost: float
     bridge: float
+    cover: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None

@@ -22,17 +22,19 @@ path, this recipe:
    seed 001's "primary source chunk") when it has one, else is spread over the chunks
    mentioning it in proportion to the mention counts (a random walk's entity -> passage
    step). ``final = cosine + graph_weight x graph / max(graph)`` (``graph_weight`` 1.0)
-   over the top ``dense_k`` (``k``) chunks by cosine and the top ``graph_k`` (20) chunks the
-   graph reached.
+   over the top ``dense_k`` (``max(k, 10)``) chunks by cosine and the top ``graph_k`` (20)
+   chunks the graph reached.
 4. **Boosts named passages**: a chunk whose subject the query names (the primary chunk of
    a recognised entity) gains ``name_boost`` (0.3) x the match score
    (``benches/results/router.md``).
-5. **Bridges from the top passage** (a multi-hop step without an LLM): among the best
-   ``max(k, 10)`` candidates, each chunk below the top one gains ``bridge`` (0.4) x the
+5. **Re-ranks from the top passage** (a multi-hop step without an LLM) among the best
+   ``max(k, 10)`` candidates: each chunk below the top one gains ``bridge`` (0.4) x the
    specificity (``1 / |chunks mentioning it|``) of the rarest entity it shares with the
-   top chunk; the top chunk gains the full ``bridge`` (it shares everything with itself),
-   so it stays first. A second hop's passage names the first hop's answer, which few
-   other passages mention (``benches/results/router.md``).
+   top chunk (a second hop's passage names the first hop's answer, which few other
+   passages mention), and ``cover`` (0.4) x its name match score when the query names it
+   by an entity the top chunk does not mention (the second passage covers what the first
+   misses: "Are X and Y ..."). The top chunk gains the most either can give, so it stays
+   first (``benches/results/router.md``).
 
 The defaults were chosen on the two evaluation sets together (MuSiQue and HotpotQA,
 ``benches/eval_recall.py``), the same for both; the search and each parameter's effect on
@@ -113,6 +115,10 @@ class PPR:
         bridge: Added (times the specificity of the rarest entity shared with the top
             chunk) to the score of each of the best ``max(k, 10)`` candidates: the
             multi-hop bridge step (0: none).
+        cover: Added (times the name match's score) to the score of each of those
+            candidates whose subject the query names by an entity the top chunk does not
+            mention: the second passage covers what the first misses (0: none; needs
+            ``recognize``).
         dense_k: Chunks by cosine that are ranked with the graph's (None: the bridge
             step's pool ``max(k, 10)``, or ``k`` without it; more
             never changed R@2 / R@5 on the evaluation sets, and each costs a rerank).
@@ -139,6 +145,7 @@ class PPR:
     graph_weight: float = 1.0
     name_boost: float = 0.3
     bridge: float = 0.4
+    cover: float = 0.4
     dense_k: int | None = None
     graph_k: int = 20
     epsilon: float | None = 5e-5
@@ -178,19 +185,26 @@ def _pipeline(
     with timer.stage("anchors"):
         found = entity_search(index, qv, t, c.entities) if c.entities else None
         seeds: list[tuple[list[int], list[float], list[str]]] = []
-        # Per query, the chunks whose subject it names (primary chunk -> match score).
+        # Per query, the chunks whose subject it names (primary chunk -> match score) and
+        # the entities naming them (primary chunk -> entity rows).
         named: list[dict[int, float] | None] = [None] * len(qs)
+        named_ents: list[dict[int, list[int]] | None] = [None] * len(qs)
         for q, query in enumerate(qs):
             ent_mass: dict[int, tuple[float, str]] = {}
             if p.recognize:
                 for r, s, how in name_anchors(index, query, t, c.lim, "recognize"):
                     ent_mass[r] = (s * spec_l[r], how)
-                    if c.name_boost and primary is not None and primary[r] >= 0:
+                    if (c.name_boost or c.cover) and primary is not None and primary[r] >= 0:
                         got = named[q]
                         if got is None:
                             got = named[q] = {}
                         pc = int(primary[r])
                         got[pc] = max(got.get(pc, 0.0), s)
+                        if c.cover:
+                            by = named_ents[q]
+                            if by is None:
+                                by = named_ents[q] = {}
+                            by.setdefault(pc, []).append(r)
             if found is not None:
                 for r, s, how in found[q]:
                     v = max(s, 0.0) * spec_l[r]
@@ -262,7 +276,7 @@ def _pipeline(
     matrix = index.chunk_matrix if qv is not None else None
     # The bridge step re-ranks a pool of at least _BRIDGE_POOL candidates by the true
     # specificity (whatever ``specificity`` says for the seeds).
-    pool = max(k, _BRIDGE_POOL) if c.bridge else k
+    pool = max(k, _BRIDGE_POOL) if c.bridge or c.cover else k
     spec_true = (
         index_cache(index, ("ppr", True), lambda: (*_spec(m, True), _primary(index)))[1]
         if c.bridge
@@ -305,13 +319,21 @@ def _pipeline(
                 for c, g in zip(top_cos.tolist(), top_gl, strict=True)
             ]
             top_cl, top_fl = top_c.tolist(), top_f.tolist()
-            if names_q is not None:
+            if names_q is not None and c.name_boost:
                 top_cl, top_fl, top_gl, components = _name_boost(
                     top_cl, top_fl, top_gl, components, names_q, c.name_boost, pool
                 )
-            if c.bridge:
+            if c.bridge or c.cover:
                 top_cl, top_fl, top_gl, components = _bridge(
-                    top_cl, top_fl, top_gl, components, m, spec_true, c.bridge, k
+                    top_cl,
+                    top_fl,
+                    top_gl,
+                    components,
+                    m,
+                    spec_true,
+                    c.bridge,
+                    _Cover(c.cover, names_q, named_ents[q]),
+                    k,
                 )
             chunks = chunk_hits(
                 index,
@@ -363,6 +385,16 @@ def _name_boost(
     return [rows[i] for i in order], [final[i] for i in order], [graph[i] for i in order], comps
 
 
+@dataclass(frozen=True, slots=True)
+class _Cover:
+    """One query's name coverage: the weight, and the chunks it names (primary chunk ->
+    match score, and -> the entity rows naming it; None when it names none)."""
+
+    weight: float
+    named: dict[int, float] | None
+    entities: dict[int, list[int]] | None
+
+
 def _bridge(
     rows: list[int],
     scores: list[float],
@@ -371,28 +403,47 @@ def _bridge(
     m: Any,
     spec: list[float],
     bridge: float,
+    cover: _Cover,
     k: int,
 ) -> tuple[list[int], list[float], list[float], list[dict[str, float]]]:
-    """The candidates (best first) re-ranked with ``bridge x`` the specificity of the
-    rarest entity each shares with the top one (``spec``: ``1 / |chunks mentioning it|``
-    per entity) added to its score, the top one gaining ``bridge`` itself; best ``k``
-    first, ties by chunk row. A chunk that gains anything gets a ``bridge`` component."""
+    """The candidates (best first) re-ranked from the top one: each other chunk gains
+    ``bridge x`` the specificity of the rarest entity it shares with the top one (``spec``:
+    ``1 / |chunks mentioning it|`` per entity), and ``cover.weight x`` its name match score
+    when the query names it by an entity the top chunk does not mention; the top chunk
+    gains the most either can give (``bridge``, and ``cover.weight`` x the best match
+    score when the query names a chunk), so it stays first. Best ``k`` first, ties by chunk row; a
+    chunk's gains show as ``bridge`` and ``cover`` components."""
     if not rows:
         return rows, scores, graph, components
     co, ce = m.chunk_offsets, m.chunk_entities
     t = rows[0]
     top_ents = set(ce[int(co[t]) : int(co[t + 1])].tolist())
-    gain = [bridge]
+    named, by = cover.named, cover.entities
+    top_cover = cover.weight * max(named.values()) if named else 0.0
+    gains: list[tuple[float, float]] = [(bridge, top_cover)]
     for r in rows[1:]:
         best = 0.0
-        if top_ents:
+        if bridge and top_ents:
             for e in ce[int(co[r]) : int(co[r + 1])].tolist():
                 if e in top_ents and spec[e] > best:
                     best = spec[e]
-        gain.append(bridge * best)
-    final = [s + g for s, g in zip(scores, gain, strict=True)]
+        covers = 0.0
+        if named is not None and by is not None and r in by:
+            if not any(e in top_ents for e in by[r]):
+                covers = cover.weight * named[r]
+        gains.append((bridge * best, covers))
+    final = [s + b + n for s, (b, n) in zip(scores, gains, strict=True)]
     order = sorted(range(len(rows)), key=lambda i: (-final[i], rows[i]))[:k]
-    comps = [{**components[i], "bridge": gain[i]} if gain[i] > 0 else components[i] for i in order]
+    comps = []
+    for i in order:
+        b, n = gains[i]
+        if b > 0 or n > 0:
+            extra = {"bridge": b} if b > 0 else {}
+            if n > 0:
+                extra["cover"] = n
+            comps.append({**components[i], **extra})
+        else:
+            comps.append(components[i])
     return [rows[i] for i in order], [final[i] for i in order], [graph[i] for i in order], comps
 
 
@@ -456,12 +507,14 @@ class _Checked:
     lim: int
     name_boost: float
     bridge: float
+    cover: float
 
 
 def _check(p: PPRParams) -> _Checked:
     """``p``'s checked values (computed once per set: :func:`checked_once`, not per call)."""
     k = check_count("k", p.k)
     bridge = check_real("bridge", p.bridge)
+    cover = check_real("cover", p.cover)
     return _Checked(
         k=k,
         seed_chunks=check_count("seed_chunks", p.seed_chunks, 0, 10_000),
@@ -469,7 +522,7 @@ def _check(p: PPRParams) -> _Checked:
         temp=check_real("seed_temperature", p.seed_temperature, 1e-6),
         share=check_real("entity_seed_share", p.entity_seed_share, 0.0, 1.0),
         lam=check_real("graph_weight", p.graph_weight),
-        dense_k=(max(k, _BRIDGE_POOL) if bridge else k)
+        dense_k=(max(k, _BRIDGE_POOL) if bridge or cover else k)
         if p.dense_k is None
         else check_count("dense_k", p.dense_k),
         graph_k=check_count("graph_k", p.graph_k),
@@ -480,6 +533,7 @@ def _check(p: PPRParams) -> _Checked:
         lim=check_count("recognize_limit", p.recognize_limit) if p.recognize else 0,
         name_boost=check_real("name_boost", p.name_boost),
         bridge=bridge,
+        cover=cover,
     )
 
 
