@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import PROPERTY, GraphData, graph_data
+from graphrecall.anchors.names import DEFAULT_STOPWORDS
 from graphrecall.recipes import ppr
 from hypothesis import given
 from hypothesis import strategies as st
 from reference import graph_ref, recipes_ref
-from test_recipes import _query, build
+from test_recipes import WORDS, _query, build
 
 
 def reference(
@@ -29,9 +30,13 @@ def reference(
     graph_weight: float = 1.0,
     weight: str = "uniform",
     bridge: float = 0.4,
+    terms: float = 0.5,
+    query: str = "q",
+    texts: list[str] | None = None,
 ) -> list[tuple[Any, float]]:
-    """The recipe's module doc, literally, with names recognised from nothing (query "q");
-    the keyword defaults are the recipe's."""
+    """The recipe's module doc, literally, with names recognised from nothing (``query``
+    holds no entity name; ``texts``: the chunks' texts, one-word tokens); the keyword
+    defaults are the recipe's."""
     ents = data.entities
     chunks = data.chunks
     mentions = data.mentions
@@ -95,20 +100,27 @@ def reference(
         c: cos_all[c] + (graph_weight * graph.get(c, 0.0) / gmax if gmax > 0 else 0.0) for c in cand
     }
     order = sorted(final, key=lambda c: -final[c])
-    if bridge and order:
-        # The bridge step: the best max(k, 10) gain bridge x the specificity of the rarest
-        # entity they share with the top one (the top one gains bridge).
+    if (bridge or terms) and order:
+        # The re-ranking: the best max(k, 10) gain bridge x the specificity of the rarest
+        # entity they share with the top one, and terms x the share of the query's words
+        # they hold and the top one lacks (the top one gains bridge + terms).
         pool = order[: max(k, 10)]
         ents_of: dict[Any, set[Any]] = {}
         for m in mentions:
             ents_of.setdefault(m["chunk"], set()).add(m["entity"])
         top = ents_of.get(pool[0], set())
-        final = {
-            c: final[c]
-            + bridge
-            * (1.0 if i == 0 else max((spec(e) for e in ents_of.get(c, set()) & top), default=0.0))
-            for i, c in enumerate(pool)
-        }
+        words = {w for w in query.lower().split() if w not in DEFAULT_STOPWORDS}
+        text_of = {c["id"]: set((texts or [])[i].lower().split()) for i, c in enumerate(chunks)}
+        new_words = words - text_of.get(pool[0], set())
+
+        def gain(i: int, c: Any) -> float:
+            if i == 0:
+                return bridge + (terms if words and len(pool) > 1 else 0.0)
+            shared = max((spec(e) for e in ents_of.get(c, set()) & top), default=0.0)
+            held = len(text_of.get(c, set()) & new_words) / len(words) if words else 0.0
+            return bridge * shared + terms * held
+
+        final = {c: final[c] + gain(i, c) for i, c in enumerate(pool)}
         order = sorted(pool, key=lambda c: -final[c])
     return [(c, final[c]) for c in order[:k]]
 
@@ -127,8 +139,9 @@ SETTINGS = [
         },
         {"seed_chunks": 3, "entities": 5, "share": 0.3, "graph_weight": 0.3, "weight": "strength"},
     ),
-    ({"bridge": 0.0}, {"bridge": 0.0}),
-    ({"bridge": 2.0}, {"bridge": 2.0}),
+    ({"bridge": 0.0, "terms": 0.0}, {"bridge": 0.0, "terms": 0.0}),
+    ({"bridge": 2.0, "terms": 0.0}, {"bridge": 2.0, "terms": 0.0}),
+    ({"bridge": 0.0, "terms": 2.0}, {"bridge": 0.0, "terms": 2.0}),
 ]
 
 
@@ -151,13 +164,14 @@ def test_ppr_matches_reference(
     tenants = [c["tenant"] for c in data.chunks]
     if not tenants:
         return
-    index, ent_vec, chunk_vec, _ = build(data, seed)
+    index, ent_vec, chunk_vec, texts = build(data, seed)
     tenant = d.draw(st.sampled_from(tenants))
     q = _query(seed)
+    query = " ".join(d.draw(st.lists(st.sampled_from([*WORDS, "the"]), max_size=3)))
     params, ref_params = setting
     res = ppr(
         index,
-        "q",
+        query,
         tenant=tenant,
         query_vectors=q,
         k=3,
@@ -167,7 +181,9 @@ def test_ppr_matches_reference(
         epsilon=epsilon,
         **params,
     )[0]
-    expected = reference(data, ent_vec, chunk_vec, tenant, q, 3, **ref_params)
+    expected = reference(
+        data, ent_vec, chunk_vec, tenant, q, 3, query=query, texts=texts, **ref_params
+    )
     # Scores equal; ids equal except where two scores tie within rounding.
     assert [c.score for c in res.chunks] == pytest.approx([s for _, s in expected], abs=1e-5)
     for got, (want, s) in zip(res.chunks, expected, strict=True):
@@ -589,7 +605,7 @@ def test_bridge_and_cover_rerank_from_the_top_chunk() -> None:
     comps: list[dict[str, float]] = [{"cosine": s} for s in scores]
     cover = _Cover(0.4, {3: 1.0}, {3: [4]})
     got_rows, got_scores, got_graph, got_comps = _bridge(
-        rows, scores, graph, comps, m, spec, 0.4, cover, 3
+        rows, scores, graph, comps, m, spec, 0.4, cover, None, 3
     )
     assert got_rows == [0, 3, 1]
     assert got_scores == pytest.approx([2.8, 1.3, 1.2])
@@ -599,9 +615,69 @@ def test_bridge_and_cover_rerank_from_the_top_chunk() -> None:
     assert got_comps[2] == {"cosine": 1.0, "bridge": pytest.approx(0.2)}
     # A name the top chunk already mentions is covered: no gain.
     m.chunk_entities = np.array([0, 4, 1, 2, 3, 4])
-    got_rows, got_scores, _, _ = _bridge(rows, scores, graph, comps, m, spec, 0.4, cover, 4)
+    got_rows, got_scores, _, _ = _bridge(rows, scores, graph, comps, m, spec, 0.4, cover, None, 4)
     assert got_rows == [0, 3, 1, 2]
     assert got_scores == pytest.approx([2.8, 1.3, 1.0, 0.95])
     # Both off: the order and scores are the input's.
-    off = _bridge(rows, scores, graph, comps, m, spec, 0.0, _Cover(0.0, None, None), 4)
+    off = _bridge(rows, scores, graph, comps, m, spec, 0.0, _Cover(0.0, None, None), None, 4)
     assert off[0] == rows and off[1] == pytest.approx([s for s in scores])
+    # Term gains (the top one's first) add up with the others.
+    got_rows, got_scores, _, got_comps = _bridge(
+        rows, scores, graph, comps, m, spec, 0.0, _Cover(0.0, None, None), [0.5, 0.0, 0.25, 0.0], 4
+    )
+    assert got_rows == [0, 2, 1, 3]
+    assert got_scores == pytest.approx([2.5, 1.2, 1.0, 0.9])
+    assert got_comps[1] == {"cosine": 0.95, "terms": 0.25}
+
+
+def test_term_gains_read_the_postings(demo_index: Any) -> None:
+    """A candidate's term gain is the share of the query's words (stopwords aside) it
+    holds and the top chunk lacks; the top chunk's is the full weight."""
+    from graphrecall.anchors.tokens import tokenize
+    from graphrecall.recipes.ppr import _term_gains
+
+    kw = demo_index.chunk_keywords
+    texts = demo_index.chunk_text
+    t = demo_index.tenant_code("stark")
+    stark = [i for i, c in enumerate(demo_index.chunk_tenant.tolist()) if c == t]
+    rows = [stark[2], stark[0], stark[1], stark[3]]
+    words = ["the", "robert", "ned", "winterfell"]
+    gains = _term_gains(kw, " ".join(words), rows, t, 0.5)
+    assert gains is not None and gains[0] == 0.5
+    content = words[1:]
+    top = set(content) & set(tokenize(texts[rows[0]]))
+    assert any(g > 0 for g in gains[1:])
+    for r, g in zip(rows[1:], gains[1:], strict=True):
+        held = set(content) & set(tokenize(texts[r]))
+        assert g == pytest.approx(0.5 * len(held - top) / len(content))
+    assert gains[1] == pytest.approx(0.5 * 2 / 3)  # "Ned Stark is Lord of Winterfell ..."
+    assert _term_gains(kw, "the of", rows, t, 0.5) is None
+    assert _term_gains(None, "stark", rows, t, 0.5) is None
+
+
+def test_bm25_holds_matches_the_tokens() -> None:
+    """``BM25Index.holds`` (what the terms step reads) agrees with the rows' tokens, per
+    tenant; rows outside the tenant or the index hold nothing."""
+    import random
+
+    from graphrecall.anchors.keyword import BM25Index
+    from graphrecall.anchors.tokens import tokenize
+
+    r = random.Random(5)
+    vocab = [*WORDS, "Élan", "élan", "x_y"]
+    texts: list[str | None] = [
+        " ".join(r.choices(vocab, k=r.randint(0, 5))) if r.random() > 0.1 else None
+        for _ in range(60)
+    ]
+    tenants = [r.randrange(3) for _ in texts]
+    index = BM25Index(texts, tenants, n_tenants=4)
+    tokens = [*sorted({w for t in texts if t for w in tokenize(t)}), "missing"]
+    rows = [*range(len(texts)), -1, len(texts), 10**6]
+    for tenant in range(4):
+        held = index.holds(tokens, rows, tenant=tenant)
+        assert held.shape == (len(rows), len(tokens))
+        for i, row in enumerate(rows):
+            own = 0 <= row < len(texts) and tenants[row] == tenant and texts[row] is not None
+            toks = set(tokenize(texts[row] or "")) if own else set()
+            assert held[i].tolist() == [w in toks for w in tokens]
+    assert index.holds([], rows, tenant=0).shape == (len(rows), 0)

@@ -457,6 +457,46 @@ class BM25Index:
             out[self._t_rows[off + loc]] = s
         return out
 
+    def holds(
+        self, tokens: Sequence[str], rows: npt.ArrayLike, *, tenant: int | None = None
+    ) -> npt.NDArray[np.bool_]:
+        """Which of ``tokens`` each of ``rows`` contains, read from the postings (no text is
+        tokenised again): one binary search per token over its postings in the tenant.
+
+        Args:
+            tokens: Tokens as :func:`tokenize` gives them (folded, lower case).
+            rows: Row positions (int); a row outside the tenant or the index holds nothing.
+            tenant: Tenant code (None: the index's only tenant).
+
+        Returns:
+            bool array of shape ``(len(rows), len(tokens))``.
+
+        Raises:
+            ParameterError: ``tenant`` is None with several tenants, or not an integer.
+            UnknownTenantError: ``tenant`` is not a tenant of the index.
+        """
+        rank = self._tenants.resolve(tenant)
+        r = np.asarray(rows, dtype=np.int64).reshape(-1)
+        out = np.zeros((len(r), len(tokens)), dtype=np.bool_)
+        if rank < 0 or not len(r) or not len(tokens):
+            return out
+        a, z, off, n_t = self._t_info[rank].tolist()
+        if a == z:  # the tenant holds no token
+            return out
+        t_rows = self._t_rows[off : off + n_t]
+        loc = t_rows.searchsorted(r)
+        inside = t_rows.take(loc, mode="clip") == r
+        terms = self._g_term[a:z]
+        get = self._vocab.get
+        for j, w in enumerate(tokens):
+            tid = get(w, -1)
+            g = int(terms.searchsorted(tid))
+            if tid < 0 or g >= len(terms) or int(terms[g]) != tid:
+                continue
+            post = self._p_local[int(self._g_off[a + g]) : int(self._g_off[a + g + 1])]
+            out[:, j] = inside & (post.take(post.searchsorted(loc), mode="clip") == loc)
+        return out
+
 
 def _add_up(rows: I64, weights: F64, n: int) -> F64:
     """``out[r] = sum of weights[rows == r]``, added in input order from 0.0, for r < n.
