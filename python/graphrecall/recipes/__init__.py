@@ -14,7 +14,8 @@ recipe                     seed  pipeline
 ``graph_recall``           004   top-5 entity matches (+ fuzzy) -> BFS both ways ->
                                  composite score -> dedupe -> top 10; RRF with vectors
 ``ppr``                    --    Personalized PageRank from recognised entities, fused with
-                                 dense chunk scores (HippoRAG)
+                                 dense chunk scores (HippoRAG) -> re-rank from the top
+                                 passage (bridge entities, names, missing words)
 ``vector``                 --    baseline: top chunks by cosine
 ``bm25``                   --    baseline: top chunks by BM25
 ``hybrid``                 --    baseline: cosine and BM25 rankings fused by RRF, no graph
