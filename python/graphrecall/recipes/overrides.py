@@ -125,6 +125,7 @@ class PPROverrides(TypedDict, total=False):
     name_boost: float
     bridge: float
     cover: float
+    terms: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
@@ -212,6 +213,7 @@ class RecipeOverrides(TypedDict, total=False):
     name_boost: float
     bridge: float
     cover: float
+    terms: float
     dense_k: int | None
     graph_k: int
     epsilon: float | None
