@@ -33,8 +33,9 @@ path, this recipe:
    top chunk (a second hop's passage names the first hop's answer, which few other
    passages mention), and ``cover`` (0.4) x its name match score when the query names it
    by an entity the top chunk does not mention (the second passage covers what the first
-   misses: "Are X and Y ..."). The top chunk gains the most either can give, so it stays
-   first (``benches/results/router.md``).
+   misses: "Are X and Y ..."), and ``terms`` (0.5) x the share of the query's words
+   (stopwords aside) it holds and the top chunk lacks. The top chunk gains the most each
+   step can give, so it stays first (``benches/results/router.md``).
 
 The defaults were chosen on the two evaluation sets together (MuSiQue and HotpotQA,
 ``benches/eval_recall.py``), the same for both; the search and each parameter's effect on
@@ -83,8 +84,8 @@ __all__ = ["PPR", "RECIPE", "PPRParams", "ppr"]
 
 NAME = "ppr"
 
-#: Candidates the bridge step re-ranks at least (more than ``k`` when ``k`` is small, so the
-#: top two do not depend on ``k``; 5 to 40 scored the same on the evaluation sets).
+#: Candidates the re-ranking steps (bridge, cover, terms) take at least: more than ``k``
+#: when ``k`` is small, so the top two do not depend on ``k`` (5 to 40 scored the same).
 _BRIDGE_POOL = 10
 
 #: Empty entities and scores (shared, read-only): a query without seeds or vectors.
@@ -124,8 +125,8 @@ class PPR:
         terms: Added (times the share of the query's words, stopwords aside, that a
             candidate holds and the top chunk does not) to the score of each of those
             candidates (0: none).
-        dense_k: Chunks by cosine that are ranked with the graph's (None: the bridge
-            step's pool ``max(k, 10)``, or ``k`` without it; more
+        dense_k: Chunks by cosine that are ranked with the graph's (None: the re-ranking
+            pool ``max(k, 10)``, or ``k`` with ``bridge``, ``cover`` and ``terms`` all 0; more
             never changed R@2 / R@5 on the evaluation sets, and each costs a rerank).
         graph_k: Chunks by graph score that are ranked with the dense ones (20; 10 to
             100 scored the same on both evaluation sets).
@@ -280,8 +281,8 @@ def _pipeline(
                 )
             )
     matrix = index.chunk_matrix if qv is not None else None
-    # The bridge step re-ranks a pool of at least _BRIDGE_POOL candidates by the true
-    # specificity (whatever ``specificity`` says for the seeds).
+    # The re-ranking steps take a pool of at least _BRIDGE_POOL candidates; the bridge
+    # reads the true specificity (whatever ``specificity`` says for the seeds).
     rerank = bool(c.bridge or c.cover or c.terms)
     pool = max(k, _BRIDGE_POOL) if rerank else k
     keywords = index.chunk_keywords if c.terms else None
