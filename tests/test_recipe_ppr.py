@@ -30,7 +30,7 @@ def reference(
     graph_weight: float = 1.0,
     weight: str = "uniform",
     bridge: float = 0.4,
-    terms: float = 0.5,
+    terms: float = 0.6,
     query: str = "q",
     texts: list[str] | None = None,
 ) -> list[tuple[Any, float]]:
@@ -101,9 +101,9 @@ def reference(
     }
     order = sorted(final, key=lambda c: -final[c])
     if (bridge or terms) and order:
-        # The re-ranking: the best max(k, 10) gain bridge x the specificity of the rarest
-        # entity they share with the top one, and terms x the share of the query's words
-        # they hold and the top one lacks (the top one gains bridge + terms).
+        # The re-ranking: the best max(k, 10) gain bridge x 1 / sqrt(chunks mentioning it)
+        # for the rarest entity they share with the top one, and terms x the share of the
+        # query's words they hold and the top one lacks (the top one gains bridge + terms).
         pool = order[: max(k, 10)]
         ents_of: dict[Any, set[Any]] = {}
         for m in mentions:
@@ -116,7 +116,7 @@ def reference(
         def gain(i: int, c: Any) -> float:
             if i == 0:
                 return bridge + (terms if words and len(pool) > 1 else 0.0)
-            shared = max((spec(e) for e in ents_of.get(c, set()) & top), default=0.0)
+            shared = max((math.sqrt(spec(e)) for e in ents_of.get(c, set()) & top), default=0.0)
             held = len(text_of.get(c, set()) & new_words) / len(words) if words else 0.0
             return bridge * shared + terms * held
 

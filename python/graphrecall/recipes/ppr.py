@@ -28,14 +28,20 @@ path, this recipe:
    a recognised entity) gains ``name_boost`` (0.3) x the match score
    (``benches/results/router.md``).
 5. **Re-ranks from the top passage** (a multi-hop step without an LLM) among the best
-   ``max(k, 10)`` candidates: each chunk below the top one gains ``bridge`` (0.4) x the
-   specificity (``1 / |chunks mentioning it|``) of the rarest entity it shares with the
-   top chunk (a second hop's passage names the first hop's answer, which few other
-   passages mention), and ``cover`` (0.4) x its name match score when the query names it
-   by an entity the top chunk does not mention (the second passage covers what the first
-   misses: "Are X and Y ..."), and ``terms`` (0.5) x the share of the query's words
-   (stopwords aside) it holds and the top chunk lacks. The top chunk gains the most each
-   step can give, so it stays first (``benches/results/router.md``).
+   ``max(k, 10)`` candidates: each chunk below the top one gains
+
+   * ``bridge`` (0.4) x ``1 / sqrt(|chunks mentioning it|)`` for the rarest entity it
+     shares with the top chunk (a second hop's passage names the first hop's answer, which
+     few other passages mention; the square root, flatter than HippoRAG's specificity,
+     lets an answer that a handful of passages mention still bridge);
+   * ``cover`` (0.4) x its name match score when the query names it by an entity the top
+     chunk does not mention (the second passage covers what the first misses: "Are X and
+     Y ...");
+   * ``terms`` (0.6) x the share of the query's words (stopwords aside) it holds and the
+     top chunk lacks.
+
+   The top chunk gains the most each step can give, so it stays first
+   (``benches/results/router.md``).
 
 The defaults were chosen on the two evaluation sets together (MuSiQue and HotpotQA,
 ``benches/eval_recall.py``), the same for both; the search and each parameter's effect on
@@ -115,9 +121,9 @@ class PPR:
         name_boost: Added (times the name match's score) to the final score of a chunk
             whose subject the query names: the primary chunk of a recognised entity
             (0: none; needs ``recognize``).
-        bridge: Added (times the specificity of the rarest entity shared with the top
-            chunk) to the score of each of the best ``max(k, 10)`` candidates: the
-            multi-hop bridge step (0: none).
+        bridge: Added (times ``1 / sqrt(|chunks mentioning it|)`` for the rarest entity
+            shared with the top chunk) to the score of each of the best ``max(k, 10)``
+            candidates: the multi-hop bridge step (0: none).
         cover: Added (times the name match's score) to the score of each of those
             candidates whose subject the query names by an entity the top chunk does not
             mention: the second passage covers what the first misses (0: none; needs
@@ -152,7 +158,7 @@ class PPR:
     name_boost: float = 0.3
     bridge: float = 0.4
     cover: float = 0.4
-    terms: float = 0.5
+    terms: float = 0.6
     dense_k: int | None = None
     graph_k: int = 20
     epsilon: float | None = 5e-5
@@ -282,15 +288,12 @@ def _pipeline(
             )
     matrix = index.chunk_matrix if qv is not None else None
     # The re-ranking steps take a pool of at least _BRIDGE_POOL candidates; the bridge
-    # reads the true specificity (whatever ``specificity`` says for the seeds).
+    # weighs shared entities by 1 / sqrt(chunks mentioning them), whatever
+    # ``specificity`` says for the seeds.
     rerank = bool(c.bridge or c.cover or c.terms)
     pool = max(k, _BRIDGE_POOL) if rerank else k
     keywords = index.chunk_keywords if c.terms else None
-    spec_true = (
-        index_cache(index, ("ppr", True), lambda: (*_spec(m, True), _primary(index)))[1]
-        if c.bridge
-        else spec_l
-    )
+    bridge_of = index_cache(index, ("ppr-bridge",), lambda: _bridge_weights(m)) if c.bridge else []
     results = []
     with timer.stage("fuse"):
         for q in range(len(qs)):
@@ -339,7 +342,7 @@ def _pipeline(
                     top_gl,
                     components,
                     m,
-                    spec_true,
+                    bridge_of,
                     c.bridge,
                     _Cover(c.cover, names_q, named_ents[q]),
                     _term_gains(keywords, qs[q], top_cl, t, c.terms),
@@ -418,8 +421,8 @@ def _bridge(
     k: int,
 ) -> tuple[list[int], list[float], list[float], list[dict[str, float]]]:
     """The candidates (best first) re-ranked from the top one: each other chunk gains
-    ``bridge x`` the specificity of the rarest entity it shares with the top one (``spec``:
-    ``1 / |chunks mentioning it|`` per entity), and ``cover.weight x`` its name match score
+    ``bridge x`` the largest weight ``spec`` (:func:`_bridge_weights`) of an entity it
+    shares with the top one, and ``cover.weight x`` its name match score
     when the query names it by an entity the top chunk does not mention, and its ``terms``
     gain (per row, from :func:`_term_gains`; None for none); the top chunk gains the most
     each step can give (``bridge``, ``cover.weight`` x the best match score when the query
@@ -503,6 +506,13 @@ def _passage_seeds(
         dense[q][0][:n_seed_chunks],
         w,
     )
+
+
+def _bridge_weights(m: Any) -> list[float]:
+    """Each entity's bridge weight, ``1 / sqrt(|chunks mentioning it|)`` (1 for none), as
+    a list (the bridge step reads a few entries per candidate)."""
+    n_mentions = np.diff(m.entity_offsets)
+    return (1.0 / np.sqrt(np.maximum(n_mentions, 1))).tolist()  # type: ignore[no-any-return]
 
 
 def _spec(m: Any, specificity: bool) -> tuple[npt.NDArray[np.float64], list[float]]:
