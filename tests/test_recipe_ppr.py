@@ -594,7 +594,7 @@ def test_bridge_and_cover_rerank_from_the_top_chunk() -> None:
     chunk does not mention; the top chunk gains both and stays first."""
     from types import SimpleNamespace
 
-    from graphrecall.recipes.ppr import _bridge, _Cover
+    from graphrecall.recipes.ppr_rerank import Cover, rerank_from_top
 
     # Chunk 0 mentions entities 0, 1; chunk 1: 1, 2; chunk 2: 3; chunk 3: 4.
     m = SimpleNamespace(
@@ -603,8 +603,8 @@ def test_bridge_and_cover_rerank_from_the_top_chunk() -> None:
     spec = [1.0, 0.5, 0.25, 1.0, 1.0]
     rows, scores, graph = [0, 1, 2, 3], [2.0, 1.0, 0.95, 0.9], [1.0, 0.5, 0.0, 0.0]
     comps: list[dict[str, float]] = [{"cosine": s} for s in scores]
-    cover = _Cover(0.4, {3: 1.0}, {3: [4]})
-    got_rows, got_scores, got_graph, got_comps = _bridge(
+    cover = Cover(0.4, {3: 1.0}, {3: [4]})
+    got_rows, got_scores, got_graph, got_comps = rerank_from_top(
         rows, scores, graph, comps, m, spec, 0.4, cover, None, 3
     )
     assert got_rows == [0, 3, 1]
@@ -615,15 +615,17 @@ def test_bridge_and_cover_rerank_from_the_top_chunk() -> None:
     assert got_comps[2] == {"cosine": 1.0, "bridge": pytest.approx(0.2)}
     # A name the top chunk already mentions is covered: no gain.
     m.chunk_entities = np.array([0, 4, 1, 2, 3, 4])
-    got_rows, got_scores, _, _ = _bridge(rows, scores, graph, comps, m, spec, 0.4, cover, None, 4)
+    got_rows, got_scores, _, _ = rerank_from_top(
+        rows, scores, graph, comps, m, spec, 0.4, cover, None, 4
+    )
     assert got_rows == [0, 3, 1, 2]
     assert got_scores == pytest.approx([2.8, 1.3, 1.0, 0.95])
     # Both off: the order and scores are the input's.
-    off = _bridge(rows, scores, graph, comps, m, spec, 0.0, _Cover(0.0, None, None), None, 4)
+    off = rerank_from_top(rows, scores, graph, comps, m, spec, 0.0, Cover(0.0, None, None), None, 4)
     assert off[0] == rows and off[1] == pytest.approx([s for s in scores])
     # Term gains (the top one's first) add up with the others.
-    got_rows, got_scores, _, got_comps = _bridge(
-        rows, scores, graph, comps, m, spec, 0.0, _Cover(0.0, None, None), [0.5, 0.0, 0.25, 0.0], 4
+    got_rows, got_scores, _, got_comps = rerank_from_top(
+        rows, scores, graph, comps, m, spec, 0.0, Cover(0.0, None, None), [0.5, 0.0, 0.25, 0.0], 4
     )
     assert got_rows == [0, 2, 1, 3]
     assert got_scores == pytest.approx([2.5, 1.2, 1.0, 0.9])
@@ -634,7 +636,7 @@ def test_term_gains_read_the_postings(demo_index: Any) -> None:
     """A candidate's term gain is the share of the query's words (stopwords aside) it
     holds and the top chunk lacks; the top chunk's is the full weight."""
     from graphrecall.anchors.tokens import tokenize
-    from graphrecall.recipes.ppr import _term_gains
+    from graphrecall.recipes.ppr_rerank import term_gains
 
     kw = demo_index.chunk_keywords
     texts = demo_index.chunk_text
@@ -642,7 +644,7 @@ def test_term_gains_read_the_postings(demo_index: Any) -> None:
     stark = [i for i, c in enumerate(demo_index.chunk_tenant.tolist()) if c == t]
     rows = [stark[2], stark[0], stark[1], stark[3]]
     words = ["the", "robert", "ned", "winterfell"]
-    gains = _term_gains(kw, " ".join(words), rows, t, 0.5)
+    gains = term_gains(kw, " ".join(words), rows, t, 0.5)
     assert gains is not None and gains[0] == 0.5
     content = words[1:]
     top = set(content) & set(tokenize(texts[rows[0]]))
@@ -651,8 +653,8 @@ def test_term_gains_read_the_postings(demo_index: Any) -> None:
         held = set(content) & set(tokenize(texts[r]))
         assert g == pytest.approx(0.5 * len(held - top) / len(content))
     assert gains[1] == pytest.approx(0.5 * 2 / 3)  # "Ned Stark is Lord of Winterfell ..."
-    assert _term_gains(kw, "the of", rows, t, 0.5) is None
-    assert _term_gains(None, "stark", rows, t, 0.5) is None
+    assert term_gains(kw, "the of", rows, t, 0.5) is None
+    assert term_gains(None, "stark", rows, t, 0.5) is None
 
 
 def test_bm25_holds_matches_the_tokens() -> None:

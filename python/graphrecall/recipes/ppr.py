@@ -58,8 +58,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..anchors.names import DEFAULT_STOPWORDS
-from ..anchors.tokens import tokenize
 from ..errors import ParameterError
 from ..index import GraphIndex
 from .anchoring import (
@@ -78,6 +76,7 @@ from .base import (
     entity_hits,
 )
 from .overrides import PPROverrides
+from .ppr_rerank import POOL, Cover, bridge_weights, rerank_from_top, term_gains
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
 
@@ -89,10 +88,6 @@ if TYPE_CHECKING:
 __all__ = ["PPR", "RECIPE", "PPRParams", "ppr"]
 
 NAME = "ppr"
-
-#: Candidates the re-ranking steps (bridge, cover, terms) take at least: more than ``k``
-#: when ``k`` is small, so the top two do not depend on ``k`` (5 to 40 scored the same).
-_BRIDGE_POOL = 10
 
 #: Empty entities and scores (shared, read-only): a query without seeds or vectors.
 _NO_ENTS = np.zeros(0, dtype=np.int64)
@@ -287,13 +282,13 @@ def _pipeline(
                 )
             )
     matrix = index.chunk_matrix if qv is not None else None
-    # The re-ranking steps take a pool of at least _BRIDGE_POOL candidates; the bridge
+    # The re-ranking steps take a pool of at least POOL candidates; the bridge
     # weighs shared entities by 1 / sqrt(chunks mentioning them), whatever
     # ``specificity`` says for the seeds.
     rerank = bool(c.bridge or c.cover or c.terms)
-    pool = max(k, _BRIDGE_POOL) if rerank else k
+    pool = max(k, POOL) if rerank else k
     keywords = index.chunk_keywords if c.terms else None
-    bridge_of = index_cache(index, ("ppr-bridge",), lambda: _bridge_weights(m)) if c.bridge else []
+    bridge_of = index_cache(index, ("ppr-bridge",), lambda: bridge_weights(m)) if c.bridge else []
     results = []
     with timer.stage("fuse"):
         for q in range(len(qs)):
@@ -336,7 +331,7 @@ def _pipeline(
                     top_cl, top_fl, top_gl, components, names_q, c.name_boost, pool
                 )
             if rerank:
-                top_cl, top_fl, top_gl, components = _bridge(
+                top_cl, top_fl, top_gl, components = rerank_from_top(
                     top_cl,
                     top_fl,
                     top_gl,
@@ -344,8 +339,8 @@ def _pipeline(
                     m,
                     bridge_of,
                     c.bridge,
-                    _Cover(c.cover, names_q, named_ents[q]),
-                    _term_gains(keywords, qs[q], top_cl, t, c.terms),
+                    Cover(c.cover, names_q, named_ents[q]),
+                    term_gains(keywords, qs[q], top_cl, t, c.terms),
                     k,
                 )
             chunks = chunk_hits(
@@ -398,85 +393,6 @@ def _name_boost(
     return [rows[i] for i in order], [final[i] for i in order], [graph[i] for i in order], comps
 
 
-@dataclass(frozen=True, slots=True)
-class _Cover:
-    """One query's name coverage: the weight, and the chunks it names (primary chunk ->
-    match score, and -> the entity rows naming it; None when it names none)."""
-
-    weight: float
-    named: dict[int, float] | None
-    entities: dict[int, list[int]] | None
-
-
-def _bridge(
-    rows: list[int],
-    scores: list[float],
-    graph: list[float],
-    components: list[dict[str, float]],
-    m: Any,
-    spec: list[float],
-    bridge: float,
-    cover: _Cover,
-    terms: list[float] | None,
-    k: int,
-) -> tuple[list[int], list[float], list[float], list[dict[str, float]]]:
-    """The candidates (best first) re-ranked from the top one: each other chunk gains
-    ``bridge x`` the largest weight ``spec`` (:func:`_bridge_weights`) of an entity it
-    shares with the top one, and ``cover.weight x`` its name match score
-    when the query names it by an entity the top chunk does not mention, and its ``terms``
-    gain (per row, from :func:`_term_gains`; None for none); the top chunk gains the most
-    each step can give (``bridge``, ``cover.weight`` x the best match score when the query
-    names a chunk, and its ``terms`` entry), so it stays first. Best ``k`` first, ties by
-    chunk row; a chunk's gains show as ``bridge``, ``cover`` and ``terms`` components."""
-    if not rows:
-        return rows, scores, graph, components
-    co, ce = m.chunk_offsets, m.chunk_entities
-    t = rows[0]
-    top_ents = set(ce[int(co[t]) : int(co[t + 1])].tolist())
-    named, by = cover.named, cover.entities
-    top_cover = cover.weight * max(named.values()) if named else 0.0
-    gains: list[tuple[float, float, float]] = [(bridge, top_cover, terms[0] if terms else 0.0)]
-    for i, r in enumerate(rows[1:], 1):
-        best = 0.0
-        if bridge and top_ents:
-            for e in ce[int(co[r]) : int(co[r + 1])].tolist():
-                if e in top_ents and spec[e] > best:
-                    best = spec[e]
-        covers = 0.0
-        if named is not None and by is not None and r in by:
-            if not any(e in top_ents for e in by[r]):
-                covers = cover.weight * named[r]
-        gains.append((bridge * best, covers, terms[i] if terms else 0.0))
-    final = [s + b + n + w for s, (b, n, w) in zip(scores, gains, strict=True)]
-    order = sorted(range(len(rows)), key=lambda i: (-final[i], rows[i]))[:k]
-    comps = []
-    for i in order:
-        extra = {name: v for name, v in zip(_GAINS, gains[i], strict=True) if v > 0}
-        comps.append({**components[i], **extra} if extra else components[i])
-    return [rows[i] for i in order], [final[i] for i in order], [graph[i] for i in order], comps
-
-
-#: The re-ranking steps' component names, in the order :func:`_bridge` keeps their gains.
-_GAINS = ("bridge", "cover", "terms")
-
-
-def _term_gains(
-    keywords: Any, query: str, rows: list[int], tenant: int, weight: float
-) -> list[float] | None:
-    """Per candidate (the top one first), ``weight x`` the share of the query's distinct
-    words (stopwords aside) it holds and the top chunk does not, the top chunk's entry
-    being ``weight`` itself; None without a keyword index, a word or a second candidate.
-    Which words a chunk holds comes from the BM25 postings (``BM25Index.holds``)."""
-    if keywords is None or len(rows) < 2:
-        return None
-    words = [w for w in dict.fromkeys(tokenize(query)) if w not in DEFAULT_STOPWORDS]
-    if not words:
-        return None
-    held = keywords.holds(words, rows, tenant=tenant)
-    new = held[1:, ~held[0]].sum(axis=1) * (weight / len(words))
-    return [weight, *new.tolist()]
-
-
 def _passage_seeds(
     m: Any,
     spec: npt.NDArray[np.float64] | None,
@@ -506,13 +422,6 @@ def _passage_seeds(
         dense[q][0][:n_seed_chunks],
         w,
     )
-
-
-def _bridge_weights(m: Any) -> list[float]:
-    """Each entity's bridge weight, ``1 / sqrt(|chunks mentioning it|)`` (1 for none), as
-    a list (the bridge step reads a few entries per candidate)."""
-    n_mentions = np.diff(m.entity_offsets)
-    return (1.0 / np.sqrt(np.maximum(n_mentions, 1))).tolist()  # type: ignore[no-any-return]
 
 
 def _spec(m: Any, specificity: bool) -> tuple[npt.NDArray[np.float64], list[float]]:
@@ -561,7 +470,7 @@ def _check(p: PPRParams) -> _Checked:
         temp=check_real("seed_temperature", p.seed_temperature, 1e-6),
         share=check_real("entity_seed_share", p.entity_seed_share, 0.0, 1.0),
         lam=check_real("graph_weight", p.graph_weight),
-        dense_k=(max(k, _BRIDGE_POOL) if bridge or cover or terms else k)
+        dense_k=(max(k, POOL) if bridge or cover or terms else k)
         if p.dense_k is None
         else check_count("dense_k", p.dense_k),
         graph_k=check_count("graph_k", p.graph_k),
