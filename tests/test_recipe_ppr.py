@@ -657,13 +657,18 @@ def test_term_gains_read_the_postings(demo_index: Any) -> None:
     assert term_gains(None, "stark", rows, t, 0.5) is None
 
 
-def test_bm25_holds_matches_the_tokens() -> None:
+@pytest.mark.parametrize("short", [2048, 2])
+def test_bm25_holds_matches_the_tokens(short: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``BM25Index.holds`` (what the terms step reads) agrees with the rows' tokens, per
-    tenant; rows outside the tenant or the index hold nothing."""
+    tenant, whether posting lists are searched together or one by one; rows outside the
+    tenant or the index hold nothing."""
     import random
 
+    from graphrecall.anchors import keyword
     from graphrecall.anchors.keyword import BM25Index
     from graphrecall.anchors.tokens import tokenize
+
+    monkeypatch.setattr(keyword, "_HOLDS_SHORT", short)
 
     r = random.Random(5)
     vocab = [*WORDS, "Élan", "élan", "x_y"]

@@ -53,6 +53,10 @@ I64 = npt.NDArray[np.int64]
 U32 = npt.NDArray[np.uint32]
 F64 = npt.NDArray[np.float64]
 
+#: :meth:`BM25Index.holds` searches posting lists up to this long together (one
+#: concatenation and one binary search), longer ones one by one.
+_HOLDS_SHORT = 2048
+
 #: FTS5's floor for a non-positive IDF (``if( idf<=0.0 ) idf = 1e-6;`` in fts5_aux.c).
 IDF_FLOOR = 1e-6
 
@@ -461,7 +465,8 @@ class BM25Index:
         self, tokens: Sequence[str], rows: npt.ArrayLike, *, tenant: int | None = None
     ) -> npt.NDArray[np.bool_]:
         """Which of ``tokens`` each of ``rows`` contains, read from the postings (no text is
-        tokenised again): one binary search per token over its postings in the tenant.
+        tokenised again): binary searches over the tokens' postings in the tenant, the
+        short posting lists searched together.
 
         Args:
             tokens: Tokens as :func:`tokenize` gives them (folded, lower case).
@@ -488,13 +493,30 @@ class BM25Index:
         inside = t_rows.take(loc, mode="clip") == r
         terms = self._g_term[a:z]
         get = self._vocab.get
-        for j, w in enumerate(tokens):
-            tid = get(w, -1)
-            g = int(terms.searchsorted(tid))
-            if tid < 0 or g >= len(terms) or int(terms[g]) != tid:
-                continue
-            post = self._p_local[int(self._g_off[a + g]) : int(self._g_off[a + g + 1])]
-            out[:, j] = inside & (post.take(post.searchsorted(loc), mode="clip") == loc)
+        tids = np.array([get(w, -1) for w in tokens], dtype=np.int64)
+        g = terms.searchsorted(tids)
+        found = np.flatnonzero(terms.take(g, mode="clip") == tids)  # never -1: ids are >= 0
+        if not len(found):
+            return out
+        starts = self._g_off.take(g[found] + a).tolist()
+        ends = self._g_off.take(g[found] + a + 1).tolist()
+        short: list[int] = []  # positions in ``found`` of the short posting lists
+        for i, (j, s0, e0) in enumerate(zip(found.tolist(), starts, ends, strict=True)):
+            if e0 - s0 > _HOLDS_SHORT:  # a long posting list: its own binary search
+                post = self._p_local[s0:e0]
+                out[:, j] = inside & (post.take(post.searchsorted(loc), mode="clip") == loc)
+            else:
+                short.append(i)
+        if short:
+            # The short lists searched at once: each list's local rows offset by its slot
+            # x n_t, so that the concatenation stays sorted.
+            keys = np.concatenate([self._p_local[starts[i] : ends[i]] for i in short])
+            keys = keys.astype(np.int64) + np.repeat(
+                np.arange(len(short), dtype=np.int64) * n_t, [ends[i] - starts[i] for i in short]
+            )
+            want = (np.arange(len(short), dtype=np.int64)[:, None] * n_t + loc).ravel()
+            hit = keys.take(keys.searchsorted(want), mode="clip") == want
+            out[:, found[short]] = hit.reshape(len(short), len(r)).T & inside[:, None]
         return out
 
 
