@@ -177,7 +177,11 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
         nodes.append(helper.make_node(op, ins, [out], domain=domain, **attrs))
         return out
 
+    base = weights.split("+")[0]
+    overrides = dict(o.split("=") for o in weights.split("+")[1:])
+
     def linear(x: str, name: str, n_out: int, out: str) -> str:
+        weights = overrides.get(name.split(".")[-1], base)
         if weights == "q4":  # the file's own 4-bit blocks; int8 activations per 32-block
             nib, scales = _unpack_q4(model.q4(f"{name}.w", n_out))
             packed = (nib[..., 0::2] | (nib[..., 1::2] << 4)).astype(np.uint8)
@@ -193,10 +197,42 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
                 accuracy_level=4,
             )
             return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
-        # Symmetric int8 per output column; activations are quantised per call.
+        if weights.startswith("nb8"):  # 8-bit MatMulNBits, int8 activations per block
+            blk = int(weights[3:] or 32)
+            wr = _dequant_rows(model.q4(f"{name}.w", n_out))  # (n_out, n_in)
+            wb = wr.reshape(n_out, -1, blk)
+            if blk == _QK:  # the 4-bit blocks exactly: value k * scale, k + 128 stored
+                _, sc = _unpack_q4(model.q4(f"{name}.w", n_out))
+            else:
+                sc = np.maximum(np.abs(wb).max(axis=-1), 1e-12) / 127.0
+            sc = sc.astype(np.float32)
+            qb = np.clip(np.rint(wb / np.where(sc == 0, 1, sc)[..., None]), -128, 127) + 128
+            y = node(
+                "MatMulNBits",
+                [x, const(f"{name}.qw", qb.astype(np.uint8)), const(f"{name}.s", sc.reshape(-1))],
+                f"{out}_mm",
+                domain="com.microsoft",
+                K=int(wr.shape[1]),
+                N=n_out,
+                bits=8,
+                block_size=blk,
+                accuracy_level=4,
+            )
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         w = _dequant_rows(model.q4(f"{name}.w", n_out)).T  # (n_in, n_out)
+        if weights == "fp32":
+            y = node("MatMul", [x, const(f"{name}.wf", w)], f"{out}_mm")
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
+        # Symmetric int8 per output column; activations are quantised per call.
         scale = (np.maximum(np.abs(w).max(axis=0), 1e-12) / 127.0).astype(np.float32)
         wq = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+        if weights == "int8row":
+            xq, xs = quant_rows(x)
+            y = node("MatMulInteger", [xq, const(f"{name}.wq", wq), "zp128"], f"{out}_i32")
+            y = node("Cast", [y], f"{out}_f", to=TensorProto.FLOAT)
+            y = node("Mul", [y, xs], f"{out}_rs")
+            y = node("Mul", [y, const(f"{name}.ws", scale)], f"{out}_cs")
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         return node(
             "DynamicQuantizeMatMul",
             [
@@ -209,6 +245,24 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
             out,
             domain="com.microsoft",
         )
+
+    quantised: dict[str, tuple[str, str]] = {}
+
+    def quant_rows(x: str) -> tuple[str, str]:
+        """x as uint8 (zero point 128) with one symmetric scale per token row."""
+        if not quantised:
+            const("tiny", np.array(1e-12, dtype=np.float32))
+            const("inv127", np.array(1.0 / 127.0, dtype=np.float32))
+            const("f128", np.array(128.0, dtype=np.float32))
+            const("zp128", np.array(128, dtype=np.uint8))
+        if x not in quantised:
+            a = node("Abs", [x], f"{x}_abs")
+            m = node("ReduceMax", [a], f"{x}_max", axes=[-1], keepdims=1)
+            s = node("Mul", [node("Max", [m, "tiny"], f"{x}_m"), "inv127"], f"{x}_qs")
+            r = node("Round", [node("Div", [x, s], f"{x}_d")], f"{x}_r")
+            q = node("Cast", [node("Add", [r, "f128"], f"{x}_o")], f"{x}_q", to=TensorProto.UINT8)
+            quantised[x] = (q, s)
+        return quantised[x]
 
     def layernorm(x: str, w: str, b: str, out: str) -> str:
         return node(
@@ -380,7 +434,7 @@ class OnnxE5:
     dim: int
 
     def __init__(self, num_threads: int = 1, weights: str = "q4"):
-        if weights not in ("q4", "int8"):
+        if weights.split("+")[0] not in ("q4", "int8", "int8row", "fp32", "nb8", "nb864", "nb8128"):
             raise ParameterError(f"invalid parameter weights: {weights!r}; expected 'q4' or 'int8'")
         import onnxruntime as ort
 
