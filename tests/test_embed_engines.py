@@ -180,3 +180,14 @@ def test_unknown_weight_modes_are_refused() -> None:
     for bad, what in (("int4", "modes"), ("int8+fo=int4", "modes"), ("int8+xx=q4", "'xx'")):
         with pytest.raises(ParameterError, match=what):
             e5_onnx.OnnxE5(1, bad)
+
+
+def test_word_by_word_splits_equal_the_whole_texts(
+    engines: tuple[E5Embedder, E5Embedder],
+) -> None:
+    viterbi = e5_onnx._Viterbi(engines[0]._model._packed)
+    texts = [*TEXTS, "the the the", " lead and trail ", "\u2581x \u2581\u2581y", "ᏔᎾᏏ"]
+    for _ in range(2):  # the second pass comes from the word table
+        for text in texts:
+            whole = (text if text.startswith(" ") else " " + text).replace(" ", "\u2581")
+            assert viterbi.encode(text) == viterbi._split(whole), text

