@@ -15,7 +15,18 @@ from ..errors import ParameterError, StorageError, UnknownTenantError
 from ..tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..tables.mapping import ColumnMapping
 
-SourceKind = Literal["sqlite", "duckdb", "parquet", "postgres", "text"]
+SourceKind = Literal[
+    "sqlite",
+    "duckdb",
+    "parquet",
+    "postgres",
+    "text",
+    "graphrag",
+    "hipporag",
+    "lightrag",
+    "graphml",
+    "neo4j",
+]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _DUCKDB_MAGIC = b"DUCK"  # at offset 8 of a DuckDB file
@@ -221,6 +232,15 @@ def _read(
     """The source's tables, and the check's report when the loader checked them itself."""
     if kind == "text":
         return _read_text(source, mapping, tenant, on_bad), None
+    if kind in ("graphrag", "hipporag", "lightrag", "graphml", "neo4j"):
+        from ..presets import load_preset
+
+        if mapping is not None:
+            raise ParameterError(
+                f"invalid parameter --mapping: --from {kind} reads its own columns"
+            )
+        tables = load_preset(kind, source)
+        return (tables if tenant is None else filter_tenant(tables, tenant)), None
     if kind == "sqlite":
         if mapping is not None:
             raise ParameterError(

@@ -19,7 +19,8 @@ node ``:ID`` / ``_id``                 entity or chunk id (``space:value`` for a
 node labelled ``Chunk`` or with a      a chunk: ``text`` its text
 ``text`` property
 other nodes                            entities: ``name`` (else ``title``, else the id)
-                                       as name, the first label as type,
+                                       as name, the first label (but
+                                       ``__Entity__``-like ones) as type,
                                        ``description``
 relationship between two entities     a fact: ``:TYPE`` / ``_type`` as predicate,
                                        ``weight`` (or ``strength``) as strength,
@@ -229,7 +230,7 @@ def load_neo4j(path: str | os.PathLike[str]) -> GraphTables:
         b.entity(
             nid,
             text_or_none(name) or nid,
-            node.labels[0] if node.labels else None,
+            next((x for x in node.labels if not (x.startswith("__") and x.endswith("__"))), None),
             text_or_none(p.get("description")),
         )
     skipped = 0
