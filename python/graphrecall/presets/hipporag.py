@@ -26,7 +26,6 @@ file) is not read, as HippoRAG itself drops it; their count is logged as a warni
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Hashable
 from pathlib import Path
@@ -35,12 +34,10 @@ from ..errors import DataError, StorageError
 from ..tables import GraphTables
 from ._common import TableBuilder, logger, missing_column, missing_file, read_json, text_or_none
 
-_SPACE = re.compile(r"\s+")
-
 
 def phrase_id(text: str) -> str:
     """The entity id of a HippoRAG phrase: lower-cased, runs of white space as one space."""
-    return _SPACE.sub(" ", text).strip().lower()
+    return " ".join(text.lower().split())
 
 
 def _file(path: Path) -> Path:
@@ -99,20 +96,18 @@ def load_hipporag(path: str | os.PathLike[str]) -> GraphTables:
         b.chunk(cid, text_or_none(text), metadata=meta)
         seen: Counter[Hashable] = Counter()
         for phrase in doc.get("extracted_entities") or ():
-            if isinstance(phrase, str) and phrase_id(phrase):
-                seen[b.entity(phrase_id(phrase), phrase.strip())] += 1
+            pid = phrase_id(phrase) if isinstance(phrase, str) else ""
+            if pid:
+                seen[b.entity(pid, phrase.strip())] += 1
         for t in doc.get("extracted_triples") or ():
-            if (
-                not isinstance(t, (list, tuple))
-                or len(t) != 3
-                or not all(isinstance(x, str) for x in t)
-                or not phrase_id(t[0])
-                or not phrase_id(t[2])
-            ):
+            ok = isinstance(t, (list, tuple)) and len(t) == 3
+            ok = ok and all(isinstance(x, str) for x in t)
+            sid, oid = (phrase_id(t[0]), phrase_id(t[2])) if ok else ("", "")
+            if not (sid and oid):
                 dropped += 1
                 continue
-            s = b.entity(phrase_id(t[0]), t[0].strip())
-            o = b.entity(phrase_id(t[2]), t[2].strip())
+            s = b.entity(sid, t[0].strip())
+            o = b.entity(oid, t[2].strip())
             seen[s] += 1
             seen[o] += 1
             triples[(s, t[1].strip(), o)] += 1
