@@ -226,6 +226,18 @@ def test_graphml_attribute_mapping(tmp_path: Path) -> None:
     assert (err.value.table, err.value.column) == ("babbage.graphml", "rel")
     with pytest.raises(ParameterError, match=r"facts\.weight"):
         load_graphml(path, attributes={"facts.weight": "w"})
+    defaults = tmp_path / "defaults.graphml"
+    defaults.write_text(
+        '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+        '<key id="d0" for="node" attr.name="type" attr.type="string"><default>person</default>'
+        '</key><key id="d1" for="edge" attr.name="weight" attr.type="double"/>'
+        '<graph edgedefault="directed"><node id="a"><data key="d0">place</data></node>'
+        '<node id="b"/><edge source="a" target="b"><data key="d1">2.5</data></edge></graph>'
+        "</graphml>"
+    )
+    t = load_graphml(defaults)
+    assert t.entities["type"].tolist() == ["place", "person"]
+    assert t.facts["strength"].tolist() == [2.5]
     bad = tmp_path / "bad.graphml"
     bad.write_text("<graphml><graph")
     with pytest.raises(DataError, match="not GraphML"):
@@ -263,6 +275,9 @@ def test_neo4j_bad_input(tmp_path: Path) -> None:
         load_neo4j(tmp_path)
     assert (err.value.table, err.value.column) == ("nodes.csv", ":ID or :START_ID")
     (tmp_path / "nodes.csv").write_text("id:ID,name\nada,Ada\n")
+    (tmp_path / "rels.csv").write_text(":START_ID,:END_ID,:TYPE\nada\n")
+    with pytest.raises(DataError, match="without both ends"):
+        load_neo4j(tmp_path)
     (tmp_path / "rels.csv").write_text(":START_ID,:END_ID,:TYPE\nada,bob,KNOWS\n")
     with pytest.raises(DataError, match="names no node") as derr:
         load_neo4j(tmp_path)

@@ -103,19 +103,21 @@ def read_graphml(path: str | os.PathLike[str]) -> Graph:
         raise missing_column(p, "<graph>", sorted({_local(el.tag) for el in root}))
     g = Graph(p, directed=graph_el.get("edgedefault", "directed") == "directed")
 
+    keys_for = {el.get("id") or "": el.get("for", "all") for el in root if _local(el.tag) == "key"}
+
     def attrs(el: ET.Element, what: str) -> dict[str, Any]:
         out = {
             name: default
             for kid, (name, _, default) in keys.items()
-            if default is not None and what in (keys_for.get(kid, "all"), "all")
+            if default is not None and keys_for.get(kid, "all") in (what, "all")
         }
         for d in el:
             if _local(d.tag) == "data":
-                name, kind, _ = keys.get(d.get("key") or "", (d.get("key") or "", "string", None))
+                kid = d.get("key") or ""
+                name, kind, _ = keys.get(kid, (kid, "string", None))
                 out[name] = _typed(d.text, kind)
         return out
 
-    keys_for = {el.get("id") or "": el.get("for", "all") for el in root if _local(el.tag) == "key"}
     n_edges = 0
     for el in graph_el:
         tag = _local(el.tag)

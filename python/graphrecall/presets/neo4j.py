@@ -117,6 +117,8 @@ class _Reader:
             s_space, e_space = _space(kinds[start], "START_ID")[1], _space(kinds[end], "END_ID")[1]
             special = {start, end, typ}
             for r, row in enumerate(rows, start=1):
+                if max(start, end) >= len(row):
+                    raise bad_value(path, r, header[end], "a relationship without both ends", row)
                 props = {
                     n: _value(row[i], k)
                     for i, (n, k) in enumerate(fields)
@@ -145,7 +147,7 @@ class _Reader:
             props = {
                 n: _value(row[i], k)
                 for i, (n, k) in enumerate(fields)
-                if i != lab and i < len(row) and k != "IGNORE" and n and not (i == idx and not n)
+                if i != lab and i < len(row) and k != "IGNORE" and n
             }
             if id_prop is not None:
                 props[id_prop] = row[idx]
@@ -158,7 +160,10 @@ class _Reader:
             if need not in col:
                 raise missing_column(path, need, header)
         special = {col[k] for k in ("_id", "_labels", "_start", "_end", "_type")}
+        width = max(col.values()) + 1
         for r, row in enumerate(rows, start=1):
+            if len(row) < width:
+                raise bad_value(path, r, header[-1], f"{len(row)} fields of {len(header)}", row)
             props = {
                 h: row[i]
                 for i, h in enumerate(header)
