@@ -16,7 +16,9 @@ from graphrecall import GraphRAG
 from graphrecall.cli import main
 from graphrecall.embed import CallableEmbedder
 from graphrecall.errors import DataError, ParameterError, StorageError
+from graphrecall.indexer import detect_source
 from graphrecall.presets import (
+    detect_preset,
     list_presets,
     load_graphml,
     load_graphrag,
@@ -304,6 +306,19 @@ def test_index_from_preset(
     assert main(["index", str(DATA / path), str(out), "--from", kind]) == 0
     assert out.exists()
     assert f"{kind} " in capsys.readouterr().err
+
+
+def test_detect_preset(tmp_path: Path) -> None:
+    assert detect_source(str(DATA / "graphrag")) == "graphrag"
+    assert detect_source(str(DATA / "lightrag")) == "lightrag"
+    assert detect_source(str(DATA / "graphml" / "babbage.graphml")) == "graphml"
+    hippo = next((DATA / "hipporag").glob("openie*.json"))
+    assert detect_source(str(hippo)) == "hipporag"
+    assert detect_preset(DATA / "neo4j" / "apoc" / "all.csv") is None
+    # graphrecall's own Parquet tables stay "parquet", even beside a relationships file.
+    for name in ("entities", "facts", "relationships"):
+        shutil.copy(DATA / "graphrag" / "entities.parquet", tmp_path / f"{name}.parquet")
+    assert detect_source(str(tmp_path)) == "parquet"
 
 
 def test_index_from_preset_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,8 +35,9 @@ _CONNINFO = re.compile(r"^\s*\w+\s*=")
 
 
 def detect_source(source: str) -> SourceKind:
-    """The kind of ``source``: a PostgreSQL URI or conninfo, a directory of Parquet files,
-    or a SQLite / DuckDB file (by its header).
+    """The kind of ``source``: a PostgreSQL URI or conninfo, another tool's output whose
+    file names tell it (:func:`graphrecall.presets.detect_preset`), a directory of Parquet
+    files, or a SQLite / DuckDB file (by its header).
 
     Raises:
         StorageError: ``source`` does not exist, or is of no kind graphrecall reads.
@@ -51,6 +52,11 @@ def detect_source(source: str) -> SourceKind:
             f"{source!r}: no such file or directory (give a SQLite or DuckDB file, a "
             "directory of <table>.parquet files, or a postgresql:// URI)"
         )
+    from ..presets import detect_preset
+
+    preset = detect_preset(path)
+    if preset is not None:
+        return preset
     if path.is_dir():
         if any(path.glob("*.parquet")):
             return "parquet"

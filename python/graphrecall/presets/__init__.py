@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, get_args
 
@@ -58,6 +59,29 @@ def list_presets() -> list[str]:
     return sorted(PRESETS)
 
 
+def detect_preset(path: str | os.PathLike[str]) -> PresetName | None:
+    """The preset of a path when its file names leave no doubt, else None: a folder with
+    LightRAG's ``graph_chunk_entity_relation.graphml``; a folder with GraphRAG's
+    ``text_units.parquet`` (or ``create_final_*.parquet``) and entities but no graphrecall
+    ``facts.parquet``; a ``.graphml`` file; a HippoRAG ``openie*.json`` file. Neo4j CSV
+    exports are not told apart from other CSV files."""
+    p = Path(path)
+    if p.is_dir():
+        if (p / "graph_chunk_entity_relation.graphml").is_file():
+            return "lightrag"
+        if not (p / "facts.parquet").exists() and (
+            ((p / "entities.parquet").is_file() and (p / "text_units.parquet").is_file())
+            or (p / "create_final_entities.parquet").is_file()
+        ):
+            return "graphrag"
+        return None
+    if p.suffix.lower() == ".graphml":
+        return "graphml"
+    if p.name.startswith("openie") and p.suffix.lower() == ".json":
+        return "hipporag"
+    return None
+
+
 def load_preset(name: str, path: str | os.PathLike[str]) -> GraphTables:
     """Read another tool's output with the loader of preset ``name``.
 
@@ -76,6 +100,7 @@ def load_preset(name: str, path: str | os.PathLike[str]) -> GraphTables:
 __all__ = [
     "PRESETS",
     "PresetName",
+    "detect_preset",
     "list_presets",
     "load_graphml",
     "load_graphrag",
