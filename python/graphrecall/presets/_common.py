@@ -15,8 +15,8 @@ from ..tables import GraphTables
 
 logger = logging.getLogger("graphrecall")
 
-#: Our ids: an entity, chunk or fact id of a preset is a str (ints stay ints where the tool
-#: has int ids, e.g. an APOC ``_id``).
+#: An entity, chunk or fact id as the tool wrote it (a str, or an int where the tool's ids
+#: are ints, e.g. HippoRAG v1's passage positions).
 Id = Hashable
 
 
