@@ -26,7 +26,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("graph", ("graph",)),
     ("storage", ("storage",)),
     ("embed", ("embed", "e5_onnx", "e5_tokens", "embed_bulk")),
-    ("ingest", ("ingest",)),
+    ("ingest", ("ingest", "presets")),
     ("anchors", ("anchors",)),
     ("index", ("index", "index_io")),
     ("live", ("live",)),

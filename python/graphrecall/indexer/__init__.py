@@ -2,7 +2,8 @@
 
 ::
 
-    graphrecall index SOURCE OUT [--from sqlite|duckdb|parquet|postgres|text]
+    graphrecall index SOURCE OUT [--from sqlite|duckdb|parquet|postgres|text|graphrag|
+                                         hipporag|lightrag|graphml|neo4j]
                       [--to snapshot|sqlite|index] [--tenant T] [--on-bad raise|skip]
                       [--mapping PRESET|JSON|FILE] [--overwrite] [--no-embedder]
                       [--embed-workers N]
@@ -11,8 +12,9 @@
 files, or a PostgreSQL conninfo / ``postgresql://`` URI; without ``--from`` its kind is
 told from what it is (a directory of Parquet files, the file's SQLite or DuckDB header,
 a URI or ``key=value`` conninfo; ``--from text`` reads documents through
-:func:`~graphrecall.ingest.ingest`). It is read with the storage loaders, every row is checked
-(:meth:`~graphrecall.tables.GraphTables.check`), and the result is written to
+:func:`~graphrecall.ingest.ingest`; ``--from graphrag|hipporag|lightrag|graphml|neo4j`` reads
+those tools' outputs through :mod:`graphrecall.presets`). It is read with the storage loaders,
+every row is checked (:meth:`~graphrecall.tables.GraphTables.check`), and the result is written to
 ``OUT``: a snapshot directory (:func:`~graphrecall.storage.snapshot.save_snapshot`, the
 default; the graph is built first), a SQLite store
 (:meth:`~graphrecall.storage.sqlite.SQLiteStore.write`), or a saved retrieval index

@@ -121,7 +121,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--from",
         dest="source_kind",
         choices=get_args(SourceKind),
-        help="what SOURCE is (default: told from the file, directory or URI)",
+        help="what SOURCE is (default: told from the file, directory or URI); graphrag, "
+        "hipporag, lightrag, graphml, neo4j read those tools' outputs (graphrecall.presets)",
     )
     parser.add_argument(
         "--to",

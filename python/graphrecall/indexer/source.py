@@ -15,7 +15,18 @@ from ..errors import ParameterError, StorageError, UnknownTenantError
 from ..tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..tables.mapping import ColumnMapping
 
-SourceKind = Literal["sqlite", "duckdb", "parquet", "postgres", "text"]
+SourceKind = Literal[
+    "sqlite",
+    "duckdb",
+    "parquet",
+    "postgres",
+    "text",
+    "graphrag",
+    "hipporag",
+    "lightrag",
+    "graphml",
+    "neo4j",
+]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _DUCKDB_MAGIC = b"DUCK"  # at offset 8 of a DuckDB file
@@ -24,8 +35,9 @@ _CONNINFO = re.compile(r"^\s*\w+\s*=")
 
 
 def detect_source(source: str) -> SourceKind:
-    """The kind of ``source``: a PostgreSQL URI or conninfo, a directory of Parquet files,
-    or a SQLite / DuckDB file (by its header).
+    """The kind of ``source``: a PostgreSQL URI or conninfo, another tool's output whose
+    file names tell it (:func:`graphrecall.presets.detect_preset`), a directory of Parquet
+    files, or a SQLite / DuckDB file (by its header).
 
     Raises:
         StorageError: ``source`` does not exist, or is of no kind graphrecall reads.
@@ -40,6 +52,11 @@ def detect_source(source: str) -> SourceKind:
             f"{source!r}: no such file or directory (give a SQLite or DuckDB file, a "
             "directory of <table>.parquet files, or a postgresql:// URI)"
         )
+    from ..presets import detect_preset
+
+    preset = detect_preset(path)
+    if preset is not None:
+        return preset
     if path.is_dir():
         if any(path.glob("*.parquet")):
             return "parquet"
@@ -221,6 +238,15 @@ def _read(
     """The source's tables, and the check's report when the loader checked them itself."""
     if kind == "text":
         return _read_text(source, mapping, tenant, on_bad), None
+    if kind in ("graphrag", "hipporag", "lightrag", "graphml", "neo4j"):
+        from ..presets import load_preset
+
+        if mapping is not None:
+            raise ParameterError(
+                f"invalid parameter --mapping: --from {kind} reads its own columns"
+            )
+        tables = load_preset(kind, source)
+        return (tables if tenant is None else filter_tenant(tables, tenant)), None
     if kind == "sqlite":
         if mapping is not None:
             raise ParameterError(
