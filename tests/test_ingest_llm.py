@@ -22,7 +22,7 @@ from graphrecall.ingest import (
     OpenAIExtractor,
     ingest,
 )
-from graphrecall.ingest.llm import parse_entities, parse_triples
+from graphrecall.ingest.prompts import parse_entities, parse_triples
 
 DATA = Path(__file__).parent / "data" / "llm"
 DOCS = [json.loads(line) for line in (DATA / "documents.jsonl").read_text().splitlines()]
