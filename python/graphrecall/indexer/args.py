@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TextIO, get_args
 
 from ..errors import GraphRecallError, ParameterError
+from ..ingest.llm import API_KEY_ENV, DEFAULT_BASE_URL, OpenAIExtractor
 from ..tables import BadDataError, LoadReport
 from ..tables.mapping import PRESETS, ColumnMapping
 from .output import TargetKind
@@ -162,6 +163,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace OUT if it is a snapshot or a graphrecall store",
     )
+    llm = parser.add_argument_group(
+        "LLM triples (--from text)", "add NER + OpenIE triples from an OpenAI-compatible endpoint"
+    )
+    llm.add_argument("--extractor", choices=("openai",), help="add an LLM extractor's triples")
+    llm.add_argument("--llm-base-url", default=DEFAULT_BASE_URL, help="the API root (%(default)s)")
+    llm.add_argument("--llm-model", default="gpt-4o-mini", help="the model (%(default)s)")
+    llm.add_argument(
+        "--llm-api-key-env", default=API_KEY_ENV, help="the API key's variable (%(default)s)"
+    )
+    llm.add_argument("--llm-cache", help="the response cache (default: ~/.cache/graphrecall/llm)")
+    llm.add_argument("--llm-concurrency", type=int, default=8, help="requests at once (8)")
 
 
 def run(
@@ -175,7 +187,16 @@ def run(
     """
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
+    extractor = None
     try:
+        if getattr(args, "extractor", None) == "openai":
+            extractor = OpenAIExtractor(
+                args.llm_model,
+                base_url=args.llm_base_url,
+                api_key_env=args.llm_api_key_env,
+                cache_dir=args.llm_cache,
+                max_concurrency=args.llm_concurrency,
+            )
         summary = index(
             args.source,
             args.out,
@@ -188,6 +209,7 @@ def run(
             progress=err,
             embedder=None if getattr(args, "no_embedder", False) else "default",
             embed_workers=getattr(args, "embed_workers", None),
+            extractor=extractor,
         )
     except BadDataError as exc:
         print(
@@ -199,6 +221,9 @@ def run(
     except (GraphRecallError, ImportError, OSError) as exc:
         print(f"graphrecall index: error: {exc}", file=err)
         return EXIT_FAILED
+    finally:
+        if extractor is not None:
+            extractor.close()
     if not summary.report.ok:
         print(summary.report, file=err)
     print(summary, file=out)

@@ -31,6 +31,7 @@ def index(
     clock: Callable[[], float] = time.perf_counter,
     embedder: Any = "default",
     embed_workers: int | None = None,
+    extractor: Any = None,
 ) -> IndexSummary:
     """Read a store, check every row, and write a snapshot or a SQLite store.
 
@@ -53,6 +54,8 @@ def index(
         embed_workers: Threads embedding texts (None: the core count); finished batches
             are kept in ``OUT.embed-work/`` until OUT is written, so a killed run resumes
             (see :func:`graphrecall.embed_bulk.embed_bulk`).
+        extractor: For ``source_kind="text"``: an :class:`~graphrecall.ingest.Extractor`
+            whose triples are added to the offline graph.
 
     Returns:
         The summary of the run.
@@ -77,13 +80,17 @@ def index(
     if on_bad not in ("raise", "skip"):
         raise ParameterError(f"invalid parameter on_bad: {on_bad!r} is not 'raise' or 'skip'")
     kind: SourceKind = source_kind or detect_source(src)
+    if extractor is not None and kind != "text":
+        raise ParameterError(
+            f"invalid parameter --extractor: it reads documents (--from text), not {kind}"
+        )
     dest = Path(out)
     _check_output(dest, target, overwrite, src)
     bar = _Progress(progress, clock)
     where = f" (tenant {tenant!r})" if tenant is not None else ""
     bar.say(f"graphrecall index: {kind} {src}{where} -> {target} {dest}")
     with bar.phase("read") as note:
-        tables, report = _read(src, kind, mapping, tenant, on_bad)
+        tables, report = _read(src, kind, mapping, tenant, on_bad, extractor)
         note["text"] = (
             f"{tables.n_rows('entities'):,} entities, {tables.n_rows('facts'):,} facts, "
             f"{tables.n_rows('chunks'):,} chunks"

@@ -203,7 +203,11 @@ def _tenant_count(tables: GraphTables) -> int:
 
 
 def _read_text(
-    source: str, mapping: ColumnMapping | None, tenant: int | str | None, on_bad: OnBad
+    source: str,
+    mapping: ColumnMapping | None,
+    tenant: int | str | None,
+    on_bad: OnBad,
+    extractor: Any = None,
 ) -> GraphTables:
     """Documents (a text / Markdown / JSONL / Parquet file or a folder of them) through
     :func:`graphrecall.ingest.ingest` with its default options; skipped documents are
@@ -218,7 +222,9 @@ def _read_text(
             "tenant (other columns become chunk metadata)"
         )
     rep = IngestReport()
-    tables = ingest(source, on_bad=on_bad, report=rep)
+    tables = ingest(source, on_bad=on_bad, report=rep, extractor=extractor)
+    if extractor is not None:
+        print(f"llm {getattr(extractor, 'model', extractor.name)}: {rep.usage}", file=sys.stderr)
     skipped = ", ".join(f"{len(v):,} {k}" for k, v in sorted(rep.skipped.items()))
     print(
         f"ingest: {rep.documents:,} documents, {rep.chunks:,} chunks"
@@ -234,10 +240,11 @@ def _read(
     mapping: ColumnMapping | None,
     tenant: int | str | None,
     on_bad: OnBad,
+    extractor: Any = None,
 ) -> tuple[GraphTables, LoadReport | None]:
     """The source's tables, and the check's report when the loader checked them itself."""
     if kind == "text":
-        return _read_text(source, mapping, tenant, on_bad), None
+        return _read_text(source, mapping, tenant, on_bad, extractor), None
     if kind in ("graphrag", "hipporag", "lightrag", "graphml", "neo4j"):
         from ..presets import load_preset
 

@@ -14,6 +14,8 @@ from .builder import IngestOptions, Ingestor, IngestReport, ingest
 from .chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_text, count_tokens, split_sentences
 from .documents import MAX_DOCUMENT_CHARS, Columns, Document, ReadReport, read_documents
 from .extract import KnownNames, NameMerger, normalise, sentence_names
+from .llm import OpenAIExtractor
+from .protocol import Extraction, Extractor, ExtractorError, OfflineExtractor, Usage
 
 __all__ = [
     "MAX_DOCUMENT_CHARS",
@@ -22,12 +24,18 @@ __all__ = [
     "Chunk",
     "Columns",
     "Document",
+    "Extraction",
+    "Extractor",
+    "ExtractorError",
     "IngestOptions",
     "IngestReport",
     "Ingestor",
     "KnownNames",
     "NameMerger",
+    "OfflineExtractor",
+    "OpenAIExtractor",
     "ReadReport",
+    "Usage",
     "chunk_text",
     "count_tokens",
     "ingest",

@@ -48,6 +48,7 @@ from .documents import (
     read_documents,
 )
 from .extract import KnownNames, NameMerger, normalise, sentence_names
+from .protocol import Extractor, Usage, add_extracted
 
 #: Most entities of one sentence paired into ``co_occurs`` facts (the first ones, in order):
 #: a list sentence of 40 names would otherwise add 780 facts.
@@ -96,6 +97,7 @@ class IngestReport:
     chunks: int = 0
     new_entities: int = 0
     skipped: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)  # the extractor's requests and tokens
 
     @property
     def n_skipped(self) -> int:
@@ -112,6 +114,7 @@ class Ingestor:
 
     Args:
         options: The ingestion options (defaults when None).
+        extractor: Adds its entities and triples to each added chunk (see :mod:`.protocol`).
 
     Example:
         >>> ing = Ingestor()
@@ -120,8 +123,12 @@ class Ingestor:
         ['Ada Lovelace', 'Charles Babbage', 'London']
     """
 
-    def __init__(self, options: IngestOptions | None = None) -> None:
+    def __init__(
+        self, options: IngestOptions | None = None, extractor: Extractor | None = None
+    ) -> None:
         self.options = options or IngestOptions()
+        self.extractor = extractor  # adds triples to the offline graph (see .protocol)
+        self.relations: dict[str, Counter[tuple[int, int]]] = {}  # the extractor's facts
         o = self.options
         self._merger = NameMerger(o.merge_threshold)
         self._known: dict[Hashable, KnownNames] = {}
@@ -194,6 +201,7 @@ class Ingestor:
         for kind, items in rr.skipped.items():
             rep.skipped.setdefault(kind, []).extend(items)
         n_ent = len(self.entity_name)
+        n_chunks = len(self.chunk_text)
         # Pass 1: chunks, sentences and capitalised names; titles and multi-word names
         # become known names of their tenant.
         staged: list[tuple[Document, int, list[list[tuple[str, list[tuple[str, str]]]]]]] = []
@@ -244,6 +252,7 @@ class Ingestor:
         # Pass 2: entities, mentions and facts.
         for doc, first, per_chunk in staged:
             self._link(doc, first, per_chunk)
+        add_extracted(self, range(n_chunks, len(self.chunk_text)), rep)
         rep.new_entities = len(self.entity_name) - n_ent
         return rep
 
@@ -367,7 +376,8 @@ class Ingestor:
         obj: list[int] = []
         pred: list[str] = []
         strength: list[float] = []
-        for counter, p in ((self.cooccurs, "co_occurs"), (self.title_links, "mentions")):
+        own = ((self.cooccurs, "co_occurs"), (self.title_links, "mentions"))
+        for counter, p in (*own, *((c, p) for p, c in self.relations.items())):
             for (a, b), n in counter.items():
                 if not (keep[a] and keep[b]):
                     continue
@@ -427,6 +437,7 @@ def ingest(
     options: IngestOptions | None = None,
     embedder: Any = None,
     report: IngestReport | None = None,
+    extractor: Extractor | None = None,
     **kwargs: Any,
 ) -> GraphTables:
     """Documents to graph tables in one call (an :class:`Ingestor` used once).
@@ -439,6 +450,9 @@ def ingest(
         options: The :class:`IngestOptions`; ``**kwargs`` override single fields of it.
         embedder: When given, chunks and entity names are embedded and stored.
         report: Receives the counts (documents, chunks, skipped inputs by kind).
+        extractor: Adds its entities and triples to the offline graph (see
+            :mod:`graphrecall.ingest.protocol`), e.g. an
+            :class:`~graphrecall.ingest.llm.OpenAIExtractor`.
 
     Returns:
         The tables (unchecked).
@@ -458,7 +472,7 @@ def ingest(
                 kind="invalid_parameter",
             )
         opts = IngestOptions(**{**opts.__dict__, **kwargs})
-    ing = Ingestor(opts)
+    ing = Ingestor(opts, extractor)
     ing.add(source, columns=columns, report=report)
     if embedder is not None:
         ing.embed(embedder)
