@@ -13,6 +13,7 @@ given as a record with its title.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "python"))
 
 from graphrecall.ingest import Ingestor  # noqa: E402
+from graphrecall.tables import GraphTables  # noqa: E402
 
 
 def records(data: Path, copies: int) -> list[dict[str, str]]:
@@ -36,6 +38,18 @@ def records(data: Path, copies: int) -> list[dict[str, str]]:
     ]
 
 
+def digest(tables: GraphTables) -> str:
+    """A SHA-256 of every column of ``tables``, to compare the extractor's output across
+    versions (the same input must give the same entities, facts, mentions and aliases)."""
+    h = hashlib.sha256()
+    for name in ("entities", "facts", "chunks", "mentions", "aliases"):
+        table = getattr(tables, name)
+        for col in sorted(table):
+            h.update(f"{name}.{col}".encode())
+            h.update(repr([str(v) for v in table[col]]).encode())
+    return h.hexdigest()
+
+
 def main() -> int:
     """Runs the benchmark and prints one line per stage.
 
@@ -45,6 +59,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
     ap.add_argument("--copies", type=int, default=4)
+    ap.add_argument("--digest", action="store_true", help="print a SHA-256 of the tables")
     args = ap.parse_args()
     recs = records(args.data, args.copies)
     n = len(recs)
@@ -66,6 +81,8 @@ def main() -> int:
     print(f"+ tables:        {t2 - t0:.2f} s ({n / (t2 - t0):,.0f} passages/s)")
     print(f"+ check:         {t3 - t0:.2f} s ({n / (t3 - t0):,.0f} passages/s)")
     print(f"+ graph build:   {t4 - t0:.2f} s ({n / (t4 - t0):,.0f} passages/s) {graph}")
+    if args.digest:
+        print(f"digest {digest(tables)}")
     return 0
 
 

@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT.parent / "python"))
 
 import eval_recall  # noqa: E402
 from graphrecall.embed import E5Embedder  # noqa: E402
+from graphrecall.evaluate import recall_at  # noqa: E402
 from graphrecall.index import GraphIndex  # noqa: E402
 from graphrecall.ingest import IngestOptions, ingest  # noqa: E402
 from graphrecall.recipes import RECIPES  # noqa: E402
@@ -77,15 +78,13 @@ def run(
         out.append(
             (
                 "vector only",
-                eval_recall.recall(ranked, gold, 2),
-                eval_recall.recall(ranked, gold, 5),
+                recall_at(ranked, gold, 2),
+                recall_at(ranked, gold, 5),
             )
         )
     res = RECIPES["ppr"](index, questions, query_vectors=qv)
     ranked = [[int(c) for c in r.chunk_ids] for r in res]
-    out.append(
-        (f"ppr ({label})", eval_recall.recall(ranked, gold, 2), eval_recall.recall(ranked, gold, 5))
-    )
+    out.append((f"ppr ({label})", recall_at(ranked, gold, 2), recall_at(ranked, gold, 5)))
     return out
 
 

@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -154,17 +155,21 @@ class Ingestor:
     # ------------------------------------------------------------------ adding documents
 
     def _entity(self, tenant: Hashable, key: str, surface: str) -> int:
-        canon = self._merger.resolve(key)
-        eid = self._ent.get((tenant, canon))
+        # A key seen before in this tenant maps straight to its entity (a merged key was
+        # registered under its canonical entity's id when first resolved).
+        eid = self._ent.get((tenant, key))
         if eid is None:
-            eid = len(self.entity_name)
-            self._ent[(tenant, canon)] = eid
-            self.entity_name.append(surface)
-            self.entity_tenant.append(tenant)
-            self.entity_primary.append(None)
-            self._surfaces.append(set())
-        if canon != key:
-            self._ent.setdefault((tenant, key), eid)
+            canon = self._merger.resolve(key)
+            eid = self._ent.get((tenant, canon))
+            if eid is None:
+                eid = len(self.entity_name)
+                self._ent[(tenant, canon)] = eid
+                self.entity_name.append(surface)
+                self.entity_tenant.append(tenant)
+                self.entity_primary.append(None)
+                self._surfaces.append(set())
+            if canon != key:
+                self._ent.setdefault((tenant, key), eid)
         if surface != self.entity_name[eid]:
             self._surfaces[eid].add(surface)
         return eid
@@ -278,45 +283,48 @@ class Ingestor:
         for sents in per_chunk:
             ck = []
             for s, names in sents:
-                keys = list(names)
+                keys = names
                 if known is not None:
-                    have = {k for k, _ in names}
-                    keys.extend((k, k) for k in known.find(s) if k not in have)
+                    found = known.find(s)
+                    if found:
+                        have = {k for k, _ in names}
+                        keys = names + [(k, k) for k in found if k not in have]
                 for k, _ in keys:
                     if " " in k:
                         w = k.rsplit(" ", 1)[1]
                         last_word[w] = k if last_word.get(w, k) == k else None
                 ck.append(keys)
             sent_keys.append(ck)
+        entity = self._entity
+        surfaces = self._surfaces
+        cooccurs = self.cooccurs if o.cooccurrence else None
         for c, ck in enumerate(sent_keys):
             chunk = first + c
             in_chunk: set[int] = set()
-            if title_eid is not None:
-                self.mentions[(chunk, title_eid)] += 1
+            named = [] if title_eid is None else [title_eid]  # one entry per mention
             for keys in ck:
                 ids: list[int] = []
                 for k, surface in keys:
                     full = last_word.get(k) if " " not in k else None
-                    eid = (
-                        self._entity(tenant, full, full)
-                        if full
-                        else self._entity(tenant, k, surface)
-                    )
                     if full:
-                        self._surfaces[eid].add(surface)
-                    self.mentions[(chunk, eid)] += 1
+                        eid = entity(tenant, full, full)
+                        surfaces[eid].add(surface)
+                    else:
+                        eid = entity(tenant, k, surface)
+                    named.append(eid)
                     if eid not in ids:
                         ids.append(eid)
                 in_chunk.update(ids)
-                if o.cooccurrence:
-                    top = ids[:MAX_SENTENCE_ENTITIES]
-                    for i, a in enumerate(top):
-                        for b in top[i + 1 :]:
-                            self.cooccurs[(a, b) if a < b else (b, a)] += 1
+                if cooccurs is not None and len(ids) > 1:
+                    cooccurs.update(
+                        [
+                            (a, b) if a < b else (b, a)
+                            for a, b in combinations(ids[:MAX_SENTENCE_ENTITIES], 2)
+                        ]
+                    )
+            self.mentions.update([(chunk, eid) for eid in named])
             if o.title_edges and title_eid is not None:
-                for eid in in_chunk:
-                    if eid != title_eid:
-                        self.title_links[(title_eid, eid)] += 1
+                self.title_links.update([(title_eid, eid) for eid in in_chunk if eid != title_eid])
 
     # ------------------------------------------------------------------ vectors and tables
 

@@ -5,10 +5,14 @@
 
 Bad inputs and their ``kind`` codes: ``empty`` (no text after stripping: always skipped and
 counted, never an error), ``binary`` (a NUL byte in a file's first 8 KiB), ``invalid_utf8``
-(the byte offset is in ``ctx["offset"]``), ``invalid_json`` (a JSONL line; ``row`` is its
-1-based line number), ``too_large`` (more than ``max_chars`` characters), ``missing_column``
-(no text column in a JSONL record, a Parquet file or a DataFrame) and ``invalid_value`` (a
-text that is not a string).
+(the byte offset is in ``ctx["offset"]``; in a JSONL file only the lines that are not
+UTF-8 are bad, with their line number in ``row``), ``invalid_json`` (a JSONL line; ``row`` is
+its 1-based line number), ``too_large`` (more than ``max_chars`` characters),
+``missing_column`` (no text column in a JSONL record, a Parquet file or a DataFrame; a
+DataFrame given directly always raises), ``unreadable`` (a file the operating system refuses
+to read) and ``invalid_value`` (a text that is not a string). Files and folders whose name
+starts with a dot are not read and are counted as ``hidden`` (one entry for a hidden folder,
+whatever it holds), never an error.
 """
 
 from __future__ import annotations
@@ -137,37 +141,58 @@ def _check_text(
     return text
 
 
+def _binary(data: bytes, where: str, on_bad: OnBad, report: ReadReport) -> bool:
+    """True (after raising or counting it) when ``data`` is a binary file's bytes."""
+    if b"\x00" not in data[:8192]:
+        return False
+    _fail(
+        on_bad,
+        report,
+        DataError(
+            f"{where}: a binary file (a NUL byte in its first 8 KiB), not text",
+            table="documents",
+            kind="binary",
+            input=where,
+        ),
+        where,
+    )
+    return True
+
+
+def _bad_utf8(
+    exc: UnicodeDecodeError,
+    data: bytes,
+    where: str,
+    row: int | None,
+    on_bad: OnBad,
+    report: ReadReport,
+    base: int = 0,
+) -> None:
+    """Raises or counts a UTF-8 error at byte ``base + exc.start`` of a file."""
+    _fail(
+        on_bad,
+        report,
+        DataError(
+            f"{where}: not UTF-8 at byte {base + exc.start} "
+            f"({data[exc.start : exc.start + 4]!r}); re-encode the file as UTF-8",
+            table="documents",
+            row=row,
+            kind="invalid_utf8",
+            input=where,
+            ctx={"offset": base + exc.start},
+        ),
+        where,
+    )
+
+
 def _decode(data: bytes, where: str, on_bad: OnBad, report: ReadReport) -> str | None:
     """The UTF-8 text of a file's bytes, or None when it is binary or not UTF-8 (skipped)."""
-    if b"\x00" in data[:8192]:
-        _fail(
-            on_bad,
-            report,
-            DataError(
-                f"{where}: a binary file (a NUL byte in its first 8 KiB), not text",
-                table="documents",
-                kind="binary",
-                input=where,
-            ),
-            where,
-        )
+    if _binary(data, where, on_bad, report):
         return None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        _fail(
-            on_bad,
-            report,
-            DataError(
-                f"{where}: not UTF-8 at byte {exc.start} ({data[exc.start : exc.start + 4]!r});"
-                " re-encode the file as UTF-8",
-                table="documents",
-                kind="invalid_utf8",
-                input=where,
-                ctx={"offset": exc.start},
-            ),
-            where,
-        )
+        _bad_utf8(exc, data, where, None, on_bad, report)
         return None
 
 
@@ -217,10 +242,35 @@ def _from_record(
     )
 
 
+def _jsonl_lines(
+    path: Path, data: bytes, on_bad: OnBad, report: ReadReport
+) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each line of a JSONL file's bytes, split at ``\\n`` only
+    (a JSON string may hold U+2028 and other Unicode line breaks raw); a line that is not
+    UTF-8 is bad on its own, the other lines are kept."""
+    if _binary(data, str(path), on_bad, report):
+        return
+    base = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        text = data[base:].decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        for n, line in enumerate(text.split("\n"), start=1):
+            yield n, line.rstrip("\r")
+        return
+    for n, raw in enumerate(data[base:].split(b"\n"), start=1):
+        try:
+            yield n, raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as exc:
+            _bad_utf8(exc, raw, f"{path}:{n}", n, on_bad, report, base)
+        base += len(raw) + 1
+
+
 def _jsonl(
-    path: Path, data: str, cols: Columns, max_chars: int, on_bad: OnBad, report: ReadReport
+    path: Path, data: bytes, cols: Columns, max_chars: int, on_bad: OnBad, report: ReadReport
 ) -> Iterator[Document]:
-    for n, line in enumerate(data.splitlines(), start=1):
+    for n, line in _jsonl_lines(path, data, on_bad, report):
         if not line.strip():
             continue
         where = f"{path}:{n}"
@@ -261,16 +311,31 @@ def _jsonl(
 
 
 def _frame(
-    frame: Any, where: str, cols: Columns, max_chars: int, on_bad: OnBad, report: ReadReport
+    frame: Any,
+    where: str,
+    cols: Columns,
+    max_chars: int,
+    on_bad: OnBad,
+    report: ReadReport,
+    *,
+    whole: bool = True,
 ) -> Iterator[Document]:
+    """The rows of a DataFrame; without a text column that is an error (``whole``: the
+    frame is the whole input) or, for one file among others, a skip under ``on_bad``."""
     names = [str(c) for c in frame.columns]
     if cols.text not in names:
-        raise DataError(
-            f"{where}: no text column {cols.text!r} (columns: {names[:10]})",
+        err = DataError(
+            f"{where}: no text column {cols.text!r} (columns: {names[:10]}; "
+            f"{len(frame):,} rows not read)",
             table="documents",
             column=cols.text,
             kind="missing_column",
+            ctx={"rows": len(frame)},
         )
+        if whole:
+            raise err
+        _fail(on_bad, report, err, where)
+        return
     for i, rec in enumerate(frame.to_dict("records")):
         doc = _from_record(rec, cols, f"{where}[{i}]", i, None, max_chars, on_bad, report)
         if doc is not None:
@@ -282,16 +347,34 @@ def _file(
 ) -> Iterator[Document]:
     suffix = path.suffix.lower()
     where = str(path)
-    if suffix in _PARQUET_SUFFIXES:
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    try:
+        if suffix in _PARQUET_SUFFIXES:
+            import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-        yield from _frame(pq.read_table(path).to_pandas(), where, cols, max_chars, on_bad, report)
+            frame = pq.read_table(path).to_pandas()
+        else:
+            raw = path.read_bytes()
+    except OSError as exc:
+        _fail(
+            on_bad,
+            report,
+            DataError(
+                f"{where}: cannot be read ({exc.strerror or exc})",
+                table="documents",
+                kind="unreadable",
+                input=where,
+            ),
+            where,
+        )
         return
-    data = _decode(path.read_bytes(), where, on_bad, report)
-    if data is None:
+    if suffix in _PARQUET_SUFFIXES:
+        yield from _frame(frame, where, cols, max_chars, on_bad, report, whole=False)
         return
     if suffix in _JSONL_SUFFIXES:
-        yield from _jsonl(path, data, cols, max_chars, on_bad, report)
+        yield from _jsonl(path, raw, cols, max_chars, on_bad, report)
+        return
+    data = _decode(raw, where, on_bad, report)
+    if data is None:
         return
     text = _check_text(data, where, None, max_chars, on_bad, report)
     if text is None:
@@ -302,6 +385,22 @@ def _file(
         if first.startswith("# "):
             title = first[2:].strip() or None
     yield Document(text=text, id=where, title=title or path.stem)
+
+
+def _folder(path: Path) -> Iterator[tuple[Path, bool]]:
+    """``(path, hidden)`` of each file under ``path`` in sorted order; a hidden file or
+    folder (a name starting with a dot) comes once, as itself, with ``hidden`` True."""
+    hidden: set[Path] = set()
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).parts
+        top = next((i for i, part in enumerate(rel) if part.startswith(".")), None)
+        if top is not None:
+            h = path.joinpath(*rel[: top + 1])
+            if h not in hidden:
+                hidden.add(h)
+                yield h, True
+        elif p.is_file() or (p.is_symlink() and not p.exists()):
+            yield p, False  # a dangling link fails to read: counted, not lost
 
 
 def read_documents(
@@ -315,8 +414,9 @@ def read_documents(
     """The documents of ``source``, lazily.
 
     Args:
-        source: A path (file or directory, read recursively in sorted order: ``.txt``,
-            ``.md``, ``.rst`` and extension-less files as one document each, a Markdown
+        source: A path (file or directory, read recursively in sorted order, hidden files
+            and folders counted and not read: ``.txt``, ``.md``, ``.rst``, extension-less
+            and other files as one document each, a Markdown
             file's leading ``# `` line as its title; ``.jsonl`` / ``.ndjson`` one record a
             line; ``.parquet`` one row each), a pandas DataFrame, or an iterable of
             strings, :class:`Document` s, mappings (records) or paths.
@@ -352,8 +452,11 @@ def _read(
     if isinstance(source, (str, Path)):
         path = Path(source)
         if path.is_dir():
-            for p in sorted(path.rglob("*")):
-                if p.is_file() and not p.name.startswith("."):
+            for p, hidden in _folder(path):
+                if hidden:
+                    kind = "folder" if p.is_dir() else "file"
+                    rep.skip("hidden", str(p), f"a hidden {kind} (its name starts with a dot)")
+                else:
                     yield from _file(p, cols, max_chars, on_bad, rep)
             return
         if not path.exists():

@@ -68,78 +68,107 @@ def _is_name(key: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=1 << 17)
+def _phrase_name(phrase: str, initial: bool) -> tuple[str, str] | None:
+    """The ``(key, surface form)`` of one capitalised phrase match (``initial``: it starts
+    the sentence), None when no name is left once function words are trimmed."""
+    words = phrase.rstrip(".").split()
+    # At a sentence start, "Visit the Louvre": the first word is no part of the name.
+    if initial and len(words) >= 3 and words[1] in _PARTICLE_SET:
+        words = words[2:]
+    # A sentence-initial function word is no part of a name ("The", "In", "After").
+    while words and words[0].casefold().strip("'’") in STOPWORDS:
+        words = words[1:]
+    while words and words[-1].casefold() in STOPWORDS:
+        words = words[:-1]
+    if not words:
+        return None
+    surface = " ".join(words)
+    key = normalise(surface)
+    return (key, surface) if _is_name(key) else None
+
+
 def sentence_names(sentence: str) -> list[tuple[str, str]]:
     """The ``(key, surface form)`` of each capitalised phrase and acronym of ``sentence`` in
     order of appearance (repeats kept: they are counted), then each quoted phrase not found
     capitalised."""
     out: list[tuple[str, str]] = []
     for m in _PHRASE.finditer(sentence):
-        surface = m.group(0).rstrip(".")
-        words = surface.split()
-        # At a sentence start, "Visit the Louvre": the first word is no part of the name.
-        if m.start() == 0 and len(words) >= 3 and words[1] in _PARTICLE_SET:
-            words = words[2:]
-        # A sentence-initial function word is no part of a name ("The", "In", "After").
-        while words and words[0].casefold().strip("'’") in STOPWORDS:
-            words = words[1:]
-        while words and words[-1].casefold() in STOPWORDS:
-            words = words[:-1]
-        if not words:
-            continue
-        surface = " ".join(words)
-        key = normalise(surface)
-        if _is_name(key):
-            out.append((key, surface))
-    have = {k for k, _ in out}
-    for m in _QUOTED.finditer(sentence):
-        surface = m.group(1).strip()
-        if 1 <= len(surface.split()) <= 8:
-            key = normalise(surface)
-            if _is_name(key) and key not in have:
-                out.append((key, surface))
+        name = _phrase_name(m.group(), m.start() == 0)
+        if name is not None:
+            out.append(name)
+    if '"' in sentence or "“" in sentence:
+        have = {k for k, _ in out}
+        for m in _QUOTED.finditer(sentence):
+            surface = m.group(1).strip()
+            if 1 <= len(surface.split()) <= 8:
+                key = normalise(surface)
+                if _is_name(key) and key not in have:
+                    out.append((key, surface))
     return out
 
 
 class KnownNames:
-    """Names matched in any case: keys of up to :data:`MAX_NAME_WORDS` words, looked up by
-    their first word so a sentence costs one set test per word."""
+    """Names matched in any case: keys of up to :data:`MAX_NAME_WORDS` words, with every
+    word prefix of every key, so a match is extended one word at a time and stops at the
+    first word sequence that no key starts with."""
 
     def __init__(self) -> None:
         self.keys: dict[str, str] = {}  # the key's words joined by spaces -> the key
-        self._first: dict[str, int] = {}  # first word -> longest key length in words
+        self._prefixes: set[str] = set()  # the first 1..n words of each key, joined
+        self._added: set[str] = set()  # every key given to add()
 
     def add(self, key: str) -> None:
         """Makes ``key`` known (keys over :data:`MAX_NAME_WORDS` words are ignored)."""
+        if key in self._added:
+            return
+        self._added.add(key)
         words = _WORD.findall(key)
         if not words or len(words) > MAX_NAME_WORDS:
             return
-        self.keys.setdefault(" ".join(words), key)
-        self._first[words[0]] = max(self._first.get(words[0], 0), len(words))
+        joined = " ".join(words)
+        if joined in self.keys:
+            return
+        self.keys[joined] = key
+        prefix = words[0]
+        self._prefixes.add(prefix)
+        for w in words[1:]:
+            prefix = f"{prefix} {w}"
+            self._prefixes.add(prefix)
 
     def find(self, sentence: str) -> list[str]:
         """The known keys occurring in ``sentence`` (case-folded words, punctuation between
         them ignored), longest match first at each position; a match's words are not
         matched again."""
-        if not self._first:
+        prefixes = self._prefixes
+        if not prefixes:
             return []
         words = _WORD.findall(sentence.casefold())
+        starts = [i for i, w in enumerate(words) if w in prefixes]
+        if not starts:
+            return []
         out: list[str] = []
-        i = 0
-        first = self._first
         keys = self.keys
-        while i < len(words):
-            n = first.get(words[i])
-            if n:
-                for j in range(min(n, len(words) - i), 0, -1):
-                    k = keys.get(" ".join(words[i : i + j]) if j > 1 else words[i])
-                    if k is not None:
-                        out.append(k)
-                        i += j
-                        break
-                else:
-                    i += 1
-            else:
-                i += 1
+        n_words = len(words)
+        done = 0  # words before this index belong to a match
+        for i in starts:
+            if i < done:
+                continue
+            phrase = words[i]
+            best = keys.get(phrase)
+            end = i + 1
+            j = i + 1
+            while j < n_words:
+                phrase = f"{phrase} {words[j]}"
+                if phrase not in prefixes:
+                    break
+                j += 1
+                k = keys.get(phrase)
+                if k is not None:
+                    best, end = k, j
+            if best is not None:
+                out.append(best)
+                done = end
         return out
 
 
