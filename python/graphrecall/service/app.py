@@ -19,8 +19,12 @@ Endpoints (JSON in, JSON out; errors as in :mod:`.errors`):
 ==========================  ==============================================================
 
 Single queries with the same recipe, tenant and parameters are coalesced into one
-``retrieve_batch`` call (:mod:`.batcher`); every retrieval runs on a worker thread, never
-on the event loop. Writes respond after the SQLite commit and the index swap.
+``retrieve_batch`` call, and the batches open at once go to a worker thread together
+(:mod:`.batcher`); every retrieval, and the writing of its JSON body, runs on a worker
+thread, never on the event loop. ``POST /retrieve`` is served by a thin ASGI handler ahead
+of Starlette's router and middleware (the same checks, errors and metrics, less Python per
+request); the other endpoints go through Starlette. Writes respond after the SQLite commit
+and the index swap.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,9 +45,10 @@ import numpy as np
 import numpy.typing as npt
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from ..errors import ParameterError
 from ..explain import explain as explain_text
@@ -69,6 +74,22 @@ from .metrics import CONTENT_TYPE, Metrics
 __all__ = ["Service", "create_app"]
 
 log = logging.getLogger("graphrecall.service")
+
+T = Any
+_timeout = getattr(asyncio, "timeout", None)  # Python >= 3.11: no task per deadline
+
+
+async def _within(work: Coroutine[Any, Any, T], seconds: float) -> T:
+    """``await work``, cancelled after ``seconds`` (``asyncio.TimeoutError``)."""
+    if _timeout is None:  # pragma: no cover - Python 3.10
+        return await asyncio.wait_for(work, seconds)
+    async with _timeout(seconds):
+        return await work
+
+
+def _one_body(result: RetrievalResult) -> bytes:
+    """The ``/retrieve`` body of one query's result."""
+    return results_body("result", [result])
 
 
 def _json(body: Any, status: int = 200) -> Response:
@@ -274,15 +295,43 @@ class Service:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self._run, spec, queries, stacked)
 
+    async def retrieve_body(
+        self,
+        spec: Spec,
+        queries: list[str],
+        vectors: list[npt.NDArray[np.float32]] | None,
+        batch: bool,
+    ) -> bytes:
+        """The JSON body answering a ``/retrieve`` request, retrieved and written on a
+        worker thread (``{"result": ...}``, or ``{"results": [...]}`` for a batch)."""
+        if not batch and self.config.batching:
+            vec = None if vectors is None else vectors[0]
+            body: bytes = await self.batcher.submit(spec, queries[0], vec, _one_body)
+            return body
+        stacked = None if vectors is None else np.stack(vectors)
+        key = "results" if batch else "result"
+
+        def run() -> bytes:
+            return results_body(key, self._run(spec, queries, stacked))
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, run)
+
     # ------------------------------------------------------------------ HTTP plumbing
 
     def check_key(self, request: Request) -> None:
         """Refuse a request without the API key (constant-time compare)."""
+        if self._key is not None:
+            self.check_key_of(request.headers.get("x-api-key"), request.headers.get("authorization"))
+
+    def check_key_of(self, api_key: str | None, authorization: str | None) -> None:
+        """Refuse a request whose ``X-API-Key`` / ``Authorization: Bearer`` headers do not
+        hold the API key (constant-time compare)."""
         if self._key is None:
             return
-        got = request.headers.get("x-api-key")
+        got = api_key
         if got is None:
-            auth = request.headers.get("authorization", "")
+            auth = authorization or ""
             if auth[:7].lower() == "bearer ":
                 got = auth[7:]
         if got is None or not hmac.compare_digest(got.encode(), self._key):
@@ -290,8 +339,12 @@ class Service:
 
     async def body(self, request: Request) -> Any:
         """The request's JSON body, within the size limit and the read timeout."""
+        return await self.read_json(request.headers.get("content-length"), request.stream())
+
+    async def read_json(self, declared: str | None, stream: AsyncIterator[bytes]) -> Any:
+        """The JSON body of ``stream`` (its ``content-length`` header: ``declared``),
+        within the size limit and the read timeout."""
         limit = self.config.max_body_bytes
-        declared = request.headers.get("content-length")
         if declared is not None:
             if not declared.isdigit():
                 raise RequestError(400, "invalid content-length", kind="invalid_value")
@@ -306,7 +359,7 @@ class Service:
         async def read() -> bytes:
             parts: list[bytes] = []
             size = 0
-            async for chunk in request.stream():
+            async for chunk in stream:
                 size += len(chunk)
                 if size > limit:
                     raise RequestError(
@@ -319,7 +372,7 @@ class Service:
             return b"".join(parts)
 
         try:
-            data = await asyncio.wait_for(read(), self.config.read_timeout_s)
+            data = await _within(read(), self.config.read_timeout_s)
         except asyncio.TimeoutError:
             raise RequestError(
                 408, "request body not received in time", kind="timeout", ctx={"phase": "body"}
@@ -335,6 +388,13 @@ class Service:
             ) from None
 
     def error(self, exc: BaseException) -> Response:
+        """The JSON error response of ``exc`` (counted in the metrics)."""
+        status, body, headers = self.error_parts(exc)
+        return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+    def error_parts(self, exc: BaseException) -> tuple[int, bytes, dict[str, str]]:
+        """Status, JSON body and extra headers of the error response of ``exc`` (counted in
+        the metrics)."""
         status = status_of(exc)
         if status >= 500 and not isinstance(exc, RequestError):
             log.exception("request failed", exc_info=exc)
@@ -344,18 +404,14 @@ class Service:
             headers["www-authenticate"] = "Bearer"
         if status in (408, 413):  # the rest of the body is not read: end the connection
             headers["connection"] = "close"
-        return Response(
-            dumps(error_body(exc)),
-            status_code=status,
-            media_type="application/json",
-            headers=headers,
-        )
+        return status, dumps(error_body(exc)), headers
 
-    async def timed(self, work: Awaitable[Response], timeout: bool = True) -> Response:
+    async def timed(self, work: Coroutine[Any, Any, T], timeout: bool = True) -> T:
+        """``await work`` within the request timeout (503 after it)."""
         if not timeout:
             return await work
         try:
-            return await asyncio.wait_for(work, self.config.request_timeout_s)
+            return await _within(work, self.config.request_timeout_s)
         except asyncio.TimeoutError:
             raise RequestError(
                 503,
@@ -387,13 +443,51 @@ def _endpoint(service: Service, name: str, handler: Handler, *, auth: bool = Tru
 async def _retrieve(s: Service, request: Request) -> tuple[Response, str]:
     body = await s.body(request)
     spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
+    data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
+    return Response(data, media_type="application/json"), spec.recipe or "router"
 
-    async def work() -> Response:
-        results = await s.retrieve(spec, queries, vectors)
-        body = results_body("results" if batch else "result", results)
-        return Response(body, media_type="application/json")
 
-    return await s.timed(work()), spec.recipe or "router"
+async def _body_chunks(receive: Receive) -> AsyncIterator[bytes]:
+    """The request body's chunks from ASGI ``receive`` (what ``Request.stream`` yields)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+async def _retrieve_asgi(s: Service, scope: Scope, receive: Receive, send: Send) -> None:
+    """``POST /retrieve`` as a plain ASGI handler: what :func:`_retrieve` does behind
+    :func:`_endpoint`, without the router, the middleware and the request object."""
+    t0 = time.perf_counter()
+    recipe = "-"
+    length = api_key = auth = None
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            length = value.decode("latin-1") if length is None else length
+        elif name == b"x-api-key":
+            api_key = value.decode("latin-1") if api_key is None else api_key
+        elif name == b"authorization":
+            auth = value.decode("latin-1") if auth is None else auth
+    extra: dict[str, str] = {}
+    try:
+        s.check_key_of(api_key, auth)
+        body = await s.read_json(length, _body_chunks(receive))
+        spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
+        data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
+        status, recipe = 200, spec.recipe or "router"
+    except Exception as exc:
+        status, data, extra = s.error_parts(exc)
+    s.metrics.observe("retrieve", recipe, time.perf_counter() - t0)
+    headers = [
+        (b"content-length", str(len(data)).encode()),
+        (b"content-type", b"application/json"),
+    ]
+    headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
 
 
 def _single(s: Service, body: Any, allowed: frozenset[str]) -> tuple[Spec, list[str], Any]:
@@ -546,7 +640,25 @@ async def _metrics(s: Service, request: Request) -> tuple[Response, str]:
     return Response(s.metrics.render(), media_type=CONTENT_TYPE), "-"
 
 
-def create_app(backend: Backend, config: ServiceConfig | None = None) -> Starlette:
+class ServiceApp(Starlette):
+    """Starlette with ``POST /retrieve`` answered by :func:`_retrieve_asgi` ahead of the
+    router (the load path); every other request goes through Starlette."""
+
+    service: Service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == "/retrieve"
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
+        ):
+            await _retrieve_asgi(self.service, scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(backend: Backend, config: ServiceConfig | None = None) -> ServiceApp:
     """The ASGI app serving ``backend`` (see the module docstring); ``app.state.service``
     is its :class:`Service`."""
     service = Service(backend, config)
@@ -581,8 +693,8 @@ def create_app(backend: Backend, config: ServiceConfig | None = None) -> Starlet
         kind = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
         return service.error(RequestError(status, f"{detail}: {request.url.path}", kind=kind))
 
-    app = Starlette(
+    app = ServiceApp(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
     )
-    app.state.service = service
+    app.state.service = app.service = service
     return app
