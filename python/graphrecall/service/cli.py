@@ -1,11 +1,19 @@
 """``graphrecall serve INDEX``: the HTTP service on uvicorn (httptools parser, uvloop when
-installed), bound to 127.0.0.1 unless told otherwise."""
+installed), bound to 127.0.0.1 unless told otherwise.
+
+``--processes N`` (a saved index only) forks N server processes sharing one listening
+socket: the recipes' Python holds the GIL, so one process tops out near one core; a saved
+index is memory-mapped, so the processes share its pages. A SQLite store is served by one
+process, so that a write is visible to the next query whichever process answers it."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from .config import ServiceConfig
@@ -23,13 +31,38 @@ def serve(
     log_level: str = "warning",
     loop: str = "auto",
     http: str = "auto",
+    processes: int = 1,
 ) -> None:
     """Open ``path`` (a saved index or a SQLite store) and serve it until SIGINT / SIGTERM;
     requests in flight, writes included, are finished before the process exits.
 
     ``loop`` ("auto": uvloop when installed, or "asyncio") and ``http`` ("auto": httptools
     with the header read timeout, or "h11") choose uvicorn's stack (the benchmark compares
-    them)."""
+    them). ``processes`` > 1 serves a saved index from that many forked processes on one
+    socket (see the module docstring).
+
+    Raises:
+        ParameterError: ``processes`` > 1 for a SQLite store, or where ``os.fork`` is
+            missing.
+    """
+    if processes > 1:
+        _serve_forked(path, host, port, processes, config, embedder, log_level, loop, http)
+        return
+    _serve_one(path, host, port, config, embedder, log_level, loop, http, None)
+
+
+def _serve_one(
+    path: str | os.PathLike[str],
+    host: str,
+    port: int,
+    config: ServiceConfig | None,
+    embedder: str | None,
+    log_level: str,
+    loop: str,
+    http: str,
+    sock: socket.socket | None,
+) -> None:
+    """One server process (on ``sock`` when given, else bound to ``host:port``)."""
     import uvicorn
 
     from .app import create_app
@@ -60,7 +93,80 @@ def serve(
         limit_concurrency=None,
         backlog=2048,
     )
-    uvicorn.Server(uv).run()
+    uvicorn.Server(uv).run(sockets=None if sock is None else [sock])
+
+
+def _serve_forked(
+    path: str | os.PathLike[str],
+    host: str,
+    port: int,
+    processes: int,
+    config: ServiceConfig | None,
+    embedder: str | None,
+    log_level: str,
+    loop: str,
+    http: str,
+) -> None:
+    """``processes`` children serving a saved index on one socket bound here; SIGINT /
+    SIGTERM are passed on to them, and when one exits the others are stopped."""
+    from ..errors import ParameterError
+    from ..index_io import is_saved_index
+
+    if not hasattr(os, "fork"):
+        raise ParameterError(
+            "invalid parameter processes: this platform cannot fork; serve with one process",
+            kind="invalid_parameter",
+            parameter="processes",
+        )
+    if not (Path(path).is_dir() and is_saved_index(Path(path))):
+        raise ParameterError(
+            "invalid parameter processes: only a saved index (read-only) is served by several "
+            "processes; a SQLite store takes writes, which one process must see",
+            kind="invalid_parameter",
+            parameter="processes",
+        )
+    sock = socket.create_server((host, port), backlog=2048)
+    sock.set_inheritable(True)
+    children: list[int] = []
+    for _ in range(processes):
+        pid = os.fork()
+        if pid == 0:  # the child: load the index here (no threads were started before)
+            code = 1
+            try:
+                _die_with_parent()
+                _serve_one(path, host, port, config, embedder, log_level, loop, http, sock)
+                code = 0
+            finally:
+                os._exit(code)
+        children.append(pid)
+    sock.close()
+
+    def forward(signum: int, frame: Any) -> None:
+        for pid in children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    pid, _ = os.wait()
+    children.remove(pid)
+    forward(signal.SIGTERM, None)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGTERM this process when its parent dies (no-op elsewhere), so that a
+    killed ``graphrecall serve`` leaves no server behind."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -89,6 +195,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--batch-max", type=int, default=d.batch_max)
     p.add_argument("--no-batching", action="store_true", help="one call per request")
     p.add_argument("--workers", type=int, default=d.workers, help="retrieval threads")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="server processes on one socket (a saved index only; 1)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not use the result cache")
     p.add_argument("--no-embedder", action="store_true", help="queries must carry vectors")
     p.add_argument("--log-level", default="warning")
@@ -125,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
             config=cfg,
             embedder=None if args.no_embedder else "default",
             log_level=args.log_level,
+            processes=args.processes,
         )
     except ImportError as exc:
         print(
