@@ -194,7 +194,11 @@ def test_the_batcher_sends_every_tenant_in_one_job() -> None:
     assert out[:6] == ["a:q0", "b:q1", "c:q2", "a:q3", "b:q4", "c:q5"]
     assert isinstance(out[6], ZeroDivisionError) and out[7] == "B:UP"
     assert len(jobs) == 1  # one thread hop for the three tenants
-    assert sorted(calls) == [("a", ["q0", "q3", "bad"]), ("b", ["q1", "q4", "up"]), ("c", ["q2", "q5"])]
+    assert sorted(calls) == [
+        ("a", ["q0", "q3", "bad"]),
+        ("b", ["q1", "q4", "up"]),
+        ("c", ["q2", "q5"]),
+    ]
 
 
 def test_context_and_explain(client: Any) -> None:
@@ -429,9 +433,7 @@ def test_mixed_tenants_from_several_processes_answer_as_the_api(
     assert not [c for c in children if Path(f"/proc/{c}").exists()]  # SIGTERM reached them
 
 
-def test_a_store_is_served_by_one_process(
-    store: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_store_is_served_by_one_process(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from graphrecall.cli import main
 
     assert main(["serve", str(store), "--processes", "2"]) == 1
