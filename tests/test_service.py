@@ -164,7 +164,7 @@ def test_the_batcher_coalesces_queries_that_wait_for_a_worker() -> None:
     assert ["q5", "q6", "bad"] in calls and ["x"] in calls
 
 
-def test_the_batcher_sends_every_tenant_in_one_job() -> None:
+def test_the_batcher_sends_every_tenant_in_one_hop_per_free_worker() -> None:
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
@@ -182,23 +182,26 @@ def test_the_batcher_sends_every_tenant_in_one_job() -> None:
         calls.append((key, list(queries)))
         return [f"{key}:{q}" for q in queries]
 
-    async def main() -> list[Any]:
-        with Counting(1) as pool:
-            b: MicroBatcher[str] = MicroBatcher(run, pool, workers=1, wait_s=1.0, max_size=8)
+    async def main(workers: int) -> list[Any]:
+        with Counting(workers) as pool:
+            b: MicroBatcher[str] = MicroBatcher(run, pool, workers=workers, wait_s=1.0, max_size=8)
             subs = [b.submit(k, f"q{i}", None) for i, k in enumerate("abcabc")]
             subs.append(b.submit("a", "bad", None, render=lambda r: 1 / 0))
             subs.append(b.submit("b", "up", None, render=str.upper))
             return await asyncio.gather(*subs, return_exceptions=True)
 
-    out = asyncio.run(main())
-    assert out[:6] == ["a:q0", "b:q1", "c:q2", "a:q3", "b:q4", "c:q5"]
-    assert isinstance(out[6], ZeroDivisionError) and out[7] == "B:UP"
-    assert len(jobs) == 1  # one thread hop for the three tenants
-    assert sorted(calls) == [
-        ("a", ["q0", "q3", "bad"]),
-        ("b", ["q1", "q4", "up"]),
-        ("c", ["q2", "q5"]),
-    ]
+    for workers, hops in ((1, 1), (2, 2), (8, 3)):
+        calls.clear()
+        jobs.clear()
+        out = asyncio.run(main(workers))
+        assert out[:6] == ["a:q0", "b:q1", "c:q2", "a:q3", "b:q4", "c:q5"]
+        assert isinstance(out[6], ZeroDivisionError) and out[7] == "B:UP"
+        assert len(jobs) == hops  # one thread hop per free worker, at most one per tenant
+        assert sorted(calls) == [
+            ("a", ["q0", "q3", "bad"]),
+            ("b", ["q1", "q4", "up"]),
+            ("c", ["q2", "q5"]),
+        ]
 
 
 def test_context_and_explain(client: Any) -> None:

@@ -322,7 +322,9 @@ class Service:
     def check_key(self, request: Request) -> None:
         """Refuse a request without the API key (constant-time compare)."""
         if self._key is not None:
-            self.check_key_of(request.headers.get("x-api-key"), request.headers.get("authorization"))
+            self.check_key_of(
+                request.headers.get("x-api-key"), request.headers.get("authorization")
+            )
 
     def check_key_of(self, api_key: str | None, authorization: str | None) -> None:
         """Refuse a request whose ``X-API-Key`` / ``Authorization: Bearer`` headers do not

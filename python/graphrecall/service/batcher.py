@@ -3,9 +3,10 @@ on a worker thread (the native work releases the GIL, so the event loop keeps pa
 requests meanwhile).
 
 A query joins the open batch of its key (recipe, tenant, parameters...): queries of one key
-share one ``retrieve_batch`` call. Every batch open at a flush goes to the workers in one
-job, whatever its key, so that a load spread over many tenants still takes one thread hop
-per flush rather than one per request. A flush happens at the end of the event loop's
+share one ``retrieve_batch`` call. The batches open at a flush, whatever their keys, go to
+the free workers in as few jobs as there are free workers (balanced by query count), so
+that a load spread over many tenants takes one thread hop per worker and flush rather than
+one per request, and no free worker idles. A flush happens at the end of the event loop's
 current turn when a worker is free (a lone query waits for nothing), else after at most
 ``wait_s``, when a worker frees up, or as soon as a batch holds ``max_size`` queries. If a
 batch fails, its queries are run one by one so that one bad query fails alone.
@@ -18,6 +19,7 @@ alone.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Hashable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -107,21 +109,29 @@ class MicroBatcher(Generic[K]):
         return await fut
 
     def _flush(self) -> None:
-        """Send every open batch to the workers in one job."""
+        """Send every open batch to the free workers (at least one job)."""
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        jobs = [(k, p) for k, p in self._open.items() if p.queries]
+        batches = [(k, p) for k, p in self._open.items() if p.queries]
         self._open = {}
-        if not jobs:
+        if not batches:
             return
         if self._on_batch is not None:
-            for _, p in jobs:
+            for _, p in batches:
                 self._on_batch(len(p.queries))
-        self._running += 1
+        n_jobs = min(len(batches), max(1, self._workers - self._running))
+        groups: list[list[tuple[K, _Pending]]] = [[] for _ in range(n_jobs)]
+        sizes = [0] * n_jobs
+        for k, p in sorted(batches, key=lambda kp: -len(kp[1].queries)):
+            j = sizes.index(min(sizes))
+            groups[j].append((k, p))
+            sizes[j] += len(p.queries)
         loop = asyncio.get_running_loop()
-        task = loop.run_in_executor(self._executor, self._run_all, jobs)
-        task.add_done_callback(lambda t: self._done(t, jobs))
+        for jobs in groups:
+            self._running += 1
+            task = loop.run_in_executor(self._executor, self._run_all, jobs)
+            task.add_done_callback(functools.partial(self._done, jobs=jobs))
 
     def _run_all(self, jobs: list[tuple[K, _Pending]]) -> list[list[Any]]:
         """Each batch's rendered results or errors (on a worker thread)."""
@@ -154,7 +164,7 @@ class MicroBatcher(Generic[K]):
                 out.append(exc)
         return out
 
-    def _done(self, task: asyncio.Future[Any], jobs: list[tuple[K, _Pending]]) -> None:
+    def _done(self, task: asyncio.Future[Any], *, jobs: list[tuple[K, _Pending]]) -> None:
         self._running -= 1
         exc = task.exception() if not task.cancelled() else asyncio.CancelledError()
         outs = None if exc is not None else task.result()
