@@ -358,12 +358,12 @@ def main() -> int:
         for mode, flags in (("micro-batching", []), ("one call per request", ["--no-batching"])):
             srv = Served(Path(tmp) / "index", *flags, *procs)
             try:
-                # Warm-up: queries of every tenant from several connections, so that every
-                # process builds each tenant's lazy tables (a tenant's first query), then a
-                # short burst.
+                # Warm-up: every tenant's queries on each of 8 connections per process, so
+                # that every process (whichever accepts a connection) builds each tenant's
+                # lazy tables (a tenant's first query), then a short burst.
                 first = {ten: i for i, (_, ten, _) in reversed(list(enumerate(queries)))}
                 warm = [with_vec[i] for i in first.values()]
-                load(srv.port, warm, 4 * args.processes, 4 * args.processes * len(warm), 60)
+                load(srv.port, warm, 8 * args.processes, 8 * args.processes * len(warm), 120)
                 load(srv.port, with_vec, 8, 500, 5)
                 for c in levels:
                     r = point(srv, gen, with_vec, c, count, seconds)

@@ -19,12 +19,12 @@ Endpoints (JSON in, JSON out; errors as in :mod:`.errors`):
 ==========================  ==============================================================
 
 Single queries with the same recipe, tenant and parameters are coalesced into one
-``retrieve_batch`` call, and the batches open at once go to a worker thread together
-(:mod:`.batcher`); every retrieval, and the writing of its JSON body, runs on a worker
-thread, never on the event loop. ``POST /retrieve`` is served by a thin ASGI handler ahead
-of Starlette's router and middleware (the same checks, errors and metrics, less Python per
-request); the other endpoints go through Starlette. Writes respond after the SQLite commit
-and the index swap.
+``retrieve_batch`` call, and the batches open at once, whatever their tenants, go to the
+free worker threads together (:mod:`.batcher`); every retrieval, and the writing of its
+JSON body, runs on a worker thread, never on the event loop. ``POST /retrieve`` is served
+by a thin ASGI handler ahead of Starlette's router and middleware (the same checks, errors
+and metrics, less Python per request); the other endpoints go through Starlette. Writes
+respond after the SQLite commit and the index swap.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -75,7 +75,7 @@ __all__ = ["Service", "create_app"]
 
 log = logging.getLogger("graphrecall.service")
 
-T = Any
+T = TypeVar("T")
 _timeout = getattr(asyncio, "timeout", None)  # Python >= 3.11: no task per deadline
 
 
