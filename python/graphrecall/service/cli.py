@@ -1,10 +1,11 @@
 """``graphrecall serve INDEX``: the HTTP service on uvicorn (httptools parser, uvloop when
 installed), bound to 127.0.0.1 unless told otherwise.
 
-``--processes N`` (a saved index only) forks N server processes sharing one listening
-socket: the recipes' Python holds the GIL, so one process tops out near one core; a saved
-index is memory-mapped, so the processes share its pages. A SQLite store is served by one
-process, so that a write is visible to the next query whichever process answers it."""
+``--processes N`` (a saved index only) forks N server processes listening on one port
+(``SO_REUSEPORT``: the kernel spreads the connections): the recipes' Python holds the GIL,
+so one process tops out near one core; a saved index is memory-mapped, so the processes
+share its pages. A SQLite store is served by one process, so that a write is visible to
+the next query whichever process answers it."""
 
 from __future__ import annotations
 
@@ -107,7 +108,7 @@ def _serve_forked(
     loop: str,
     http: str,
 ) -> None:
-    """``processes`` children serving a saved index on one socket bound here; SIGINT /
+    """``processes`` children serving a saved index on one port (a socket each); SIGINT /
     SIGTERM are passed on to them, and when one exits the others are stopped."""
     from ..errors import ParameterError
     from ..index_io import is_saved_index
@@ -125,21 +126,32 @@ def _serve_forked(
             kind="invalid_parameter",
             parameter="processes",
         )
-    sock = socket.create_server((host, port), backlog=2048)
-    sock.set_inheritable(True)
+    # One listening socket per child on the same port (SO_REUSEPORT): the kernel spreads
+    # new connections over them, where children sharing one socket would let the first to
+    # wake accept a whole burst.
+    socks = [socket.create_server((host, port), backlog=2048, reuse_port=True)]
+    port = socks[0].getsockname()[1]
+    socks += [
+        socket.create_server((host, port), backlog=2048, reuse_port=True)
+        for _ in range(processes - 1)
+    ]
     children: list[int] = []
-    for _ in range(processes):
+    for mine in socks:
         pid = os.fork()
         if pid == 0:  # the child: load the index here (no threads were started before)
             code = 1
             try:
+                for other in socks:
+                    if other is not mine:
+                        other.close()
                 _die_with_parent()
-                _serve_one(path, host, port, config, embedder, log_level, loop, http, sock)
+                _serve_one(path, host, port, config, embedder, log_level, loop, http, mine)
                 code = 0
             finally:
                 os._exit(code)
         children.append(pid)
-    sock.close()
+    for one in socks:
+        one.close()
 
     def forward(signum: int, frame: Any) -> None:
         for pid in children:
@@ -199,7 +211,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--processes",
         type=int,
         default=1,
-        help="server processes on one socket (a saved index only; 1)",
+        help="server processes on one port (a saved index only; 1)",
     )
     p.add_argument("--no-cache", action="store_true", help="do not use the result cache")
     p.add_argument("--no-embedder", action="store_true", help="queries must carry vectors")
