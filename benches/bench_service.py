@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import os
 import re
@@ -83,6 +84,7 @@ class Served:
                 *stack,
             ]
         self.proc = subprocess.Popen(cmd, env=env)
+        self._metrics: http.client.HTTPConnection | None = None
         deadline = time.monotonic() + 120
         while True:
             if self.proc.poll() is not None:
@@ -110,9 +112,12 @@ class Served:
         return total / os.sysconf("SC_CLK_TCK")
 
     def batches(self) -> tuple[float, float]:
-        """(queries, retrieve_batch calls) of the micro-batcher so far, from ``/metrics``."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            text = r.read().decode()
+        """(queries, retrieve_batch calls) of the micro-batcher so far, from ``/metrics``
+        over one kept-alive connection (so always of the same server process)."""
+        if self._metrics is None:
+            self._metrics = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        self._metrics.request("GET", "/metrics")
+        text = self._metrics.getresponse().read().decode()
         got = {"sum": 0.0, "count": 0.0}
         for line in text.splitlines():
             for k in got:
@@ -423,6 +428,12 @@ def main() -> int:
             f"| {what} | {mode} | {c} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} "
             f"| {int(r['n']):,} | {r['batch']:.1f} | {r['cpu_ms']:.2f} |"
         )
+    if args.processes > 1:
+        lines += [
+            "",
+            "Queries per batch call: those of one server process (its `/metrics`); the server "
+            "CPU time sums every process.",
+        ]
     if stacks:
         lines += [
             "",
