@@ -109,7 +109,11 @@ def _serve_forked(
     http: str,
 ) -> None:
     """``processes`` children serving a saved index on one port (a socket each); SIGINT /
-    SIGTERM are passed on to them, and when one exits the others are stopped."""
+    SIGTERM are passed on to them, and when one exits the others are stopped.
+
+    Raises:
+        ChildProcessError: A child exited with an error before any stop signal.
+    """
     from ..errors import ParameterError
     from ..index_io import is_saved_index
 
@@ -147,13 +151,18 @@ def _serve_forked(
                 _die_with_parent()
                 _serve_one(path, host, port, config, embedder, log_level, loop, http, mine)
                 code = 0
+            except BaseException as exc:  # a child never returns into the parent's code
+                print(f"graphrecall serve: {type(exc).__name__}: {exc}", file=sys.stderr)
             finally:
+                sys.stderr.flush()
                 os._exit(code)
         children.append(pid)
     for one in socks:
         one.close()
+    stopping: list[int] = []
 
     def forward(signum: int, frame: Any) -> None:
+        stopping.append(signum)
         for pid in children:
             try:
                 os.kill(pid, signum)
@@ -162,11 +171,16 @@ def _serve_forked(
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    pid, _ = os.wait()
+    pid, status = os.wait()
+    asked = bool(stopping)  # SIGTERM / SIGINT came first: a shutdown, not a failure
     children.remove(pid)
-    forward(signal.SIGTERM, None)
-    for pid in children:
-        os.waitpid(pid, 0)
+    if not asked:
+        forward(signal.SIGTERM, None)
+    for child in children:
+        os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if not asked and code != 0:
+        raise ChildProcessError(f"a server process exited with status {code}")
 
 
 def _die_with_parent() -> None:
