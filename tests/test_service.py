@@ -164,6 +164,46 @@ def test_the_batcher_coalesces_queries_that_wait_for_a_worker() -> None:
     assert ["q5", "q6", "bad"] in calls and ["x"] in calls
 
 
+def test_the_batcher_sends_every_tenant_in_one_hop_per_free_worker() -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphrecall.service.batcher import MicroBatcher
+
+    calls: list[tuple[str, list[str]]] = []
+    jobs: list[int] = []
+
+    class Counting(ThreadPoolExecutor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            jobs.append(1)
+            return super().submit(fn, *args, **kwargs)
+
+    def run(key: str, queries: list[str], vectors: Any) -> list[Any]:
+        calls.append((key, list(queries)))
+        return [f"{key}:{q}" for q in queries]
+
+    async def main(workers: int) -> list[Any]:
+        with Counting(workers) as pool:
+            b: MicroBatcher[str] = MicroBatcher(run, pool, workers=workers, wait_s=1.0, max_size=8)
+            subs = [b.submit(k, f"q{i}", None) for i, k in enumerate("abcabc")]
+            subs.append(b.submit("a", "bad", None, render=lambda r: 1 / 0))
+            subs.append(b.submit("b", "up", None, render=str.upper))
+            return await asyncio.gather(*subs, return_exceptions=True)
+
+    for workers, hops in ((1, 1), (2, 2), (8, 3)):
+        calls.clear()
+        jobs.clear()
+        out = asyncio.run(main(workers))
+        assert out[:6] == ["a:q0", "b:q1", "c:q2", "a:q3", "b:q4", "c:q5"]
+        assert isinstance(out[6], ZeroDivisionError) and out[7] == "B:UP"
+        assert len(jobs) == hops  # one thread hop per free worker, at most one per tenant
+        assert sorted(calls) == [
+            ("a", ["q0", "q3", "bad"]),
+            ("b", ["q1", "q4", "up"]),
+            ("c", ["q2", "q5"]),
+        ]
+
+
 def test_context_and_explain(client: Any) -> None:
     q = {"query": "What is JACQ?", "recipe": "spreading_activation", "tenant": "alice"}
     block = client.post("/context", json={**q, "budget": 200})
@@ -352,6 +392,55 @@ def test_a_saved_index_is_served_read_only(store: Path, tmp_path: Path) -> None:
         resp = httpx.post(srv.url + "/facts", json={"tenant": "alice", "facts": []})
         _error(resp, 405, "read_only")
         assert httpx.get(srv.url + "/readyz").json()["writable"] is False
+
+
+def test_mixed_tenants_from_several_processes_answer_as_the_api(
+    store: Path, tmp_path: Path
+) -> None:
+    """Concurrent single queries of every demo tenant and recipe, coalesced across tenants
+    and answered by two server processes, get the bodies of one API call per query."""
+    import asyncio
+
+    from graphrecall import GraphRAG
+    from graphrecall.demo import EXAMPLES
+
+    rag = GraphRAG.from_sqlite(store)
+    rag.save(tmp_path / "index")
+    want = [
+        json.loads(
+            json.dumps(
+                rag.retrieve(q, recipe=r, tenant=t, now=NOW, context=c, use_cache=False).to_dict(),
+                default=str,
+            )
+        )
+        for r, t, q, c in EXAMPLES
+    ]
+    bodies = [
+        {"query": q, "recipe": r, "tenant": t, "now": NOW, "context": c, "use_cache": False}
+        for r, t, q, c in EXAMPLES
+    ]
+
+    async def run(url: str) -> list[Any]:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as c:
+            rs = await asyncio.gather(*(c.post("/retrieve", json=b) for b in bodies * 6))
+            return [r.json()["result"] for r in rs]
+
+    with Server(tmp_path / "index", "--processes", "2") as srv:
+        got = asyncio.run(run(srv.url))
+        kids = Path(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children")
+        children = kids.read_text().split() if kids.exists() else []
+        assert srv.stop() == 0
+    for g in [*got, *want]:
+        g.pop("timings")  # wall-clock seconds of the stages
+    assert got == want * 6
+    assert not [c for c in children if Path(f"/proc/{c}").exists()]  # SIGTERM reached them
+
+
+def test_a_store_is_served_by_one_process(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrecall.cli import main
+
+    assert main(["serve", str(store), "--processes", "2"]) == 1
+    assert "only a saved index" in capsys.readouterr().err
 
 
 def test_result_bodies_are_to_dict(store: Path) -> None:

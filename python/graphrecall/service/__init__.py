@@ -19,17 +19,18 @@ from typing import TYPE_CHECKING, Any
 from .config import ServiceConfig
 
 if TYPE_CHECKING:
-    from .app import Service, create_app
+    from .app import create_app
     from .backend import Backend
     from .cli import serve
     from .errors import RequestError
+    from .state import Service
 
 __all__ = ["Backend", "RequestError", "Service", "ServiceConfig", "create_app", "serve"]
 
 _WHERE = {
     "Backend": ".backend",
     "RequestError": ".errors",
-    "Service": ".app",
+    "Service": ".state",
     "create_app": ".app",
     "serve": ".cli",
 }

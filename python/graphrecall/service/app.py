@@ -19,350 +19,52 @@ Endpoints (JSON in, JSON out; errors as in :mod:`.errors`):
 ==========================  ==============================================================
 
 Single queries with the same recipe, tenant and parameters are coalesced into one
-``retrieve_batch`` call (:mod:`.batcher`); every retrieval runs on a worker thread, never
-on the event loop. Writes respond after the SQLite commit and the index swap.
+``retrieve_batch`` call, and the batches open at once, whatever their tenants, go to the
+free worker threads together (:mod:`.batcher`); every retrieval, and the writing of its
+JSON body, runs on a worker thread, never on the event loop. ``POST /retrieve`` is served
+by a thin ASGI handler ahead of Starlette's router and middleware (the same checks, errors
+and metrics, less Python per request); the other endpoints go through Starlette. Writes
+respond after the SQLite commit and the index swap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import importlib
 import inspect
-import json
-import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from ..errors import ParameterError
 from ..explain import explain as explain_text
 from ..explain import explain_records
-from ..recipes import RetrievalResult, get_recipe
-from ..recipes.stages import resolve_params
 from .backend import Backend
-from .batcher import MicroBatcher
 from .bodies import (
     CONTEXT_FIELDS,
     QUERY_FIELDS,
     Spec,
     dumps,
     int_field,
-    loads,
-    results_body,
-    tuples,
 )
 from .config import ServiceConfig
-from .errors import RequestError, error_body, status_of
-from .metrics import CONTENT_TYPE, Metrics
+from .errors import RequestError
+from .metrics import CONTENT_TYPE
+from .state import Service
 
 __all__ = ["Service", "create_app"]
-
-log = logging.getLogger("graphrecall.service")
 
 
 def _json(body: Any, status: int = 200) -> Response:
     return Response(dumps(body), status_code=status, media_type="application/json")
-
-
-class Service:
-    """The state behind the app: the backend, the worker threads, the batcher, metrics.
-
-    Args:
-        backend: What answers and writes.
-        config: Limits and knobs.
-    """
-
-    def __init__(self, backend: Backend, config: ServiceConfig | None = None) -> None:
-        self.backend = backend
-        self.config = config or ServiceConfig()
-        self.executor = ThreadPoolExecutor(
-            max_workers=max(1, self.config.workers), thread_name_prefix="graphrecall-read"
-        )
-        self.write_executor = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="graphrecall-write"
-        )
-        self.metrics = Metrics(
-            lambda: None if backend.rag.cache is None else backend.rag.cache.stats
-        )
-        self.batcher = MicroBatcher(
-            self._run,
-            self.executor,
-            workers=max(1, self.config.workers),
-            wait_s=self.config.batch_wait_ms / 1e3,
-            max_size=self.config.batch_max,
-            on_batch=self.metrics.batch.observe,
-        )
-        self._key = None if self.config.api_key is None else self.config.api_key.encode()
-        self._dim = self._vector_dim()
-        #: (recipe, parameters as JSON) sets already checked by the recipe's class.
-        self._checked: set[tuple[str, str]] = set()
-
-    def _vector_dim(self) -> int | None:
-        ix = self.backend.rag.index
-        for vs in (ix.entity_vectors, ix.chunk_vectors):
-            dim = getattr(vs, "dim", None)
-            if isinstance(dim, int):
-                return dim
-        return getattr(ix.embedder, "dim", None)
-
-    # ------------------------------------------------------------------ retrieval
-
-    def _run(
-        self, spec: Spec, queries: list[str], vectors: npt.NDArray[np.float32] | None
-    ) -> list[RetrievalResult]:
-        """One ``retrieve_batch`` call (on a worker thread)."""
-        params = tuples(json.loads(spec.params))
-        context = None if spec.context is None else json.loads(spec.context)
-        return self.backend.rag.retrieve_batch(
-            queries,
-            recipe=spec.recipe,
-            tenant=spec.tenant,
-            now=spec.now,
-            context=context,
-            query_vectors=vectors,
-            use_cache=spec.use_cache,
-            **params,
-        )
-
-    def _vector(self, v: Any, where: str) -> npt.NDArray[np.float32]:
-        try:
-            arr = np.asarray(v, dtype=np.float32)
-        except (TypeError, ValueError):
-            arr = None
-        if (
-            arr is None
-            or arr.ndim != 1
-            or (self._dim is not None and arr.shape[0] != self._dim)
-            or not np.isfinite(arr).all()
-        ):
-            raise ParameterError(
-                f"invalid parameter {where}: give {self._dim or 'd'} finite numbers",
-                kind="invalid_parameter",
-                parameter=where,
-                column=where,
-                ctx={"expected": self._dim},
-            )
-        return arr
-
-    def parse(
-        self, body: Any, allowed: frozenset[str]
-    ) -> tuple[Spec, list[str], list[npt.NDArray[np.float32]] | None, bool]:
-        """The checked query fields of a request: spec, queries, vectors, whether a batch."""
-        if not isinstance(body, dict):
-            raise RequestError(422, "the body must be a JSON object", kind="invalid_value")
-        unknown = sorted(set(body) - allowed)
-        if unknown:
-            raise RequestError(
-                422,
-                f"unknown field {unknown[0]!r}; known: {sorted(allowed)}",
-                kind="unknown_field",
-                column=unknown[0],
-                input=unknown[0],
-            )
-        batch = "queries" in body
-        if batch == ("query" in body):
-            raise RequestError(
-                422, "give one of 'query' (one) or 'queries' (a batch)", kind="missing"
-            )
-        queries = body["queries"] if batch else [body["query"]]
-        if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
-            raise RequestError(
-                422, "queries must be strings", kind="invalid_value", column="queries"
-            )
-        if not queries:
-            raise RequestError(422, "queries is empty", kind="invalid_value", column="queries")
-        if len(queries) > self.config.max_batch:
-            raise RequestError(
-                413,
-                f"{len(queries)} queries in one request, more than the limit "
-                f"{self.config.max_batch}",
-                kind="batch_too_large",
-                column="queries",
-                ctx={"limit": self.config.max_batch, "got": len(queries)},
-            )
-        limit = self.backend.rag.max_query_chars
-        for i, q in enumerate(queries):
-            if len(q) > limit:
-                raise ParameterError(
-                    f"invalid parameter queries: query {i} has {len(q):,} characters, more "
-                    f"than max_query_chars = {limit:,}",
-                    kind="invalid_parameter",
-                    parameter="queries",
-                    row=i,
-                    ctx={"limit": limit},
-                )
-        recipe = body.get("recipe")
-        if recipe is not None:
-            if not isinstance(recipe, str):
-                raise ParameterError(
-                    "invalid parameter recipe: give a recipe name",
-                    kind="invalid_parameter",
-                    parameter="recipe",
-                )
-            recipe = get_recipe(recipe).name  # ParameterError naming the known ones
-        params = body.get("params") or {}
-        if not isinstance(params, dict):
-            raise ParameterError(
-                "invalid parameter params: give an object of parameters by name",
-                kind="invalid_parameter",
-                parameter="params",
-            )
-        params_json = json.dumps(params, sort_keys=True)
-        if recipe is not None and (recipe, params_json) not in self._checked:
-            # The recipe's own parameter class checks names and ranges (k, max_hops...).
-            resolve_params(get_recipe(recipe).params, None, tuples(params))
-            if len(self._checked) >= 1024:
-                self._checked.clear()
-            self._checked.add((recipe, params_json))
-        context = body.get("context")
-        if context is not None and not isinstance(context, dict):
-            raise ParameterError(
-                "invalid parameter context: give an object",
-                kind="invalid_parameter",
-                parameter="context",
-            )
-        use_cache = body.get("use_cache", self.config.use_cache)
-        if not isinstance(use_cache, bool):
-            raise ParameterError(
-                "invalid parameter use_cache: give true or false",
-                kind="invalid_parameter",
-                parameter="use_cache",
-            )
-        vectors: list[npt.NDArray[np.float32]] | None = None
-        if batch and body.get("query_vectors") is not None:
-            raw = body["query_vectors"]
-            if not isinstance(raw, list) or len(raw) != len(queries):
-                raise ParameterError(
-                    f"invalid parameter query_vectors: give one per query ({len(queries)})",
-                    kind="invalid_parameter",
-                    parameter="query_vectors",
-                )
-            vectors = [self._vector(v, "query_vectors") for v in raw]
-        elif not batch and body.get("query_vector") is not None:
-            vectors = [self._vector(body["query_vector"], "query_vector")]
-        spec = Spec(
-            recipe=recipe,
-            tenant=self.backend.tenant(body.get("tenant")),
-            params=params_json,
-            context=None if context is None else json.dumps(context, sort_keys=True),
-            now=int_field(body, "now", 0, 2**62),
-            use_cache=use_cache,
-            vectors=vectors is not None,
-        )
-        return spec, queries, vectors, batch
-
-    async def retrieve(
-        self, spec: Spec, queries: list[str], vectors: list[npt.NDArray[np.float32]] | None
-    ) -> list[RetrievalResult]:
-        """Results of a request's queries: a single one through the batcher (or alone
-        when batching is off), a batch in one call; on a worker thread either way."""
-        if len(queries) == 1 and self.config.batching:
-            vec = None if vectors is None else vectors[0]
-            return [await self.batcher.submit(spec, queries[0], vec)]
-        stacked = None if vectors is None else np.stack(vectors)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, self._run, spec, queries, stacked)
-
-    # ------------------------------------------------------------------ HTTP plumbing
-
-    def check_key(self, request: Request) -> None:
-        """Refuse a request without the API key (constant-time compare)."""
-        if self._key is None:
-            return
-        got = request.headers.get("x-api-key")
-        if got is None:
-            auth = request.headers.get("authorization", "")
-            if auth[:7].lower() == "bearer ":
-                got = auth[7:]
-        if got is None or not hmac.compare_digest(got.encode(), self._key):
-            raise RequestError(401, "missing or wrong API key", kind="unauthorized")
-
-    async def body(self, request: Request) -> Any:
-        """The request's JSON body, within the size limit and the read timeout."""
-        limit = self.config.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None:
-            if not declared.isdigit():
-                raise RequestError(400, "invalid content-length", kind="invalid_value")
-            if int(declared) > limit:
-                raise RequestError(
-                    413,
-                    f"the body has {int(declared):,} bytes, more than the limit {limit:,}",
-                    kind="body_too_large",
-                    ctx={"limit": limit, "got": int(declared)},
-                )
-
-        async def read() -> bytes:
-            parts: list[bytes] = []
-            size = 0
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    raise RequestError(
-                        413,
-                        f"the body is longer than the limit {limit:,} bytes",
-                        kind="body_too_large",
-                        ctx={"limit": limit},
-                    )
-                parts.append(chunk)
-            return b"".join(parts)
-
-        try:
-            data = await asyncio.wait_for(read(), self.config.read_timeout_s)
-        except asyncio.TimeoutError:
-            raise RequestError(
-                408, "request body not received in time", kind="timeout", ctx={"phase": "body"}
-            ) from None
-        try:
-            return loads(data)
-        except ValueError as exc:
-            raise RequestError(
-                400,
-                f"malformed JSON: {exc}",
-                kind="json_invalid",
-                input=data[:100].decode("utf-8", "replace"),
-            ) from None
-
-    def error(self, exc: BaseException) -> Response:
-        status = status_of(exc)
-        if status >= 500 and not isinstance(exc, RequestError):
-            log.exception("request failed", exc_info=exc)
-        self.metrics.errors.labels(type(exc).__name__, str(status)).inc()
-        headers: dict[str, str] = {}
-        if status == 401:
-            headers["www-authenticate"] = "Bearer"
-        if status in (408, 413):  # the rest of the body is not read: end the connection
-            headers["connection"] = "close"
-        return Response(
-            dumps(error_body(exc)),
-            status_code=status,
-            media_type="application/json",
-            headers=headers,
-        )
-
-    async def timed(self, work: Awaitable[Response], timeout: bool = True) -> Response:
-        if not timeout:
-            return await work
-        try:
-            return await asyncio.wait_for(work, self.config.request_timeout_s)
-        except asyncio.TimeoutError:
-            raise RequestError(
-                503,
-                f"the request took longer than {self.config.request_timeout_s} s",
-                kind="timeout",
-                ctx={"limit_s": self.config.request_timeout_s},
-            ) from None
 
 
 Handler = Callable[[Service, Request], Awaitable[tuple[Response, str]]]
@@ -387,13 +89,51 @@ def _endpoint(service: Service, name: str, handler: Handler, *, auth: bool = Tru
 async def _retrieve(s: Service, request: Request) -> tuple[Response, str]:
     body = await s.body(request)
     spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
+    data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
+    return Response(data, media_type="application/json"), spec.recipe or "router"
 
-    async def work() -> Response:
-        results = await s.retrieve(spec, queries, vectors)
-        body = results_body("results" if batch else "result", results)
-        return Response(body, media_type="application/json")
 
-    return await s.timed(work()), spec.recipe or "router"
+async def _body_chunks(receive: Receive) -> AsyncIterator[bytes]:
+    """The request body's chunks from ASGI ``receive`` (what ``Request.stream`` yields)."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+async def _retrieve_asgi(s: Service, scope: Scope, receive: Receive, send: Send) -> None:
+    """``POST /retrieve`` as a plain ASGI handler: what :func:`_retrieve` does behind
+    :func:`_endpoint`, without the router, the middleware and the request object."""
+    t0 = time.perf_counter()
+    recipe = "-"
+    length = api_key = auth = None
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            length = value.decode("latin-1") if length is None else length
+        elif name == b"x-api-key":
+            api_key = value.decode("latin-1") if api_key is None else api_key
+        elif name == b"authorization":
+            auth = value.decode("latin-1") if auth is None else auth
+    extra: dict[str, str] = {}
+    try:
+        s.check_key_of(api_key, auth)
+        body = await s.read_json(length, _body_chunks(receive))
+        spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
+        data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
+        status, recipe = 200, spec.recipe or "router"
+    except Exception as exc:
+        status, data, extra = s.error_parts(exc)
+    s.metrics.observe("retrieve", recipe, time.perf_counter() - t0)
+    headers = [
+        (b"content-length", str(len(data)).encode()),
+        (b"content-type", b"application/json"),
+    ]
+    headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
 
 
 def _single(s: Service, body: Any, allowed: frozenset[str]) -> tuple[Spec, list[str], Any]:
@@ -546,7 +286,25 @@ async def _metrics(s: Service, request: Request) -> tuple[Response, str]:
     return Response(s.metrics.render(), media_type=CONTENT_TYPE), "-"
 
 
-def create_app(backend: Backend, config: ServiceConfig | None = None) -> Starlette:
+class ServiceApp(Starlette):
+    """Starlette with ``POST /retrieve`` answered by :func:`_retrieve_asgi` ahead of the
+    router (the load path); every other request goes through Starlette."""
+
+    service: Service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == "/retrieve"
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
+        ):
+            await _retrieve_asgi(self.service, scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(backend: Backend, config: ServiceConfig | None = None) -> ServiceApp:
     """The ASGI app serving ``backend`` (see the module docstring); ``app.state.service``
     is its :class:`Service`."""
     service = Service(backend, config)
@@ -581,8 +339,8 @@ def create_app(backend: Backend, config: ServiceConfig | None = None) -> Starlet
         kind = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
         return service.error(RequestError(status, f"{detail}: {request.url.path}", kind=kind))
 
-    app = Starlette(
+    app = ServiceApp(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error}
     )
-    app.state.service = service
+    app.state.service = app.service = service
     return app

@@ -1,16 +1,25 @@
-"""Micro-batching: concurrent single queries with the same recipe, tenant and parameters
-become one ``GraphRAG.retrieve_batch`` call, run on a worker thread (the native work
-releases the GIL, so the event loop keeps parsing requests meanwhile).
+"""Micro-batching: concurrent single queries become ``GraphRAG.retrieve_batch`` calls, run
+on a worker thread (the native work releases the GIL, so the event loop keeps parsing
+requests meanwhile).
 
-A query joins the open batch of its key. The batch is sent at the end of the event loop's
+A query joins the open batch of its key (recipe, tenant, parameters...): queries of one key
+share one ``retrieve_batch`` call. The batches open at a flush, whatever their keys, go to
+the free workers in as few jobs as there are free workers (balanced by query count), so
+that a load spread over many tenants takes one thread hop per worker and flush rather than
+one per request, and no free worker idles. A flush happens at the end of the event loop's
 current turn when a worker is free (a lone query waits for nothing), else after at most
-``wait_s`` or as soon as it holds ``max_size`` queries. If a batch fails, its queries are
-run one by one so that one bad query fails alone.
+``wait_s``, when a worker frees up, or as soon as a batch holds ``max_size`` queries. If a
+batch fails, its queries are run one by one so that one bad query fails alone.
+
+Each query may carry a ``render`` function applied to its result on the worker thread (the
+service writes the JSON body there, off the event loop); a render error fails that query
+alone.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Hashable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -27,14 +36,15 @@ __all__ = ["BatchKey", "MicroBatcher"]
 BatchKey = Hashable
 K = TypeVar("K", bound=Hashable)
 Vectors = list["npt.NDArray[np.float32]"]
+Render = Callable[[RetrievalResult], Any]
 
 
 @dataclass
 class _Pending:
     queries: list[str] = field(default_factory=list)
     vectors: list[npt.NDArray[np.float32]] = field(default_factory=list)
-    futures: list[asyncio.Future[RetrievalResult]] = field(default_factory=list)
-    handle: asyncio.Handle | asyncio.TimerHandle | None = None
+    renders: list[Render | None] = field(default_factory=list)
+    futures: list[asyncio.Future[Any]] = field(default_factory=list)
 
 
 class MicroBatcher(Generic[K]):
@@ -44,7 +54,7 @@ class MicroBatcher(Generic[K]):
         run: Runs one batch: ``run(key, queries, vectors_or_None)`` -> one result per query
             (called on a worker thread).
         executor: The worker threads.
-        workers: How many batches may run at once (the executor's size).
+        workers: How many jobs may run at once (the executor's size).
         wait_s: The longest a query waits for company while every worker is busy.
         max_size: The most queries in one batch.
         on_batch: Called with each batch's size (metrics).
@@ -67,47 +77,78 @@ class MicroBatcher(Generic[K]):
         self._max = max(1, max_size)
         self._on_batch = on_batch
         self._open: dict[K, _Pending] = {}
+        self._handle: asyncio.Handle | asyncio.TimerHandle | None = None
         self._running = 0
 
     async def submit(
-        self, key: K, query: str, vector: npt.NDArray[np.float32] | None
-    ) -> RetrievalResult:
-        """The result of one query, computed in a batch with others of the same key."""
+        self,
+        key: K,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        render: Render | None = None,
+    ) -> Any:
+        """The result of one query (``render(result)`` when given), computed in a batch with
+        others of the same key."""
         loop = asyncio.get_running_loop()
         pending = self._open.get(key)
         if pending is None:
             pending = self._open[key] = _Pending()
+        if self._handle is None:
             if self._running < self._workers or self._wait_s == 0.0:
-                pending.handle = loop.call_soon(self._flush, key)
+                self._handle = loop.call_soon(self._flush)
             else:
-                pending.handle = loop.call_later(self._wait_s, self._flush, key)
-        fut: asyncio.Future[RetrievalResult] = loop.create_future()
+                self._handle = loop.call_later(self._wait_s, self._flush)
+        fut: asyncio.Future[Any] = loop.create_future()
         pending.queries.append(query)
         if vector is not None:
             pending.vectors.append(vector)
+        pending.renders.append(render)
         pending.futures.append(fut)
         if len(pending.queries) >= self._max:
-            if pending.handle is not None:
-                pending.handle.cancel()
-            self._flush(key)
+            self._flush()
         return await fut
 
-    def _flush(self, key: K) -> None:
-        pending = self._open.pop(key, None)
-        if pending is None or not pending.queries:
+    def _flush(self) -> None:
+        """Send every open batch to the free workers (at least one job)."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        batches = [(k, p) for k, p in self._open.items() if p.queries]
+        self._open = {}
+        if not batches:
             return
         if self._on_batch is not None:
-            self._on_batch(len(pending.queries))
-        self._running += 1
+            for _, p in batches:
+                self._on_batch(len(p.queries))
+        n_jobs = min(len(batches), max(1, self._workers - self._running))
+        groups: list[list[tuple[K, _Pending]]] = [[] for _ in range(n_jobs)]
+        sizes = [0] * n_jobs
+        for k, p in sorted(batches, key=lambda kp: -len(kp[1].queries)):
+            j = sizes.index(min(sizes))
+            groups[j].append((k, p))
+            sizes[j] += len(p.queries)
         loop = asyncio.get_running_loop()
-        task = loop.run_in_executor(
-            self._executor, self._run_safe, key, pending.queries, pending.vectors
-        )
-        task.add_done_callback(lambda t: self._done(t, pending.futures))
+        for jobs in groups:
+            self._running += 1
+            task = loop.run_in_executor(self._executor, self._run_all, jobs)
+            task.add_done_callback(functools.partial(self._done, jobs=jobs))
 
-    def _run_safe(
-        self, key: K, queries: list[str], vectors: Vectors
-    ) -> list[RetrievalResult | BaseException]:
+    def _run_all(self, jobs: list[tuple[K, _Pending]]) -> list[list[Any]]:
+        """Each batch's rendered results or errors (on a worker thread)."""
+        out: list[list[Any]] = []
+        for key, p in jobs:
+            results = self._run_safe(key, p.queries, p.vectors)
+            for i, render in enumerate(p.renders):
+                r = results[i]
+                if render is not None and not isinstance(r, BaseException):
+                    try:
+                        results[i] = render(r)
+                    except Exception as exc:
+                        results[i] = exc
+            out.append(results)
+        return out
+
+    def _run_safe(self, key: K, queries: list[str], vectors: Vectors) -> list[Any]:
         """The batch's results, or each query's own result or error when the batch fails
         (run on a worker thread)."""
         try:
@@ -115,7 +156,7 @@ class MicroBatcher(Generic[K]):
         except Exception as exc:
             if len(queries) == 1:
                 return [exc]
-        out: list[RetrievalResult | BaseException] = []
+        out: list[Any] = []
         for i, q in enumerate(queries):
             try:
                 out.extend(self._run(key, [q], vectors[i][None, :] if vectors else None))
@@ -123,25 +164,22 @@ class MicroBatcher(Generic[K]):
                 out.append(exc)
         return out
 
-    def _done(self, task: asyncio.Future[Any], futures: list[asyncio.Future[Any]]) -> None:
+    def _done(self, task: asyncio.Future[Any], *, jobs: list[tuple[K, _Pending]]) -> None:
         self._running -= 1
         exc = task.exception() if not task.cancelled() else asyncio.CancelledError()
-        results = None if exc is not None else task.result()
-        for i, fut in enumerate(futures):
-            if fut.done():  # the request timed out or its client left
-                continue
-            if exc is not None:
-                fut.set_exception(exc)
-                continue
-            r = results[i]  # type: ignore[index]
-            if isinstance(r, BaseException):
-                fut.set_exception(r)
-            else:
-                fut.set_result(r)
+        outs = None if exc is not None else task.result()
+        for j, (_, pending) in enumerate(jobs):
+            for i, fut in enumerate(pending.futures):
+                if fut.done():  # the request timed out or its client left
+                    continue
+                if exc is not None:
+                    fut.set_exception(exc)
+                    continue
+                r = outs[j][i]  # type: ignore[index]
+                if isinstance(r, BaseException):
+                    fut.set_exception(r)
+                else:
+                    fut.set_result(r)
         # Queries that gathered while every worker was busy go now.
-        for key, pending in list(self._open.items()):
-            if self._running >= self._workers:
-                break
-            if pending.handle is not None:
-                pending.handle.cancel()
-            self._flush(key)
+        if self._open and self._running < self._workers:
+            self._flush()

@@ -1,11 +1,20 @@
 """``graphrecall serve INDEX``: the HTTP service on uvicorn (httptools parser, uvloop when
-installed), bound to 127.0.0.1 unless told otherwise."""
+installed), bound to 127.0.0.1 unless told otherwise.
+
+``--processes N`` (a saved index only) forks N server processes listening on one port
+(``SO_REUSEPORT``: the kernel spreads the connections): the recipes' Python holds the GIL,
+so one process tops out near one core; a saved index is memory-mapped, so the processes
+share its pages. A SQLite store is served by one process, so that a write is visible to
+the next query whichever process answers it."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from .config import ServiceConfig
@@ -23,13 +32,38 @@ def serve(
     log_level: str = "warning",
     loop: str = "auto",
     http: str = "auto",
+    processes: int = 1,
 ) -> None:
     """Open ``path`` (a saved index or a SQLite store) and serve it until SIGINT / SIGTERM;
     requests in flight, writes included, are finished before the process exits.
 
     ``loop`` ("auto": uvloop when installed, or "asyncio") and ``http`` ("auto": httptools
     with the header read timeout, or "h11") choose uvicorn's stack (the benchmark compares
-    them)."""
+    them). ``processes`` > 1 serves a saved index from that many forked processes on one
+    socket (see the module docstring).
+
+    Raises:
+        ParameterError: ``processes`` > 1 for a SQLite store, or where ``os.fork`` is
+            missing.
+    """
+    if processes > 1:
+        _serve_forked(path, host, port, processes, config, embedder, log_level, loop, http)
+        return
+    _serve_one(path, host, port, config, embedder, log_level, loop, http, None)
+
+
+def _serve_one(
+    path: str | os.PathLike[str],
+    host: str,
+    port: int,
+    config: ServiceConfig | None,
+    embedder: str | None,
+    log_level: str,
+    loop: str,
+    http: str,
+    sock: socket.socket | None,
+) -> None:
+    """One server process (on ``sock`` when given, else bound to ``host:port``)."""
     import uvicorn
 
     from .app import create_app
@@ -60,7 +94,105 @@ def serve(
         limit_concurrency=None,
         backlog=2048,
     )
-    uvicorn.Server(uv).run()
+    uvicorn.Server(uv).run(sockets=None if sock is None else [sock])
+
+
+def _serve_forked(
+    path: str | os.PathLike[str],
+    host: str,
+    port: int,
+    processes: int,
+    config: ServiceConfig | None,
+    embedder: str | None,
+    log_level: str,
+    loop: str,
+    http: str,
+) -> None:
+    """``processes`` children serving a saved index on one port (a socket each); SIGINT /
+    SIGTERM are passed on to them, and when one exits the others are stopped.
+
+    Raises:
+        ChildProcessError: A child exited with an error before any stop signal.
+    """
+    from ..errors import ParameterError
+    from ..index_io import is_saved_index
+
+    if not hasattr(os, "fork"):
+        raise ParameterError(
+            "invalid parameter processes: this platform cannot fork; serve with one process",
+            kind="invalid_parameter",
+            parameter="processes",
+        )
+    if not (Path(path).is_dir() and is_saved_index(Path(path))):
+        raise ParameterError(
+            "invalid parameter processes: only a saved index (read-only) is served by several "
+            "processes; a SQLite store takes writes, which one process must see",
+            kind="invalid_parameter",
+            parameter="processes",
+        )
+    # One listening socket per child on the same port (SO_REUSEPORT): the kernel spreads
+    # new connections over them, where children sharing one socket would let the first to
+    # wake accept a whole burst.
+    socks = [socket.create_server((host, port), backlog=2048, reuse_port=True)]
+    port = socks[0].getsockname()[1]
+    socks += [
+        socket.create_server((host, port), backlog=2048, reuse_port=True)
+        for _ in range(processes - 1)
+    ]
+    children: list[int] = []
+    for mine in socks:
+        pid = os.fork()
+        if pid == 0:  # the child: load the index here (no threads were started before)
+            code = 1
+            try:
+                for other in socks:
+                    if other is not mine:
+                        other.close()
+                _die_with_parent()
+                _serve_one(path, host, port, config, embedder, log_level, loop, http, mine)
+                code = 0
+            except BaseException as exc:  # a child never returns into the parent's code
+                print(f"graphrecall serve: {type(exc).__name__}: {exc}", file=sys.stderr)
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        children.append(pid)
+    for one in socks:
+        one.close()
+    stopping: list[int] = []
+
+    def forward(signum: int, frame: Any) -> None:
+        stopping.append(signum)
+        for pid in children:
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    pid, status = os.wait()
+    asked = bool(stopping)  # SIGTERM / SIGINT came first: a shutdown, not a failure
+    children.remove(pid)
+    if not asked:
+        forward(signal.SIGTERM, None)
+    for child in children:
+        os.waitpid(child, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if not asked and code != 0:
+        raise ChildProcessError(f"a server process exited with status {code}")
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGTERM this process when its parent dies (no-op elsewhere), so that a
+    killed ``graphrecall serve`` leaves no server behind."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -89,6 +221,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--batch-max", type=int, default=d.batch_max)
     p.add_argument("--no-batching", action="store_true", help="one call per request")
     p.add_argument("--workers", type=int, default=d.workers, help="retrieval threads")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="server processes on one port (a saved index only; 1)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not use the result cache")
     p.add_argument("--no-embedder", action="store_true", help="queries must carry vectors")
     p.add_argument("--log-level", default="warning")
@@ -125,6 +263,7 @@ def run(args: argparse.Namespace) -> int:
             config=cfg,
             embedder=None if args.no_embedder else "default",
             log_level=args.log_level,
+            processes=args.processes,
         )
     except ImportError as exc:
         print(
