@@ -30,6 +30,7 @@ from .changes import (
     _replace_table,
     _time,
 )
+from .overlay import FactChange, fact_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .usage import access_changes
 
@@ -62,9 +63,11 @@ class LiveGraph:
         *,
         on_bad: OnBad = "raise",
         data_version: int | None = None,
+        compact_at: float = 0.02,
     ):
         """Use :meth:`SQLiteStore.load` (``data_version``: the store's data version when
-        ``tables`` were read; read now when None)."""
+        ``tables`` were read; read now when None; ``compact_at``: the overlay size, as a
+        fraction of the facts, that starts a background compaction)."""
         checked = _check(tables, on_bad)
         self.store = store
         self._on_bad: OnBad = on_bad
@@ -76,6 +79,13 @@ class LiveGraph:
         self._current = GraphVersion(0, graph, checked.tables)
         self._tables = checked.tables  # the committed state (ahead of the graph when
         # record_access(refresh=False) left counts to show)
+        self.compact_at = compact_at
+        # Fact changes since the graph's base (replayed on a compaction's new base), and
+        # the number of rebuilds (a compaction of an older base is dropped).
+        self._log: list[FactChange] = []
+        self._epoch = 0
+        self._compactor: threading.Thread | None = None
+        self.compaction_error: BaseException | None = None
 
     # ------------------------------------------------------------------ readers
 
@@ -153,12 +163,17 @@ class LiveGraph:
                 assert cols is not None
                 n_new = checked.n_rows(table) - n_old
                 tables = _replace_table(base, table, cols)
-                graph = tables.build_graph()
+                if table == "facts":
+                    graph, change = self._generation(
+                        tables, np.arange(n_old, n_old + n_new, dtype=np.int64)
+                    )
+                else:
+                    graph, change = tables.build_graph(), None
                 if n_new:
                     self.store.insert(
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
-            return self._swap(op, graph, tables, {table: n_new}, report)
+            return self._swap(op, graph, tables, {table: n_new}, report, change)
 
     def _check_change(
         self,
@@ -239,7 +254,7 @@ class LiveGraph:
                 inverse[order] = np.arange(n)
                 new_facts = {c: a[inverse] for c, a in checked_facts.items()}
                 tables = replace(base, facts=new_facts)
-                graph = tables.build_graph()
+                graph, change = self._generation(tables, np.sort(rows))
 
                 col_names, values = sql_values(tables, "facts", rows)
                 sets = [c for c in col_names if c in names]
@@ -252,7 +267,7 @@ class LiveGraph:
                             for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
                         ],
                     )
-            return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None)
+            return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None, change)
 
     # ------------------------------------------------------------------ deletes
 
@@ -398,13 +413,16 @@ class LiveGraph:
                 tables, sql, counts = access_changes(
                     self._tables, (("facts", fids), ("chunks", cids)), self._rows_of, t
                 )
-                graph = tables.build_graph() if refresh else None
+                graph, change = None, None
+                if refresh:
+                    rows = self._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
+                    graph, change = self._generation(tables, np.unique(rows))
                 for statement, params in sql:
                     cur.executemany(statement, params)
             if graph is None:
                 self._tables = tables
                 return UpdateReport("record_access", self._current.version, counts)
-            return self._swap("record_access", graph, tables, counts, None)
+            return self._swap("record_access", graph, tables, counts, None, change)
 
     def refresh(self) -> int:
         """Swap in a graph showing the counts of ``record_access(refresh=False)`` and what
@@ -468,6 +486,19 @@ class LiveGraph:
             return g.chunk_index(ids)
         raise ParameterError(f"no ids in {table}")  # pragma: no cover
 
+    def _generation(
+        self, tables: GraphTables, rows: npt.NDArray[np.int64]
+    ) -> tuple[KnowledgeGraph, FactChange | None]:
+        """The graph of ``tables``, whose facts differ from the current graph's tables at
+        ``rows`` only: a generation over the current graph (no rebuild) when it can be
+        one, else a rebuild (then no change to log)."""
+        cur = self._current
+        if self._tables is cur.tables:  # no usage counts waiting for a refresh
+            made = fact_generation(cur.graph, cur.tables, tables, rows)
+            if made is not None:
+                return made
+        return tables.build_graph(), None
+
     def _swap(
         self,
         op: str,
@@ -475,12 +506,76 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
+        change: FactChange | None = None,
     ) -> UpdateReport:
+        """Publish a new state (the caller holds the update lock, or is the constructor's
+        load). ``change``: the fact change that made ``graph`` a generation of the current
+        graph; None for a rebuilt graph (a new base)."""
         with self._swap_lock:
             version = self._current.version + 1
             self._current = GraphVersion(version, graph, tables)
             self._tables = tables
+        if change is None:
+            self._log = []
+            self._epoch += 1
+        else:
+            self._log.append(change)
+            core = graph.core
+            if core.overlay_len > max(1024, self.compact_at * core.n_facts):
+                self.compact(wait=False)
         return UpdateReport(op, version, dict(rows), check)
+
+    # ------------------------------------------------------------------ compaction
+
+    @property
+    def overlay_len(self) -> int:
+        """Fact positions the current graph holds in its overlay (0 right after a load, a
+        rebuild or a compaction)."""
+        return int(self.current().graph.core.overlay_len)
+
+    def compact(self, *, wait: bool = True) -> None:
+        """Merge the overlay of fact changes into a new base and swap it in; readers are
+        never blocked, and updates go on meanwhile (they are replayed on the new base).
+
+        Args:
+            wait: Return once it is swapped in (False: run in a background thread; a
+                compaction already running is not started again).
+        """
+        with self._update_lock:
+            running = self._compactor
+            if running is None or not running.is_alive():
+                core = self._current.graph.core
+                if core.overlay_len == 0:
+                    return
+                running = threading.Thread(
+                    target=self._compact,
+                    args=(core, self._epoch, len(self._log)),
+                    name="graphrecall-compaction",
+                    daemon=True,
+                )
+                self._compactor = running
+                running.start()
+        if wait:
+            running.join()
+
+    def _compact(self, core: Any, epoch: int, n_log: int) -> None:
+        """Build the new base of ``core`` (without any lock), then replay the changes logged
+        since and swap it in, unless a rebuild made a new base meanwhile."""
+        try:
+            base = core.compacted()
+            with self._update_lock:
+                if epoch != self._epoch:
+                    return
+                for change in self._log[n_log:]:
+                    base = change.apply(base)
+                with self._swap_lock:
+                    cur = self._current
+                    self._current = GraphVersion(
+                        cur.version, with_core(cur.graph, base), cur.tables
+                    )
+                self._log = self._log[n_log:]
+        except Exception as exc:
+            self.compaction_error = exc
 
 
 _sqlite.register_live(LiveGraph)
