@@ -20,6 +20,7 @@ from ..storage.sqlite import SQLiteStore, sql_values
 from ..tables import COLUMNS, BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
 from .changes import (
+    _concat,
     _concat_table,
     _drop_orphan_embeddings,
     _filled,
@@ -157,12 +158,20 @@ class LiveGraph:
                 base = self._tables
                 n_old = base.n_rows(table)
                 new_cols = _records_to_columns(recs, table, base)
-                combined = _concat_table(base, table, new_cols, len(recs))
-                checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
-                cols = checked.table(table)
-                assert cols is not None
-                n_new = checked.n_rows(table) - n_old
+                fast = None
+                if table == "facts":
+                    fast = self._checked_alone(base, new_cols, len(recs), op)
+                if fast is not None:
+                    cols, report = fast
+                    report = LoadReport(report.tables, on_bad, "add")
+                else:
+                    combined = _concat_table(base, table, new_cols, len(recs))
+                    checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
+                    table_cols = checked.table(table)
+                    assert table_cols is not None
+                    cols = table_cols
                 tables = _replace_table(base, table, cols)
+                n_new = tables.n_rows(table) - n_old
                 if table == "facts":
                     graph, change = self._generation(
                         tables, np.arange(n_old, n_old + n_new, dtype=np.int64)
@@ -174,6 +183,59 @@ class LiveGraph:
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
             return self._swap(op, graph, tables, {table: n_new}, report, change)
+
+    def _checked_alone(
+        self,
+        base: GraphTables,
+        new: dict[str, Array],
+        n_new: int,
+        op: str,
+        rows: npt.NDArray[np.int64] | None = None,
+    ) -> tuple[dict[str, Array], LoadReport] | None:
+        """The facts table with new or changed rows checked alone (their values and what
+        they refer to), so that the cost is theirs, not the table's: new rows go after the
+        stored ones, or replace ``rows``. None when the whole table must be checked instead
+        (a row is refused, a new id is held already, a column or a value type the stored
+        rows lack): that check decides, with its precise report."""
+        old = base.facts
+        if "id" not in old or any(c not in old for c in new) or n_new == 0:
+            return None
+        mini = {c: new[c] if c in new else _filled(base, "facts", c, n_new) for c in old}
+        label = f"{op} records"
+        checked = _check(_reference_view(base, "facts", mini), "skip", label={"facts": label})
+        mine = tuple(t for t in checked.report.tables if t.table == label)
+        report = LoadReport(mine, "raise", "update" if rows is not None else "add")
+        if not report.ok or not bool(checked.keep["facts"].all()):
+            return None
+        got = checked.tables.facts
+        if rows is None:
+            ids = got["id"]
+            graph = self._current.graph
+            if len(ids) <= 64:
+                for one in ids.tolist():
+                    try:
+                        graph.fact_index([one])
+                    except UnknownIdError:
+                        continue
+                    return None  # held already: the full check reports it
+            elif bool(_member(ids, old["id"]).any()):
+                return None
+        out: dict[str, Array] = {}
+        for c, a in old.items():
+            b = got[c]
+            if rows is None:
+                out[c] = _concat(a, b, c)
+            elif c in new:
+                if a.dtype != b.dtype or a.dtype.kind == "U":
+                    return None
+                a = a.copy()
+                a[rows] = b
+                out[c] = a
+            else:
+                out[c] = a
+        if rows is None and any(out[c].dtype != old[c].dtype for c in old):
+            return None  # the stored column's type changes: the full check normalises it
+        return out, report
 
     def _check_change(
         self,
@@ -231,8 +293,28 @@ class LiveGraph:
                 if len(np.unique(rows)) != len(rows):
                     raise DataError("update_facts: a fact is named twice in one update")
                 n = base.n_rows("facts")
-                cols: dict[str, Array] = {}
                 names = {k for r in recs for k in r} - {"id"}
+                fast = None
+                if names <= set(facts):
+                    changed: dict[str, Array] = {}
+                    for col, arr in facts.items():
+                        part = arr[rows]
+                        if col in names:
+                            part = part.astype(object)
+                            for i, r in enumerate(recs):
+                                if col in r:
+                                    part[i] = r[col]
+                        changed[col] = part
+                    fast = self._checked_alone(base, changed, len(rows), "update_facts", rows=rows)
+                if fast is not None:
+                    tables = replace(base, facts=fast[0])
+                    new_facts = tables.facts
+                    graph, change = self._generation(tables, np.sort(rows))
+                    self._commit_fact_updates(cur, tables, rows, names, new_facts)
+                    return self._swap(
+                        "update_facts", graph, tables, {"facts": len(rows)}, None, change
+                    )
+                cols: dict[str, Array] = {}
                 for col in COLUMNS["facts"]:
                     if col in facts:
                         arr = facts[col]
@@ -256,18 +338,29 @@ class LiveGraph:
                 tables = replace(base, facts=new_facts)
                 graph, change = self._generation(tables, np.sort(rows))
 
-                col_names, values = sql_values(tables, "facts", rows)
-                sets = [c for c in col_names if c in names]
-                if sets:
-                    pos = [col_names.index(c) for c in sets]
-                    cur.executemany(
-                        f"UPDATE facts SET {', '.join(f'{c} = ?' for c in sets)} WHERE id = ?",
-                        [
-                            (*(v[p] for p in pos), i)
-                            for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
-                        ],
-                    )
+                self._commit_fact_updates(cur, tables, rows, names, new_facts)
             return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None, change)
+
+    def _commit_fact_updates(
+        self,
+        cur: sqlite3.Cursor,
+        tables: GraphTables,
+        rows: npt.NDArray[np.int64],
+        names: set[str],
+        new_facts: Mapping[str, Array],
+    ) -> None:
+        """Write the changed columns of the facts at ``rows``."""
+        col_names, values = sql_values(tables, "facts", rows)
+        sets = [c for c in col_names if c in names]
+        if sets:
+            pos = [col_names.index(c) for c in sets]
+            cur.executemany(
+                f"UPDATE facts SET {', '.join(f'{c} = ?' for c in sets)} WHERE id = ?",
+                [
+                    (*(v[p] for p in pos), i)
+                    for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
+                ],
+            )
 
     # ------------------------------------------------------------------ deletes
 

@@ -42,7 +42,16 @@ class FactChange:
 
     def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
         """The generation of ``core`` with this change."""
-        return core.with_facts(self.fact, *self.columns, **self.times)
+        t = self.times
+        return core.with_facts(
+            self.fact,
+            *self.columns,
+            last_accessed=t["last_accessed"],
+            created_at=t["created_at"],
+            valid_from=t["valid_from"],
+            valid_to=t["valid_to"],
+            sequence=t["sequence"],
+        )
 
 
 def _coded(graph_vocab: Any, values: Array | None, n: int, column: str, default: str) -> Array:
