@@ -16,11 +16,10 @@ import numpy.typing as npt
 from ..errors import DataError, ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
 from ..storage import sqlite as _sqlite
-from ..storage.sqlite import SQLiteStore, sql_values
+from ..storage.sqlite import SQLiteStore
 from ..tables import COLUMNS, BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
 from .changes import (
-    _concat,
     _concat_table,
     _drop_orphan_embeddings,
     _filled,
@@ -33,6 +32,7 @@ from .changes import (
 )
 from .overlay import FactChange, fact_generation, with_core
 from .report import GraphVersion, UpdateReport
+from .rows import checked_alone, commit_fact_updates
 from .usage import access_changes
 
 Array = npt.NDArray[Any]
@@ -160,7 +160,7 @@ class LiveGraph:
                 new_cols = _records_to_columns(recs, table, base)
                 fast = None
                 if table == "facts":
-                    fast = self._checked_alone(base, new_cols, len(recs), op)
+                    fast = checked_alone(base, self._current.graph, new_cols, len(recs), op)
                 if fast is not None:
                     cols, report = fast
                     report = LoadReport(report.tables, on_bad, "add")
@@ -183,59 +183,6 @@ class LiveGraph:
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
             return self._swap(op, graph, tables, {table: n_new}, report, change)
-
-    def _checked_alone(
-        self,
-        base: GraphTables,
-        new: dict[str, Array],
-        n_new: int,
-        op: str,
-        rows: npt.NDArray[np.int64] | None = None,
-    ) -> tuple[dict[str, Array], LoadReport] | None:
-        """The facts table with new or changed rows checked alone (their values and what
-        they refer to), so that the cost is theirs, not the table's: new rows go after the
-        stored ones, or replace ``rows``. None when the whole table must be checked instead
-        (a row is refused, a new id is held already, a column or a value type the stored
-        rows lack): that check decides, with its precise report."""
-        old = base.facts
-        if "id" not in old or any(c not in old for c in new) or n_new == 0:
-            return None
-        mini = {c: new[c] if c in new else _filled(base, "facts", c, n_new) for c in old}
-        label = f"{op} records"
-        checked = _check(_reference_view(base, "facts", mini), "skip", label={"facts": label})
-        mine = tuple(t for t in checked.report.tables if t.table == label)
-        report = LoadReport(mine, "raise", "update" if rows is not None else "add")
-        if not report.ok or not bool(checked.keep["facts"].all()):
-            return None
-        got = checked.tables.facts
-        if rows is None:
-            ids = got["id"]
-            graph = self._current.graph
-            if len(ids) <= 64:
-                for one in ids.tolist():
-                    try:
-                        graph.fact_index([one])
-                    except UnknownIdError:
-                        continue
-                    return None  # held already: the full check reports it
-            elif bool(_member(ids, old["id"]).any()):
-                return None
-        out: dict[str, Array] = {}
-        for c, a in old.items():
-            b = got[c]
-            if rows is None:
-                out[c] = _concat(a, b, c)
-            elif c in new:
-                if a.dtype != b.dtype or a.dtype.kind == "U":
-                    return None
-                a = a.copy()
-                a[rows] = b
-                out[c] = a
-            else:
-                out[c] = a
-        if rows is None and any(out[c].dtype != old[c].dtype for c in old):
-            return None  # the stored column's type changes: the full check normalises it
-        return out, report
 
     def _check_change(
         self,
@@ -305,12 +252,13 @@ class LiveGraph:
                                 if col in r:
                                     part[i] = r[col]
                         changed[col] = part
-                    fast = self._checked_alone(base, changed, len(rows), "update_facts", rows=rows)
+                    graph = self._current.graph
+                    fast = checked_alone(base, graph, changed, len(rows), "update_facts", rows)
                 if fast is not None:
                     tables = replace(base, facts=fast[0])
                     new_facts = tables.facts
                     graph, change = self._generation(tables, np.sort(rows))
-                    self._commit_fact_updates(cur, tables, rows, names, new_facts)
+                    commit_fact_updates(cur, tables, rows, names, new_facts)
                     return self._swap(
                         "update_facts", graph, tables, {"facts": len(rows)}, None, change
                     )
@@ -338,29 +286,8 @@ class LiveGraph:
                 tables = replace(base, facts=new_facts)
                 graph, change = self._generation(tables, np.sort(rows))
 
-                self._commit_fact_updates(cur, tables, rows, names, new_facts)
+                commit_fact_updates(cur, tables, rows, names, new_facts)
             return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None, change)
-
-    def _commit_fact_updates(
-        self,
-        cur: sqlite3.Cursor,
-        tables: GraphTables,
-        rows: npt.NDArray[np.int64],
-        names: set[str],
-        new_facts: Mapping[str, Array],
-    ) -> None:
-        """Write the changed columns of the facts at ``rows``."""
-        col_names, values = sql_values(tables, "facts", rows)
-        sets = [c for c in col_names if c in names]
-        if sets:
-            pos = [col_names.index(c) for c in sets]
-            cur.executemany(
-                f"UPDATE facts SET {', '.join(f'{c} = ?' for c in sets)} WHERE id = ?",
-                [
-                    (*(v[p] for p in pos), i)
-                    for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
-                ],
-            )
 
     # ------------------------------------------------------------------ deletes
 
@@ -622,8 +549,7 @@ class LiveGraph:
 
     @property
     def overlay_len(self) -> int:
-        """Fact positions the current graph holds in its overlay (0 right after a load, a
-        rebuild or a compaction)."""
+        """Fact positions in the current graph's overlay (0 after a rebuild or compaction)."""
         return int(self.current().graph.core.overlay_len)
 
     def compact(self, *, wait: bool = True) -> None:
