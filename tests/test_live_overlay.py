@@ -238,3 +238,24 @@ def test_overlay_generations_do_not_copy_the_base() -> None:
         assert 0 < core.overlay_len < 39
         assert live.graph.stats()["bytes"] < 2 * before
         assert np.array_equal(core.compacted().entity_tenants(), core.entity_tenants())
+
+
+def test_tables_a_reader_holds_do_not_change_as_facts_are_appended() -> None:
+    with live_demo() as live:
+        held = live.current()
+        snapshot = {c: a.copy() for c, a in held.tables.facts.items()}
+        for k in range(5):
+            live.add_facts(
+                [
+                    {"id": 2000 + 2 * k + i, "subject": "user", "object": "jacq"}
+                    | {"predicate": "prefers", "confidence": 0.1 * (k + 1)}
+                    for i in range(2)
+                ]
+            )
+            with pytest.raises(BadDataError):  # refused: nothing appended
+                live.add_facts([{"id": 3000 + k, "subject": "nobody", "predicate": "prefers"}])
+        for c, a in held.tables.facts.items():
+            assert len(a) == len(snapshot[c])
+            assert a.tolist() == snapshot[c].tolist()
+        assert live.tables.n_rows("facts") == 39 + 10
+        assert_fresh(live)

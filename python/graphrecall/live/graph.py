@@ -86,6 +86,7 @@ class LiveGraph:
         self._log: list[FactChange] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
+        self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
         self.compaction_error: BaseException | None = None
 
     # ------------------------------------------------------------------ readers
@@ -160,7 +161,9 @@ class LiveGraph:
                 new_cols = _records_to_columns(recs, table, base)
                 fast = None
                 if table == "facts":
-                    fast = checked_alone(base, self._current.graph, new_cols, len(recs), op)
+                    fast = checked_alone(
+                        base, self._current.graph, new_cols, len(recs), op, spare=self._spare
+                    )
                 if fast is not None:
                     cols, report = fast
                     report = LoadReport(report.tables, on_bad, "add")
@@ -554,12 +557,8 @@ class LiveGraph:
 
     def compact(self, *, wait: bool = True) -> None:
         """Merge the overlay of fact changes into a new base and swap it in; readers are
-        never blocked, and updates go on meanwhile (they are replayed on the new base).
-
-        Args:
-            wait: Return once it is swapped in (False: run in a background thread; a
-                compaction already running is not started again).
-        """
+        never blocked, and updates made meanwhile are replayed on the new base. ``wait``:
+        return once it is swapped in (False: only start it, unless one is running)."""
         with self._update_lock:
             running = self._compactor
             if running is None or not running.is_alive():

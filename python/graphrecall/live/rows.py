@@ -16,7 +16,7 @@ from ..graph import KnowledgeGraph
 from ..storage.sqlite import sql_values
 from ..tables import GraphTables, LoadReport
 from ..tables import check_tables as _check
-from .changes import _concat, _filled, _member, _reference_view
+from .changes import _append, _concat, _filled, _member, _reference_view
 
 Array = npt.NDArray[Any]
 
@@ -28,12 +28,14 @@ def checked_alone(
     n_new: int,
     op: str,
     rows: npt.NDArray[np.int64] | None = None,
+    spare: dict[str, Array] | None = None,
 ) -> tuple[dict[str, Array], LoadReport] | None:
     """The facts table with new or changed rows checked alone (their values and what
     they refer to), so that the cost is theirs, not the table's: new rows go after the
     stored ones, or replace ``rows``. None when the whole table must be checked instead
     (a row is refused, a new id is held already, a column or a value type the stored
-    rows lack): that check decides, with its precise report."""
+    rows lack): that check decides, with its precise report. ``spare``: buffers with room
+    for appended rows (see ``_append``), kept by the caller from one add to the next."""
     old = base.facts
     if "id" not in old or any(c not in old for c in new) or n_new == 0:
         return None
@@ -60,7 +62,7 @@ def checked_alone(
     for c, a in old.items():
         b = got[c]
         if rows is None:
-            out[c] = _concat(a, b, c)
+            out[c] = _concat(a, b, c) if spare is None else _append(a, b, c, spare)
         elif c in new:
             if a.dtype != b.dtype or a.dtype.kind == "U":
                 return None
