@@ -1,5 +1,5 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the rebuilt graph."""
+swap in the new graph (a generation of the current one for fact changes, else a rebuild)."""
 
 from __future__ import annotations
 
