@@ -255,8 +255,8 @@ class LiveGraph:
                                 if col in r:
                                     part[i] = r[col]
                         changed[col] = part
-                    graph = self._current.graph
-                    fast = checked_alone(base, graph, changed, len(rows), "update_facts", rows)
+                    g, op = self._current.graph, "update_facts"
+                    fast = checked_alone(base, g, changed, len(rows), op, rows, columns=names)
                 if fast is not None:
                     tables = replace(base, facts=fast[0])
                     new_facts = tables.facts

@@ -29,13 +29,15 @@ def checked_alone(
     op: str,
     rows: npt.NDArray[np.int64] | None = None,
     spare: dict[str, Array] | None = None,
+    columns: set[str] | None = None,
 ) -> tuple[dict[str, Array], LoadReport] | None:
     """The facts table with new or changed rows checked alone (their values and what
     they refer to), so that the cost is theirs, not the table's: new rows go after the
     stored ones, or replace ``rows``. None when the whole table must be checked instead
     (a row is refused, a new id is held already, a column or a value type the stored
     rows lack): that check decides, with its precise report. ``spare``: buffers with room
-    for appended rows (see ``_append``), kept by the caller from one add to the next."""
+    for appended rows (see ``_append``), kept by the caller from one add to the next.
+    ``columns``: the columns an update changes (the others are given to be checked)."""
     old = base.facts
     if "id" not in old or any(c not in old for c in new) or n_new == 0:
         return None
@@ -63,7 +65,7 @@ def checked_alone(
         b = got[c]
         if rows is None:
             out[c] = _concat(a, b, c) if spare is None else _append(a, b, c, spare)
-        elif c in new:
+        elif c in (new if columns is None else columns):
             if a.dtype != b.dtype or a.dtype.kind == "U":
                 return None
             a = a.copy()
