@@ -13,6 +13,7 @@
 //! [`KnowledgeGraph::compacted`] merges a generation into a new base.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Index;
 use std::sync::Arc;
 
@@ -75,6 +76,27 @@ impl<T: PartialEq> PartialEq<Vec<T>> for Column<T> {
     }
 }
 
+/// A hasher for dense u32 ids: one multiplication (the maps are read on every entity a
+/// query visits, so SipHash's cost shows).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (self.0 ^ u64::from(i)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+
 /// What a generation changed since its base: the rows moved to appended positions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Overlay {
@@ -82,10 +104,10 @@ pub(crate) struct Overlay {
     out_dirty: Vec<u64>,
     in_dirty: Vec<u64>,
     /// Entity -> its out-row (positions) / in-row (indices into `in_pos`).
-    out_rows: HashMap<u32, (u32, u32)>,
-    in_rows: HashMap<u32, (u32, u32)>,
+    out_rows: IdMap<(u32, u32)>,
+    in_rows: IdMap<(u32, u32)>,
     /// Fact id -> position, for the facts moved or appended since the base.
-    fact_pos: HashMap<u32, u32>,
+    fact_pos: IdMap<u32>,
     /// Subject of each appended position.
     ext_subject: Vec<u32>,
 }
