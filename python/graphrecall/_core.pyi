@@ -70,6 +70,27 @@ class CoreGraph:
         mention_entity: npt.NDArray[np.uint32] | None = None,
         mention_count: npt.NDArray[np.uint32] | None = None,
     ) -> CoreGraph: ...
+    def with_facts(
+        self,
+        fact: npt.NDArray[np.uint32],
+        fact_subject: npt.NDArray[np.uint32],
+        fact_object: npt.NDArray[np.uint32],
+        fact_predicate: npt.NDArray[np.uint32],
+        fact_confidence: npt.NDArray[np.float32],
+        fact_strength: npt.NDArray[np.float32],
+        fact_status: npt.NDArray[np.uint8],
+        fact_source: npt.NDArray[np.uint8],
+        fact_access_count: npt.NDArray[np.uint32],
+        *,
+        last_accessed: npt.NDArray[np.int64] | None = None,
+        created_at: npt.NDArray[np.int64] | None = None,
+        valid_from: npt.NDArray[np.int64] | None = None,
+        valid_to: npt.NDArray[np.int64] | None = None,
+        sequence: npt.NDArray[np.int64] | None = None,
+    ) -> CoreGraph: ...
+    def compacted(self) -> CoreGraph: ...
+    @property
+    def overlay_len(self) -> int: ...
     @property
     def n_entities(self) -> int: ...
     @property

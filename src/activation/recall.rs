@@ -315,7 +315,7 @@ fn recall_one(
             triples.clear();
             let mut out = Vec::with_capacity(p.top_k.min(hits.len()));
             for h in hits {
-                let pos = g.fact_to_pos[h.fact as usize];
+                let pos = g.pos_of(h.fact) as u32;
                 let key = (
                     g.subject_at(pos),
                     g.rec[pos as usize].object,

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::{FactRec, KnowledgeGraph, NONE, NULL_TIME};
+use super::{Column, FactRec, KnowledgeGraph, NONE, NULL_TIME};
 use crate::alloc;
 use crate::error::{Error, Result};
 
@@ -138,7 +138,7 @@ fn scatter64(
 
 /// A u32 whose unsigned order is `f32::total_cmp`'s order.
 #[inline]
-fn f32_order(x: f32) -> u32 {
+pub(super) fn f32_order(x: f32) -> u32 {
     let b = x.to_bits();
     if b >> 31 == 1 {
         !b
@@ -437,27 +437,28 @@ impl KnowledgeGraph {
             n_statuses: input.n_statuses,
             n_sources: input.n_sources,
             n_predicates: input.n_predicates,
-            entity_tenant: alloc::copied(input.entity_tenant, "entities.tenant")?,
-            tenant_offsets,
-            tenant_entities,
-            out_offsets,
-            rec,
-            created_at,
-            valid_from,
-            valid_to,
-            sequence,
-            fact_to_pos,
-            in_offsets,
-            in_pos,
-            in_subject,
+            entity_tenant: (alloc::copied(input.entity_tenant, "entities.tenant")?).into(),
+            tenant_offsets: tenant_offsets.into(),
+            tenant_entities: tenant_entities.into(),
+            out_offsets: out_offsets.into(),
+            rec: rec.into(),
+            created_at: created_at.map(Column::from),
+            valid_from: valid_from.map(Column::from),
+            valid_to: valid_to.map(Column::from),
+            sequence: sequence.map(Column::from),
+            fact_to_pos: fact_to_pos.into(),
+            in_offsets: in_offsets.into(),
+            in_pos: in_pos.into(),
+            in_subject: in_subject.into(),
             n_chunks: n_chunks as u32,
-            chunk_tenant: alloc::copied(input.chunk_tenant, "chunks.tenant")?,
-            chunk_offsets,
-            chunk_entity,
-            chunk_count,
-            mention_offsets,
-            mention_chunk,
-            mention_count,
+            chunk_tenant: (alloc::copied(input.chunk_tenant, "chunks.tenant")?).into(),
+            chunk_offsets: chunk_offsets.into(),
+            chunk_entity: chunk_entity.into(),
+            chunk_count: chunk_count.into(),
+            mention_offsets: mention_offsets.into(),
+            mention_chunk: mention_chunk.into(),
+            mention_count: mention_count.into(),
+            ov: None,
         })
     }
 }
@@ -484,7 +485,7 @@ fn validate_entities(input: &GraphInput<'_>) -> Result<()> {
     Ok(())
 }
 
-fn validate_facts(input: &GraphInput<'_>) -> Result<()> {
+pub(super) fn validate_facts(input: &GraphInput<'_>) -> Result<()> {
     let n = input.fact_subject.len();
     let n_ent = input.entity_tenant.len();
     check_len("facts", "object", n, input.fact_object.len())?;

@@ -8,10 +8,14 @@
 //! the subject inlined so that walking an edge backwards costs no extra random read.
 
 mod build;
+mod overlay;
 mod parts;
 
 pub use build::GraphInput;
+pub(crate) use overlay::{Column, Overlay};
+
 pub use parts::{Check, GraphParts, PartsRef};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
@@ -20,8 +24,9 @@ pub const NONE: u32 = u32::MAX;
 /// Null timestamp / sequence (numpy's NaT has the same bit pattern).
 pub const NULL_TIME: i64 = i64::MIN;
 
-/// An immutable knowledge graph. Cheap to share across threads (`Sync`); rebuilt, not
-/// mutated, on update.
+/// An immutable knowledge graph generation. Cheap to share across threads (`Sync`) and to
+/// clone (the arrays are shared); a fact change makes a new generation over the same base
+/// (see [`KnowledgeGraph::with_facts`]).
 #[derive(Debug, Clone)]
 pub struct KnowledgeGraph {
     pub(crate) n_entities: u32,
@@ -31,40 +36,42 @@ pub struct KnowledgeGraph {
     pub(crate) n_sources: u32,
     pub(crate) n_predicates: u32,
 
-    pub(crate) entity_tenant: Vec<u32>,
+    pub(crate) entity_tenant: Arc<Vec<u32>>,
     /// Entities grouped by tenant (CSR over tenants).
-    pub(crate) tenant_offsets: Vec<u32>,
-    pub(crate) tenant_entities: Vec<u32>,
+    pub(crate) tenant_offsets: Arc<Vec<u32>>,
+    pub(crate) tenant_entities: Arc<Vec<u32>>,
 
     /// Out-adjacency: facts of entity `e` are positions `out_offsets[e]..out_offsets[e+1]`.
-    pub(crate) out_offsets: Vec<u32>,
+    pub(crate) out_offsets: Arc<Vec<u32>>,
     /// The hot fact columns, one 32-byte record per position: an entity's facts are a
     /// few contiguous cache lines, so a traversal step costs ~2 cache misses, not one per
     /// column.
-    pub(crate) rec: Vec<FactRec>,
+    pub(crate) rec: Column<FactRec>,
     // Optional, colder columns, indexed by position.
-    pub(crate) created_at: Option<Vec<i64>>,
-    pub(crate) valid_from: Option<Vec<i64>>,
-    pub(crate) valid_to: Option<Vec<i64>>,
-    pub(crate) sequence: Option<Vec<i64>>,
-    pub(crate) fact_to_pos: Vec<u32>,
+    pub(crate) created_at: Option<Column<i64>>,
+    pub(crate) valid_from: Option<Column<i64>>,
+    pub(crate) valid_to: Option<Column<i64>>,
+    pub(crate) sequence: Option<Column<i64>>,
+    pub(crate) fact_to_pos: Arc<Vec<u32>>,
 
     /// In-adjacency: facts whose object is `e` are `in_pos[in_offsets[e]..in_offsets[e+1]]`,
     /// confidence descending then fact id ascending; `in_subject` is their subject.
-    pub(crate) in_offsets: Vec<u32>,
-    pub(crate) in_pos: Vec<u32>,
-    pub(crate) in_subject: Vec<u32>,
+    pub(crate) in_offsets: Arc<Vec<u32>>,
+    pub(crate) in_pos: Column<u32>,
+    pub(crate) in_subject: Column<u32>,
 
     pub(crate) n_chunks: u32,
-    pub(crate) chunk_tenant: Vec<u32>,
+    pub(crate) chunk_tenant: Arc<Vec<u32>>,
     /// Chunk -> entities it mentions (entity ascending), with counts.
-    pub(crate) chunk_offsets: Vec<u32>,
-    pub(crate) chunk_entity: Vec<u32>,
-    pub(crate) chunk_count: Vec<u32>,
+    pub(crate) chunk_offsets: Arc<Vec<u32>>,
+    pub(crate) chunk_entity: Arc<Vec<u32>>,
+    pub(crate) chunk_count: Arc<Vec<u32>>,
     /// Entity -> chunks that mention it (chunk ascending), with counts.
-    pub(crate) mention_offsets: Vec<u32>,
-    pub(crate) mention_chunk: Vec<u32>,
-    pub(crate) mention_count: Vec<u32>,
+    pub(crate) mention_offsets: Arc<Vec<u32>>,
+    pub(crate) mention_chunk: Arc<Vec<u32>>,
+    pub(crate) mention_count: Arc<Vec<u32>>,
+    /// The rows changed since the base (None: a base, as built).
+    pub(crate) ov: Option<Arc<Overlay>>,
 }
 
 /// One fact at its position: everything traversal and seed-000 scoring read.
@@ -115,7 +122,7 @@ pub struct FactRow {
 }
 
 #[inline]
-fn opt_at(col: &Option<Vec<i64>>, pos: usize) -> i64 {
+fn opt_at(col: &Option<Column<i64>>, pos: usize) -> i64 {
     col.as_ref().map_or(NULL_TIME, |c| c[pos])
 }
 
@@ -169,18 +176,30 @@ impl KnowledgeGraph {
     /// Positions of the out-facts of `e`.
     #[inline]
     pub(crate) fn out_range(&self, e: u32) -> std::ops::Range<usize> {
+        if let Some(r) = self.ov.as_ref().and_then(|ov| ov.out_row(e)) {
+            return r;
+        }
         self.out_offsets[e as usize] as usize..self.out_offsets[e as usize + 1] as usize
     }
 
     /// Index range into `in_pos` / `in_subject` of the in-facts of `e`.
     #[inline]
     pub(crate) fn in_range(&self, e: u32) -> std::ops::Range<usize> {
+        if let Some(r) = self.ov.as_ref().and_then(|ov| ov.in_row(e)) {
+            return r;
+        }
         self.in_offsets[e as usize] as usize..self.in_offsets[e as usize + 1] as usize
     }
 
     /// Subject of the fact at a position (binary search over the out offsets; used only on
     /// the output path, never inside traversal).
     pub(crate) fn subject_at(&self, pos: u32) -> u32 {
+        let base = self.rec.base().len();
+        if let Some(ov) = &self.ov {
+            if pos as usize >= base {
+                return ov.ext_subject(pos as usize - base).unwrap_or(NONE);
+            }
+        }
         // partition_point returns the first entity whose range starts after pos.
         let idx = self.out_offsets.partition_point(|&o| o <= pos);
         (idx - 1) as u32
@@ -216,8 +235,16 @@ impl KnowledgeGraph {
                 ),
             ));
         }
-        let pos = self.fact_to_pos[fact as usize];
-        Ok(self.row_at(pos))
+        Ok(self.row_at(self.pos_of(fact) as u32))
+    }
+
+    /// Position of a live fact id (caller guarantees `fact < n_facts`).
+    #[inline]
+    pub(crate) fn pos_of(&self, fact: u32) -> usize {
+        if let Some(p) = self.ov.as_ref().and_then(|ov| ov.fact_pos(fact)) {
+            return p as usize;
+        }
+        self.fact_to_pos[fact as usize] as usize
     }
 
     pub(crate) fn row_at(&self, pos: u32) -> FactRow {
@@ -293,33 +320,37 @@ impl KnowledgeGraph {
         fn b<T>(v: &[T]) -> usize {
             std::mem::size_of_val(v)
         }
-        fn ob(v: &Option<Vec<i64>>) -> usize {
-            v.as_ref().map_or(0, |v| b(v))
+        fn ob(v: &Option<Column<i64>>) -> usize {
+            v.as_ref().map_or(0, Column::heap_bytes)
         }
         let bytes = b(&self.entity_tenant)
             + b(&self.tenant_offsets)
             + b(&self.tenant_entities)
             + b(&self.out_offsets)
-            + b(&self.rec)
+            + self.rec.heap_bytes()
             + ob(&self.created_at)
             + ob(&self.valid_from)
             + ob(&self.valid_to)
             + ob(&self.sequence)
             + b(&self.fact_to_pos)
             + b(&self.in_offsets)
-            + b(&self.in_pos)
-            + b(&self.in_subject)
+            + self.in_pos.heap_bytes()
+            + self.in_subject.heap_bytes()
             + b(&self.chunk_tenant)
             + b(&self.chunk_offsets)
             + b(&self.chunk_entity)
             + b(&self.chunk_count)
             + b(&self.mention_offsets)
             + b(&self.mention_chunk)
-            + b(&self.mention_count);
+            + b(&self.mention_count)
+            + self.ov.as_ref().map_or(0, |ov| ov.heap_bytes());
         GraphStats {
             entities: self.n_entities as usize,
             facts: self.n_facts as usize,
-            literal_facts: self.rec.iter().filter(|r| r.object == NONE).count(),
+            literal_facts: (0..self.n_entities)
+                .flat_map(|e| self.out_range(e))
+                .filter(|&p| self.rec[p].object == NONE)
+                .count(),
             tenants: self.n_tenants as usize,
             chunks: self.n_chunks as usize,
             mentions: self.chunk_entity.len(),

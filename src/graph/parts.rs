@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
-use super::{FactRec, KnowledgeGraph, NONE, NULL_TIME};
+use super::{Column, FactRec, KnowledgeGraph, NONE, NULL_TIME};
 use crate::alloc;
 use crate::error::{Error, Result};
 
@@ -158,6 +158,10 @@ fn copy_below(
 }
 
 /// An optional column copied.
+fn base(c: &Option<Column<i64>>) -> Option<&[i64]> {
+    c.as_ref().map(Column::base)
+}
+
 fn opt_copy(src: Option<&[i64]>, part: &'static str) -> Result<Option<Vec<i64>>> {
     src.map(|c| alloc::copied(c, part)).transpose()
 }
@@ -262,7 +266,10 @@ impl KnowledgeGraph {
     /// # Errors
     /// `OutOfMemory` naming the array that cannot be allocated.
     pub fn to_parts(&self) -> Result<GraphParts> {
-        let rec = &self.rec;
+        if self.ov.is_some() {
+            return self.compacted()?.to_parts();
+        }
+        let rec = self.rec.base();
         Ok(GraphParts {
             n_predicates: self.n_predicates,
             n_statuses: self.n_statuses,
@@ -281,13 +288,13 @@ impl KnowledgeGraph {
             predicate: alloc::collect(rec.par_iter().map(|r| r.predicate), "predicate")?,
             status: alloc::collect(rec.par_iter().map(|r| r.status), "status")?,
             source: alloc::collect(rec.par_iter().map(|r| r.source), "source")?,
-            created_at: opt_copy(self.created_at.as_deref(), "created_at")?,
-            valid_from: opt_copy(self.valid_from.as_deref(), "valid_from")?,
-            valid_to: opt_copy(self.valid_to.as_deref(), "valid_to")?,
-            sequence: opt_copy(self.sequence.as_deref(), "sequence")?,
+            created_at: opt_copy(base(&self.created_at), "created_at")?,
+            valid_from: opt_copy(base(&self.valid_from), "valid_from")?,
+            valid_to: opt_copy(base(&self.valid_to), "valid_to")?,
+            sequence: opt_copy(base(&self.sequence), "sequence")?,
             in_offsets: alloc::copied(&self.in_offsets, "in_offsets")?,
-            in_pos: alloc::copied(&self.in_pos, "in_pos")?,
-            in_subject: alloc::copied(&self.in_subject, "in_subject")?,
+            in_pos: alloc::copied(self.in_pos.base(), "in_pos")?,
+            in_subject: alloc::copied(self.in_subject.base(), "in_subject")?,
             chunk_tenant: alloc::copied(&self.chunk_tenant, "chunk_tenant")?,
             chunk_offsets: alloc::copied(&self.chunk_offsets, "chunk_offsets")?,
             chunk_entity: alloc::copied(&self.chunk_entity, "chunk_entity")?,
@@ -561,27 +568,30 @@ impl KnowledgeGraph {
             n_statuses: p.n_statuses,
             n_sources: p.n_sources,
             n_predicates: p.n_predicates,
-            entity_tenant,
-            tenant_offsets,
-            tenant_entities,
-            out_offsets: copy(p.out_offsets, "out_offsets")?,
-            rec,
-            created_at: p.created_at.map(|c| copy(c, "created_at")).transpose()?,
-            valid_from: p.valid_from.map(|c| copy(c, "valid_from")).transpose()?,
-            valid_to: p.valid_to.map(|c| copy(c, "valid_to")).transpose()?,
-            sequence: p.sequence.map(|c| copy(c, "sequence")).transpose()?,
-            fact_to_pos,
-            in_offsets: copy(p.in_offsets, "in_offsets")?,
-            in_pos,
-            in_subject,
+            entity_tenant: entity_tenant.into(),
+            tenant_offsets: tenant_offsets.into(),
+            tenant_entities: tenant_entities.into(),
+            out_offsets: copy(p.out_offsets, "out_offsets")?.into(),
+            rec: rec.into(),
+            created_at: (p.created_at.map(|c| copy(c, "created_at")).transpose()?)
+                .map(Column::from),
+            valid_from: (p.valid_from.map(|c| copy(c, "valid_from")).transpose()?)
+                .map(Column::from),
+            valid_to: (p.valid_to.map(|c| copy(c, "valid_to")).transpose()?).map(Column::from),
+            sequence: (p.sequence.map(|c| copy(c, "sequence")).transpose()?).map(Column::from),
+            fact_to_pos: fact_to_pos.into(),
+            in_offsets: copy(p.in_offsets, "in_offsets")?.into(),
+            in_pos: in_pos.into(),
+            in_subject: in_subject.into(),
             n_chunks: n_chunks as u32,
-            chunk_tenant,
-            chunk_offsets: copy(p.chunk_offsets, "chunk_offsets")?,
-            chunk_entity: copy(p.chunk_entity, "chunk_entity")?,
-            chunk_count: copy(p.chunk_count, "chunk_count")?,
-            mention_offsets,
-            mention_chunk,
-            mention_count,
+            chunk_tenant: chunk_tenant.into(),
+            chunk_offsets: copy(p.chunk_offsets, "chunk_offsets")?.into(),
+            chunk_entity: copy(p.chunk_entity, "chunk_entity")?.into(),
+            chunk_count: copy(p.chunk_count, "chunk_count")?.into(),
+            mention_offsets: mention_offsets.into(),
+            mention_chunk: mention_chunk.into(),
+            mention_count: mention_count.into(),
+            ov: None,
         })
     }
 }

@@ -20,12 +20,17 @@ reader that finds another connection's commit (``PRAGMA data_version``) reloads 
 first (an O(graph) read and rebuild), so several processes sharing a store each see all
 acknowledged writes.
 
-The new graph is a fast rebuild from the tables (O(graph) per update, numpy and the Rust
-build), not a delta merged at query time.
+Fact adds, updates and usage write-backs make the new graph a *generation* of the current
+one: the changed rows go into an overlay over the immutable base (whose arrays the
+generations share), and every query answers exactly as a fresh build of the same tables.
+:meth:`LiveGraph.compact` merges the overlay into a new base in a background thread (started
+by itself at ``compact_at`` of the facts). Other changes (entities, chunks, mentions,
+aliases, deletes, a new vocabulary word) rebuild the graph from the tables.
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
-(:class:`LiveGraph` and its updates), :mod:`.usage` (the usage write-back of
-:meth:`LiveGraph.record_access`) and :mod:`.changes` (column edits on the tables).
+(:class:`LiveGraph` and its updates), :mod:`.overlay` (fact changes as generations),
+:mod:`.rows` (fact rows checked and committed alone), :mod:`.usage` (the usage write-back
+of :meth:`LiveGraph.record_access`) and :mod:`.changes` (column edits on the tables).
 """
 
 from .graph import LiveGraph

@@ -116,6 +116,24 @@ def _concat(a: Array, b: Array, col: str) -> Array:
     return np.concatenate([a.astype(object), b.astype(object)])
 
 
+def _append(a: Array, b: Array, col: str, spare: dict[str, Array]) -> Array:
+    """``_concat(a, b)`` in amortised O(len(b)): when ``a`` is the front of the buffer
+    ``spare[col]`` with room after it, ``b`` is written there and the longer front returned
+    (rows a published view holds are never written); otherwise a buffer twice the size is
+    made. Views of older lengths stay valid."""
+    typed = _concat(a[:0], b, col)
+    if typed.dtype != a.dtype:
+        return _concat(a, b, col)
+    n, k = len(a), len(b)
+    buf = spare.get(col)
+    if buf is None or a.base is not buf or n + k > len(buf) or buf.dtype != a.dtype:
+        buf = np.empty(max(2 * (n + k), 1024), dtype=a.dtype)
+        buf[:n] = a
+        spare[col] = buf
+    buf[n : n + k] = typed
+    return buf[: n + k]
+
+
 def _concat_table(
     base: GraphTables, table: str, new: dict[str, Array], n_new: int
 ) -> dict[str, Array]:

@@ -1,5 +1,5 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the rebuilt graph."""
+swap in the new graph (a generation of the current one for fact changes, else a rebuild)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy.typing as npt
 from ..errors import DataError, ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
 from ..storage import sqlite as _sqlite
-from ..storage.sqlite import SQLiteStore, sql_values
+from ..storage.sqlite import SQLiteStore
 from ..tables import COLUMNS, BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
 from .changes import (
@@ -30,7 +30,9 @@ from .changes import (
     _replace_table,
     _time,
 )
+from .overlay import FactChange, fact_generation, with_core
 from .report import GraphVersion, UpdateReport
+from .rows import checked_alone, commit_fact_updates
 from .usage import access_changes
 
 Array = npt.NDArray[Any]
@@ -62,9 +64,11 @@ class LiveGraph:
         *,
         on_bad: OnBad = "raise",
         data_version: int | None = None,
+        compact_at: float = 0.02,
     ):
         """Use :meth:`SQLiteStore.load` (``data_version``: the store's data version when
-        ``tables`` were read; read now when None)."""
+        ``tables`` were read; read now when None; ``compact_at``: the overlay size, as a
+        fraction of the facts, that starts a background compaction)."""
         checked = _check(tables, on_bad)
         self.store = store
         self._on_bad: OnBad = on_bad
@@ -76,6 +80,14 @@ class LiveGraph:
         self._current = GraphVersion(0, graph, checked.tables)
         self._tables = checked.tables  # the committed state (ahead of the graph when
         # record_access(refresh=False) left counts to show)
+        self.compact_at = compact_at
+        # Fact changes since the graph's base (replayed on a compaction's new base), and
+        # the number of rebuilds (a compaction of an older base is dropped).
+        self._log: list[FactChange] = []
+        self._epoch = 0
+        self._compactor: threading.Thread | None = None
+        self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
+        self.compaction_error: BaseException | None = None
 
     # ------------------------------------------------------------------ readers
 
@@ -147,18 +159,33 @@ class LiveGraph:
                 base = self._tables
                 n_old = base.n_rows(table)
                 new_cols = _records_to_columns(recs, table, base)
-                combined = _concat_table(base, table, new_cols, len(recs))
-                checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
-                cols = checked.table(table)
-                assert cols is not None
-                n_new = checked.n_rows(table) - n_old
+                fast = None
+                if table == "facts":
+                    fast = checked_alone(
+                        base, self._current.graph, new_cols, len(recs), op, spare=self._spare
+                    )
+                if fast is not None:
+                    cols, report = fast
+                    report = LoadReport(report.tables, on_bad, "add")
+                else:
+                    combined = _concat_table(base, table, new_cols, len(recs))
+                    checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
+                    table_cols = checked.table(table)
+                    assert table_cols is not None
+                    cols = table_cols
                 tables = _replace_table(base, table, cols)
-                graph = tables.build_graph()
+                n_new = tables.n_rows(table) - n_old
+                if table == "facts":
+                    graph, change = self._generation(
+                        tables, np.arange(n_old, n_old + n_new, dtype=np.int64)
+                    )
+                else:
+                    graph, change = tables.build_graph(), None
                 if n_new:
                     self.store.insert(
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
-            return self._swap(op, graph, tables, {table: n_new}, report)
+            return self._swap(op, graph, tables, {table: n_new}, report, change)
 
     def _check_change(
         self,
@@ -216,8 +243,29 @@ class LiveGraph:
                 if len(np.unique(rows)) != len(rows):
                     raise DataError("update_facts: a fact is named twice in one update")
                 n = base.n_rows("facts")
-                cols: dict[str, Array] = {}
                 names = {k for r in recs for k in r} - {"id"}
+                fast = None
+                if names <= set(facts):
+                    changed: dict[str, Array] = {}
+                    for col, arr in facts.items():
+                        part = arr[rows]
+                        if col in names:
+                            part = part.astype(object)
+                            for i, r in enumerate(recs):
+                                if col in r:
+                                    part[i] = r[col]
+                        changed[col] = part
+                    g, op = self._current.graph, "update_facts"
+                    fast = checked_alone(base, g, changed, len(rows), op, rows, columns=names)
+                if fast is not None:
+                    tables = replace(base, facts=fast[0])
+                    new_facts = tables.facts
+                    graph, change = self._generation(tables, np.sort(rows))
+                    commit_fact_updates(cur, tables, rows, names, new_facts)
+                    return self._swap(
+                        "update_facts", graph, tables, {"facts": len(rows)}, None, change
+                    )
+                cols: dict[str, Array] = {}
                 for col in COLUMNS["facts"]:
                     if col in facts:
                         arr = facts[col]
@@ -239,20 +287,10 @@ class LiveGraph:
                 inverse[order] = np.arange(n)
                 new_facts = {c: a[inverse] for c, a in checked_facts.items()}
                 tables = replace(base, facts=new_facts)
-                graph = tables.build_graph()
+                graph, change = self._generation(tables, np.sort(rows))
 
-                col_names, values = sql_values(tables, "facts", rows)
-                sets = [c for c in col_names if c in names]
-                if sets:
-                    pos = [col_names.index(c) for c in sets]
-                    cur.executemany(
-                        f"UPDATE facts SET {', '.join(f'{c} = ?' for c in sets)} WHERE id = ?",
-                        [
-                            (*(v[p] for p in pos), i)
-                            for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
-                        ],
-                    )
-            return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None)
+                commit_fact_updates(cur, tables, rows, names, new_facts)
+            return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None, change)
 
     # ------------------------------------------------------------------ deletes
 
@@ -398,13 +436,16 @@ class LiveGraph:
                 tables, sql, counts = access_changes(
                     self._tables, (("facts", fids), ("chunks", cids)), self._rows_of, t
                 )
-                graph = tables.build_graph() if refresh else None
+                graph, change = None, None
+                if refresh:
+                    rows = self._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
+                    graph, change = self._generation(tables, np.unique(rows))
                 for statement, params in sql:
                     cur.executemany(statement, params)
             if graph is None:
                 self._tables = tables
                 return UpdateReport("record_access", self._current.version, counts)
-            return self._swap("record_access", graph, tables, counts, None)
+            return self._swap("record_access", graph, tables, counts, None, change)
 
     def refresh(self) -> int:
         """Swap in a graph showing the counts of ``record_access(refresh=False)`` and what
@@ -468,6 +509,19 @@ class LiveGraph:
             return g.chunk_index(ids)
         raise ParameterError(f"no ids in {table}")  # pragma: no cover
 
+    def _generation(
+        self, tables: GraphTables, rows: npt.NDArray[np.int64]
+    ) -> tuple[KnowledgeGraph, FactChange | None]:
+        """The graph of ``tables``, whose facts differ from the current graph's tables at
+        ``rows`` only: a generation over the current graph (no rebuild) when it can be
+        one, else a rebuild (then no change to log)."""
+        cur = self._current
+        if self._tables is cur.tables:  # no usage counts waiting for a refresh
+            made = fact_generation(cur.graph, cur.tables, tables, rows)
+            if made is not None:
+                return made
+        return tables.build_graph(), None
+
     def _swap(
         self,
         op: str,
@@ -475,12 +529,71 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
+        change: FactChange | None = None,
     ) -> UpdateReport:
+        """Publish a new state (the caller holds the update lock, or is the constructor's
+        load). ``change``: the fact change that made ``graph`` a generation of the current
+        graph; None for a rebuilt graph (a new base)."""
         with self._swap_lock:
             version = self._current.version + 1
             self._current = GraphVersion(version, graph, tables)
             self._tables = tables
+        if change is None:
+            self._log = []
+            self._epoch += 1
+        else:
+            self._log.append(change)
+            core = graph.core
+            if core.overlay_len > max(1024, self.compact_at * core.n_facts):
+                self.compact(wait=False)
         return UpdateReport(op, version, dict(rows), check)
+
+    # ------------------------------------------------------------------ compaction
+
+    @property
+    def overlay_len(self) -> int:
+        """Fact positions in the current graph's overlay (0 after a rebuild or compaction)."""
+        return int(self.current().graph.core.overlay_len)
+
+    def compact(self, *, wait: bool = True) -> None:
+        """Merge the overlay of fact changes into a new base and swap it in; readers are
+        never blocked, and updates made meanwhile are replayed on the new base. ``wait``:
+        return once it is swapped in (False: only start it, unless one is running)."""
+        with self._update_lock:
+            running = self._compactor
+            if running is None or not running.is_alive():
+                core = self._current.graph.core
+                if core.overlay_len == 0:
+                    return
+                running = threading.Thread(
+                    target=self._compact,
+                    args=(core, self._epoch, len(self._log)),
+                    name="graphrecall-compaction",
+                    daemon=True,
+                )
+                self._compactor = running
+                running.start()
+        if wait:
+            running.join()
+
+    def _compact(self, core: Any, epoch: int, n_log: int) -> None:
+        """Build the new base of ``core`` (without any lock), then replay the changes logged
+        since and swap it in, unless a rebuild made a new base meanwhile."""
+        try:
+            base = core.compacted()
+            with self._update_lock:
+                if epoch != self._epoch:
+                    return
+                for change in self._log[n_log:]:
+                    base = change.apply(base)
+                with self._swap_lock:
+                    cur = self._current
+                    self._current = GraphVersion(
+                        cur.version, with_core(cur.graph, base), cur.tables
+                    )
+                self._log = self._log[n_log:]
+        except Exception as exc:
+            self.compaction_error = exc
 
 
 _sqlite.register_live(LiveGraph)

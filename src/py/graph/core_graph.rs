@@ -91,6 +91,73 @@ impl CoreGraph {
         })
     }
 
+    /// A new generation in which fact `fact[k]` holds row `k` of the columns (an id below
+    /// `n_facts` replaces that fact's record, the next ids append facts); this graph is
+    /// left as it is. Costs the changed rows and their entities' rows, not the graph.
+    #[pyo3(signature = (
+        fact, fact_subject, fact_object, fact_predicate, fact_confidence, fact_strength,
+        fact_status, fact_source, fact_access_count, *, last_accessed=None, created_at=None,
+        valid_from=None, valid_to=None, sequence=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn with_facts(
+        &self,
+        py: Python<'_>,
+        fact: Arr<'_, u32>,
+        fact_subject: Arr<'_, u32>,
+        fact_object: Arr<'_, u32>,
+        fact_predicate: Arr<'_, u32>,
+        fact_confidence: Arr<'_, f32>,
+        fact_strength: Arr<'_, f32>,
+        fact_status: Arr<'_, u8>,
+        fact_source: Arr<'_, u8>,
+        fact_access_count: Arr<'_, u32>,
+        last_accessed: Option<Arr<'_, i64>>,
+        created_at: Option<Arr<'_, i64>>,
+        valid_from: Option<Arr<'_, i64>>,
+        valid_to: Option<Arr<'_, i64>>,
+        sequence: Option<Arr<'_, i64>>,
+    ) -> PyResult<Self> {
+        let fact = slice(&fact, "fact")?;
+        let input = GraphInput {
+            fact_subject: slice(&fact_subject, "fact_subject")?,
+            fact_object: slice(&fact_object, "fact_object")?,
+            fact_predicate: slice(&fact_predicate, "fact_predicate")?,
+            fact_confidence: slice(&fact_confidence, "fact_confidence")?,
+            fact_strength: slice(&fact_strength, "fact_strength")?,
+            fact_status: slice(&fact_status, "fact_status")?,
+            fact_source: slice(&fact_source, "fact_source")?,
+            fact_access_count: slice(&fact_access_count, "fact_access_count")?,
+            fact_last_accessed: opt(&last_accessed, "last_accessed")?,
+            fact_created_at: opt(&created_at, "created_at")?,
+            fact_valid_from: opt(&valid_from, "valid_from")?,
+            fact_valid_to: opt(&valid_to, "valid_to")?,
+            fact_sequence: opt(&sequence, "sequence")?,
+            ..GraphInput::default()
+        };
+        let inner = enter(py, || self.inner.with_facts(fact, &input))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// The same graph merged into one new base (what a fresh build gives); a base is
+    /// returned sharing its arrays.
+    fn compacted(&self, py: Python<'_>) -> PyResult<Self> {
+        let inner = enter(py, || self.inner.compacted())?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// Appended positions not yet compacted (0 for a base).
+    #[getter]
+    fn overlay_len(&self) -> usize {
+        self.inner.overlay_len()
+    }
+
     #[getter]
     fn n_entities(&self) -> usize {
         self.inner.n_entities()
@@ -349,12 +416,12 @@ impl CoreGraph {
 
     /// Tenant code of every entity.
     fn entity_tenants<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        self.inner.entity_tenant.clone().into_pyarray(py)
+        self.inner.entity_tenant.to_vec().into_pyarray(py)
     }
 
     /// Tenant code of every chunk.
     fn chunk_tenants<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
-        self.inner.chunk_tenant.clone().into_pyarray(py)
+        self.inner.chunk_tenant.to_vec().into_pyarray(py)
     }
 
     /// Prepare a spreading-activation plan (validated once, called per batch).

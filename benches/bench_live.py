@@ -1,0 +1,270 @@
+"""Live updates without a rebuild: how long a fact change takes to be visible, and what the
+overlay costs queries.
+
+Usage::
+
+    python benches/bench_live.py [--entities 100000] [--updates 200] [--batches 20] \
+        [--out benches/results/live.md]
+
+The graph is WORKLOADS.md's power-law generator (``benches/workload.py``; 100k entities give
+~1M facts) in a SQLite store, loaded as a :class:`~graphrecall.LiveGraph`. Timed, each from
+the call to its return (validated, committed durably to SQLite, and swapped in: the next
+query sees it):
+
+* one-fact ``add_facts`` and ``update_facts`` (``--updates`` each), and ``record_access``;
+* 1,000-fact ``add_facts`` batches (``--batches``);
+* of each, the part that makes the new graph generation (``overlay``), next to what the
+  rebuild it replaces costs (``tables.build_graph()``);
+* W1 / W4 single-query medians (``benches/peers.py``'s parameters, through prepared plans)
+  on the compacted graph and on the same graph with 1 % of its facts changed in the overlay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT.parent / "python"))
+
+import workload  # noqa: E402
+from graphrecall import LiveGraph  # noqa: E402
+from graphrecall.storage import GraphTables  # noqa: E402
+from graphrecall.storage.sqlite import SQLiteStore  # noqa: E402
+
+MAX_HOPS, PER_ENTITY_LIMIT, MAX_FACTS, TOP_K = 2, 10, 50, 20
+W1 = {
+    "max_hops": MAX_HOPS,
+    "per_entity_limit": PER_ENTITY_LIMIT,
+    "max_facts": MAX_FACTS,
+    "direction": "out",
+    "statuses": ("staged", "confirmed"),
+    "rank": "score_fact",
+}
+W4 = {"max_hops": MAX_HOPS, "direction": "both", "top_k": TOP_K}
+
+
+def tables_of(g: workload.Graph) -> GraphTables:
+    n, m = g.n_entities, g.n_facts
+    return GraphTables(
+        entities={"id": np.arange(n), "tenant": g.entity_tenant},
+        facts={
+            "id": np.arange(m),
+            "subject": g.subject,
+            "object": np.where(g.object < 0, None, g.object).astype(object),
+            "predicate": np.array(workload.PREDICATES, dtype=object)[g.predicate],
+            "confidence": g.confidence,
+            "strength": g.strength,
+            "status": np.array(workload.STATUSES, dtype=object)[g.status],
+            "source": np.array(workload.SOURCES, dtype=object)[g.source],
+            "access_count": g.access_count,
+            "last_accessed": g.last_accessed,
+        },
+    )
+
+
+class Timed:
+    """Wraps ``LiveGraph._generation`` to time the part of an update that makes the graph."""
+
+    def __init__(self, live: LiveGraph):
+        self.inner = live._generation
+        self.last = 0.0
+        self.rebuilds = 0
+
+    def __call__(self, tables: Any, rows: Any) -> Any:
+        t0 = time.perf_counter()
+        graph, change = self.inner(tables, rows)
+        self.last = time.perf_counter() - t0
+        self.rebuilds += change is None
+        return graph, change
+
+
+_BY_TENANT: dict[int, list[np.ndarray]] = {}
+
+
+def new_facts(
+    rng: np.random.Generator, g: workload.Graph, start: int, k: int
+) -> list[dict[str, Any]]:
+    """``k`` new facts between random entities of one tenant, with workload predicates."""
+    subj = rng.integers(0, g.n_entities, k)
+    out = []
+    by_tenant = _BY_TENANT.get(id(g))
+    if by_tenant is None:
+        by_tenant = [np.flatnonzero(g.entity_tenant == t) for t in range(workload.N_TENANTS)]
+        _BY_TENANT[id(g)] = by_tenant
+    for i, s in enumerate(subj.tolist()):
+        mates = by_tenant[int(g.entity_tenant[s])]
+        out.append(
+            {
+                "id": start + i,
+                "subject": s,
+                "object": int(mates[rng.integers(0, len(mates))]),
+                "predicate": workload.PREDICATES[int(rng.integers(0, workload.N_PREDICATES))],
+                "confidence": float(np.float32(rng.random())),
+                "status": "confirmed",
+                "source": "conversation",
+            }
+        )
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(xs) * 1e3, q))
+
+
+def query_medians(graph: Any, queries: np.ndarray) -> dict[str, float]:
+    spread = graph.spread_plan(**W1)
+    recall = graph.recall_plan(**W4)
+    match = np.array(workload.MATCH_SCORES)
+    out: dict[str, float] = {}
+    for name, fn in (
+        ("W1", lambda a: spread(a, now=workload.NOW)),
+        ("W4", lambda a: recall(a, match)),
+    ):
+        for a in queries[:50]:
+            fn(a)
+        lat = []
+        for a in queries:
+            t0 = time.perf_counter()
+            fn(a)
+            lat.append(time.perf_counter() - t0)
+        out[name] = float(np.median(lat)) * 1e6
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--entities", type=int, default=100_000)
+    ap.add_argument("--updates", type=int, default=200)
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3, help="query timing rounds (medians)")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    lines: list[str] = []
+
+    def say(s: str) -> None:
+        print(s, flush=True)
+        lines.append(s)
+
+    g = workload.generate(args.entities, seed=0)
+    tables = tables_of(g)
+    queries = np.ascontiguousarray(g.queries, dtype=np.int64)
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "live.db")
+        t0 = time.perf_counter()
+        store.write(tables)
+        write_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        live = store.load(verify=False)
+        load_s = time.perf_counter() - t0
+        live.compact_at = 1.0  # compactions by hand, so that they are timed apart
+        timed = Timed(live)
+        live._generation = timed  # type: ignore[method-assign]
+        t0 = time.perf_counter()
+        live.tables.build_graph()
+        rebuild_s = time.perf_counter() - t0
+        n_facts = live.graph.n_facts
+        say(f"# Live updates: {g.n_entities:,} entities, {n_facts:,} facts\n")
+        say(
+            f"Store write {write_s:.1f} s, load {load_s:.1f} s; one full rebuild "
+            f"(`tables.build_graph()`, what every update cost before the overlay): "
+            f"{rebuild_s * 1e3:,.0f} ms.\n"
+        )
+        say("| operation | n | p50 ms | p99 ms | overlay part p50 ms | rebuilds |")
+        say("|---|---:|---:|---:|---:|---:|")
+        next_id = n_facts
+
+        def run(name: str, n: int, call: Any, make: Any = None) -> None:
+            total, part = [], []
+            r0 = timed.rebuilds
+            for i in range(n):
+                arg = make(i) if make is not None else i
+                t0 = time.perf_counter()
+                call(arg)
+                total.append(time.perf_counter() - t0)
+                part.append(timed.last)
+            say(
+                f"| {name} | {n} | {pct(total, 50):.2f} | {pct(total, 99):.2f} | "
+                f"{pct(part, 50):.2f} | {timed.rebuilds - r0} |"
+            )
+
+        def adds(k: int) -> Any:
+            def make(i: int) -> list[dict[str, Any]]:
+                nonlocal next_id
+                next_id += k
+                return new_facts(rng, g, next_id - k, k)
+
+            return make
+
+        def one_update(i: int) -> list[dict[str, Any]]:
+            f = int(rng.integers(0, n_facts))
+            return [{"id": f, "confidence": float(np.float32(rng.random()))}]
+
+        run("add_facts, 1 fact", args.updates, live.add_facts, adds(1))
+        run("update_facts, 1 fact", args.updates, live.update_facts, one_update)
+        run(
+            "record_access, 1 fact",
+            args.updates,
+            lambda f: live.record_access(f, at=workload.NOW),
+            lambda i: [int(rng.integers(0, n_facts))],
+        )
+        run("add_facts, 1,000 facts", args.batches, live.add_facts, adds(1000))
+        say(f"\nOverlay after these: {live.overlay_len:,} positions.")
+        t0 = time.perf_counter()
+        live.compact()
+        compact_s = time.perf_counter() - t0
+        say(f"Compaction (a background thread; readers not blocked): {compact_s:.2f} s.\n")
+
+        # Queries: compacted vs 1 % of the facts changed in the overlay.
+        compacted = live.graph
+        n_change = live.graph.n_facts // 100
+        done = 0
+        while done < n_change:
+            k = min(1000, n_change - done)
+            if done % 2000 == 0:
+                live.add_facts(new_facts(rng, g, next_id, k))
+                next_id += k
+            else:
+                rows = rng.choice(live.graph.n_facts, k, replace=False)
+                live.update_facts(
+                    [
+                        {"id": int(f), "confidence": float(np.float32(c))}
+                        for f, c in zip(rows.tolist(), rng.random(k).tolist(), strict=True)
+                    ]
+                )
+            done += k
+        overlaid = live.graph
+        res: dict[str, list[dict[str, float]]] = {"compacted": [], "overlay": []}
+        for _ in range(args.rounds):
+            res["compacted"].append(query_medians(compacted, queries))
+            res["overlay"].append(query_medians(overlaid, queries))
+        say(
+            f"Queries: {len(queries)} W1 / W4 single queries; the overlay graph has "
+            f"{n_change:,} facts (1 %) changed since its base ({overlaid.core.overlay_len:,} "
+            f"overlay positions); medians of {args.rounds} rounds, alternating.\n"
+        )
+        say("| graph | W1 median µs | W4 median µs |")
+        say("|---|---:|---:|")
+        med = {}
+        for name in ("compacted", "overlay"):
+            med[name] = {w: float(np.median([r[w] for r in res[name]])) for w in ("W1", "W4")}
+            say(f"| {name} | {med[name]['W1']:.1f} | {med[name]['W4']:.1f} |")
+        ratio = {w: med["overlay"][w] / med["compacted"][w] for w in ("W1", "W4")}
+        say(f"| overlay / compacted | {ratio['W1']:.2f} | {ratio['W4']:.2f} |")
+        store.close()
+    if args.out is not None:
+        cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
+        args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,717 @@
+//! Live fact changes without a rebuild: a small overlay over an immutable, shared base.
+//!
+//! A graph generation is the base arrays (shared through `Arc`, never copied) plus an
+//! [`Overlay`]. Changing facts appends records after the base positions; every entity whose
+//! out-row or in-row changes gets its whole row rewritten, in the build's order
+//! (confidence descending, fact id ascending), to the appended positions, and the overlay
+//! points the entity there. Facts of a rewritten out-row move with it, and the in-rows that
+//! held them are rewritten too, so every live fact has exactly one position. Kernels read
+//! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
+//! index: a query on a generation walks the same rows, in the same order, as a fresh build
+//! of the same facts, so it gives the same answer bit for bit.
+//!
+//! [`KnowledgeGraph::compacted`] merges a generation into a new base.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Index;
+use std::sync::Arc;
+
+use super::build::{f32_order, validate_facts};
+use super::{FactRec, GraphInput, KnowledgeGraph, NONE, NULL_TIME};
+use crate::error::{Error, Result};
+
+/// A column shared between generations: the base rows and the rows appended after them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Column<T> {
+    base: Arc<Vec<T>>,
+    ext: Arc<Vec<T>>,
+}
+
+impl<T> Column<T> {
+    pub(crate) fn base(&self) -> &[T] {
+        &self.base
+    }
+    pub(crate) fn ext(&self) -> &[T] {
+        &self.ext
+    }
+    pub(crate) fn len(&self) -> usize {
+        self.base.len() + self.ext.len()
+    }
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(self.base.as_slice()) + std::mem::size_of_val(self.ext.as_slice())
+    }
+    /// The same base with other appended rows.
+    fn with_ext(&self, ext: Vec<T>) -> Self {
+        Column {
+            base: Arc::clone(&self.base),
+            ext: Arc::new(ext),
+        }
+    }
+}
+
+impl<T> From<Vec<T>> for Column<T> {
+    fn from(base: Vec<T>) -> Self {
+        Column {
+            base: Arc::new(base),
+            ext: Arc::new(Vec::new()),
+        }
+    }
+}
+
+impl<T> Index<usize> for Column<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        match self.base.get(i) {
+            Some(v) => v,
+            None => &self.ext[i - self.base.len()],
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq<Vec<T>> for Column<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        self.len() == other.len() && self.base.iter().chain(self.ext.iter()).eq(other.iter())
+    }
+}
+
+/// A hasher for dense u32 ids: one multiplication (the maps are read on every entity a
+/// query visits, so SipHash's cost shows).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = (self.0 ^ u64::from(i)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+
+/// What a generation changed since its base: the rows moved to appended positions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overlay {
+    /// Entities whose out-row / in-row moved (one bit per entity), checked before the maps.
+    out_dirty: Vec<u64>,
+    in_dirty: Vec<u64>,
+    /// Entity -> its out-row (positions) / in-row (indices into `in_pos`).
+    out_rows: IdMap<(u32, u32)>,
+    in_rows: IdMap<(u32, u32)>,
+    /// Fact id -> position, for the facts moved or appended since the base.
+    fact_pos: IdMap<u32>,
+    /// Subject of each appended position.
+    ext_subject: Vec<u32>,
+}
+
+#[inline]
+fn bit(bits: &[u64], e: u32) -> bool {
+    bits.get(e as usize / 64)
+        .is_some_and(|w| w >> (e % 64) & 1 == 1)
+}
+
+fn set_bit(bits: &mut [u64], e: u32) {
+    if let Some(w) = bits.get_mut(e as usize / 64) {
+        *w |= 1 << (e % 64);
+    }
+}
+
+impl Overlay {
+    #[inline]
+    pub(crate) fn out_row(&self, e: u32) -> Option<std::ops::Range<usize>> {
+        if !bit(&self.out_dirty, e) {
+            return None;
+        }
+        self.out_rows.get(&e).map(|&(a, b)| a as usize..b as usize)
+    }
+    #[inline]
+    pub(crate) fn in_row(&self, e: u32) -> Option<std::ops::Range<usize>> {
+        if !bit(&self.in_dirty, e) {
+            return None;
+        }
+        self.in_rows.get(&e).map(|&(a, b)| a as usize..b as usize)
+    }
+    pub(crate) fn fact_pos(&self, f: u32) -> Option<u32> {
+        self.fact_pos.get(&f).copied()
+    }
+    pub(crate) fn ext_subject(&self, i: usize) -> Option<u32> {
+        self.ext_subject.get(i).copied()
+    }
+    pub(crate) fn heap_bytes(&self) -> usize {
+        8 * (self.out_dirty.len() + self.in_dirty.len())
+            + 12 * (self.out_rows.len() + self.in_rows.len())
+            + 8 * self.fact_pos.len()
+            + 4 * self.ext_subject.len()
+    }
+}
+
+/// The position sort key of the build: confidence descending, then fact id ascending.
+#[inline]
+fn order_key(confidence: f32, fact: u32) -> u64 {
+    (u64::from(!f32_order(confidence)) << 32) | u64::from(fact)
+}
+
+/// Where a record of a rewritten row comes from.
+#[derive(Clone, Copy)]
+enum Src {
+    /// The fact at this position of the previous generation.
+    Old(usize),
+    /// Row `k` of the change.
+    New(usize),
+}
+
+fn time_at(col: Option<&[i64]>, k: usize) -> i64 {
+    col.map_or(NULL_TIME, |c| c[k])
+}
+
+impl KnowledgeGraph {
+    /// Appended positions (rewritten rows and changed facts) not yet compacted; 0 for a
+    /// base.
+    pub fn overlay_len(&self) -> usize {
+        self.rec.ext().len()
+    }
+
+    /// A new generation in which each fact `fact[k]` holds row `k` of `input`'s fact
+    /// columns: an id below [`KnowledgeGraph::n_facts`] replaces that fact's record (its
+    /// id, hence its place among equal confidences, stays), and the ids at and after it
+    /// append facts, in order. `self` is left as it is (readers keep it); the cost is the
+    /// changed rows and the rows of their entities, not the graph.
+    ///
+    /// `input.entity_tenant`, the code counts and the chunk and mention columns are
+    /// ignored: the graph's own apply. The optional time columns must be present exactly
+    /// when the graph holds them.
+    ///
+    /// # Errors
+    /// The first bad row, as [`KnowledgeGraph::build`] names it (row numbers are rows of
+    /// the change); a repeated or out-of-sequence fact id; time columns that do not match.
+    pub fn with_facts(&self, fact: &[u32], input: &GraphInput<'_>) -> Result<KnowledgeGraph> {
+        let n = fact.len();
+        let input = GraphInput {
+            entity_tenant: self.entity_tenant.as_slice(),
+            n_predicates: self.n_predicates,
+            n_statuses: self.n_statuses,
+            n_sources: self.n_sources,
+            chunk_tenant: &[],
+            mention_chunk: &[],
+            mention_entity: &[],
+            mention_count: &[],
+            ..*input
+        };
+        if input.fact_subject.len() != n {
+            return Err(Error::LengthMismatch {
+                table: "facts",
+                column: "subject",
+                expected: n,
+                got: input.fact_subject.len(),
+            });
+        }
+        validate_facts(&input)?;
+        for (name, given, held) in [
+            (
+                "created_at",
+                input.fact_created_at.is_some(),
+                self.created_at.is_some(),
+            ),
+            (
+                "valid_from",
+                input.fact_valid_from.is_some(),
+                self.valid_from.is_some(),
+            ),
+            (
+                "valid_to",
+                input.fact_valid_to.is_some(),
+                self.valid_to.is_some(),
+            ),
+            (
+                "sequence",
+                input.fact_sequence.is_some(),
+                self.sequence.is_some(),
+            ),
+        ] {
+            if given != held {
+                return Err(Error::param(
+                    name,
+                    if held {
+                        "the graph holds this column: give it for the changed facts"
+                    } else {
+                        "the graph does not hold this column: rebuild to add it"
+                    },
+                ));
+            }
+        }
+        let n_old = self.n_facts as usize;
+        let mut replaced: HashMap<u32, usize> = HashMap::with_capacity(n);
+        let mut next = n_old;
+        for (k, &f) in fact.iter().enumerate() {
+            let fresh = f as usize == next;
+            if (f as usize) >= n_old && !fresh {
+                return Err(Error::InvalidValue {
+                    table: "facts",
+                    row: k,
+                    column: "id",
+                    value: f.to_string(),
+                    problem: format!("a new fact takes the next id, {next}"),
+                });
+            }
+            if fresh {
+                next += 1;
+            } else if replaced.insert(f, k).is_some() {
+                return Err(Error::Duplicate {
+                    table: "facts",
+                    row: k,
+                    what: format!("fact {f} (changed twice in one change)"),
+                });
+            }
+        }
+        if next >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "facts",
+                value: next,
+                limit: NONE as usize - 1,
+            });
+        }
+
+        let base_pos = self.rec.base().len();
+        let base_in = self.in_pos.base().len();
+        let n_words = (self.n_entities as usize).div_ceil(64);
+        let mut ov = match &self.ov {
+            Some(ov) => (**ov).clone(),
+            None => Overlay {
+                out_dirty: vec![0; n_words],
+                in_dirty: vec![0; n_words],
+                ..Overlay::default()
+            },
+        };
+        let mut rec = self.rec.ext().to_vec();
+        let ext_of = |c: &Option<Column<i64>>| c.as_ref().map(|c| c.ext().to_vec());
+        let mut times = [
+            ext_of(&self.created_at),
+            ext_of(&self.valid_from),
+            ext_of(&self.valid_to),
+            ext_of(&self.sequence),
+        ];
+        let old_times = [
+            &self.created_at,
+            &self.valid_from,
+            &self.valid_to,
+            &self.sequence,
+        ];
+        let new_times = [
+            input.fact_created_at,
+            input.fact_valid_from,
+            input.fact_valid_to,
+            input.fact_sequence,
+        ];
+        let mut in_pos = self.in_pos.ext().to_vec();
+        let mut in_subject = self.in_subject.ext().to_vec();
+
+        // Rows to rewrite: the new subjects and objects, and the old ones of replaced facts.
+        let mut by_subject: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut by_object: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut dirty_out: Vec<u32> = Vec::with_capacity(2 * n);
+        let mut dirty_in: Vec<u32> = Vec::with_capacity(2 * n);
+        for k in 0..n {
+            let (s, o) = (input.fact_subject[k], input.fact_object[k]);
+            by_subject.entry(s).or_default().push(k);
+            dirty_out.push(s);
+            if o != NONE {
+                by_object.entry(o).or_default().push(k);
+                dirty_in.push(o);
+            }
+        }
+        for &f in replaced.keys() {
+            let pos = self.pos_of(f);
+            dirty_out.push(self.subject_at(pos as u32));
+            let o = self.rec[pos].object;
+            if o != NONE {
+                dirty_in.push(o);
+            }
+        }
+        dirty_out.sort_unstable();
+        dirty_out.dedup();
+
+        let new_rec = |k: usize| FactRec {
+            last_accessed: time_at(input.fact_last_accessed, k),
+            object: input.fact_object[k],
+            confidence: input.fact_confidence[k],
+            strength: input.fact_strength[k],
+            fact: fact[k],
+            access_count: input.fact_access_count[k],
+            predicate: input.fact_predicate[k] as u16,
+            status: input.fact_status[k],
+            source: input.fact_source[k],
+        };
+        let mut moved: HashMap<u32, u32> = HashMap::new();
+        let mut row: Vec<(u64, Src)> = Vec::new();
+        for &s in &dirty_out {
+            row.clear();
+            for p in self.out_range(s) {
+                let r = &self.rec[p];
+                if !replaced.contains_key(&r.fact) {
+                    row.push((order_key(r.confidence, r.fact), Src::Old(p)));
+                }
+            }
+            for &k in by_subject.get(&s).map_or(&[][..], Vec::as_slice) {
+                row.push((order_key(input.fact_confidence[k], fact[k]), Src::New(k)));
+            }
+            row.sort_unstable_by_key(|x| x.0);
+            let start = base_pos + rec.len();
+            for &(_, src) in &row {
+                let r = match src {
+                    Src::Old(p) => self.rec[p],
+                    Src::New(k) => new_rec(k),
+                };
+                for (t, col) in times.iter_mut().enumerate() {
+                    if let Some(col) = col {
+                        col.push(match src {
+                            Src::Old(p) => old_times[t].as_ref().map_or(NULL_TIME, |c| c[p]),
+                            Src::New(k) => time_at(new_times[t], k),
+                        });
+                    }
+                }
+                moved.insert(r.fact, (base_pos + rec.len()) as u32);
+                if r.object != NONE {
+                    dirty_in.push(r.object);
+                }
+                rec.push(r);
+                ov.ext_subject.push(s);
+            }
+            ov.out_rows
+                .insert(s, (start as u32, (base_pos + rec.len()) as u32));
+            set_bit(&mut ov.out_dirty, s);
+        }
+        dirty_in.sort_unstable();
+        dirty_in.dedup();
+
+        let key_at = |p: usize| {
+            let r = if p >= base_pos {
+                &rec[p - base_pos]
+            } else {
+                &self.rec[p]
+            };
+            order_key(r.confidence, r.fact)
+        };
+        let mut in_row: Vec<(u64, u32, u32)> = Vec::new();
+        for &o in &dirty_in {
+            in_row.clear();
+            for i in self.in_range(o) {
+                let p = self.in_pos[i] as usize;
+                let f = self.rec[p].fact;
+                if replaced.contains_key(&f) {
+                    continue;
+                }
+                let p = moved.get(&f).map_or(p, |&q| q as usize);
+                in_row.push((key_at(p), p as u32, self.in_subject[i]));
+            }
+            for &k in by_object.get(&o).map_or(&[][..], Vec::as_slice) {
+                let p = moved.get(&fact[k]).copied().unwrap_or(NONE) as usize;
+                in_row.push((key_at(p), p as u32, input.fact_subject[k]));
+            }
+            in_row.sort_unstable_by_key(|x| x.0);
+            let start = base_in + in_pos.len();
+            for &(_, p, s) in &in_row {
+                in_pos.push(p);
+                in_subject.push(s);
+            }
+            ov.in_rows
+                .insert(o, (start as u32, (base_in + in_pos.len()) as u32));
+            set_bit(&mut ov.in_dirty, o);
+        }
+        ov.fact_pos.extend(moved);
+        if base_pos + rec.len() >= NONE as usize || base_in + in_pos.len() >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "overlay positions (compact the graph)",
+                value: base_pos + rec.len(),
+                limit: NONE as usize - 1,
+            });
+        }
+
+        let [created_at, valid_from, valid_to, sequence] = times;
+        let with = |c: &Option<Column<i64>>, ext: Option<Vec<i64>>| {
+            c.as_ref().zip(ext).map(|(c, e)| c.with_ext(e))
+        };
+        Ok(KnowledgeGraph {
+            n_facts: next as u32,
+            rec: self.rec.with_ext(rec),
+            created_at: with(&self.created_at, created_at),
+            valid_from: with(&self.valid_from, valid_from),
+            valid_to: with(&self.valid_to, valid_to),
+            sequence: with(&self.sequence, sequence),
+            in_pos: self.in_pos.with_ext(in_pos),
+            in_subject: self.in_subject.with_ext(in_subject),
+            ov: Some(Arc::new(ov)),
+            ..self.clone()
+        })
+    }
+
+    /// The same graph as one base with no overlay: what a fresh build of the same facts
+    /// gives (a base is returned as it is, sharing its arrays).
+    ///
+    /// # Errors
+    /// `OutOfMemory` naming the array that cannot be allocated.
+    pub fn compacted(&self) -> Result<KnowledgeGraph> {
+        if self.ov.is_none() {
+            return Ok(self.clone());
+        }
+        let n = self.n_facts as usize;
+        let mut subject = vec![0u32; n];
+        let mut rows = vec![FactRec::default(); n];
+        let mut times: [Option<Vec<i64>>; 4] = [
+            self.created_at.as_ref().map(|_| vec![NULL_TIME; n]),
+            self.valid_from.as_ref().map(|_| vec![NULL_TIME; n]),
+            self.valid_to.as_ref().map(|_| vec![NULL_TIME; n]),
+            self.sequence.as_ref().map(|_| vec![NULL_TIME; n]),
+        ];
+        let cols = [
+            &self.created_at,
+            &self.valid_from,
+            &self.valid_to,
+            &self.sequence,
+        ];
+        for e in 0..self.n_entities {
+            for p in self.out_range(e) {
+                let r = self.rec[p];
+                let f = r.fact as usize;
+                subject[f] = e;
+                rows[f] = r;
+                for (t, col) in times.iter_mut().enumerate() {
+                    if let (Some(out), Some(c)) = (col.as_mut(), cols[t]) {
+                        out[f] = c[p];
+                    }
+                }
+            }
+        }
+        let col = |get: fn(&FactRec) -> u32| rows.iter().map(get).collect::<Vec<u32>>();
+        let object = col(|r| r.object);
+        let predicate = col(|r| u32::from(r.predicate));
+        let access = col(|r| r.access_count);
+        let confidence: Vec<f32> = rows.iter().map(|r| r.confidence).collect();
+        let strength: Vec<f32> = rows.iter().map(|r| r.strength).collect();
+        let status: Vec<u8> = rows.iter().map(|r| r.status).collect();
+        let source: Vec<u8> = rows.iter().map(|r| r.source).collect();
+        let last: Vec<i64> = rows.iter().map(|r| r.last_accessed).collect();
+        drop(rows);
+        let (mut m_chunk, mut m_entity, mut m_count) = (Vec::new(), Vec::new(), Vec::new());
+        for c in 0..self.n_chunks {
+            for i in self.chunk_range(c) {
+                m_chunk.push(c);
+                m_entity.push(self.chunk_entity[i]);
+                m_count.push(self.chunk_count[i]);
+            }
+        }
+        let [created_at, valid_from, valid_to, sequence] = &times;
+        KnowledgeGraph::build(&GraphInput {
+            entity_tenant: &self.entity_tenant,
+            fact_subject: &subject,
+            fact_object: &object,
+            fact_predicate: &predicate,
+            fact_confidence: &confidence,
+            fact_strength: &strength,
+            fact_status: &status,
+            fact_source: &source,
+            fact_access_count: &access,
+            fact_last_accessed: Some(&last),
+            fact_created_at: created_at.as_deref(),
+            fact_valid_from: valid_from.as_deref(),
+            fact_valid_to: valid_to.as_deref(),
+            fact_sequence: sequence.as_deref(),
+            n_predicates: self.n_predicates,
+            n_statuses: self.n_statuses,
+            n_sources: self.n_sources,
+            chunk_tenant: &self.chunk_tenant,
+            mention_chunk: &m_chunk,
+            mention_entity: &m_entity,
+            mention_count: &m_count,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+    use proptest::prelude::*;
+
+    use super::super::tests::{arb_cols, Cols};
+    use super::*;
+
+    /// One change: (replace fact `which % n_facts` or append, subject, object pick,
+    /// confidence step, access count).
+    type Change = (bool, usize, usize, u8, u32);
+
+    /// Apply `changes` to the columns (the fresh-build side) and return the change rows.
+    fn apply(c: &mut Cols, changes: &[Change]) -> (Vec<u32>, Cols) {
+        let n = c.tenant.len();
+        let mut ids = Vec::new();
+        let mut rows = Cols {
+            tenant: c.tenant.clone(),
+            valid_from: c.valid_from.as_ref().map(|_| Vec::new()),
+            valid_to: c.valid_to.as_ref().map(|_| Vec::new()),
+            sequence: c.sequence.as_ref().map(|_| Vec::new()),
+            ..Cols::default()
+        };
+        let mut seen = std::collections::HashSet::new();
+        let n0 = c.subject.len(); // a change replaces facts that existed before it
+        for &(replace, which, obj, q, acc) in changes {
+            let s = which % n;
+            let t = c.tenant[s];
+            let o = if obj % 5 == 0 {
+                NONE
+            } else {
+                (0..n)
+                    .map(|k| (obj + k) % n)
+                    .find(|&k| c.tenant[k] == t)
+                    .unwrap_or(s) as u32
+            };
+            let n_facts = c.subject.len();
+            let f = if replace && n0 > 0 {
+                let f = which % n0;
+                if !seen.insert(f) {
+                    continue;
+                }
+                f
+            } else {
+                n_facts
+            };
+            let conf = f32::from(q % 6) / 5.0;
+            let row = (s as u32, o, conf, acc);
+            if f == n_facts {
+                c.push(row.0, row.1, row.2);
+                if let Some(v) = c.valid_from.as_mut() {
+                    v.push(NULL_TIME);
+                }
+                if let Some(v) = c.valid_to.as_mut() {
+                    v.push(NULL_TIME);
+                }
+                if let Some(v) = c.sequence.as_mut() {
+                    v.push(7);
+                }
+            } else {
+                c.subject[f] = row.0;
+                c.object[f] = row.1;
+                c.confidence[f] = row.2;
+                c.access[f] = acc;
+            }
+            ids.push(f as u32);
+            rows.subject.push(c.subject[f]);
+            rows.object.push(c.object[f]);
+            rows.predicate.push(c.predicate[f]);
+            rows.confidence.push(c.confidence[f]);
+            rows.strength.push(c.strength[f]);
+            rows.status.push(c.status[f]);
+            rows.source.push(c.source[f]);
+            rows.access.push(c.access[f]);
+            rows.last.push(c.last[f]);
+            for (dst, src) in [
+                (&mut rows.valid_from, &c.valid_from),
+                (&mut rows.valid_to, &c.valid_to),
+                (&mut rows.sequence, &c.sequence),
+            ] {
+                if let (Some(d), Some(s)) = (dst.as_mut(), src.as_ref()) {
+                    d.push(s[f]);
+                }
+            }
+        }
+        (ids, rows)
+    }
+
+    fn same(a: &KnowledgeGraph, b: &KnowledgeGraph) -> std::result::Result<(), TestCaseError> {
+        prop_assert_eq!(a.n_facts(), b.n_facts());
+        for e in 0..a.n_entities() as u32 {
+            prop_assert_eq!(
+                a.out_facts(e).unwrap(),
+                b.out_facts(e).unwrap(),
+                "out {}",
+                e
+            );
+            prop_assert_eq!(a.in_facts(e).unwrap(), b.in_facts(e).unwrap(), "in {}", e);
+            for i in a.in_range(e) {
+                let p = a.in_pos[i] as usize;
+                prop_assert_eq!(a.subject_at(p as u32), a.in_subject[i]);
+                prop_assert_eq!(a.rec[p].object, e);
+            }
+        }
+        for f in 0..a.n_facts() as u32 {
+            prop_assert_eq!(a.fact(f).unwrap(), b.fact(f).unwrap(), "fact {}", f);
+        }
+        prop_assert_eq!(a.fact_columns(), b.fact_columns());
+        prop_assert_eq!(a.stats().literal_facts, b.stats().literal_facts);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Any sequence of change batches answers as a fresh build of the changed columns,
+        /// and compacts to it.
+        #[test]
+        fn overlay_equals_fresh_build(
+            c in arb_cols(),
+            batches in proptest::collection::vec(
+                proptest::collection::vec(
+                    (any::<bool>(), any::<usize>(), any::<usize>(), any::<u8>(), 0u32..9),
+                    0..12,
+                ),
+                1..4,
+            ),
+        ) {
+            let mut cols = c;
+            let mut g = cols.graph();
+            for batch in &batches {
+                let (ids, rows) = apply(&mut cols, batch);
+                g = g.with_facts(&ids, &rows.input()).unwrap();
+                let fresh = cols.graph();
+                same(&g, &fresh)?;
+                prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
+                prop_assert_eq!(g.to_parts().unwrap(), fresh.to_parts().unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn bad_changes_are_refused() {
+        let mut c = Cols {
+            tenant: vec![0, 0, 1],
+            ..Cols::default()
+        };
+        c.push(0, 1, 0.5);
+        let g = c.graph();
+        let mut rows = Cols {
+            tenant: c.tenant.clone(),
+            ..Cols::default()
+        };
+        rows.push(0, 2, 0.5); // crosses tenants
+        assert!(g.with_facts(&[1], &rows.input()).is_err());
+        let mut rows = Cols {
+            tenant: c.tenant.clone(),
+            ..Cols::default()
+        };
+        rows.push(0, 1, 0.5);
+        assert!(g.with_facts(&[5], &rows.input()).is_err()); // not the next id
+        assert!(g.with_facts(&[0, 0], &rows.input()).is_err()); // lengths differ
+        let two = Cols {
+            subject: vec![0, 1],
+            object: vec![1, 0],
+            predicate: vec![0, 0],
+            confidence: vec![0.5, 0.5],
+            strength: vec![1.0, 1.0],
+            status: vec![0, 0],
+            source: vec![0, 0],
+            access: vec![0, 0],
+            last: vec![0, 0],
+            ..rows.clone()
+        };
+        assert!(g.with_facts(&[0, 0], &two.input()).is_err()); // twice
+        let ok = g.with_facts(&[0, 1], &two.input()).unwrap();
+        assert_eq!(ok.n_facts(), 2);
+        assert_eq!(ok.overlay_len(), 2);
+        assert_eq!(g.n_facts(), 1); // the old generation is unchanged
+    }
+}
