@@ -57,9 +57,7 @@ def tenant_key(tenant: Hashable | None) -> str:
         return f"i:{int(tenant)}"
     if isinstance(tenant, str):
         return f"s:{tenant}"
-    raise ParameterError(
-        f"invalid parameter tenant: {type(tenant).__name__} is not a str or int"
-    )
+    raise ParameterError(f"invalid parameter tenant: {type(tenant).__name__} is not a str or int")
 
 
 def shard_of(tenant: Hashable | None, shards: int) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,7 +71,9 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
-def shard_deployment(max_batch_size: int = MAX_BATCH_SIZE, batch_wait_s: float = BATCH_WAIT_S) -> Any:
+def shard_deployment(
+    max_batch_size: int = MAX_BATCH_SIZE, batch_wait_s: float = BATCH_WAIT_S
+) -> Any:
     """The Serve deployment class of a shard replica (made on call, so that importing this
     module needs no Ray)."""
     _ray()
@@ -209,6 +211,8 @@ class DistributedRAG:
         self.front = front
         self.layout = layout
         self.name = name
+        #: The Serve run target of a shard (known when this object deployed the service).
+        self._target: Callable[[int], Any] | None = None
 
     @classmethod
     def deploy(
@@ -248,17 +252,16 @@ class DistributedRAG:
         shard_cls = shard_deployment(max_batch_size, batch_wait_s)
         # Shards that hold no tenant (more shards than tenants) are not deployed.
         apps = {s: f"{name}-shard-{s}" for s in range(layout.shards) if layout.tenants[s]}
-        targets = [
-            RunTarget(
-                target=shard_cls.options(
-                    num_replicas=replicas, ray_actor_options={"num_cpus": num_cpus}
-                ).bind(str(layout.directory), s, embedder),
+        options = {"num_replicas": replicas, "ray_actor_options": {"num_cpus": num_cpus}}
+
+        def target(s: int) -> Any:
+            return RunTarget(
+                target=shard_cls.options(**options).bind(str(layout.directory), s, embedder),
                 name=apps[s],
                 route_prefix=None,
             )
-            for s in apps
-        ]
-        serve.run_many(targets)
+
+        serve.run_many([target(s) for s in apps])
         front = serve.run(
             front_deployment()
             .options(ray_actor_options={"num_cpus": 0})
@@ -266,10 +269,14 @@ class DistributedRAG:
             name=name,
             route_prefix=None,
         )
-        return cls(front, layout, name)
+        rag = cls(front, layout, name)
+        rag._target = target
+        return rag
 
     @classmethod
-    def connect(cls, directory: str | os.PathLike[str], name: str = "graphrecall") -> DistributedRAG:
+    def connect(
+        cls, directory: str | os.PathLike[str], name: str = "graphrecall"
+    ) -> DistributedRAG:
         """The service deployed under ``name`` for the layout at ``directory``."""
         _ray()
         from ray import serve
@@ -284,6 +291,25 @@ class DistributedRAG:
         for s in range(self.layout.shards):
             if self.layout.tenants[s]:
                 serve.delete(f"{self.name}-shard-{s}")
+
+    def stop_shard(self, shard: int) -> None:
+        """Take ``shard`` down (delete its application): its tenants get
+        :class:`ShardUnavailableError` until :meth:`start_shard`; other shards keep serving."""
+        from ray import serve
+
+        serve.delete(f"{self.name}-shard-{shard}")
+
+    def start_shard(self, shard: int) -> None:
+        """Deploy ``shard`` again with the options of :meth:`deploy`; returns once it runs.
+
+        Raises:
+            ParameterError: This object did not deploy the service (see :meth:`connect`).
+        """
+        from ray import serve
+
+        if self._target is None:
+            raise ParameterError("start_shard needs the DistributedRAG that deploy() returned")
+        serve.run_many([self._target(shard)])
 
     # ------------------------------------------------------------------ calls
 
@@ -416,9 +442,7 @@ class DistributedRAG:
         gathered in order. A shard's error answers its own items only (returned in place of
         their results, e.g. :class:`ShardUnavailableError`)."""
         at = int(time.time()) if now is None else int(now)
-        reqs = [
-            self._request([q], recipe, t, at, None, None, use_cache, params) for q, t in items
-        ]
+        reqs = [self._request([q], recipe, t, at, None, None, use_cache, params) for q, t in items]
         got = self._result(self.front.retrieve_many.remote(reqs))
         return [g.results[0] if isinstance(g, ShardReply) else _unwrap(g) for g in got]  # type: ignore[misc]
 
