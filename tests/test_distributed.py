@@ -36,6 +36,13 @@ from graphrecall.errors import ParameterError, UnknownIdError, UnknownTenantErro
 from graphrecall.storage import SQLiteStore  # noqa: E402
 from graphrecall.tables import GraphTables  # noqa: E402
 
+pytestmark = [
+    # Ray Data copies its own context, deprecated settings included, while it runs.
+    pytest.mark.filterwarnings("ignore::DeprecationWarning:ray.data.context"),
+    # The tiny graph's texts make fewer blocks than the pool has actors.
+    pytest.mark.filterwarnings("ignore:The minimum number of concurrent actors:UserWarning"),
+]
+
 NOW = 1_767_225_600
 DIM = 16
 #: The demo's tenants, two renamed so that each of the two shards holds two of them.
@@ -101,14 +108,11 @@ def single() -> GraphRAG:
 
 
 @pytest.fixture(scope="module")
-def rag(cluster: Any, layout: ShardLayout) -> Iterator[DistributedRAG]:
-    got = DistributedRAG.deploy(
+def rag(cluster: Any, layout: ShardLayout) -> DistributedRAG:
+    # serve.shutdown() at the cluster's teardown removes the applications.
+    return DistributedRAG.deploy(
         layout.directory, replicas=2, embedder=HashEmbedder(), num_cpus=0.25, timeout_s=20
     )
-    try:
-        yield got
-    finally:
-        got.shutdown()
 
 
 def _answer(r: Any) -> tuple[Any, ...]:
@@ -233,7 +237,6 @@ def test_killing_a_replica_mid_load_loses_no_acknowledged_write(
                 assert ack["shard"] == shard
                 acked.append(fid)
             fid += 1
-            time.sleep(0)
 
     def read() -> None:
         while not stop.is_set():
@@ -292,3 +295,51 @@ def test_a_shard_that_is_down_fails_only_its_tenants(
     finally:
         rag.start_shard(down)
     assert rag.retrieve("What did I do yesterday?", tenant="eliza-1").tenant == "eliza-1"
+
+
+# ---------------------------------------------------------------------------- Ray Data
+
+
+class RefusingEmbedder(HashEmbedder):
+    """Fails on any text: a build that needs no embedding never calls it."""
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        raise RuntimeError("nothing should be embedded")
+
+
+def _vectors(path: Path) -> dict[tuple[str, Any], bytes]:
+    with SQLiteStore.open(path) as store:
+        sets = store.read().embeddings
+    return {(e.kind, i): v.tobytes() for e in sets for i, v in zip(e.ids.tolist(), e.vectors)}
+
+
+def test_ray_data_builds_the_same_shards_and_resumes(
+    cluster: Any, layout: ShardLayout, tmp_path: Path
+) -> None:
+    import json
+    import shutil
+
+    from graphrecall.distributed import build_indexes
+    from graphrecall.distributed.data import DONE_FILE
+
+    # Shard 1 finished by an earlier, killed run: only shard 0 is embedded and written.
+    shutil.copytree(layout.shard_dir(1), tmp_path / "shard-001")
+    (tmp_path / "shard-001" / DONE_FILE).write_text(
+        json.dumps({"shard": 1, "tenants": ["alice", "stark"], "model": "hash-embedder"})
+    )
+    kept = (tmp_path / "shard-001" / "store.sqlite").stat().st_mtime_ns
+    built = build_indexes(_tables(), tmp_path, 2, embedder=HashEmbedder(), actors=2, num_cpus=0.5)
+    assert built.tenants == layout.tenants
+    assert built.store_path(1).stat().st_mtime_ns == kept
+    assert (built.shard_dir(0) / DONE_FILE).is_file()
+    # The Ray Data vectors are the single-process build's, bit for bit, and so are answers.
+    assert _vectors(built.store_path(0)) == _vectors(layout.store_path(0))
+    q, t = "How do I usually feel about running?", "eliza-1"
+    loaded = GraphRAG.load(built.index_dir(0), embedder=HashEmbedder())
+    want = GraphRAG.load(layout.index_dir(0), embedder=HashEmbedder())
+    assert _answer(loaded.retrieve(q, recipe="chunk_boost", tenant=t, now=NOW)) == _answer(
+        want.retrieve(q, recipe="chunk_boost", tenant=t, now=NOW)
+    )
+    # Every shard finished: a re-run embeds nothing.
+    again = build_indexes(_tables(), tmp_path, 2, embedder=RefusingEmbedder())
+    assert again.tenants == layout.tenants

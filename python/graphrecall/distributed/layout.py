@@ -36,6 +36,8 @@ __all__ = [
     "shard_of",
     "split_tables",
     "tenant_key",
+    "write_layout",
+    "write_shard",
     "write_shards",
 ]
 
@@ -216,6 +218,47 @@ def _tenants_of(tables: GraphTables) -> list[Hashable]:
     return list(names)
 
 
+def write_shard(
+    part: GraphTables,
+    directory: str | os.PathLike[str],
+    shard: int,
+    *,
+    embedder: Embedder | str | None = "default",
+    overwrite: bool = False,
+) -> list[Hashable]:
+    """Write one shard's SQLite store (with its vectors) and saved index under
+    ``directory/shard-NNN``; returns the tenants it holds.
+
+    Args:
+        part: The shard's tables (see :func:`split_tables`).
+        directory: The layout's root.
+        shard: The shard's number.
+        embedder: Embeds what ``part`` holds no vectors for (stored vectors are kept).
+        overwrite: Replace a store already there.
+    """
+    layout = ShardLayout(Path(directory).resolve(), shard + 1, ())
+    checked, _ = part.check()
+    index = GraphIndex.build(checked, embedder=embedder, checked=True)
+    checked.embeddings = index.embedding_sets()
+    layout.shard_dir(shard).mkdir(parents=True, exist_ok=True)
+    with SQLiteStore.create(layout.store_path(shard), overwrite=overwrite) as store:
+        store.write(checked)
+    index.save(layout.index_dir(shard))
+    return _tenants_of(part)
+
+
+def write_layout(
+    directory: str | os.PathLike[str], shards: int, tenants: Mapping[int, list[Hashable]]
+) -> ShardLayout:
+    """Write ``layout.json`` (atomically: the last step of a build) and open it."""
+    root = Path(directory).resolve()
+    meta = {"shards": shards, "tenants": {str(s): list(t) for s, t in sorted(tenants.items())}}
+    tmp = root / (LAYOUT_FILE + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=1))
+    os.replace(tmp, root / LAYOUT_FILE)
+    return ShardLayout.open(root)
+
+
 def write_shards(
     tables: GraphTables,
     directory: str | os.PathLike[str],
@@ -224,8 +267,9 @@ def write_shards(
     embedder: Embedder | str | None = "default",
     overwrite: bool = False,
 ) -> ShardLayout:
-    """Split ``tables`` by tenant into ``shards`` and write each shard's SQLite store (with
-    its vectors) and saved index, then ``layout.json`` last.
+    """Split ``tables`` by tenant into ``shards`` and write each shard (:func:`write_shard`)
+    in this process, then ``layout.json`` last. :func:`graphrecall.distributed.build_indexes`
+    does the same on a Ray cluster.
 
     Args:
         tables: The whole graph.
@@ -239,23 +283,11 @@ def write_shards(
     """
     root = Path(directory).resolve()
     root.mkdir(parents=True, exist_ok=True)
-    parts = split_tables(tables, shards)
-    tenants: dict[str, list[Any]] = {}
-    layout = ShardLayout(root, shards, ())
-    for s, part in parts.items():
-        checked, _ = part.check()
-        index = GraphIndex.build(checked, embedder=embedder, checked=True)
-        checked.embeddings = index.embedding_sets()
-        layout.shard_dir(s).mkdir(parents=True, exist_ok=True)
-        with SQLiteStore.create(layout.store_path(s), overwrite=overwrite) as store:
-            store.write(checked)
-        index.save(layout.index_dir(s))
-        tenants[str(s)] = _tenants_of(part)
-    meta = {"shards": shards, "tenants": tenants}
-    tmp = root / (LAYOUT_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=1))
-    os.replace(tmp, root / LAYOUT_FILE)
-    return ShardLayout.open(root)
+    tenants = {
+        s: write_shard(part, root, s, embedder=embedder, overwrite=overwrite)
+        for s, part in split_tables(tables, shards).items()
+    }
+    return write_layout(root, shards, tenants)
 
 
 def tenants_by_shard(tenants: Iterable[Hashable], shards: int) -> dict[int, list[Hashable]]:
