@@ -176,9 +176,7 @@ def test_answers_equal_the_single_process_engine(rag: DistributedRAG, single: Gr
     assert [_answer(r) for r in got] == [_answer(r) for r in want_b]
 
 
-def test_a_mixed_batch_scatters_and_gathers_in_order(
-    rag: DistributedRAG, single: GraphRAG
-) -> None:
+def test_a_mixed_batch_scatters_and_gathers_in_order(rag: DistributedRAG, single: GraphRAG) -> None:
     items: list[tuple[str, Hashable | None]] = [
         ("What is JACQ?", "alice"),
         ("How do I usually feel about running?", "eliza-1"),
@@ -310,7 +308,11 @@ class RefusingEmbedder(HashEmbedder):
 def _vectors(path: Path) -> dict[tuple[str, Any], bytes]:
     with SQLiteStore.open(path) as store:
         sets = store.read().embeddings
-    return {(e.kind, i): v.tobytes() for e in sets for i, v in zip(e.ids.tolist(), e.vectors)}
+    return {
+        (e.kind, i): v.tobytes()
+        for e in sets
+        for i, v in zip(e.ids.tolist(), e.vectors, strict=True)
+    }
 
 
 def test_ray_data_builds_the_same_shards_and_resumes(

@@ -13,6 +13,7 @@ embedding and the index writes run on the cluster.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -25,7 +26,7 @@ import numpy.typing as npt
 
 from ..embed import Embedder, model_name, resolve_embedder
 from ..errors import ParameterError
-from ..tables import EmbeddingSet, GraphTables
+from ..tables import EmbeddingKind, EmbeddingSet, GraphTables
 from .layout import ShardLayout, split_tables, write_layout, write_shard
 
 __all__ = ["build_indexes", "shard_texts"]
@@ -92,14 +93,17 @@ def _write_one(
 ) -> list[Hashable]:
     """Attach the shard's embedded vectors to its tables, write store and saved index, then
     ``done.json``."""
-    import pyarrow.parquet as pq
-
+    pq = importlib.import_module("pyarrow.parquet")
     layout = ShardLayout(Path(root), shard + 1, ())
     emb = resolve_embedder(embedder)
     model = model_name(emb)
     got = pq.read_table(Path(vectors_dir) / f"shard={shard}").to_pydict()
     sets = []
-    for kind, cols in (("entity", part.entities), ("chunk", part.chunks)):
+    kinds: tuple[tuple[EmbeddingKind, dict[str, Any] | None], ...] = (
+        ("entity", part.entities),
+        ("chunk", part.chunks),
+    )
+    for kind, cols in kinds:
         if cols is None:
             continue
         pick = [i for i, k in enumerate(got["kind"]) if k == kind]
@@ -159,9 +163,8 @@ def build_indexes(
         else:
             todo.append(s)
     if todo:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+        pa = importlib.import_module("pyarrow")
+        pq = importlib.import_module("pyarrow.parquet")
         shutil.rmtree(work, ignore_errors=True)
         (work / "texts").mkdir(parents=True)
         files = []

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -288,11 +288,3 @@ def write_shards(
         for s, part in split_tables(tables, shards).items()
     }
     return write_layout(root, shards, tenants)
-
-
-def tenants_by_shard(tenants: Iterable[Hashable], shards: int) -> dict[int, list[Hashable]]:
-    """Group ``tenants`` by :func:`shard_of`."""
-    out: dict[int, list[Hashable]] = {}
-    for t in tenants:
-        out.setdefault(shard_of(t, shards), []).append(t)
-    return out

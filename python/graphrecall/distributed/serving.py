@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -179,7 +178,7 @@ def front_deployment() -> Any:
             shard = self.layout.shard_of(tenant)
             return await self._call(shard, tenant, "record_usage", tenant, facts, chunks, at)
 
-        async def tenants(self) -> list[Any]:
+        async def tenants(self) -> dict[int, Any]:
             async def one(s: int) -> Any:
                 try:
                     return await self._call(s, None, "tenants")
@@ -479,8 +478,3 @@ class DistributedRAG:
         is down answers with its error)."""
         got: dict[int, list[Hashable] | Exception] = self._result(self.front.tenants.remote())
         return got
-
-
-def layout_path(directory: str | os.PathLike[str]) -> Path:
-    """The absolute path of a layout (what replicas on other nodes open)."""
-    return ShardLayout.open(directory).directory

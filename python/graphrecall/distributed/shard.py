@@ -167,7 +167,7 @@ class ShardServer:
                     context=first.context,
                     query_vectors=vectors,
                     use_cache=first.use_cache,
-                    **first.params,  # type: ignore[arg-type]
+                    **first.params,
                 )
             except Exception as exc:
                 for i in members:
