@@ -29,7 +29,7 @@ from ..errors import ParameterError
 from ..tables import EmbeddingKind, EmbeddingSet, GraphTables
 from .layout import ShardLayout, split_tables, write_layout, write_shard
 
-__all__ = ["build_indexes", "shard_texts"]
+__all__ = ["build_indexes", "embed_parquet", "shard_texts"]
 
 DONE_FILE = "done.json"
 WORK_DIR = "_work"
@@ -65,7 +65,7 @@ def shard_texts(part: GraphTables) -> dict[str, Any]:
     return {"kind": kinds, "row": rows, "text": texts}
 
 
-class _EmbedBatch:
+class EmbedBatch:
     """A Ray Data actor: loads the embedder once, embeds batches of passages."""
 
     def __init__(self, embedder: Embedder | str) -> None:
@@ -119,6 +119,42 @@ def _write_one(
     return tenants
 
 
+def embed_parquet(
+    files: list[str],
+    out: str | os.PathLike[str],
+    *,
+    embedder: Embedder | str = "default",
+    actors: int = 2,
+    batch_size: int = 64,
+    num_cpus: float = 1.0,
+) -> None:
+    """Embed the ``text`` column of Parquet files with an actor pool on Ray Data, writing
+    Parquet with the other columns kept and ``vector`` (float32 bytes) in place of
+    ``text``, partitioned by ``shard``.
+
+    Args:
+        files: Parquet files with columns ``shard``, ``kind``, ``row`` and ``text``.
+        out: The output directory (``shard=S/`` per shard).
+        embedder: Pickled to every actor, which loads it once.
+        actors: Actors in the pool.
+        batch_size: Texts per ``embed_passages`` call.
+        num_cpus: CPUs per actor.
+    """
+    import ray.data
+
+    if type(actors) is not int or actors < 1:
+        raise ParameterError(f"invalid parameter actors: {actors!r}; expected >= 1")
+    ds = ray.data.read_parquet(files).map_batches(
+        EmbedBatch,
+        fn_constructor_args=(embedder,),
+        batch_size=batch_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=num_cpus,
+    )
+    ds.write_parquet(str(out), partition_cols=["shard"])
+
+
 def build_indexes(
     tables: GraphTables,
     directory: str | os.PathLike[str],
@@ -146,7 +182,6 @@ def build_indexes(
         The layout (the same files :func:`write_shards` writes).
     """
     import ray
-    import ray.data
 
     if type(actors) is not int or actors < 1:
         raise ParameterError(f"invalid parameter actors: {actors!r}; expected >= 1")
@@ -176,15 +211,14 @@ def build_indexes(
             pq.write_table(pa.table(cols), f, row_group_size=batch_size * 8)
             files.append(str(f))
         vectors = work / "vectors"
-        ds = ray.data.read_parquet(files).map_batches(
-            _EmbedBatch,
-            fn_constructor_args=(embedder,),
+        embed_parquet(
+            files,
+            vectors,
+            embedder=embedder,
+            actors=actors,
             batch_size=batch_size,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=actors),
             num_cpus=num_cpus,
         )
-        ds.write_parquet(str(vectors), partition_cols=["shard"])
         write = ray.remote(num_cpus=num_cpus)(_write_one)
         refs = {s: write.remote(parts[s], str(root), s, str(vectors), embedder) for s in todo}
         for s, ref in refs.items():
