@@ -17,7 +17,7 @@ import importlib
 import json
 import os
 import shutil
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +65,30 @@ def shard_texts(part: GraphTables) -> dict[str, Any]:
     return {"kind": kinds, "row": rows, "text": texts}
 
 
-class EmbedBatch:
-    """A Ray Data actor: loads the embedder once, embeds batches of passages."""
+#: An embedder, ``"default"``, or a zero-argument callable that makes one inside each actor
+#: (for a model that does not pickle, e.g. ``functools.partial(E5Embedder, num_threads=1)``).
+EmbedderSpec = Embedder | str | Callable[[], Embedder]
 
-    def __init__(self, embedder: Embedder | str) -> None:
-        emb = resolve_embedder(embedder)
-        if emb is None:
-            raise ParameterError("build_indexes needs an embedder")
+
+def make_embedder(spec: EmbedderSpec) -> Embedder:
+    """The embedder of a spec (see :data:`EmbedderSpec`).
+
+    Raises:
+        ParameterError: No embedder.
+    """
+    if callable(spec) and not hasattr(spec, "embed_passages"):
+        return spec()
+    emb = resolve_embedder(spec)  # type: ignore[arg-type]
+    if emb is None:
+        raise ParameterError("invalid parameter embedder: build_indexes needs an embedder")
+    return emb
+
+
+class EmbedBatch:
+    """A Ray Data actor: makes the embedder once, embeds batches of passages."""
+
+    def __init__(self, embedder: EmbedderSpec) -> None:
+        emb = make_embedder(embedder)
         self.emb = emb
 
     def __call__(self, batch: dict[str, npt.NDArray[Any]]) -> dict[str, npt.NDArray[Any]]:
@@ -89,13 +106,13 @@ def _write_one(
     root: str,
     shard: int,
     vectors_dir: str,
-    embedder: Embedder | str,
+    embedder: EmbedderSpec,
 ) -> list[Hashable]:
     """Attach the shard's embedded vectors to its tables, write store and saved index, then
     ``done.json``."""
     pq = importlib.import_module("pyarrow.parquet")
     layout = ShardLayout(Path(root), shard + 1, ())
-    emb = resolve_embedder(embedder)
+    emb = make_embedder(embedder)
     model = model_name(emb)
     got = pq.read_table(Path(vectors_dir) / f"shard={shard}").to_pydict()
     sets = []
@@ -123,7 +140,7 @@ def embed_parquet(
     files: list[str],
     out: str | os.PathLike[str],
     *,
-    embedder: Embedder | str = "default",
+    embedder: EmbedderSpec = "default",
     actors: int = 2,
     batch_size: int = 64,
     num_cpus: float = 1.0,
@@ -135,7 +152,8 @@ def embed_parquet(
     Args:
         files: Parquet files with columns ``shard``, ``kind``, ``row`` and ``text``.
         out: The output directory (``shard=S/`` per shard).
-        embedder: Pickled to every actor, which loads it once.
+        embedder: An embedder (pickled to every actor), ``"default"`` or a factory (see
+            :data:`EmbedderSpec`); each actor makes or loads it once.
         actors: Actors in the pool.
         batch_size: Texts per ``embed_passages`` call.
         num_cpus: CPUs per actor.
@@ -160,7 +178,7 @@ def build_indexes(
     directory: str | os.PathLike[str],
     shards: int,
     *,
-    embedder: Embedder | str = "default",
+    embedder: EmbedderSpec = "default",
     actors: int = 2,
     batch_size: int = 64,
     num_cpus: float = 1.0,
@@ -172,8 +190,8 @@ def build_indexes(
         tables: The whole graph (e.g. :func:`graphrecall.storage.load_parquet`).
         directory: The layout's root (every node must see it at the same path).
         shards: How many shards (tenants hashed, as :func:`write_shards`).
-        embedder: The embedder, pickled to every actor (``"default"``: each actor loads
-            the offline model once).
+        embedder: An embedder (pickled to every actor), ``"default"`` (each actor loads
+            the offline model once) or a factory (see :data:`EmbedderSpec`).
         actors: Embedder actors in the pool.
         batch_size: Texts per embedding call.
         num_cpus: CPUs per embedder actor and per index-writing task.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
@@ -76,7 +77,7 @@ def shard_deployment(
     """The Serve deployment class of a shard replica (made on call, so that importing this
     module needs no Ray)."""
     _ray()
-    from ray import serve
+    from ray import cloudpickle, serve
 
     @serve.deployment(name="Shard", max_ongoing_requests=256)
     class Shard:
@@ -88,12 +89,13 @@ def shard_deployment(
             out: list[Any] = await in_thread(self.server.run_batch, requests)
             return out
 
-        async def retrieve(self, request: ShardRequest) -> ShardReply:
+        async def retrieve(self, request: ShardRequest) -> bytes:
+            # Pickled once here: the front passes the bytes on without unpickling them.
             got = await self._batched(request)
             if isinstance(got, Exception):
                 raise got
-            reply: ShardReply = got
-            return reply
+            packed = cloudpickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL)  # type: ignore[no-untyped-call]
+            return bytes(packed)
 
         async def add_facts(self, tenant: Hashable | None, records: list[dict[str, Any]]) -> Any:
             return await in_thread(self.server.add_facts, tenant, records)
@@ -154,10 +156,11 @@ def front_deployment() -> Any:
                 request = replace(request, tenant=self.layout.all_tenants()[0])
             return shard, request
 
-        async def retrieve(self, request: ShardRequest) -> ShardReply:
+        async def retrieve(self, request: ShardRequest) -> bytes:
+            """The pickled :class:`ShardReply` of the tenant's shard."""
             shard, request = self._route(request)
-            reply: ShardReply = await self._call(shard, request.tenant, "retrieve", request)
-            return reply
+            packed: bytes = await self._call(shard, request.tenant, "retrieve", request)
+            return packed
 
         async def retrieve_many(self, requests: list[ShardRequest]) -> list[Any]:
             async def one(r: ShardRequest) -> Any:
@@ -366,7 +369,7 @@ class DistributedRAG:
     ) -> ShardReply:
         """:meth:`retrieve_batch` with the shard and replica that answered."""
         req = self._request(queries, recipe, tenant, now, context, query_vectors, use_cache, params)
-        reply: ShardReply = self._result(self.front.retrieve.remote(req))
+        reply: ShardReply = pickle.loads(self._result(self.front.retrieve.remote(req)))
         return reply
 
     def retrieve_batch(
@@ -443,7 +446,14 @@ class DistributedRAG:
         at = int(time.time()) if now is None else int(now)
         reqs = [self._request([q], recipe, t, at, None, None, use_cache, params) for q, t in items]
         got = self._result(self.front.retrieve_many.remote(reqs))
-        return [g.results[0] if isinstance(g, ShardReply) else _unwrap(g) for g in got]  # type: ignore[misc]
+        out: list[RetrievalResult | Exception] = []
+        for g in got:
+            if isinstance(g, bytes):
+                out.append(pickle.loads(g).results[0])
+            else:
+                err = _unwrap(g)
+                out.append(err if isinstance(err, Exception) else RuntimeError(str(err)))
+        return out
 
     def add_facts(
         self, records: Sequence[Mapping[str, Any]], *, tenant: Hashable | None = None
