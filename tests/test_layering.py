@@ -46,6 +46,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
             "service",
             "mcp",
             "integrations",
+            "distributed",
         ),
     ),
 ]
