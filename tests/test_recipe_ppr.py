@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from conftest import PROPERTY, GraphData, graph_data
 from graphrecall.anchors.names import DEFAULT_STOPWORDS
 from graphrecall.recipes import ppr
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from reference import graph_ref, recipes_ref
 from test_recipes import WORDS, _query, build
@@ -169,6 +170,12 @@ def test_ppr_matches_reference(
     q = _query(seed)
     query = " ".join(d.draw(st.lists(st.sampled_from([*WORDS, "the"]), max_size=3)))
     params, ref_params = setting
+    # Two chunk cosines within rounding (float32 kernel sums vs numpy) may pick either as a
+    # seed chunk, and the seeds then differ by design: not a property of the recipe.
+    cos = sorted(
+        float(x) for x, c in zip(chunk_vec @ q, data.chunks, strict=True) if c["tenant"] == tenant
+    )
+    assume(all(b - a > 1e-6 for a, b in pairwise(cos)))
     res = ppr(
         index,
         query,
