@@ -258,6 +258,32 @@ def test_neo4j_admin_loads_and_retrieves() -> None:
     assert "TRANSLATED" in [f.predicate for f in res.facts]
 
 
+def test_neo4j_admin_separate_headers_read_like_inline_ones() -> None:
+    split = load_neo4j(DATA / "neo4j" / "admin_split")
+    inline = load_neo4j(DATA / "neo4j" / "admin")
+    for name in ("entities", "facts"):
+        a, b = getattr(split, name), getattr(inline, name)
+        key = "id" if name == "entities" else "subject"
+        order_a, order_b = np.argsort(a[key], kind="stable"), np.argsort(b[key], kind="stable")
+        for col in ("id", "name", "type", "subject", "object", "predicate", "strength"):
+            if col in a:
+                assert [a[col][i] for i in order_a] == [b[col][i] for i in order_b], (name, col)
+
+
+def test_neo4j_separate_header_errors(tmp_path: Path) -> None:
+    (tmp_path / "nodes_header.csv").write_text("id:ID,name\n")
+    with pytest.raises(DataError, match=r"no data file named nodes\.csv") as err:
+        load_neo4j(tmp_path)
+    assert err.value.table == "nodes_header.csv"
+    (tmp_path / "nodes-1.csv").write_text("ada,Ada\n")
+    (tmp_path / "nodes_header.csv").write_text("id:ID,name\nbob,Bob\n")
+    with pytest.raises(DataError, match="exactly one line"):
+        load_neo4j(tmp_path)
+    (tmp_path / "nodes_header.csv").write_text("id:ID,name\n")
+    tables = load_neo4j(tmp_path)
+    assert tables.entities["name"].tolist() == ["Ada"]
+
+
 def test_neo4j_apoc_loads_and_retrieves(caplog: pytest.LogCaptureFixture) -> None:
     tables = load_neo4j(DATA / "neo4j" / "apoc" / "all.csv")
     assert "2 relationships between two chunks" in caplog.text

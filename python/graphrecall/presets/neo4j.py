@@ -7,7 +7,11 @@ Two shapes are read:
   ``name:ID`` or ``:ID(space)``) and a ``:LABEL`` column (labels joined by ``;``),
   relationship files with ``:START_ID``, ``:END_ID`` and ``:TYPE``; other columns are
   properties, ``name:type`` (``:IGNORE`` columns are not read). A folder of such CSV files
-  is read, each file told by its header.
+  is read, each file told by its header. As ``neo4j-admin`` allows, the header may sit in a
+  file of its own: ``persons_header.csv`` (or ``persons-header.csv``) holds only the header
+  line, and every other file of the folder named ``persons.csv`` or ``persons<sep>...csv``
+  (``<sep>`` one of ``-_.``, e.g. ``persons-part1.csv``) holds rows only; the longest such
+  prefix wins.
 * **APOC's ``apoc.export.csv.all``** file: one CSV with ``_id``, ``_labels`` (``:A:B``) and
   the properties for nodes, ``_start``, ``_end``, ``_type`` for relationships.
 
@@ -61,6 +65,46 @@ def _rows(path: Path) -> Iterator[list[str]]:
         raise DataError(
             f"{path}: not UTF-8 ({exc})", table=path.name, kind="invalid_value"
         ) from None
+
+
+_HEADER_SUFFIXES = ("_header", "-header")
+
+
+def _header_files(files: list[Path]) -> tuple[dict[Path, Path], list[Path]]:
+    """Pair each data file with its separate header file (if any) and list the data files.
+
+    Raises:
+        DataError: A header file no data file belongs to, or one with more than one line.
+    """
+    prefixes: dict[str, Path] = {}
+    for f in files:
+        for suffix in _HEADER_SUFFIXES:
+            if f.stem.lower().endswith(suffix) and len(f.stem) > len(suffix):
+                prefixes[f.stem[: -len(suffix)]] = f
+    data = [f for f in files if f not in prefixes.values()]
+    pairs: dict[Path, Path] = {}
+    for f in data:
+        fits = [
+            p for p in prefixes if f.stem == p or (f.stem.startswith(p) and f.stem[len(p)] in "-_.")
+        ]
+        if fits:
+            pairs[f] = prefixes[max(fits, key=len)]
+    for prefix, h in prefixes.items():
+        if h not in pairs.values():
+            raise DataError(
+                f"{h}: a header file, but no data file named {prefix}.csv or "
+                f"{prefix}-<part>.csv sits beside it",
+                table=h.name,
+                kind="missing",
+            )
+        lines = list(_rows(h))
+        if len(lines) != 1:
+            raise DataError(
+                f"{h}: a header file holds exactly one line (the header), found {len(lines)}",
+                table=h.name,
+                kind="invalid_value",
+            )
+    return pairs, data
 
 
 def _split(field: str) -> tuple[str, str]:
@@ -204,7 +248,8 @@ def load_neo4j(path: str | os.PathLike[str]) -> GraphTables:
 
     Raises:
         StorageError: No such file, or a folder without CSV files.
-        DataError: A file with neither ``:ID`` nor ``:START_ID`` (nor APOC's ``_id``
+        DataError: A separate header file that no data file follows or that holds more
+            than the header line; a file with neither ``:ID`` nor ``:START_ID`` (nor APOC's ``_id``
             and ``_start``), a relationship file without ``:END_ID``, a node without
             an id, or a relationship naming no node (each error names the file and
             column).
@@ -216,9 +261,10 @@ def load_neo4j(path: str | os.PathLike[str]) -> GraphTables:
     if not files:
         raise missing_file(root / "*.csv", "Neo4j CSV export: no CSV files")
     reader = _Reader()
-    for f in files:
+    headers, data = _header_files(files) if root.is_dir() else ({}, files)
+    for f in data:
         rows = _rows(f)
-        header = next(rows, None)
+        header = next(_rows(headers[f])) if f in headers else next(rows, None)
         if header is None:
             raise missing_column(f, ":ID or :START_ID", [])
         if "_id" in header and "_start" in header:
