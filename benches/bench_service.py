@@ -291,6 +291,53 @@ def point(
     return r
 
 
+def steps(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
+    """Print the CPU (``time.process_time``) of each step of ``POST /retrieve`` called
+    in-process on 1,000 request bodies with their vectors: ``orjson.loads``,
+    ``Service.parse``, ``Service._run`` (one ``retrieve_batch`` per request), the result
+    body; lean and full (``explain``) bodies alternating, ``rounds`` times each after a
+    warm-up (a tenant's first query builds its tables)."""
+    from graphrecall import GraphRAG
+    from graphrecall.service import ServiceConfig
+    from graphrecall.service.backend import Backend
+    from graphrecall.service.bodies import RETRIEVE_FIELDS, loads, results_body
+    from graphrecall.service.state import Service
+
+    svc = Service(Backend(GraphRAG(index)), ServiceConfig(use_cache=False))
+    reqs = [body(t, ten, v) for t, ten, v in queries[:1000]]
+    full = [json.dumps({**json.loads(b), "explain": True}).encode() for b in reqs]
+    clock = time.process_time
+
+    def run(bodies: list[bytes], name: str) -> None:
+        spent = [0.0] * 4
+        size = 0
+        for b in bodies:
+            t0 = clock()
+            d = loads(b)
+            t1 = clock()
+            spec, qs, vecs, _ = svc.parse(d, RETRIEVE_FIELDS)
+            t2 = clock()
+            res = svc._run(spec, qs, None if vecs is None else np.stack(vecs))
+            t3 = clock()
+            size += len(results_body("result", res, spec.explain))
+            t4 = clock()
+            for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                spent[i] += dt
+        ms = [x / len(bodies) * 1e3 for x in spent]
+        print(
+            f"{name}: loads {ms[0]:.3f}  parse {ms[1]:.3f}  retrieve_batch {ms[2]:.3f}  "
+            f"body {ms[3]:.3f}  total {sum(ms):.3f} ms of CPU per request; "
+            f"{size / len(bodies) / 1e3:.1f} KB per body (load average "
+            f"{os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+    run(reqs, "warm-up")
+    for _ in range(rounds):
+        run(reqs, "lean")
+        run(full, "full")
+
+
 def main() -> int:
     """Build and save the index, run every point, write the Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -331,6 +378,12 @@ def main() -> int:
         default="auto",
         help="load generator (auto: wrk when on PATH, else the asyncio client)",
     )
+    ap.add_argument(
+        "--steps",
+        action="store_true",
+        help="instead of the load test: the CPU of each step of a request in-process "
+        "(parse, retrieve_batch, body), lean and full bodies alternating, printed",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -362,6 +415,9 @@ def main() -> int:
         return json.dumps(b).encode()
 
     with_vec = [body(t, ten, v) for t, ten, v in queries]
+    if args.steps:
+        steps(index, queries, body)
+        return 0
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
