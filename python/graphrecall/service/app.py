@@ -51,6 +51,7 @@ from .backend import Backend
 from .bodies import (
     CONTEXT_FIELDS,
     QUERY_FIELDS,
+    RETRIEVE_FIELDS,
     Spec,
     dumps,
     int_field,
@@ -88,7 +89,7 @@ def _endpoint(service: Service, name: str, handler: Handler, *, auth: bool = Tru
 
 async def _retrieve(s: Service, request: Request) -> tuple[Response, str]:
     body = await s.body(request)
-    spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
+    spec, queries, vectors, batch = s.parse(body, RETRIEVE_FIELDS)
     data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
     return Response(data, media_type="application/json"), spec.recipe or "router"
 
@@ -121,7 +122,7 @@ async def _retrieve_asgi(s: Service, scope: Scope, receive: Receive, send: Send)
     try:
         s.check_key_of(api_key, auth)
         body = await s.read_json(length, _body_chunks(receive))
-        spec, queries, vectors, batch = s.parse(body, QUERY_FIELDS)
+        spec, queries, vectors, batch = s.parse(body, RETRIEVE_FIELDS)
         data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
         status, recipe = 200, spec.recipe or "router"
     except Exception as exc:

@@ -1,26 +1,32 @@
 """The JSON side of the service: bodies in and out, and what a batch of queries shares.
 
-Result bodies are the JSON of :meth:`RetrievalResult.to_dict` (orjson writes the hit
-dataclasses directly when installed, the stdlib ``json`` otherwise).
+A ``/retrieve`` result body is lean by default: the JSON of :meth:`RetrievalResult.to_dict`
+without the hits' ``path`` and ``components`` (ids, scores, text and provenance: what a
+caller ranks and cites), which are most of a full body's bytes and of its writing time.
+``"explain": true`` in the request asks for the full ``to_dict`` body. orjson writes the
+bodies when installed, the stdlib ``json`` otherwise.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import ParameterError
-from ..recipes import RetrievalResult
+from ..recipes import ChunkHit, EntityHit, FactHit, RetrievalResult
 
 __all__ = [
     "CONTEXT_FIELDS",
+    "EXPLAIN_FIELDS",
     "QUERY_FIELDS",
     "RESULT_FIELDS",
+    "RETRIEVE_FIELDS",
     "Spec",
     "dumps",
     "int_field",
+    "lean_dict",
     "loads",
     "results_body",
     "tuples",
@@ -41,6 +47,58 @@ RESULT_FIELDS = (
     "fallback",
 )
 
+
+def _stdlib_dumps(obj: Any) -> bytes:
+    return json.dumps(obj, default=str, ensure_ascii=False).encode()
+
+
+#: What a lean body leaves out of every hit (``"explain": true`` keeps them).
+EXPLAIN_FIELDS = ("path", "components")
+
+
+def _lean_rows(cls: type) -> Callable[[Sequence[Any]], list[dict[str, Any]]]:
+    """A writer of ``cls`` hits as dicts of their fields but :data:`EXPLAIN_FIELDS`, in
+    ``to_dict``'s order. Generated as one dict display per hit (a few times faster than
+    ``dict(zip(...))``); the lazy paths and components are never built."""
+    keys = [f.name for f in fields(cls) if f.name not in EXPLAIN_FIELDS]
+    row = ", ".join(f"{k!r}: h.{k}" for k in keys)
+    scope: dict[str, Any] = {}
+    exec(f"def rows(hits):\n    return [{{{row}}} for h in hits]\n", scope)
+    rows: Callable[[Sequence[Any]], list[dict[str, Any]]] = scope["rows"]
+    rows.__qualname__ = rows.__name__ = f"lean_{cls.__name__}_rows"
+    return rows
+
+
+_LEAN_ENTITIES = _lean_rows(EntityHit)
+_LEAN_FACTS = _lean_rows(FactHit)
+_LEAN_CHUNKS = _lean_rows(ChunkHit)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every mapping as a dict (nested ones too)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def lean_dict(r: RetrievalResult) -> dict[str, Any]:
+    """``r.to_dict()`` without the hits' ``path`` and ``components``: the default
+    ``/retrieve`` body of one result."""
+    return {
+        "recipe": r.recipe,
+        "query": r.query,
+        "tenant": r.tenant,
+        "anchors": _LEAN_ENTITIES(r.anchors),
+        "entities": _LEAN_ENTITIES(r.entities),
+        "facts": _LEAN_FACTS(r.facts),
+        "chunks": _LEAN_CHUNKS(r.chunks),
+        "tiers": None if r.tiers is None else {t: _LEAN_CHUNKS(cs) for t, cs in r.tiers.items()},
+        "timings": dict(r.timings),
+        "stats": _plain(r.stats),
+        "fallback": r.fallback,
+    }
+
+
 try:  # orjson writes result bodies several times faster; the stdlib serves without it.
     import orjson
 
@@ -59,9 +117,18 @@ try:  # orjson writes result bodies several times faster; the stdlib serves with
         """The JSON ``data`` (``ValueError`` when malformed)."""
         return orjson.loads(data)
 
-    def results_body(key: str, results: list[RetrievalResult]) -> bytes:
+    def results_body(key: str, results: list[RetrievalResult], explain: bool = True) -> bytes:
         """``{key: result.to_dict()}`` (a list for ``"results"``), with orjson writing the
-        hit dataclasses directly (the same JSON as ``to_dict``, without the Python dicts)."""
+        hit dataclasses directly (the same JSON as ``to_dict``, without the Python dicts);
+        :func:`lean_dict` instead of ``to_dict`` unless ``explain``."""
+        if not explain:
+            lean = [lean_dict(r) for r in results]
+            try:
+                return orjson.dumps(
+                    {key: lean if key == "results" else lean[0]}, default=str, option=_OPT
+                )
+            except TypeError:  # pragma: no cover - keys orjson cannot write: the stdlib's
+                return _stdlib_dumps({key: lean if key == "results" else lean[0]})
         rows = [{k: getattr(r, k) for k in RESULT_FIELDS} for r in results]
         try:
             return orjson.dumps(
@@ -74,13 +141,13 @@ try:  # orjson writes result bodies several times faster; the stdlib serves with
 except ImportError:  # pragma: no cover - depends on the environment
 
     def dumps(obj: Any) -> bytes:
-        return json.dumps(obj, default=str, ensure_ascii=False).encode()
+        return _stdlib_dumps(obj)
 
     def loads(data: bytes) -> Any:
         return json.loads(data)
 
-    def results_body(key: str, results: list[RetrievalResult]) -> bytes:
-        dicts = [r.to_dict() for r in results]
+    def results_body(key: str, results: list[RetrievalResult], explain: bool = True) -> bytes:
+        dicts = [r.to_dict() if explain else lean_dict(r) for r in results]
         return dumps({key: dicts if key == "results" else dicts[0]})
 
 
@@ -99,6 +166,8 @@ QUERY_FIELDS = frozenset(
     }
 )
 CONTEXT_FIELDS = QUERY_FIELDS | {"format", "budget"}
+#: ``/retrieve``'s fields: ``explain`` asks for the hits' paths and score components.
+RETRIEVE_FIELDS = QUERY_FIELDS | {"explain"}
 
 
 @dataclass(frozen=True)
@@ -112,6 +181,9 @@ class Spec:
     now: int | None
     use_cache: bool
     vectors: bool
+    #: Full result bodies (paths, components); not part of the batch key: the batch's
+    #: results are the same, only each request's body differs.
+    explain: bool = field(default=False, compare=False)
 
 
 def tuples(v: Any) -> Any:

@@ -5,6 +5,7 @@ size and read timeout, query fields, request timeout, error responses)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -50,9 +51,22 @@ async def _within(work: Coroutine[Any, Any, T], seconds: float) -> T:
         return await work
 
 
+@functools.lru_cache(maxsize=256)
+def _params_of(canonical: str) -> dict[str, Any]:
+    """The recipe parameters of a batch key's canonical JSON (a batch's keyword arguments:
+    unpacked into a new dict by each call, their values tuples and numbers)."""
+    params: dict[str, Any] = tuples(json.loads(canonical))
+    return params
+
+
 def _one_body(result: RetrievalResult) -> bytes:
-    """The ``/retrieve`` body of one query's result."""
+    """The full ``/retrieve`` body of one query's result (``"explain": true``)."""
     return results_body("result", [result])
+
+
+def _lean_body(result: RetrievalResult) -> bytes:
+    """The default, lean ``/retrieve`` body of one query's result."""
+    return results_body("result", [result], explain=False)
 
 
 class Service:
@@ -102,7 +116,7 @@ class Service:
         self, spec: Spec, queries: list[str], vectors: npt.NDArray[np.float32] | None
     ) -> list[RetrievalResult]:
         """One ``retrieve_batch`` call (on a worker thread)."""
-        params = tuples(json.loads(spec.params))
+        params = _params_of(spec.params)
         context = None if spec.context is None else json.loads(spec.context)
         return self.backend.rag.retrieve_batch(
             queries,
@@ -231,6 +245,13 @@ class Service:
             vectors = [self._vector(v, "query_vectors") for v in raw]
         elif not batch and body.get("query_vector") is not None:
             vectors = [self._vector(body["query_vector"], "query_vector")]
+        explain = body.get("explain", False)
+        if not isinstance(explain, bool):
+            raise ParameterError(
+                "invalid parameter explain: give true or false",
+                kind="invalid_parameter",
+                parameter="explain",
+            )
         spec = Spec(
             recipe=recipe,
             tenant=self.backend.tenant(body.get("tenant")),
@@ -239,6 +260,7 @@ class Service:
             now=int_field(body, "now", 0, 2**62),
             use_cache=use_cache,
             vectors=vectors is not None,
+            explain=explain,
         )
         return spec, queries, vectors, batch
 
@@ -262,16 +284,18 @@ class Service:
         batch: bool,
     ) -> bytes:
         """The JSON body answering a ``/retrieve`` request, retrieved and written on a
-        worker thread (``{"result": ...}``, or ``{"results": [...]}`` for a batch)."""
+        worker thread (``{"result": ...}``, or ``{"results": [...]}`` for a batch; lean
+        unless ``spec.explain``)."""
         if not batch and self.config.batching:
             vec = None if vectors is None else vectors[0]
-            body: bytes = await self.batcher.submit(spec, queries[0], vec, _one_body)
+            render = _one_body if spec.explain else _lean_body
+            body: bytes = await self.batcher.submit(spec, queries[0], vec, render)
             return body
         stacked = None if vectors is None else np.stack(vectors)
         key = "results" if batch else "result"
 
         def run() -> bytes:
-            return results_body(key, self._run(spec, queries, stacked))
+            return results_body(key, self._run(spec, queries, stacked), spec.explain)
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, run)
