@@ -176,6 +176,16 @@ def test_ppr_matches_reference(
         float(x) for x, c in zip(chunk_vec @ q, data.chunks, strict=True) if c["tenant"] == tenant
     )
     assume(all(b - a > 1e-6 for a, b in pairwise(cos)))
+    if params.get("entities"):
+        # The entity seeds' share goes to the entities of positive cosine. A cosine of
+        # exactly 0 in the reference can be +1.5e-8 in the float32 kernel: when no entity's
+        # cosine is clearly positive, rounding decides whether that share exists at all.
+        ent_cos = [
+            float(x)
+            for x, e in zip(ent_vec @ q, data.entities, strict=True)
+            if e["tenant"] == tenant
+        ]
+        assume(not ent_cos or abs(max(ent_cos)) > 1e-6)
     res = ppr(
         index,
         query,
