@@ -102,6 +102,65 @@ def test_passage_questions_route_to_ppr_and_tiers_to_routed_hybrid() -> None:
     assert res.route is not None and res.route.query_type is QueryType.GOAL_SPECIFIC
 
 
+def test_router_results_equal_the_named_recipe_and_recognise_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no recipe named, a passage question gets exactly ``ppr``'s result (chunks,
+    scores, anchors), and its names are recognised once: the router's known-entity test
+    and ppr's name anchors share the work."""
+    from graphrecall.anchors.names import NameIndex
+
+    names = ["Ada Lovelace", "Alan Turing", "Charles Babbage", "Grace Hopper"]
+    rag = GraphRAG.from_tables(_tables({"a": names}), embedder=_emb())
+    calls: list[str] = []
+    inner = NameIndex._recognize
+
+    def counted(self: NameIndex, query: str, t: int) -> Any:
+        calls.append(query)
+        return inner(self, query, t)
+
+    monkeypatch.setattr(NameIndex, "_recognize", counted)
+    for q in (
+        "Did Ada Lovelace work with Charles Babbage?",
+        "Who wrote about the engine?",
+        "Grace Hopper and Alan Turing and Ada Lovelace",
+    ):
+        calls.clear()
+        auto = rag.retrieve(q, now=NOW, use_cache=False)
+        assert auto.recipe == "ppr" and calls == [q]
+        named = rag.retrieve(q, recipe="ppr", now=NOW, use_cache=False)
+        assert [(c.id, c.score, c.components) for c in auto.chunks] == [
+            (c.id, c.score, c.components) for c in named.chunks
+        ]
+        assert [(a.id, a.score) for a in auto.anchors] == [(a.id, a.score) for a in named.anchors]
+
+
+def test_recognize_keeps_the_last_query_per_thread() -> None:
+    """A repeated query is served from the thread's last result: any limit gets the first
+    matches of the full list, as a fresh recognition with that limit would."""
+    import threading
+
+    tables = _tables({"a": ["Ada Lovelace", "Alan Turing", "Ada", "Turing"]})
+    index = GraphIndex.build(tables, embedder=_emb())
+    fresh = GraphIndex.build(tables, embedder=_emb())
+    q = "Ada Lovelace met Alan Turing; Ada and Turing"
+    for first, then in ((1, 10), (10, 1), (2, 3)):
+        index.names.recognize("something else", limit=1)
+        index.names.recognize(q, limit=first)
+        got = index.names.recognize(q, limit=then)
+        fresh.names.recognize("reset", limit=1)
+        assert got == fresh.names.recognize(q, limit=then)
+        assert len(got) == min(then, len(fresh.names.recognize(q, limit=100)))
+    # Another thread's query does not disturb this one's.
+    index.names.recognize(q, limit=5)
+    seen: list[Any] = []
+    th = threading.Thread(target=lambda: seen.append(index.names.recognize("Alan Turing")))
+    th.start()
+    th.join()
+    assert [m.name for m in seen[0]] == ["Alan Turing"]
+    assert index.names.recognize(q, limit=5) == fresh.names.recognize(q, limit=5)
+
+
 def test_profile_rules() -> None:
     base = dict(
         tiers=False,
