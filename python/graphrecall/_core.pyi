@@ -30,6 +30,7 @@ __all__ = [
     "graph_proximity_score",
     "hybrid_merge",
     "passage_seed_mass",
+    "ppr_rerank_from_top",
     "rerank_memories",
     "rrf_fuse",
     "score_fact_arrays",

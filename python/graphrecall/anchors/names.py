@@ -304,7 +304,7 @@ class NameIndex:
         # A query is often recognised twice in a row (the router's "known entity" test,
         # then the recipe's anchors): each thread keeps its last query's matches, all of
         # them (a shorter limit's matches are their first ones).
-        last = getattr(self._last, "hit", None)
+        last: tuple[str, int, list[NameMatch]] | None = getattr(self._last, "hit", None)
         if last is not None and last[0] == query and last[1] == t:
             return last[2][:lim]
         out = self._recognize(query, t)
