@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -115,9 +116,9 @@ def test_router_results_equal_the_named_recipe_and_recognise_once(
     calls: list[str] = []
     inner = NameIndex._recognize
 
-    def counted(self: NameIndex, query: str, t: int) -> Any:
+    def counted(self: NameIndex, query: str, t: int, lim: int | None) -> Any:
         calls.append(query)
-        return inner(self, query, t)
+        return inner(self, query, t, lim)
 
     monkeypatch.setattr(NameIndex, "_recognize", counted)
     for q in (
@@ -135,30 +136,45 @@ def test_router_results_equal_the_named_recipe_and_recognise_once(
         assert [(a.id, a.score) for a in auto.anchors] == [(a.id, a.score) for a in named.anchors]
 
 
-def test_recognize_keeps_the_last_query_per_thread() -> None:
-    """A repeated query is served from the thread's last result: any limit gets the first
-    matches of the full list, as a fresh recognition with that limit would."""
+def _recognize_into(out: list[Any], names: Any, q: str) -> None:
+    out.append(names.recognize(q, limit=2))
+
+
+def test_recognize_shares_matches_within_a_block() -> None:
+    """Inside ``NameIndex.sharing`` a repeated query gets the first call's matches (any
+    limit: the first ones of the full list, as a fresh recognition with that limit gives);
+    outside it and in other threads every call recognises afresh."""
     import threading
 
     tables = _tables({"a": ["Ada Lovelace", "Alan Turing", "Ada", "Turing"]})
     index = GraphIndex.build(tables, embedder=_emb())
-    fresh = GraphIndex.build(tables, embedder=_emb())
+    names = index.names
     q = "Ada Lovelace met Alan Turing; Ada and Turing"
+    want = {n: names.recognize(q, limit=n) for n in (1, 2, 3, 10)}
+    calls: list[str] = []
+    inner = names._recognize
+
+    def counted(query: str, t: int, lim: int | None) -> Any:
+        calls.append(query)
+        return inner(query, t, lim)
+
+    names._recognize = counted  # type: ignore[method-assign]
     for first, then in ((1, 10), (10, 1), (2, 3)):
-        index.names.recognize("something else", limit=1)
-        index.names.recognize(q, limit=first)
-        got = index.names.recognize(q, limit=then)
-        fresh.names.recognize("reset", limit=1)
-        assert got == fresh.names.recognize(q, limit=then)
-        assert len(got) == min(then, len(fresh.names.recognize(q, limit=100)))
-    # Another thread's query does not disturb this one's.
-    index.names.recognize(q, limit=5)
-    seen: list[Any] = []
-    th = threading.Thread(target=lambda: seen.append(index.names.recognize("Alan Turing")))
-    th.start()
-    th.join()
-    assert [m.name for m in seen[0]] == ["Alan Turing"]
-    assert index.names.recognize(q, limit=5) == fresh.names.recognize(q, limit=5)
+        calls.clear()
+        with names.sharing():
+            assert names.recognize(q, limit=first) == want[first]
+            with names.sharing():  # nested: the outer block's matches
+                assert names.recognize(q, limit=then) == want[then]
+            seen: list[Any] = []
+            th = threading.Thread(target=partial(_recognize_into, seen, names, q))
+            th.start()
+            th.join()
+            assert seen == [want[2]]
+        assert calls == [q, q]  # this thread once, the other thread once
+    calls.clear()
+    names.recognize(q, limit=1)
+    names.recognize(q, limit=1)
+    assert calls == [q, q]  # outside a block: no sharing
 
 
 def test_profile_rules() -> None:

@@ -21,7 +21,8 @@ folded). Every method answers for one tenant: rows of other tenants are never re
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Literal
@@ -221,8 +222,8 @@ class NameIndex:
         #: (words hold no space, so a key's words are exactly its n-gram's).
         self._words: frozenset[str] = frozenset(w for _, key in table for w in key.split(" "))
         self._lock = threading.Lock()
-        #: Per thread, the last query recognised: (query, tenant rank, every match).
-        self._last = threading.local()
+        #: Per thread, inside :meth:`sharing`: (query, tenant rank) -> every match.
+        self._shared = threading.local()
         self._fuzzy: dict[int, FuzzyTenant] | None = None
         self._kw: tuple[dict[tuple[int, str], I64], I64, I64] | None = None
 
@@ -301,18 +302,40 @@ class NameIndex:
             )
         lim = check_int("limit", limit, 1)
         t = self._tenants.resolve(tenant)
-        # A query is often recognised twice in a row (the router's "known entity" test,
-        # then the recipe's anchors): each thread keeps its last query's matches, all of
-        # them (a shorter limit's matches are their first ones).
-        last: tuple[str, int, list[NameMatch]] | None = getattr(self._last, "hit", None)
-        if last is not None and last[0] == query and last[1] == t:
-            return last[2][:lim]
-        out = self._recognize(query, t)
-        self._last.hit = (query, t, out)
-        return out[:lim]
+        shared: dict[tuple[str, int], list[NameMatch]] | None = getattr(self._shared, "hits", None)
+        if shared is None:
+            return self._recognize(query, t, lim)
+        # Inside :meth:`sharing`: every match, kept for the next call on the same query (a
+        # shorter limit's matches are the first ones).
+        got = shared.get((query, t))
+        if got is None:
+            got = shared[(query, t)] = self._recognize(query, t, None)
+        return got[:lim]
 
-    def _recognize(self, query: str, t: int) -> list[NameMatch]:
-        """Every match of :meth:`recognize`, best first (tenant rank ``t``, -1 for none)."""
+    @contextmanager
+    def sharing(self) -> Iterator[None]:
+        """Within the block, this thread recognises each query once: a later
+        :meth:`recognize` of the same query and tenant gets the first call's matches (how
+        the router's known-entity test hands its work to the recipe it picks). Nested
+        blocks share the outer one's; the matches are dropped when the outer block ends.
+
+        Example:
+            >>> with index.names.sharing():  # doctest: +SKIP
+            ...     index.names.recognize("Who is Ada?", limit=1)  # recognised
+            ...     index.names.recognize("Who is Ada?", limit=10)  # shared
+        """
+        if getattr(self._shared, "hits", None) is not None:
+            yield
+            return
+        self._shared.hits = {}
+        try:
+            yield
+        finally:
+            self._shared.hits = None
+
+    def _recognize(self, query: str, t: int, lim: int | None) -> list[NameMatch]:
+        """The first ``lim`` (None: every) matches of :meth:`recognize`, best first (tenant
+        rank ``t``, -1 for none)."""
         toks, spans = token_spans(query) if t >= 0 else ([], [])
         n_tok = len(toks)
         out: list[NameMatch] = []
@@ -350,6 +373,8 @@ class NameIndex:
                     seen.add(row)
                     kind: Literal["exact", "alias"] = "alias" if self._e_alias[e] else "exact"
                     out.append(self._match(e, query, span, 1.0, kind))
+                    if len(out) == lim:
+                        return out
             for i in matched:
                 ends[i] = max(ends[i], i + n)
             if matched:
