@@ -110,7 +110,9 @@ def main() -> int:
 
     def old_rerank(rows: Any, scores: Any, graph: Any, comps: Any, m: Any, spec: Any,
                    bridge: float, cover: Any, terms: Any, k: int) -> Any:  # fmt: skip
-        sl = spec_lists.setdefault(id(spec), spec.tolist())
+        sl = spec_lists.get(id(spec))
+        if sl is None:
+            sl = spec_lists[id(spec)] = spec.tolist()
         gains = (
             None if terms is None else old_rr["term_gains"](terms[0], terms[1], rows, *terms[2:])
         )
