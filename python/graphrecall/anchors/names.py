@@ -245,16 +245,19 @@ class NameIndex:
 
     # ------------------------------------------------------------------ helpers
 
-    def _prepare(
-        self, query: object, tenant: object, limit: object
-    ) -> tuple[int, int, list[str], list[tuple[int, int]]]:
+    def _check(self, query: object, tenant: object, limit: object) -> tuple[str, int, int]:
         if not isinstance(query, str):
             raise ParameterError(
                 f"invalid parameter query: expected a str, got {type(query).__name__}"
             )
         lim = check_int("limit", limit, 1)
-        t = self._tenants.resolve(tenant)
-        toks, spans = token_spans(query) if t >= 0 else ([], [])
+        return query, self._tenants.resolve(tenant), lim
+
+    def _prepare(
+        self, query: object, tenant: object, limit: object
+    ) -> tuple[int, int, list[str], list[tuple[int, int]]]:
+        q, t, lim = self._check(query, tenant, limit)
+        toks, spans = token_spans(q) if t >= 0 else ([], [])
         return t, lim, toks, spans
 
     def _match(
@@ -296,17 +299,11 @@ class NameIndex:
                 or ``tenant`` is None with several tenants.
             UnknownTenantError: ``tenant`` is not a tenant of the index.
         """
-        if not isinstance(query, str):
-            raise ParameterError(
-                f"invalid parameter query: expected a str, got {type(query).__name__}"
-            )
-        lim = check_int("limit", limit, 1)
-        t = self._tenants.resolve(tenant)
+        _, t, lim = self._check(query, tenant, limit)
         shared: dict[tuple[str, int], list[NameMatch]] | None = getattr(self._shared, "hits", None)
         if shared is None:
             return self._recognize(query, t, lim)
-        # Inside :meth:`sharing`: every match, kept for the next call on the same query (a
-        # shorter limit's matches are the first ones).
+        # Inside sharing(): every match, kept (a limit's matches are the first ones).
         got = shared.get((query, t))
         if got is None:
             got = shared[(query, t)] = self._recognize(query, t, None)
@@ -318,11 +315,6 @@ class NameIndex:
         :meth:`recognize` of the same query and tenant gets the first call's matches (how
         the router's known-entity test hands its work to the recipe it picks). Nested
         blocks share the outer one's; the matches are dropped when the outer block ends.
-
-        Example:
-            >>> with index.names.sharing():  # doctest: +SKIP
-            ...     index.names.recognize("Who is Ada?", limit=1)  # recognised
-            ...     index.names.recognize("Who is Ada?", limit=10)  # shared
         """
         if getattr(self._shared, "hits", None) is not None:
             yield
