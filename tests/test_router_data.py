@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,80 @@ def test_passage_questions_route_to_ppr_and_tiers_to_routed_hybrid() -> None:
     res = tiered.retrieve("my goal for the engine", context={"goal_id": "g1"}, now=NOW)
     assert res.recipe == "routed_hybrid"
     assert res.route is not None and res.route.query_type is QueryType.GOAL_SPECIFIC
+
+
+def test_router_results_equal_the_named_recipe_and_recognise_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no recipe named, a passage question gets exactly ``ppr``'s result (chunks,
+    scores, anchors), and its names are recognised once: the router's known-entity test
+    and ppr's name anchors share the work."""
+    from graphrecall.anchors.names import NameIndex
+
+    names = ["Ada Lovelace", "Alan Turing", "Charles Babbage", "Grace Hopper"]
+    rag = GraphRAG.from_tables(_tables({"a": names}), embedder=_emb())
+    calls: list[str] = []
+    inner = NameIndex._recognize
+
+    def counted(self: NameIndex, query: str, t: int, lim: int | None) -> Any:
+        calls.append(query)
+        return inner(self, query, t, lim)
+
+    monkeypatch.setattr(NameIndex, "_recognize", counted)
+    for q in (
+        "Did Ada Lovelace work with Charles Babbage?",
+        "Who wrote about the engine?",
+        "Grace Hopper and Alan Turing and Ada Lovelace",
+    ):
+        calls.clear()
+        auto = rag.retrieve(q, now=NOW, use_cache=False)
+        assert auto.recipe == "ppr" and calls == [q]
+        named = rag.retrieve(q, recipe="ppr", now=NOW, use_cache=False)
+        assert [(c.id, c.score, c.components) for c in auto.chunks] == [
+            (c.id, c.score, c.components) for c in named.chunks
+        ]
+        assert [(a.id, a.score) for a in auto.anchors] == [(a.id, a.score) for a in named.anchors]
+
+
+def _recognize_into(out: list[Any], names: Any, q: str) -> None:
+    out.append(names.recognize(q, limit=2))
+
+
+def test_recognize_shares_matches_within_a_block() -> None:
+    """Inside ``NameIndex.sharing`` a repeated query gets the first call's matches (any
+    limit: the first ones of the full list, as a fresh recognition with that limit gives);
+    outside it and in other threads every call recognises afresh."""
+    import threading
+
+    tables = _tables({"a": ["Ada Lovelace", "Alan Turing", "Ada", "Turing"]})
+    index = GraphIndex.build(tables, embedder=_emb())
+    names = index.names
+    q = "Ada Lovelace met Alan Turing; Ada and Turing"
+    want = {n: names.recognize(q, limit=n) for n in (1, 2, 3, 10)}
+    calls: list[str] = []
+    inner = names._recognize
+
+    def counted(query: str, t: int, lim: int | None) -> Any:
+        calls.append(query)
+        return inner(query, t, lim)
+
+    names._recognize = counted  # type: ignore[method-assign]
+    for first, then in ((1, 10), (10, 1), (2, 3)):
+        calls.clear()
+        with names.sharing():
+            assert names.recognize(q, limit=first) == want[first]
+            with names.sharing():  # nested: the outer block's matches
+                assert names.recognize(q, limit=then) == want[then]
+            seen: list[Any] = []
+            th = threading.Thread(target=partial(_recognize_into, seen, names, q))
+            th.start()
+            th.join()
+            assert seen == [want[2]]
+        assert calls == [q, q]  # this thread once, the other thread once
+    calls.clear()
+    names.recognize(q, limit=1)
+    names.recognize(q, limit=1)
+    assert calls == [q, q]  # outside a block: no sharing
 
 
 def test_profile_rules() -> None:

@@ -5,6 +5,7 @@ int64 minimum is null), small integer codes. ``graphrecall.KnowledgeGraph`` maps
 and codes; use it rather than these classes directly.
 """
 
+from collections.abc import Sequence
 from typing import Any, Literal, final
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "graph_proximity_score",
     "hybrid_merge",
     "passage_seed_mass",
+    "ppr_rerank_from_top",
     "rerank_memories",
     "rrf_fuse",
     "score_fact_arrays",
@@ -371,6 +373,48 @@ def passage_seed_mass(
     each chunk's ``share * weight`` in turn). Raises DataError on a chunk outside the CSR,
     a broken range, an entity outside ``specificity``, a chunk whose shares sum to zero
     or misaligned columns."""
+
+def ppr_rerank_from_top(
+    rows: Sequence[int],
+    scores: Sequence[float],
+    chunk_offsets: npt.NDArray[np.int64],
+    chunk_entities: npt.NDArray[np.int64],
+    bridge_weights: npt.NDArray[np.float64],
+    *,
+    bridge: float,
+    named_chunks: Sequence[int],
+    named_scores: Sequence[float],
+    named_offsets: Sequence[int],
+    named_entities: Sequence[int],
+    cover: float,
+    top_cover: float,
+    term_rows: npt.NDArray[np.int64] | None = None,
+    terms: npt.NDArray[np.int64] | None = None,
+    term_offsets: npt.NDArray[np.int64] | None = None,
+    postings: npt.NDArray[np.uint32] | None = None,
+    query_terms: Sequence[int] = ...,
+    n_words: int = 0,
+    term_weight: float = 0.0,
+    k: int,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+]:
+    """One query's ``ppr`` candidates (best first) re-ranked from the top one: each other
+    chunk gains ``bridge x`` the largest ``bridge_weights`` entry of an entity it shares with
+    the top chunk (mentions CSR ``chunk_offsets`` / ``chunk_entities``), ``cover x`` its
+    ``named_scores`` entry when it is a ``named_chunks`` entry none of whose
+    ``named_entities[named_offsets[i]:named_offsets[i + 1]]`` the top chunk mentions, and
+    ``term_weight x`` the share of the ``n_words`` query words whose ids (``query_terms``)
+    it holds and the top chunk does not (one tenant's postings: ``term_rows``, ``terms``,
+    ``term_offsets``, ``postings``; all four or none); the top chunk gains ``bridge``,
+    ``top_cover`` and ``term_weight``. Final = score + bridge + cover + terms, in that
+    order. Returns the best ``k`` as (positions in the input, final scores, bridge, cover
+    and terms gains), ties by chunk row. Raises DataError on misaligned columns,
+    ParameterError on a chunk, entity or offset out of range."""
 
 def cosine_graph_top(
     chunks: npt.NDArray[np.int64],

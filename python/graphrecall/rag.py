@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import os
@@ -301,62 +302,65 @@ class GraphRAG:
         t_start = time.perf_counter()
         if now is None:
             now = int(time.time())
-        routes: list[Route | None] = [None] * len(qs)
-        given: RecipeParams | None = None
-        if recipe is None:
-            router = self._router(tenant)
-            routed = [router.route(q, context) for q in qs]
-            routes = list(routed)
-            names = [r.recipe for r in routed]
-        elif isinstance(recipe, str):
-            names = [get_recipe(recipe).name] * len(qs)
-        else:
-            given = recipe
-            names = [get_recipe(_recipe_of(recipe)).name] * len(qs)
-        key_params = _plain(params) if given is None else {**_plain(given), **_plain(params)}
-        out: list[RetrievalResult | None] = [None] * len(qs)
-        keys: list[str | None] = [None] * len(qs)
-        if self.cache is not None and use_cache and vectors is None:
-            for i, q in enumerate(qs):
-                key = self.cache.key(
-                    tenant if tenant is not None else "",
-                    q,
-                    {
-                        "recipe": names[i],
-                        "params": key_params,
-                        "context": _plain(context or {}),
-                    },
-                    self.generation,
+        # With no recipe named, the router's known-entity test recognises each query's
+        # names and the recipe it picks reuses them (``NameIndex.sharing``).
+        with self.index.names.sharing() if recipe is None else contextlib.nullcontext():
+            routes: list[Route | None] = [None] * len(qs)
+            given: RecipeParams | None = None
+            if recipe is None:
+                router = self._router(tenant)
+                routed = [router.route(q, context) for q in qs]
+                routes = list(routed)
+                names = [r.recipe for r in routed]
+            elif isinstance(recipe, str):
+                names = [get_recipe(recipe).name] * len(qs)
+            else:
+                given = recipe
+                names = [get_recipe(_recipe_of(recipe)).name] * len(qs)
+            key_params = _plain(params) if given is None else {**_plain(given), **_plain(params)}
+            out: list[RetrievalResult | None] = [None] * len(qs)
+            keys: list[str | None] = [None] * len(qs)
+            if self.cache is not None and use_cache and vectors is None:
+                for i, q in enumerate(qs):
+                    key = self.cache.key(
+                        tenant if tenant is not None else "",
+                        q,
+                        {
+                            "recipe": names[i],
+                            "params": key_params,
+                            "context": _plain(context or {}),
+                        },
+                        self.generation,
+                    )
+                    keys[i] = key
+                    hit = self.cache.get(key)
+                    if hit is not None:
+                        out[i] = hit
+            for name in dict.fromkeys(names):
+                todo = [i for i in range(len(qs)) if names[i] == name and out[i] is None]
+                if not todo:
+                    continue
+                rec = get_recipe(name)
+                p = resolve_params(rec.params, given, params)
+                qv = None if vectors is None else vectors[todo]
+                results = rec.run(
+                    self.index,
+                    [qs[i] for i in todo],
+                    p,
+                    tenant=tenant,
+                    now=now,
+                    query_vectors=qv,
+                    context=context if rec.takes_context else None,
+                    router=self._router(tenant) if rec.takes_context and recipe is None else None,
                 )
-                keys[i] = key
-                hit = self.cache.get(key)
-                if hit is not None:
-                    out[i] = hit
-        for name in dict.fromkeys(names):
-            todo = [i for i in range(len(qs)) if names[i] == name and out[i] is None]
-            if not todo:
-                continue
-            rec = get_recipe(name)
-            p = resolve_params(rec.params, given, params)
-            qv = None if vectors is None else vectors[todo]
-            results = rec.run(
-                self.index,
-                [qs[i] for i in todo],
-                p,
-                tenant=tenant,
-                now=now,
-                query_vectors=qv,
-                context=context if rec.takes_context else None,
-                router=self._router(tenant) if rec.takes_context and recipe is None else None,
-            )
-            for i, r in zip(todo, results, strict=True):
-                route = routes[i]
-                if route is not None and r.route is None:
-                    r = replace(r, route=route)
-                out[i] = r
-                cache_key = keys[i]
-                if cache_key is not None and self.cache is not None:
-                    self.cache.put(cache_key, r)
+                for i, r in zip(todo, results, strict=True):
+                    route = routes[i]
+                    if route is not None and r.route is None:
+                        r = replace(r, route=route)
+                    out[i] = r
+                    cache_key = keys[i]
+                    if cache_key is not None and self.cache is not None:
+                        self.cache.put(cache_key, r)
         done = [r for r in out if r is not None]
         ms = (time.perf_counter() - t_start) * 1e3
         for r in done if log.isEnabledFor(logging.DEBUG) else ():

@@ -9,6 +9,7 @@ use crate::Error;
 mod errors;
 mod graph;
 mod kernels;
+mod ppr_rerank;
 mod text;
 mod vectors;
 
@@ -39,6 +40,9 @@ mod _core {
         entity_chunk_scores, graph_proximity_chunks, graph_proximity_score, hybrid_merge,
         passage_seed_mass, rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
+
+    #[pymodule_export]
+    use super::ppr_rerank::ppr_rerank_from_top;
 
     #[pymodule_export]
     use super::text::bm25_top_k;

@@ -21,6 +21,7 @@ mod common;
 mod composite;
 mod fact;
 mod mention;
+mod ppr_rerank;
 mod proximity;
 mod rerank;
 
@@ -36,6 +37,7 @@ pub use common::{
 pub use composite::{composite, composite_batch, composite_scores};
 pub use fact::{score_fact, score_fact_batch, score_facts, FactScoreProfile};
 pub use mention::{indirect_boost, MentionBoostProfile};
+pub use ppr_rerank::{rerank_from_top, NamedChunks, TermPostings, TopRerank, TopReranked};
 pub use proximity::{
     graph_proximity, graph_proximity_batch, graph_proximity_scores, GraphProximityProfile,
 };
@@ -43,5 +45,7 @@ pub use rerank::{recency, rerank_batch, RerankProfile, Reranked};
 
 #[cfg(test)]
 mod ppr_kernel_tests;
+#[cfg(test)]
+mod ppr_rerank_tests;
 #[cfg(test)]
 mod tests;

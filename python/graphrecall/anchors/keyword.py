@@ -122,6 +122,12 @@ _MAX_ROWS = 2**32 - 1
 #: ``np.add.at`` got a fast path in numpy 1.25.
 _FAST_ADD_AT = np.lib.NumpyVersion(np.__version__) >= "1.25.0"
 
+#: :meth:`BM25Index.term_view` of a tenant without rows (shared, read-only).
+_NO_ROWS: I64 = np.zeros(0, dtype=np.int64)
+_NO_OFFSETS: I64 = np.zeros(1, dtype=np.int64)
+_NO_ROWS.flags.writeable = False
+_NO_OFFSETS.flags.writeable = False
+
 
 class BM25Index:
     """BM25 over a fixed list of texts, per tenant, with FTS5's formula and defaults.
@@ -460,6 +466,34 @@ class BM25Index:
             loc, s = self._sums(slices, n_t, "or")
             out[self._t_rows[off + loc]] = s
         return out
+
+    def term_ids(self, tokens: Sequence[str]) -> list[int]:
+        """Each token's term id, -1 for a token no row holds (what :meth:`term_view`'s
+        terms are)."""
+        get = self._vocab.get
+        return [get(w, -1) for w in tokens]
+
+    def term_view(self, tenant: int | None = None) -> tuple[I64, I64, I64, U32]:
+        """One tenant's postings as read-only views, for native kernels that look up which
+        terms a row holds (``graphrecall.recipes.ppr_rerank``).
+
+        Args:
+            tenant: Tenant code (None: the index's only tenant).
+
+        Returns:
+            ``(rows, terms, offsets, postings)``: the tenant's rows ascending; its term ids
+            ascending; term ``terms[g]``'s postings are ``postings[offsets[g]:offsets[g +
+            1]]``, each a position in ``rows`` (ascending). Empty for a tenant without rows.
+
+        Raises:
+            ParameterError: ``tenant`` is None with several tenants, or not an integer.
+            UnknownTenantError: ``tenant`` is not a tenant of the index.
+        """
+        rank = self._tenants.resolve(tenant)
+        if rank < 0:
+            return _NO_ROWS, _NO_ROWS, _NO_OFFSETS, self._p_local
+        rows, terms, offsets = self._t_views[rank]
+        return rows, terms, offsets, self._p_local
 
     def holds(
         self, tokens: Sequence[str], rows: npt.ArrayLike, *, tenant: int | None = None

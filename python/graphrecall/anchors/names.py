@@ -21,7 +21,8 @@ folded). Every method answers for one tenant: rows of other tenants are never re
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Literal
@@ -221,6 +222,8 @@ class NameIndex:
         #: (words hold no space, so a key's words are exactly its n-gram's).
         self._words: frozenset[str] = frozenset(w for _, key in table for w in key.split(" "))
         self._lock = threading.Lock()
+        #: Per thread, inside :meth:`sharing`: (query, tenant rank) -> every match.
+        self._shared = threading.local()
         self._fuzzy: dict[int, FuzzyTenant] | None = None
         self._kw: tuple[dict[tuple[int, str], I64], I64, I64] | None = None
 
@@ -242,16 +245,19 @@ class NameIndex:
 
     # ------------------------------------------------------------------ helpers
 
-    def _prepare(
-        self, query: object, tenant: object, limit: object
-    ) -> tuple[int, int, list[str], list[tuple[int, int]]]:
+    def _check(self, query: object, tenant: object, limit: object) -> tuple[str, int, int]:
         if not isinstance(query, str):
             raise ParameterError(
                 f"invalid parameter query: expected a str, got {type(query).__name__}"
             )
         lim = check_int("limit", limit, 1)
-        t = self._tenants.resolve(tenant)
-        toks, spans = token_spans(query) if t >= 0 else ([], [])
+        return query, self._tenants.resolve(tenant), lim
+
+    def _prepare(
+        self, query: object, tenant: object, limit: object
+    ) -> tuple[int, int, list[str], list[tuple[int, int]]]:
+        q, t, lim = self._check(query, tenant, limit)
+        toks, spans = token_spans(q) if t >= 0 else ([], [])
         return t, lim, toks, spans
 
     def _match(
@@ -293,7 +299,36 @@ class NameIndex:
                 or ``tenant`` is None with several tenants.
             UnknownTenantError: ``tenant`` is not a tenant of the index.
         """
-        t, lim, toks, spans = self._prepare(query, tenant, limit)
+        _, t, lim = self._check(query, tenant, limit)
+        shared: dict[tuple[str, int], list[NameMatch]] | None = getattr(self._shared, "hits", None)
+        if shared is None:
+            return self._recognize(query, t, lim)
+        # Inside sharing(): every match, kept (a limit's matches are the first ones).
+        got = shared.get((query, t))
+        if got is None:
+            got = shared[(query, t)] = self._recognize(query, t, None)
+        return got[:lim]
+
+    @contextmanager
+    def sharing(self) -> Iterator[None]:
+        """Within the block, this thread recognises each query once: a later
+        :meth:`recognize` of the same query and tenant gets the first call's matches (how
+        the router's known-entity test hands its work to the recipe it picks). Nested
+        blocks share the outer one's; the matches are dropped when the outer block ends.
+        """
+        if getattr(self._shared, "hits", None) is not None:
+            yield
+            return
+        self._shared.hits = {}
+        try:
+            yield
+        finally:
+            self._shared.hits = None
+
+    def _recognize(self, query: str, t: int, lim: int | None) -> list[NameMatch]:
+        """The first ``lim`` (None: every) matches of :meth:`recognize`, best first (tenant
+        rank ``t``, -1 for none)."""
+        toks, spans = token_spans(query) if t >= 0 else ([], [])
         n_tok = len(toks)
         out: list[NameMatch] = []
         seen: set[int] = set()

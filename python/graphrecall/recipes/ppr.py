@@ -76,7 +76,7 @@ from .base import (
     entity_hits,
 )
 from .overrides import PPROverrides
-from .ppr_rerank import POOL, Cover, bridge_weights, rerank_from_top, term_gains
+from .ppr_rerank import POOL, Cover, bridge_weights, query_terms, rerank_from_top
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
 
@@ -288,7 +288,9 @@ def _pipeline(
     rerank = bool(c.bridge or c.cover or c.terms)
     pool = max(k, POOL) if rerank else k
     keywords = index.chunk_keywords if c.terms else None
-    bridge_of = index_cache(index, ("ppr-bridge",), lambda: bridge_weights(m)) if c.bridge else []
+    bridge_of = (
+        index_cache(index, ("ppr-bridge",), lambda: bridge_weights(m)) if c.bridge else _NO_MASS
+    )
     results = []
     with timer.stage("fuse"):
         for q in range(len(qs)):
@@ -340,7 +342,7 @@ def _pipeline(
                     bridge_of,
                     c.bridge,
                     Cover(c.cover, names_q, named_ents[q]),
-                    term_gains(keywords, qs[q], top_cl, t, c.terms),
+                    query_terms(keywords, qs[q], t, c.terms),
                     k,
                 )
             chunks = chunk_hits(
