@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "python"))
 
-from graphrecall.ingest import Ingestor  # noqa: E402
+from graphrecall.ingest import IngestOptions, Ingestor  # noqa: E402
 from graphrecall.tables import GraphTables  # noqa: E402
 
 
@@ -50,6 +50,28 @@ def digest(tables: GraphTables) -> str:
     return h.hexdigest()
 
 
+#: The option sets whose tables must stay byte-identical across versions (``--digests``);
+#: ``tenants`` gives every third passage to one of three tenants.
+OPTION_SETS: dict[str, dict[str, object]] = {
+    "default": {},
+    "40-token chunks": {"max_tokens": 40},
+    "no known names / co-occurrence": {"known_names": False, "cooccurrence": False},
+    "no title edges, min_chunks=2": {"title_edges": False, "min_chunks": 2},
+    "tenants": {},
+}
+
+
+def digests(recs: list[dict[str, str]]) -> None:
+    """Prints the :func:`digest` of the tables of each of :data:`OPTION_SETS`."""
+    for name, opts in OPTION_SETS.items():
+        rs: list[dict[str, str]] = recs
+        if name == "tenants":
+            rs = [{**r, "tenant": f"t{i % 3}"} for i, r in enumerate(recs)]
+        ing = Ingestor(IngestOptions(**opts))  # type: ignore[arg-type]
+        ing.add(rs)
+        print(f"digest {digest(ing.tables())} {name}")
+
+
 def main() -> int:
     """Runs the benchmark and prints one line per stage.
 
@@ -60,8 +82,14 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--digest", action="store_true", help="print a SHA-256 of the tables")
+    ap.add_argument(
+        "--digests", action="store_true", help="print only the digests of every option set"
+    )
     args = ap.parse_args()
     recs = records(args.data, args.copies)
+    if args.digests:
+        digests(recs)
+        return 0
     n = len(recs)
     t0 = time.perf_counter()
     ing = Ingestor()
