@@ -1,12 +1,14 @@
-"""The Rust text kernel ``scan_sentences`` against the Python reference it replaces:
-``chunking.split_sentences`` and ``extract._PHRASE`` (Python ``re`` on ``str``), on random
-Unicode text and on text built from the characters the patterns treat specially."""
+"""The Rust text kernels ``scan_sentences`` and ``count_tokens`` against the Python
+reference they replace: ``chunking.split_sentences``, ``chunking.count_tokens`` and
+``extract._PHRASE`` (Python ``re`` on ``str``), on random Unicode text and on text built from
+the characters the patterns treat specially."""
 
 from __future__ import annotations
 
 import numpy as np
 from conftest import PROPERTY, examples
-from graphrecall._core import scan_sentences
+from graphrecall._core import count_tokens, scan_sentences
+from graphrecall.ingest import chunking
 from graphrecall.ingest.chunking import split_sentences
 from graphrecall.ingest.extract import _PHRASE, phrase_names, sentence_names
 from hypothesis import example, given, settings
@@ -72,3 +74,20 @@ def test_scan_shapes_and_dtypes() -> None:
     assert text_off.tolist() == [0, 2, 2]
     assert sent.tolist() == [[0, 4], [5, 8]]
     assert phr.tolist() == [[0, 1], [0, 1]]
+
+
+@PROPERTY
+@given(st.lists(TEXT, max_size=6))
+@example(["Hello, world! x_1 ²² - é", " \u3000\n", ""])
+def test_count_tokens_equals_the_python_regex(texts: list[str]) -> None:
+    assert count_tokens(texts).tolist() == [chunking.count_tokens(t) for t in texts]
+
+
+@settings(PROPERTY, max_examples=examples(50))
+@given(TEXT, st.integers(1, 12), st.integers(0, 11))
+def test_chunk_text_with_counted_tokens(text: str, max_tokens: int, overlap: int) -> None:
+    overlap = min(overlap, max_tokens - 1)
+    n = int(count_tokens([text])[0])
+    assert chunking.chunk_text(text, max_tokens, overlap, n_tokens=n) == chunking.chunk_text(
+        text, max_tokens, overlap
+    )

@@ -22,6 +22,7 @@ __all__ = [
     "bm25_top_k",
     "composite_score",
     "cosine_graph_top",
+    "count_tokens",
     "dedupe_max",
     "entity_chunk_scores",
     "exact_search",
@@ -601,6 +602,11 @@ def hybrid_merge(
             weights, an unknown ``text_score`` or a non-contiguous array.
         DataError: Ids and scores of different lengths.
     """
+
+def count_tokens(texts: list[str]) -> npt.NDArray[np.int64]:
+    """The estimated token count of each text, exactly
+    ``graphrecall.ingest.chunking.count_tokens`` (matches of ``\\w+|[^\\w\\s]``), in one
+    call with the GIL released."""
 
 def dedupe_max(
     ids: npt.NDArray[np.int64],

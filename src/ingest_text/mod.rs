@@ -8,6 +8,7 @@
 //!
 //! * [`split_sentences`]: the stripped, non-empty pieces between the matches of
 //!   `(?<=[.!?])["'”’)\]]*\s+(?=[A-Z0-9"“'‘(\[])|\n\s*\n`;
+//! * [`count_tokens`]: the number of matches of `\w+|[^\w\s]`;
 //! * [`phrases`]: the matches of `CAP(?:\s+(?:PARTICLE\s+)*CAP)*`, with
 //!   `CAP = [A-Z][\w'’&\-]*\.?|\d[\d,.]*\d|\d`.
 
@@ -61,6 +62,28 @@ pub fn is_word(c: char) -> bool {
     } else {
         in_table(tables::WORD, c)
     }
+}
+
+/// The number of matches of `\w+|[^\w\s]` in `text` (`chunking.count_tokens`): runs of
+/// word characters and single characters that are neither word nor space.
+pub fn count_tokens(text: &str) -> usize {
+    let mut n = 0;
+    let mut in_word = false;
+    for c in text.chars() {
+        if is_word(c) {
+            n += usize::from(!in_word);
+            in_word = true;
+        } else {
+            in_word = false;
+            n += usize::from(!is_space(c));
+        }
+    }
+    n
+}
+
+/// [`count_tokens`] of each text, in parallel.
+pub fn count_tokens_all(texts: &[String]) -> Vec<i64> {
+    texts.par_iter().map(|t| count_tokens(t) as i64).collect()
 }
 
 /// The sentence boundary match starting at `i`, as its end, if any.
@@ -217,6 +240,9 @@ pub fn phrases(sentence: &[char]) -> Vec<(usize, usize)> {
     out
 }
 
+/// A sentence's `[start, end)` span with its phrases' spans.
+type Sentence = ((usize, usize), Vec<(usize, usize)>);
+
 /// The sentences and phrases of many texts, as flat arrays.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Scan {
@@ -232,7 +258,7 @@ pub struct Scan {
 
 /// [`split_sentences`] of each text and [`phrases`] of each sentence, in parallel.
 pub fn scan(texts: &[String]) -> Scan {
-    let per_text: Vec<Vec<((usize, usize), Vec<(usize, usize)>)>> = texts
+    let per_text: Vec<Vec<Sentence>> = texts
         .par_iter()
         .map(|text| {
             let chars: Vec<char> = text.chars().collect();
@@ -268,7 +294,7 @@ mod tests {
         s.chars().collect()
     }
 
-    fn spans<'a>(s: &'a [char], v: &[(usize, usize)]) -> Vec<String> {
+    fn spans(s: &[char], v: &[(usize, usize)]) -> Vec<String> {
         v.iter().map(|&(a, b)| s[a..b].iter().collect()).collect()
     }
 
@@ -312,6 +338,16 @@ mod tests {
         assert!(is_space('\u{85}') && is_space('\u{3000}') && !is_space('\u{200b}'));
         assert!(is_digit('٣') && !is_digit('²'));
         assert!(is_word('²') && is_word('é') && is_word('_') && !is_word('-'));
+    }
+
+    #[test]
+    fn tokens_are_words_and_marks() {
+        assert_eq!(count_tokens("Hello, world! x_1 ²² - é"), 8);
+        assert_eq!(count_tokens(" \u{3000}\n"), 0);
+        assert_eq!(
+            count_tokens_all(&["a b".to_string(), "...".to_string()]),
+            [2, 3]
+        );
     }
 
     #[test]

@@ -7,6 +7,16 @@ use pyo3::prelude::*;
 use crate::ingest_text;
 use crate::py::enter;
 
+/// The estimated token count of each text (`ingest_text::count_tokens`).
+#[pyfunction]
+pub fn count_tokens<'py>(
+    py: Python<'py>,
+    texts: Vec<String>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let n = enter(py, || Ok(ingest_text::count_tokens_all(&texts)))?;
+    Ok(n.into_pyarray(py))
+}
+
 /// The sentences of each text and the capitalised phrases of each sentence
 /// (`ingest_text::scan`); returns `(text_offsets, sentences, sentence_offsets, phrases)`,
 /// spans as `(n, 2)` arrays of code point offsets.
@@ -25,7 +35,7 @@ pub fn scan_sentences<'py>(
     let pairs = |v: Vec<[i64; 2]>| -> PyResult<Bound<'py, PyArray2<i64>>> {
         let n = v.len();
         let flat: Vec<i64> = v.into_iter().flatten().collect();
-        Ok(flat.into_pyarray(py).reshape([n, 2])?)
+        flat.into_pyarray(py).reshape([n, 2])
     };
     Ok((
         s.text_offsets.into_pyarray(py),

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._core import scan_sentences
+from .._core import count_tokens, scan_sentences
 from ..errors import ParameterError
 from ..tables import EmbeddingSet, GraphTables
 from .chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_text
@@ -226,7 +226,8 @@ class Ingestor:
         # every chunk from one call of the Rust kernel); titles and multi-word names become
         # known names of their tenant.
         chunked: list[tuple[Document, list[Chunk]]] = []
-        for doc in docs:
+        n_tokens = count_tokens([d.text for d in docs]).tolist()
+        for doc, n_tok in zip(docs, n_tokens, strict=True):
             if doc.id is None:
                 self._anonymous += 1
                 doc = Document(doc.text, f"#{self._anonymous}", doc.title, doc.tenant, doc.metadata)
@@ -237,7 +238,7 @@ class Ingestor:
                 )
                 continue
             self._docs.add(dkey)
-            chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens)
+            chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens, n_tokens=n_tok)
             if not chunks:
                 rep.skipped.setdefault("empty", []).append((str(doc.id), "blank text"))
                 continue
