@@ -22,7 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "python"))
 
+from graphrecall._core import count_tokens, scan_sentences  # noqa: E402
 from graphrecall.ingest import IngestOptions, Ingestor  # noqa: E402
+from graphrecall.ingest.chunking import chunk_text  # noqa: E402
+from graphrecall.ingest.documents import read_documents  # noqa: E402
+from graphrecall.ingest.extract import KnownNames, phrase_names  # noqa: E402
 from graphrecall.tables import GraphTables  # noqa: E402
 
 
@@ -72,6 +76,60 @@ def digests(recs: list[dict[str, str]]) -> None:
         print(f"digest {digest(ing.tables())} {name}")
 
 
+def stages(recs: list[dict[str, str]]) -> None:
+    """Prints the CPU seconds of each stage of ``Ingestor.add`` run on its own (default
+    options), then of the whole call, the tables, the check and the graph build."""
+    cpu = time.process_time
+    out: dict[str, float] = {}
+    t = cpu()
+    docs = list(read_documents(recs))
+    out["read documents"] = cpu() - t
+    t = cpu()
+    counts = count_tokens([d.text for d in docs]).tolist()
+    out["count_tokens kernel (Rust)"] = cpu() - t
+    t = cpu()
+    chunks = [chunk_text(d.text, n_tokens=k) for d, k in zip(docs, counts, strict=True)]
+    out["chunk_text (Python)"] = cpu() - t
+    texts = [c.text for cs in chunks for c in cs]
+    t = cpu()
+    to, se, so, ph = (a.tolist() for a in scan_sentences(texts))
+    out["scan_sentences kernel (Rust)"] = cpu() - t
+    sents: list[tuple[str, list[tuple[str, str]]]] = []
+    t = cpu()
+    for i, text in enumerate(texts):
+        for k in range(to[i], to[i + 1]):
+            a, b = se[k]
+            sentence = text[a:b]
+            sents.append((sentence, phrase_names(sentence, ph[so[k] : so[k + 1]])))
+    out["phrase_names (Python)"] = cpu() - t
+    known = KnownNames()
+    t = cpu()
+    for _, names in sents:
+        for key, _ in names:
+            if " " in key:
+                known.add(key)
+    out["known names add (Python)"] = cpu() - t
+    t = cpu()
+    for sentence, _ in sents:
+        known.find(sentence)
+    out["known names find (Python)"] = cpu() - t
+    t = cpu()
+    ing = Ingestor()
+    ing.add(recs)
+    out["Ingestor.add total"] = cpu() - t
+    t = cpu()
+    tables = ing.tables()
+    out["tables()"] = cpu() - t
+    t = cpu()
+    checked, _ = tables.check()
+    out["check()"] = cpu() - t
+    t = cpu()
+    checked.to_graph()
+    out["graph build"] = cpu() - t
+    for name, sec in out.items():
+        print(f"| {name} | {sec:.2f} |")
+
+
 def main() -> int:
     """Runs the benchmark and prints one line per stage.
 
@@ -85,10 +143,16 @@ def main() -> int:
     ap.add_argument(
         "--digests", action="store_true", help="print only the digests of every option set"
     )
+    ap.add_argument(
+        "--stages", action="store_true", help="print only the CPU seconds of each stage"
+    )
     args = ap.parse_args()
     recs = records(args.data, args.copies)
     if args.digests:
         digests(recs)
+        return 0
+    if args.stages:
+        stages(recs)
         return 0
     n = len(recs)
     t0 = time.perf_counter()
