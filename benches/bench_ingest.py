@@ -22,7 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent / "python"))
 
-from graphrecall.ingest import Ingestor  # noqa: E402
+from graphrecall._core import count_tokens, scan_sentences  # noqa: E402
+from graphrecall.ingest import IngestOptions, Ingestor  # noqa: E402
+from graphrecall.ingest.chunking import chunk_text  # noqa: E402
+from graphrecall.ingest.documents import read_documents  # noqa: E402
+from graphrecall.ingest.extract import KnownNames, phrase_names  # noqa: E402
 from graphrecall.tables import GraphTables  # noqa: E402
 
 
@@ -50,6 +54,82 @@ def digest(tables: GraphTables) -> str:
     return h.hexdigest()
 
 
+#: The option sets whose tables must stay byte-identical across versions (``--digests``);
+#: ``tenants`` gives every third passage to one of three tenants.
+OPTION_SETS: dict[str, dict[str, object]] = {
+    "default": {},
+    "40-token chunks": {"max_tokens": 40},
+    "no known names / co-occurrence": {"known_names": False, "cooccurrence": False},
+    "no title edges, min_chunks=2": {"title_edges": False, "min_chunks": 2},
+    "tenants": {},
+}
+
+
+def digests(recs: list[dict[str, str]]) -> None:
+    """Prints the :func:`digest` of the tables of each of :data:`OPTION_SETS`."""
+    for name, opts in OPTION_SETS.items():
+        rs: list[dict[str, str]] = recs
+        if name == "tenants":
+            rs = [{**r, "tenant": f"t{i % 3}"} for i, r in enumerate(recs)]
+        ing = Ingestor(IngestOptions(**opts))  # type: ignore[arg-type]
+        ing.add(rs)
+        print(f"digest {digest(ing.tables())} {name}")
+
+
+def stages(recs: list[dict[str, str]]) -> None:
+    """Prints the CPU seconds of each stage of ``Ingestor.add`` run on its own (default
+    options), then of the whole call, the tables, the check and the graph build."""
+    cpu = time.process_time
+    out: dict[str, float] = {}
+    t = cpu()
+    docs = list(read_documents(recs))
+    out["read documents"] = cpu() - t
+    t = cpu()
+    counts = count_tokens([d.text for d in docs]).tolist()
+    out["count_tokens kernel (Rust)"] = cpu() - t
+    t = cpu()
+    chunks = [chunk_text(d.text, n_tokens=k) for d, k in zip(docs, counts, strict=True)]
+    out["chunk_text (Python)"] = cpu() - t
+    texts = [c.text for cs in chunks for c in cs]
+    t = cpu()
+    to, se, so, ph = (a.tolist() for a in scan_sentences(texts))
+    out["scan_sentences kernel (Rust)"] = cpu() - t
+    sents: list[tuple[str, list[tuple[str, str]]]] = []
+    t = cpu()
+    for i, text in enumerate(texts):
+        for k in range(to[i], to[i + 1]):
+            a, b = se[k]
+            sentence = text[a:b]
+            sents.append((sentence, phrase_names(sentence, ph[so[k] : so[k + 1]])))
+    out["phrase_names (Python)"] = cpu() - t
+    known = KnownNames()
+    t = cpu()
+    for _, names in sents:
+        for key, _ in names:
+            if " " in key:
+                known.add(key)
+    out["known names add (Python)"] = cpu() - t
+    t = cpu()
+    for sentence, _ in sents:
+        known.find(sentence)
+    out["known names find (Python)"] = cpu() - t
+    t = cpu()
+    ing = Ingestor()
+    ing.add(recs)
+    out["Ingestor.add total"] = cpu() - t
+    t = cpu()
+    tables = ing.tables()
+    out["tables()"] = cpu() - t
+    t = cpu()
+    checked, _ = tables.check()
+    out["check()"] = cpu() - t
+    t = cpu()
+    checked.to_graph()
+    out["graph build"] = cpu() - t
+    for name, sec in out.items():
+        print(f"| {name} | {sec:.2f} |")
+
+
 def main() -> int:
     """Runs the benchmark and prints one line per stage.
 
@@ -60,19 +140,34 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=ROOT.parent.parent / "shared" / "data")
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--digest", action="store_true", help="print a SHA-256 of the tables")
+    ap.add_argument(
+        "--digests", action="store_true", help="print only the digests of every option set"
+    )
+    ap.add_argument(
+        "--stages", action="store_true", help="print only the CPU seconds of each stage"
+    )
     args = ap.parse_args()
     recs = records(args.data, args.copies)
+    if args.digests:
+        digests(recs)
+        return 0
+    if args.stages:
+        stages(recs)
+        return 0
     n = len(recs)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     ing = Ingestor()
     ing.add(recs)
     t1 = time.perf_counter()
+    c1 = time.process_time()
     tables = ing.tables()
     t2 = time.perf_counter()
     checked, _ = tables.check()
     t3 = time.perf_counter()
     graph = checked.to_graph()
     t4 = time.perf_counter()
+    c4 = time.process_time()
     print(
         f"passages {n}, chunks {len(ing.chunk_text)}, entities {len(ing.entity_name)}, "
         f"facts {len(tables.facts['subject'])}, mentions {len(ing.mentions)}"
@@ -81,6 +176,11 @@ def main() -> int:
     print(f"+ tables:        {t2 - t0:.2f} s ({n / (t2 - t0):,.0f} passages/s)")
     print(f"+ check:         {t3 - t0:.2f} s ({n / (t3 - t0):,.0f} passages/s)")
     print(f"+ graph build:   {t4 - t0:.2f} s ({n / (t4 - t0):,.0f} passages/s) {graph}")
+    # CPU seconds of the process (all threads): steadier than wall time on a loaded machine.
+    print(
+        f"CPU: chunk + extract {c1 - c0:.2f} s ({n / (c1 - c0):,.0f} passages/s), "
+        f"end to end {c4 - c0:.2f} s ({n / (c4 - c0):,.0f} passages/s)"
+    )
     if args.digest:
         print(f"digest {digest(tables)}")
     return 0

@@ -12,6 +12,7 @@ pub(crate) mod batch;
 pub mod error;
 pub mod fusion;
 pub mod graph;
+pub mod ingest_text;
 pub mod scoring;
 pub mod text;
 pub mod vectors;

@@ -23,6 +23,7 @@ __all__ = [
     "bm25_top_k",
     "composite_score",
     "cosine_graph_top",
+    "count_tokens",
     "dedupe_max",
     "entity_chunk_scores",
     "exact_search",
@@ -33,6 +34,7 @@ __all__ = [
     "ppr_rerank_from_top",
     "rerank_memories",
     "rrf_fuse",
+    "scan_sentences",
     "score_fact_arrays",
     "sketch_codes",
     "sketch_int4",
@@ -312,6 +314,26 @@ class CoreRecall:
 # Dtypes are exact (no conversion on the native side): ids int64, scores float64, fact
 # confidence float32, codes uint8, hops/counts uint32, times int64 seconds (NULL_TIME =
 # numpy.iinfo(numpy.int64).min), offsets uintp. Arrays must be C-contiguous and 1-D.
+
+def scan_sentences(
+    texts: list[str],
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]
+]:
+    """The sentences of each text and the capitalised phrases of each sentence, exactly as
+    ``graphrecall.ingest.chunking.split_sentences`` and ``extract._PHRASE`` find them, in one
+    call with the GIL released.
+
+    Args:
+        texts: The texts.
+
+    Returns:
+        ``(text_offsets, sentences, sentence_offsets, phrases)``: text ``t``'s sentences are
+        rows ``text_offsets[t]:text_offsets[t + 1]`` of ``sentences`` (``(n, 2)``
+        ``[start, end)`` code point offsets into the text, stripped, empty ones dropped);
+        sentence ``s``'s phrases are rows ``sentence_offsets[s]:sentence_offsets[s + 1]`` of
+        ``phrases`` (``(m, 2)`` offsets into the sentence). All int64.
+    """
 
 def score_fact_arrays(
     confidence: npt.NDArray[np.float32],
@@ -624,6 +646,11 @@ def hybrid_merge(
             weights, an unknown ``text_score`` or a non-contiguous array.
         DataError: Ids and scores of different lengths.
     """
+
+def count_tokens(texts: list[str]) -> npt.NDArray[np.int64]:
+    """The estimated token count of each text, exactly
+    ``graphrecall.ingest.chunking.count_tokens`` (matches of ``\\w+|[^\\w\\s]``), in one
+    call with the GIL released."""
 
 def dedupe_max(
     ids: npt.NDArray[np.int64],

@@ -8,6 +8,7 @@ use crate::Error;
 
 mod errors;
 mod graph;
+mod ingest_text;
 mod kernels;
 mod ppr_rerank;
 mod text;
@@ -46,6 +47,9 @@ mod _core {
 
     #[pymodule_export]
     use super::text::bm25_top_k;
+
+    #[pymodule_export]
+    use super::ingest_text::{count_tokens, scan_sentences};
 
     #[pymodule_export]
     use super::vectors::{exact_search, sketch_codes, sketch_int4, sketch_search};

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -37,9 +37,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._core import count_tokens, scan_sentences
 from ..errors import ParameterError
 from ..tables import EmbeddingSet, GraphTables
-from .chunking import MAX_TOKENS, OVERLAP_TOKENS, chunk_text, split_sentences
+from .chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_text
 from .documents import (
     MAX_DOCUMENT_CHARS,
     Columns,
@@ -48,7 +49,7 @@ from .documents import (
     ReadReport,
     read_documents,
 )
-from .extract import KnownNames, NameMerger, normalise, sentence_names
+from .extract import KnownNames, NameMerger, normalise, phrase_names
 from .protocol import Extractor, Usage, add_extracted
 
 #: Most entities of one sentence paired into ``co_occurs`` facts (the first ones, in order):
@@ -104,6 +105,20 @@ class IngestReport:
     def n_skipped(self) -> int:
         """How many documents were skipped, all kinds together."""
         return sum(len(v) for v in self.skipped.values())
+
+
+def _scan(texts: list[str]) -> Iterator[list[tuple[str, list[tuple[str, str]]]]]:
+    """Each text's sentences with their names (:func:`.chunking.split_sentences` and
+    :func:`.extract.sentence_names`), the regex passes done by one call of the Rust kernel
+    ``scan_sentences``."""
+    text_off, sent, sent_off, phr = (a.tolist() for a in scan_sentences(texts))
+    for t, text in enumerate(texts):
+        out = []
+        for s in range(text_off[t], text_off[t + 1]):
+            a, b = sent[s]
+            sentence = text[a:b]
+            out.append((sentence, phrase_names(sentence, phr[sent_off[s] : sent_off[s + 1]])))
+        yield out
 
 
 def _title_key(title: str) -> str:
@@ -207,10 +222,12 @@ class Ingestor:
             rep.skipped.setdefault(kind, []).extend(items)
         n_ent = len(self.entity_name)
         n_chunks = len(self.chunk_text)
-        # Pass 1: chunks, sentences and capitalised names; titles and multi-word names
-        # become known names of their tenant.
-        staged: list[tuple[Document, int, list[list[tuple[str, list[tuple[str, str]]]]]]] = []
-        for doc in docs:
+        # Pass 1: chunks, sentences and capitalised names (sentences and phrase spans of
+        # every chunk from one call of the Rust kernel); titles and multi-word names become
+        # known names of their tenant.
+        chunked: list[tuple[Document, list[Chunk]]] = []
+        n_tokens = count_tokens([d.text for d in docs]).tolist()
+        for doc, n_tok in zip(docs, n_tokens, strict=True):
             if doc.id is None:
                 self._anonymous += 1
                 doc = Document(doc.text, f"#{self._anonymous}", doc.title, doc.tenant, doc.metadata)
@@ -221,22 +238,24 @@ class Ingestor:
                 )
                 continue
             self._docs.add(dkey)
-            known = self._known.setdefault(doc.tenant, KnownNames())
-            chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens)
+            chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens, n_tokens=n_tok)
             if not chunks:
                 rep.skipped.setdefault("empty", []).append((str(doc.id), "blank text"))
                 continue
+            chunked.append((doc, chunks))
+        scanned = _scan([ch.text for _, chunks in chunked for ch in chunks])
+        staged: list[tuple[Document, int, list[list[tuple[str, list[tuple[str, str]]]]]]] = []
+        for doc, chunks in chunked:
+            known = self._known.setdefault(doc.tenant, KnownNames())
             first = len(self.chunk_text)
             per_chunk = []
             for ch in chunks:
-                sents = []
-                for s in split_sentences(ch.text):
-                    names = sentence_names(s)
-                    if o.known_names:
+                sents = next(scanned)
+                if o.known_names:
+                    for _, names in sents:
                         for k, _ in names:
                             if " " in k:
                                 known.add(k)
-                    sents.append((s, names))
                 per_chunk.append(sents)
                 text = f"{doc.title}\n{ch.text}" if doc.title and o.title_in_text else ch.text
                 meta: dict[str, Any] = {"document": doc.id, "position": ch.position}

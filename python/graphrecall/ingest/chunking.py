@@ -73,12 +73,18 @@ def _split_long(sentence: str, max_tokens: int) -> list[str]:
 
 
 def chunk_text(
-    text: str, max_tokens: int = MAX_TOKENS, overlap_tokens: int = OVERLAP_TOKENS
+    text: str,
+    max_tokens: int = MAX_TOKENS,
+    overlap_tokens: int = OVERLAP_TOKENS,
+    *,
+    n_tokens: int | None = None,
 ) -> list[Chunk]:
     """``text`` cut into chunks of whole sentences of at most ``max_tokens`` estimated tokens,
     each starting with the last sentences of the one before (at least ``overlap_tokens``
     of them, never the whole previous chunk). A sentence longer than ``max_tokens`` is cut
     at whitespace. A text within ``max_tokens`` is one chunk, unchanged but stripped.
+    ``n_tokens``, when given, is ``count_tokens(text)`` computed beforehand (in a batch by
+    the Rust kernel ``count_tokens``).
 
     Raises:
         ParameterError: ``max_tokens < 1`` or ``overlap_tokens`` not in ``[0, max_tokens)``.
@@ -98,7 +104,9 @@ def chunk_text(
         )
     stripped = text.strip()
     # Fast path: a short text is one chunk (most passages).
-    if len(stripped) <= max_tokens or count_tokens(stripped) <= max_tokens:
+    if n_tokens is None and len(stripped) > max_tokens:
+        n_tokens = count_tokens(stripped)
+    if len(stripped) <= max_tokens or (n_tokens is not None and n_tokens <= max_tokens):
         return [Chunk(stripped, 0)] if stripped else []
     sents: list[tuple[str, int]] = []
     for s in split_sentences(stripped):

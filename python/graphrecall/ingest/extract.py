@@ -21,7 +21,7 @@ Obama``) is an alias of it; near-duplicate keys are merged with rapidfuzz
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from rapidfuzz import fuzz
@@ -97,6 +97,22 @@ def sentence_names(sentence: str) -> list[tuple[str, str]]:
         name = _phrase_name(m.group(), m.start() == 0)
         if name is not None:
             out.append(name)
+    return _add_quoted(sentence, out)
+
+
+def phrase_names(sentence: str, spans: Iterable[Sequence[int]]) -> list[tuple[str, str]]:
+    """:func:`sentence_names` from the capitalised phrases' ``[start, end)`` spans, as the
+    Rust kernel ``scan_sentences`` finds them (the same names, without the regex pass)."""
+    out: list[tuple[str, str]] = []
+    for a, b in spans:
+        name = _phrase_name(sentence[a:b], a == 0)
+        if name is not None:
+            out.append(name)
+    return _add_quoted(sentence, out)
+
+
+def _add_quoted(sentence: str, out: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``out`` with each quoted phrase of ``sentence`` that it does not name yet."""
     if '"' in sentence or "“" in sentence:
         have = {k for k, _ in out}
         for m in _QUOTED.finditer(sentence):

@@ -1,0 +1,93 @@
+"""The Rust text kernels ``scan_sentences`` and ``count_tokens`` against the Python
+reference they replace: ``chunking.split_sentences``, ``chunking.count_tokens`` and
+``extract._PHRASE`` (Python ``re`` on ``str``), on random Unicode text and on text built from
+the characters the patterns treat specially."""
+
+from __future__ import annotations
+
+import numpy as np
+from conftest import PROPERTY, examples
+from graphrecall._core import count_tokens, scan_sentences
+from graphrecall.ingest import chunking
+from graphrecall.ingest.chunking import split_sentences
+from graphrecall.ingest.extract import _PHRASE, phrase_names, sentence_names
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+#: Characters the two patterns treat specially, and their neighbours in each class.
+SPECIAL = list(".!?\"'”’“‘)]([&-,_ \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000\u200b")
+SPECIAL += list("AZaz09٣²½éÉßǅ")
+WORDS = ["of", "the", "de", "della", "del", "y", "el", "bin", "van", "Oxford", "U.S.", "1,000."]
+TEXT = st.one_of(
+    st.text(max_size=80),
+    st.lists(
+        st.one_of(st.sampled_from(SPECIAL), st.sampled_from(WORDS), st.characters()),
+        max_size=40,
+    ).map("".join),
+)
+
+
+def reference(texts: list[str]) -> list[list[tuple[str, list[tuple[int, int]]]]]:
+    """Each text's sentences and each sentence's phrase spans, by the Python regexes."""
+    return [
+        [(s, [m.span() for m in _PHRASE.finditer(s)]) for s in split_sentences(t)] for t in texts
+    ]
+
+
+def kernel(texts: list[str]) -> list[list[tuple[str, list[tuple[int, int]]]]]:
+    """:func:`reference` from one call of ``scan_sentences``."""
+    text_off, sent, sent_off, phr = scan_sentences(texts)
+    out = []
+    for t, text in enumerate(texts):
+        sents = []
+        for s in range(text_off[t], text_off[t + 1]):
+            a, b = sent[s]
+            spans = [(int(x), int(y)) for x, y in phr[sent_off[s] : sent_off[s + 1]]]
+            sents.append((text[a:b], spans))
+        out.append(sents)
+    return out
+
+
+@PROPERTY
+@given(st.lists(TEXT, max_size=6))
+@example(['He went to Paris. "Then" he left! (Later.)\n\n  next 1.5 m. 2 more'])
+@example(["The University of Oxford and van der Berg met 1,000. people in eBay's U.S. 2"])
+@example(["Visit of the ", "A\u2028\n\u3000\nB. C.' D", "x.\u0085Y", "9,", "٣,٣"])
+def test_scan_equals_the_python_regexes(texts: list[str]) -> None:
+    assert kernel(texts) == reference(texts)
+
+
+@settings(PROPERTY, max_examples=examples(50))
+@given(TEXT)
+def test_phrase_names_equal_sentence_names(text: str) -> None:
+    for sentence, spans in kernel([text])[0]:
+        assert phrase_names(sentence, spans) == sentence_names(sentence)
+
+
+def test_scan_shapes_and_dtypes() -> None:
+    text_off, sent, sent_off, phr = scan_sentences([])
+    assert text_off.tolist() == [0] and sent_off.tolist() == [0]
+    assert sent.shape == (0, 2) and phr.shape == (0, 2)
+    text_off, sent, sent_off, phr = scan_sentences(["A b. C d", ""])
+    for a in (text_off, sent, sent_off, phr):
+        assert a.dtype == np.int64
+    assert text_off.tolist() == [0, 2, 2]
+    assert sent.tolist() == [[0, 4], [5, 8]]
+    assert phr.tolist() == [[0, 1], [0, 1]]
+
+
+@PROPERTY
+@given(st.lists(TEXT, max_size=6))
+@example(["Hello, world! x_1 ²² - é", " \u3000\n", ""])
+def test_count_tokens_equals_the_python_regex(texts: list[str]) -> None:
+    assert count_tokens(texts).tolist() == [chunking.count_tokens(t) for t in texts]
+
+
+@settings(PROPERTY, max_examples=examples(50))
+@given(TEXT, st.integers(1, 12), st.integers(0, 11))
+def test_chunk_text_with_counted_tokens(text: str, max_tokens: int, overlap: int) -> None:
+    overlap = min(overlap, max_tokens - 1)
+    n = int(count_tokens([text])[0])
+    assert chunking.chunk_text(text, max_tokens, overlap, n_tokens=n) == chunking.chunk_text(
+        text, max_tokens, overlap
+    )
