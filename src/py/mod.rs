@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use crate::Error;
 
+mod embed;
 mod errors;
 mod graph;
 mod kernels;
@@ -39,6 +40,9 @@ mod _core {
         entity_chunk_scores, graph_proximity_chunks, graph_proximity_score, hybrid_merge,
         passage_seed_mass, rerank_memories, rrf_fuse, score_fact_arrays, top_k, weighted_fuse,
     };
+
+    #[pymodule_export]
+    use super::embed::CoreE5;
 
     #[pymodule_export]
     use super::text::bm25_top_k;
