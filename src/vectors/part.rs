@@ -53,7 +53,7 @@ pub(super) fn part_rows(
     if dim == 0 {
         return Err(Error::param("dim", "the vectors have dimension 0"));
     }
-    if vectors.len() % dim != 0 {
+    if !vectors.len().is_multiple_of(dim) {
         return Err(Error::param(
             "vectors",
             format!(

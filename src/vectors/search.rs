@@ -298,7 +298,7 @@ pub fn sketch_search(
     if refine == 0 {
         return Err(Error::param("refine", "refine must be >= 1"));
     }
-    if queries.len() % dim != 0 {
+    if !queries.len().is_multiple_of(dim) {
         return Err(Error::param(
             "queries",
             format!(

@@ -1,0 +1,171 @@
+//! The x86 forms of [`super::kernel::matmul`]: AVX-512 VNNI intrinsics, and the portable
+//! loops compiled for AVX2 + FMA. The only `unsafe` of the encoder: the intrinsics'
+//! unaligned loads, and calls into functions compiled for features that
+//! [`std::is_x86_feature_detected`] has confirmed at run time.
+
+use super::kernel::{QActs, QMat};
+
+/// Whether this CPU runs the VNNI kernel (checked once, cached by std).
+pub fn vnni_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vnni")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether the shapes fit the VNNI kernel: whole 16-row groups.
+fn vnni_shapes(w: &QMat, a: &QActs, y: &[f32]) -> bool {
+    w.nin.is_multiple_of(32)
+        && w.nout.is_multiple_of(16)
+        && a.nin == w.nin
+        && a.q.len() >= a.t * w.nin
+        && a.scale.len() >= a.t * w.nin / 32
+        && a.start.len() >= a.t * w.nin / 32
+        && w.w.len() >= w.nout * w.nin
+        && w.d.len() >= w.nout * w.nin / 32
+        && w.bias.len() >= w.nout
+        && y.len() >= a.t * w.nout
+}
+
+/// [`super::kernel::matmul`] on AVX-512 VNNI; false (nothing written) when the CPU lacks
+/// it or the shapes do not fit.
+pub(super) fn matmul_vnni(w: &QMat, a: &QActs, y: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !vnni_available() || !vnni_shapes(w, a, y) {
+            return false;
+        }
+        // SAFETY: the features were detected above, and `vnni_shapes` checked every length
+        // that the pointer arithmetic of `vnni` relies on.
+        #[allow(unsafe_code)]
+        unsafe {
+            vnni(w, a, y)
+        };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (w, a, y);
+        false
+    }
+}
+
+/// [`super::E5Model::forward`] compiled for AVX-512 (its element-wise loops vectorise);
+/// false when the CPU lacks it.
+pub(super) fn forward_avx512(m: &super::E5Model, content: &[u32], out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !vnni_available() {
+            return false;
+        }
+        // SAFETY: the features were just detected; the function body is safe code.
+        #[allow(unsafe_code)]
+        unsafe {
+            forward_v4(m, content, out)
+        };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (m, content, out);
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
+fn forward_v4(m: &super::E5Model, content: &[u32], out: &mut [f32]) {
+    m.forward(content, out);
+}
+
+/// [`super::kernel::matmul_portable`] compiled for AVX2 + FMA; false when the CPU lacks them.
+pub(super) fn matmul_avx2(w: &QMat, a: &QActs, y: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
+            return false;
+        }
+        // SAFETY: the features were just detected; the function body is safe code.
+        #[allow(unsafe_code)]
+        unsafe {
+            avx2(w, a, y)
+        };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (w, a, y);
+        false
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn avx2(w: &QMat, a: &QActs, y: &mut [f32]) {
+    super::kernel::matmul_portable(w, a, y);
+}
+
+/// Tokens per inner step: each weight vector loaded serves this many tokens.
+#[cfg(target_arch = "x86_64")]
+const TT: usize = 8;
+/// Tokens per tile: the tile's activations stay in cache while every group passes.
+#[cfg(target_arch = "x86_64")]
+const TOKEN_TILE: usize = 32;
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn vnni(w: &QMat, a: &QActs, y: &mut [f32]) {
+    use super::kernel::{GROUP, QK, STEP};
+    use std::arch::x86_64::*;
+    let (nin, nout) = (w.nin, w.nout);
+    let nb = nin / QK;
+    let aq = a.q.as_ptr();
+    let wp = w.w.as_ptr();
+    let dp = w.d.as_ptr();
+    let bp = w.bias.as_ptr();
+    let yp = y.as_mut_ptr();
+    for t0 in (0..a.t).step_by(TOKEN_TILE) {
+        let t1 = (t0 + TOKEN_TILE).min(a.t);
+        for g in 0..nout / GROUP {
+            let mut t = t0;
+            while t < t1 {
+                let tt = (t1 - t).min(TT);
+                // Past the tile's last token the last one is repeated (and not stored).
+                let ts: [usize; TT] = std::array::from_fn(|k| t + k.min(tt - 1));
+                let mut acc = [_mm512_setzero_ps(); TT];
+                for b in 0..nb {
+                    let mut dot: [__m512i; TT] =
+                        std::array::from_fn(|k| _mm512_set1_epi32(a.start[ts[k] * nb + b]));
+                    let wb = wp.add((g * nb + b) * (QK / 4) * STEP);
+                    for k in 0..QK / 4 {
+                        let wv = _mm512_loadu_si512(wb.add(k * STEP).cast());
+                        for (d, &tk) in dot.iter_mut().zip(&ts) {
+                            let x = aq
+                                .add(tk * nin + b * QK + 4 * k)
+                                .cast::<i32>()
+                                .read_unaligned();
+                            *d = _mm512_dpbusd_epi32(*d, wv, _mm512_set1_epi32(x));
+                        }
+                    }
+                    let dw = _mm512_loadu_ps(dp.add((g * nb + b) * GROUP));
+                    for (c, (d, &tk)) in acc.iter_mut().zip(dot.iter().zip(&ts)) {
+                        let sc = _mm512_mul_ps(dw, _mm512_set1_ps(a.scale[tk * nb + b]));
+                        *c = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*d), sc, *c);
+                    }
+                }
+                let bias = _mm512_loadu_ps(bp.add(g * GROUP));
+                for (c, &tk) in acc.iter().zip(&ts).take(tt) {
+                    _mm512_storeu_ps(yp.add(tk * nout + g * GROUP), _mm512_add_ps(bias, *c));
+                }
+                t += tt;
+            }
+        }
+    }
+}

