@@ -94,3 +94,43 @@ def test_scale_reader_and_snapshot_answer_like_the_generator(tmp_path: Path) -> 
     for q in g.queries[:50]:
         a, b = (p(q, now=W.NOW) for p in plans)
         np.testing.assert_array_equal(a.fact_ids, b.fact_ids)
+
+
+def test_snapshot_checksums_xxh3_verified_crc32_kept(tmp_path: Path) -> None:
+    """A snapshot records both checksums; a flipped byte fails the XXH3-64 (which loads
+    verify) with a precise error, and a header without XXH3 entries (older writers) is
+    verified by its CRC-32."""
+    pytest.importorskip("xxhash")
+    import json
+    import zlib
+
+    from graphrecall.storage import CorruptStoreError
+
+    g = W.generate(N, seed=4)
+    kg = gr.KnowledgeGraph.from_arrays(
+        entity_tenant=g.entity_tenant, fact_subject=g.subject, fact_object=g.object
+    )
+    root = save_snapshot(kg, tmp_path / "s")
+    header = json.loads((root / "header.json").read_text())
+    assert all("xxh3" in m and "crc32" in m for r, m in header["files"].items() if ".npy" in r)
+    path = root / "strength.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    header["files"]["strength.npy"]["crc32"] = zlib.crc32(data)  # only the CRC forged
+    (root / "header.json").write_text(json.dumps(header))
+    with pytest.raises(CorruptStoreError, match=r"strength\.npy: checksum mismatch"):
+        load_snapshot(root)
+
+    root = save_snapshot(kg, tmp_path / "old")
+    header = json.loads((root / "header.json").read_text())
+    for meta in header["files"].values():
+        meta.pop("xxh3", None)
+    (root / "header.json").write_text(json.dumps(header))
+    assert load_snapshot(root).stats() == kg.stats()
+    path = root / "fact.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(CorruptStoreError, match=r"fact\.npy: checksum mismatch"):
+        load_snapshot(root)
