@@ -238,6 +238,72 @@ def label(n_entities: int) -> str:
     return f"{facts // 10**6}M" if facts >= 10**6 else f"{facts // 1000}k"
 
 
+def markdown(report: dict[str, Any], command: str) -> str:
+    """The report as the tables of ``benches/results/scale.md``."""
+    sizes = report["sizes"]
+    head = "| | " + " | ".join(f"{k} facts" for k in sizes) + " |"
+    rule = "|---|" + "---:|" * len(sizes)
+
+    def row(name: str, fn: Any) -> str:
+        cells = []
+        for r in sizes.values():
+            try:
+                cells.append(fn(r))
+            except (KeyError, TypeError):
+                cells.append("-")
+        return f"| {name} | " + " | ".join(cells) + " |"
+
+    def facts(r: dict[str, Any]) -> int:
+        return int(r["load"].get("facts") or r.get("build", r.get("gen", {}))["facts"])
+
+    rows = [
+        row("facts", lambda r: f"{facts(r):,}"),
+        row("core bytes / fact", lambda r: f"{r['load']['core_bytes'] / facts(r):.1f}"),
+        row("core GB", lambda r: f"{r['load']['core_bytes'] / 1e9:.2f}"),
+        row(
+            "generate + Parquet s",
+            lambda r: f"{r['gen']['generate_s'] + r['gen']['parquet_s']:.0f}",
+        ),
+        row("generate peak RSS GB", lambda r: f"{r['gen']['peak_rss_mb'] / 1024:.1f}"),
+        row("read Parquet s", lambda r: f"{r['build']['read_parquet_s']:.1f}"),
+        row("build (from_arrays) s", lambda r: f"{r['build']['build_s']:.1f}"),
+        row("save snapshot s", lambda r: f"{r['build']['save_s']:.1f}"),
+        row("build process peak RSS GB", lambda r: f"{r['build']['peak_rss_mb'] / 1024:.1f}"),
+        row("snapshot GB", lambda r: f"{r['build']['snapshot_mb'] / 1024:.2f}"),
+        row("load, verify=trusted s", lambda r: f"{r['load']['load_trusted_s']:.2f}"),
+        row("load, verify=safe s", lambda r: f"{r['load']['load_safe_s']:.2f}"),
+        row("RSS after load GB", lambda r: f"{r['load']['rss_loaded_mb'] / 1024:.2f}"),
+        row("load process peak RSS GB", lambda r: f"{r['load']['peak_rss_mb'] / 1024:.2f}"),
+    ]
+    for stage, title in (
+        ("W1", "W1 (spread out, score_fact)"),
+        ("W4", "W4 (graph recall, both, top 20)"),
+        ("spread_both_2hop", "2-hop spread, both directions"),
+        ("ppr_push", "PPR, push (epsilon 5e-5)"),
+    ):
+        rows.append(
+            row(
+                f"{title} median / p99 µs",
+                lambda r, s=stage: (
+                    f"{r['load'][s + '_median_us']:.1f} / {r['load'][s + '_p99_us']:.0f}"
+                ),
+            )
+        )
+    rows.append(row("load average (1 min) after", lambda r: f"{r['load_avg'][0]:.1f}"))
+    return "\n".join(
+        [
+            "# One machine at scale: 1M / 10M / 100M facts",
+            "",
+            f"{report['date']} · {report['machine']} · `{command}`",
+            "",
+            head,
+            rule,
+            *rows,
+            "",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entities", default="100000,1000000", help="comma-separated sizes")
@@ -245,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="results stem (.json is written)")
     ap.add_argument("--ppr-queries", type=int, default=200)
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per phase")
+    ap.add_argument("--reuse", action="store_true", help="skip the build where a snapshot exists")
     ap.add_argument("--phase", choices=("gen", "build", "load"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -274,8 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         if not (data / "queries.json").exists():
             row["gen"] = run_phase([*common, "--phase", "gen"], args.timeout)
             print(f"{label(n)} gen {row['gen']}", file=sys.stderr, flush=True)
-        row["build"] = run_phase([*common, "--phase", "build"], args.timeout)
-        print(f"{label(n)} build {row['build']}", file=sys.stderr, flush=True)
+        if not (args.reuse and (args.work / f"snap-{n}" / "header.json").exists()):
+            row["build"] = run_phase([*common, "--phase", "build"], args.timeout)
+            print(f"{label(n)} build {row['build']}", file=sys.stderr, flush=True)
         ppr = ["--ppr-queries", str(args.ppr_queries)]
         row["load"] = run_phase([*common, "--phase", "load", *ppr], args.timeout)
         print(f"{label(n)} load {row['load']}", file=sys.stderr, flush=True)
@@ -285,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out is not None:
         args.out.with_suffix(".json").write_text(text + "\n")
+        command = "python benches/bench_scale.py " + " ".join(argv or sys.argv[1:])
+        args.out.with_suffix(".md").write_text(markdown(report, command))
     return 0
 
 
