@@ -35,13 +35,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
+
 _xxhash: Any
 try:  # optional (the "scale" extra): a 64-bit checksum ~6x faster to verify than CRC-32
     import xxhash as _xxhash
 except ImportError:  # pragma: no cover - exercised where xxhash is not installed
     _xxhash = None
-
-from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
 
 __all__ = [
     "HEADER",
