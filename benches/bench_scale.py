@@ -259,21 +259,21 @@ def markdown(report: dict[str, Any], command: str) -> str:
     rows = [
         row("facts", lambda r: f"{facts(r):,}"),
         row("core bytes / fact", lambda r: f"{r['load']['core_bytes'] / facts(r):.1f}"),
-        row("core GB", lambda r: f"{r['load']['core_bytes'] / 1e9:.2f}"),
+        row("core GiB", lambda r: f"{r['load']['core_bytes'] / 2**30:.2f}"),
         row(
             "generate + Parquet s",
             lambda r: f"{r['gen']['generate_s'] + r['gen']['parquet_s']:.0f}",
         ),
-        row("generate peak RSS GB", lambda r: f"{r['gen']['peak_rss_mb'] / 1024:.1f}"),
+        row("generate peak RSS GiB", lambda r: f"{r['gen']['peak_rss_mb'] / 1024:.1f}"),
         row("read Parquet s", lambda r: f"{r['build']['read_parquet_s']:.1f}"),
         row("build (from_arrays) s", lambda r: f"{r['build']['build_s']:.1f}"),
         row("save snapshot s", lambda r: f"{r['build']['save_s']:.1f}"),
-        row("build process peak RSS GB", lambda r: f"{r['build']['peak_rss_mb'] / 1024:.1f}"),
-        row("snapshot GB", lambda r: f"{r['build']['snapshot_mb'] / 1024:.2f}"),
+        row("build process peak RSS GiB", lambda r: f"{r['build']['peak_rss_mb'] / 1024:.1f}"),
+        row("snapshot GiB", lambda r: f"{r['build']['snapshot_mb'] / 1024:.2f}"),
         row("load, verify=trusted s", lambda r: f"{r['load']['load_trusted_s']:.2f}"),
         row("load, verify=safe s", lambda r: f"{r['load']['load_safe_s']:.2f}"),
-        row("RSS after load GB", lambda r: f"{r['load']['rss_loaded_mb'] / 1024:.2f}"),
-        row("load process peak RSS GB", lambda r: f"{r['load']['peak_rss_mb'] / 1024:.2f}"),
+        row("RSS after load GiB", lambda r: f"{r['load']['rss_loaded_mb'] / 1024:.2f}"),
+        row("load process peak RSS GiB", lambda r: f"{r['load']['peak_rss_mb'] / 1024:.2f}"),
     ]
     for stage, title in (
         ("W1", "W1 (spread out, score_fact)"),
