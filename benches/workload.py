@@ -53,6 +53,10 @@ ATTRACT_ALPHA = 2.5
 PREDICATE_ZIPF = 0.8
 ACCESS_ZIPF = 2.0
 ACCESS_CAP = 10**6
+# Rows per slice of the big vectorised steps (bounds their temporaries at 100M facts).
+_SLICE = 1 << 22
+# Rows per row group of facts.parquet.
+ROW_GROUP = 1 << 20
 MAX_AGE_S = 365 * 86400
 N_QUERIES = 1000
 ANCHORS_PER_QUERY = 3
@@ -112,25 +116,37 @@ def _sample_objects(
     counts = np.bincount(entity_tenant, minlength=N_TENANTS)
     starts = np.zeros(N_TENANTS + 1, np.int64)
     np.cumsum(counts, out=starts[1:])
-    if np.any(counts[np.unique(entity_tenant[subject])] < 2):
+    with_facts = np.zeros(N_TENANTS, bool)
+    for lo_row in range(0, len(subject), _SLICE):
+        with_facts[entity_tenant[subject[lo_row : lo_row + _SLICE]]] = True
+    if np.any(counts[with_facts] < 2):
         raise ValueError("every tenant with facts needs at least two entities (no self-loops)")
     cum = np.cumsum(attractiveness[by_tenant])  # float64, global
     lo = np.concatenate(([0.0], cum))[starts[:-1]]  # cumulative mass before each tenant
     hi = cum[np.maximum(starts[1:] - 1, 0)]
     hi = np.where(counts > 0, hi, lo)
 
-    tenant = entity_tenant[subject]
     out = np.empty(len(subject), np.int64)
-    todo = np.arange(len(subject))
-    while len(todo):
-        t = tenant[todo]
-        u = lo[t] + rng.random(len(todo)) * (hi[t] - lo[t])
+
+    def draw(todo: np.ndarray | slice, subj: np.ndarray) -> np.ndarray:
+        t = entity_tenant[subj]
+        u = lo[t] + rng.random(len(subj)) * (hi[t] - lo[t])
         k = np.searchsorted(cum, u, side="right")
         # float round-off at a tenant boundary: clamp into the tenant's range
         k = np.clip(k, starts[t], starts[t + 1] - 1)
         obj = by_tenant[k]
         out[todo] = obj
-        todo = todo[obj == subject[todo]]
+        return obj == subj
+
+    # The first round in slices (consecutive draws continue one stream, so the values are
+    # those of one big draw) to bound the temporaries; then the few self-loops are redrawn.
+    redo = []
+    for lo_row in range(0, len(subject), _SLICE):
+        rows = slice(lo_row, min(lo_row + _SLICE, len(subject)))
+        redo.append(lo_row + np.flatnonzero(draw(rows, subject[rows])))
+    todo = np.concatenate(redo) if redo else np.zeros(0, np.int64)
+    while len(todo):
+        todo = todo[draw(todo, subject[todo])]
     assert out.max(initial=0) < n
     return out
 
@@ -149,44 +165,53 @@ def generate(n_entities: int, seed: int = 0, n_queries: int = N_QUERIES) -> Grap
     u = r_deg.random(n)
     degree = np.floor(DEGREE_SCALE * ((1.0 - u) ** -0.5 - 1.0))
     degree = np.minimum(degree, DEGREE_CAP).astype(np.int64)
+    del u
     m = int(degree.sum())
     subject_gen = np.repeat(np.arange(n, dtype=np.int64), degree)  # generation order
+    del degree
+
+    # fact ids: a random permutation of generation order; rows stored in id order. Every
+    # column is put in id order as soon as it is drawn (each draws from its own stream, so
+    # the order of these steps does not change any value), so that at most one column
+    # exists twice at a time.
+    order = np.empty(m, np.int64)
+    order[r_perm.permutation(m)] = np.arange(m)  # order[id] = generation index
 
     # objects: 20% literals, the rest same-tenant by Pareto(2.5) attractiveness (x_m = 1)
     attractiveness = r_attr.pareto(ATTRACT_ALPHA, n) + 1.0
-    is_literal = r_obj.random(m) < LITERAL_SHARE
     object_gen = np.full(m, -1, np.int64)
-    linked = np.flatnonzero(~is_literal)
+    linked = np.flatnonzero(r_obj.random(m) >= LITERAL_SHARE)
     object_gen[linked] = _sample_objects(r_obj, subject_gen[linked], entity_tenant, attractiveness)
+    del linked, attractiveness
+    subject = subject_gen[order]
+    del subject_gen
+    obj = object_gen[order]
+    del object_gen
 
-    # scalar columns (generation order)
+    # scalar columns (drawn in generation order)
     pz = 1.0 / np.arange(1, N_PREDICATES + 1, dtype=np.float64) ** PREDICATE_ZIPF
-    predicate_gen = r_cols.choice(N_PREDICATES, m, p=pz / pz.sum()).astype(np.uint8)
-    confidence_gen = r_cols.random(m, dtype=np.float32)
-    strength_gen = r_cols.random(m, dtype=np.float32)
-    status_gen = r_cols.choice(len(STATUSES), m, p=STATUS_P).astype(np.uint8)
-    source_gen = r_cols.choice(len(SOURCES), m, p=SOURCE_P).astype(np.uint8)
-    last_accessed_gen = NOW - r_cols.integers(0, MAX_AGE_S, m, endpoint=True)
-    access_gen = np.minimum(r_cols.zipf(ACCESS_ZIPF, m) - 1, ACCESS_CAP).astype(np.int64)
-
-    # fact ids: a random permutation of generation order; rows stored in id order
-    fact_id_of_gen = r_perm.permutation(m)
-    order = np.empty(m, np.int64)
-    order[fact_id_of_gen] = np.arange(m)  # order[id] = generation index
+    predicate = r_cols.choice(N_PREDICATES, m, p=pz / pz.sum()).astype(np.uint8)[order]
+    confidence = r_cols.random(m, dtype=np.float32)[order]
+    strength = r_cols.random(m, dtype=np.float32)[order]
+    status = r_cols.choice(len(STATUSES), m, p=STATUS_P).astype(np.uint8)[order]
+    source = r_cols.choice(len(SOURCES), m, p=SOURCE_P).astype(np.uint8)[order]
+    last_accessed = (NOW - r_cols.integers(0, MAX_AGE_S, m, endpoint=True))[order]
+    access_count = np.minimum(r_cols.zipf(ACCESS_ZIPF, m) - 1, ACCESS_CAP).astype(np.int64)[order]
+    del order
 
     q_tenant, queries = _generate_queries(r_q, entity_tenant, n_queries)
     return Graph(
         entity_tenant=entity_tenant,
         entity_type=entity_type,
-        subject=subject_gen[order],
-        object=object_gen[order],
-        predicate=predicate_gen[order],
-        confidence=confidence_gen[order],
-        strength=strength_gen[order],
-        status=status_gen[order],
-        source=source_gen[order],
-        last_accessed=last_accessed_gen[order].astype(np.int64),
-        access_count=access_gen[order],
+        subject=subject,
+        object=obj,
+        predicate=predicate,
+        confidence=confidence,
+        strength=strength,
+        status=status,
+        source=source,
+        last_accessed=last_accessed.astype(np.int64),
+        access_count=access_count,
         queries=queries,
         query_tenant=q_tenant,
     )
@@ -230,31 +255,46 @@ def write_parquet(g: Graph, out: Path) -> None:
     )
     pq.write_table(entities, out / "entities.parquet")
 
-    fact_ids = pa.array(np.arange(m, dtype=np.int64))
-    literal = g.object < 0
-    literal_mask = pa.array(literal)
+    # One row group at a time, so that the text columns of 100M facts never exist at once
+    # (the file is the one ``pq.write_table(..., row_group_size=ROW_GROUP)`` writes).
+    writer: pq.ParquetWriter | None = None
+    try:
+        for lo in range(0, max(m, 1), ROW_GROUP):
+            part = _facts_table(g, lo, min(lo + ROW_GROUP, m))
+            if writer is None:
+                writer = pq.ParquetWriter(out / "facts.parquet", part.schema)
+            writer.write_table(part, row_group_size=ROW_GROUP)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _facts_table(g: Graph, lo: int, hi: int) -> pa.Table:
+    """Rows ``lo:hi`` of ``facts.parquet``."""
+    fact_ids = pa.array(np.arange(lo, hi, dtype=np.int64))
+    obj = g.object[lo:hi]
+    literal = obj < 0
     object_value = pc.if_else(
-        literal_mask,
+        pa.array(literal),
         pc.binary_join_element_wise("lit_", pc.cast(fact_ids, pa.string()), ""),
         pa.scalar(None, pa.string()),
     )
-    facts = pa.table(
+    return pa.table(
         {
             "id": fact_ids,
-            "subject_id": pa.array(g.subject),
-            "predicate": _text(g.predicate, PREDICATES),
-            "object_id": pa.array(g.object, mask=literal),
+            "subject_id": pa.array(g.subject[lo:hi]),
+            "predicate": _text(g.predicate[lo:hi], PREDICATES),
+            "object_id": pa.array(obj, mask=literal),
             "object_value": object_value,
-            "confidence": pa.array(g.confidence, pa.float32()),
-            "status": _text(g.status, STATUSES),
-            "source": _text(g.source, SOURCES),
-            "last_accessed": pa.array(g.last_accessed),
-            "access_count": pa.array(g.access_count),
-            "strength": pa.array(g.strength, pa.float32()),
-            "tenant": pa.array(g.fact_tenant),
+            "confidence": pa.array(g.confidence[lo:hi], pa.float32()),
+            "status": _text(g.status[lo:hi], STATUSES),
+            "source": _text(g.source[lo:hi], SOURCES),
+            "last_accessed": pa.array(g.last_accessed[lo:hi]),
+            "access_count": pa.array(g.access_count[lo:hi]),
+            "strength": pa.array(g.strength[lo:hi], pa.float32()),
+            "tenant": pa.array(g.entity_tenant[g.subject[lo:hi]]),
         }
     )
-    pq.write_table(facts, out / "facts.parquet", row_group_size=1 << 20)
 
 
 def write_queries(g: Graph, out: Path, seed: int) -> None:

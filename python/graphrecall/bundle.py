@@ -37,17 +37,25 @@ import numpy.typing as npt
 
 from .errors import CorruptStoreError, NotAStoreError, SchemaVersionError
 
+_xxhash: Any
+try:  # optional (the "scale" extra): a 64-bit checksum ~6x faster to verify than CRC-32
+    import xxhash as _xxhash
+except ImportError:  # pragma: no cover - exercised where xxhash is not installed
+    _xxhash = None
+
 __all__ = [
     "HEADER",
     "BundleWriter",
     "crc32",
     "crc32_file",
     "file_path",
+    "has_xxh3",
     "open_array",
     "read_bytes",
     "read_header",
     "recover",
     "replace_dir",
+    "xxh3_file",
 ]
 
 #: The header's file name in every bundle.
@@ -68,6 +76,22 @@ def crc32_file(path: Path) -> int:
             return 0
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
             return zlib.crc32(view)
+
+
+def has_xxh3() -> bool:
+    """Whether XXH3-64 checksums can be written and verified here (``xxhash`` installed)."""
+    return _xxhash is not None
+
+
+def xxh3_file(path: Path) -> int:
+    """XXH3-64 of a file's bytes, read through a memory map (needs :func:`has_xxh3`)."""
+    if _xxhash is None:
+        raise RuntimeError("xxhash is not installed (pip install 'graphrecall[scale]')")
+    with path.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return int(_xxhash.xxh3_64_intdigest(b""))
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return int(_xxhash.xxh3_64_intdigest(view))
 
 
 #: Test hook: the name of a step of :func:`replace_dir` / :meth:`BundleWriter.publish` at
@@ -195,9 +219,14 @@ class BundleWriter:
         target: The bundle's directory (its parent is created).
         magic: The kind of bundle.
         version: Its format version.
+        xxh3: Also record each file's XXH3-64 (when xxhash is installed), which readers
+            that know it verify instead of the CRC-32: large bundles load faster.
     """
 
-    def __init__(self, target: str | os.PathLike[str], *, magic: str, version: int):
+    def __init__(
+        self, target: str | os.PathLike[str], *, magic: str, version: int, xxh3: bool = False
+    ):
+        self.xxh3 = xxh3 and has_xxh3()
         self.target = Path(target)
         self.magic = magic
         self.version = version
@@ -236,6 +265,8 @@ class BundleWriter:
         """List a payload file already written at :meth:`path` (its size and CRC-32)."""
         path = self.root / rel
         self.files[rel] = {"size": path.stat().st_size, "crc32": crc32_file(path), **extra}
+        if self.xxh3:
+            self.files[rel]["xxh3"] = xxh3_file(path)
 
     def add_bytes(self, rel: str, data: bytes, **extra: Any) -> None:
         """Write and list a payload file."""

@@ -178,6 +178,12 @@ fn copy<T: Copy + Send + Sync>(src: &[T], part: &'static str) -> Result<Vec<T>> 
 /// does not depend on the threads.
 fn invert(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>> {
     let m = fact.len();
+    if m > 1 << BUCKET_BITS {
+        if let Some(slots) = invert_bucketed(fact)? {
+            return Ok(Ok(slots));
+        }
+        return locate_bad_fact(fact);
+    }
     let slots: Vec<AtomicU32> = alloc::collect(
         (0..m).into_par_iter().map(|_| AtomicU32::new(NONE)),
         "fact positions",
@@ -198,6 +204,80 @@ fn invert(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>> {
         return Ok(Ok(slots.into_iter().map(AtomicU32::into_inner).collect()));
     }
     drop(slots);
+    locate_bad_fact(fact)
+}
+
+/// Slots per bucket of [`invert_bucketed`] (as a power of two): 1 MiB of `u32`s, so that
+/// the stores of one bucket stay in cache.
+const BUCKET_BITS: u32 = 18;
+
+/// [`invert`] for large graphs, where stores scattered over the whole inverse miss the
+/// cache and the TLB on almost every fact: the (fact id, position) pairs are first grouped
+/// by the bucket of slots they land in (a counting pass and a sequential distribution), then
+/// each bucket is filled by one thread within its own cache-sized range of slots. `None`
+/// when a fact id is out of range or repeated (located by the caller).
+fn invert_bucketed(fact: &[u32]) -> Result<Option<Vec<u32>>> {
+    let m = fact.len();
+    let n_buckets = (m >> BUCKET_BITS) + 1;
+    let counts = fact
+        .par_chunks(1 << 20)
+        .map(|chunk| {
+            let mut c = vec![0usize; n_buckets + 1];
+            for &f in chunk {
+                // An id out of range is counted in the extra last bucket.
+                c[if (f as usize) < m {
+                    (f >> BUCKET_BITS) as usize
+                } else {
+                    n_buckets
+                }] += 1;
+            }
+            c
+        })
+        .reduce(
+            || vec![0usize; n_buckets + 1],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    if counts[n_buckets] > 0 {
+        return Ok(None);
+    }
+    let mut starts = alloc::filled(n_buckets + 1, 0usize, "fact position buckets")?;
+    for b in 0..n_buckets {
+        starts[b + 1] = starts[b] + counts[b];
+    }
+    let mut ids = alloc::filled(m, 0u32, "fact position buckets")?;
+    let mut positions = alloc::filled(m, 0u32, "fact position buckets")?;
+    let mut next = alloc::copied(&starts[..n_buckets], "fact position buckets")?;
+    for (pos, &f) in fact.iter().enumerate() {
+        let b = (f >> BUCKET_BITS) as usize;
+        ids[next[b]] = f;
+        positions[next[b]] = pos as u32;
+        next[b] += 1;
+    }
+    drop(next);
+    let mut slots = alloc::filled(m, NONE, "fact positions")?;
+    let filled = slots
+        .par_chunks_mut(1 << BUCKET_BITS)
+        .enumerate()
+        .all(|(b, range)| {
+            let base = b << BUCKET_BITS;
+            (starts[b]..starts[b + 1]).all(|i| {
+                let slot = &mut range[ids[i] as usize - base];
+                let fresh = *slot == NONE;
+                *slot = positions[i];
+                fresh
+            })
+        });
+    // m ids, each in range and none repeated: a bijection.
+    Ok(filled.then_some(slots))
+}
+
+/// The first position whose fact id is out of range or repeated (sequential, so that the
+/// position reported does not depend on the threads).
+fn locate_bad_fact(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>> {
+    let m = fact.len();
     let mut seen = alloc::filled(m, false, "fact positions")?;
     for (pos, &f) in fact.iter().enumerate() {
         if f as usize >= m || seen[f as usize] {
@@ -1018,5 +1098,29 @@ mod tests {
             e.as_deref(),
             Some("corrupted graph part confidence: has 1 entries, expected 2")
         );
+    }
+}
+
+#[cfg(test)]
+mod invert_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The bucketed inversion (large graphs) against the direct one, and its refusals.
+    #[test]
+    fn bucketed_inversion_matches_and_locates_bad_ids() {
+        let m = (1usize << BUCKET_BITS) * 3 + 12_345;
+        // A permutation with no structure: a multiplicative step coprime with m.
+        let fact: Vec<u32> = (0..m).map(|i| ((i * 7_919 + 11) % m) as u32).collect();
+        let inv = invert(&fact).unwrap().unwrap();
+        for (pos, &f) in fact.iter().enumerate() {
+            assert_eq!(inv[f as usize], pos as u32);
+        }
+        let mut repeated = fact.clone();
+        repeated[m - 5] = repeated[17];
+        assert_eq!(invert(&repeated).unwrap().unwrap_err(), m - 5);
+        let mut out = fact;
+        out[400_000] = m as u32;
+        assert_eq!(invert(&out).unwrap().unwrap_err(), 400_000);
     }
 }
