@@ -195,12 +195,12 @@ def embedding(args: argparse.Namespace, work: Path) -> list[str]:
     out = work / "vectors"
     t0 = time.perf_counter()
     one_thread = partial(E5Embedder, num_threads=1)  # made in each actor (it does not pickle)
-    embed_parquet([str(f)], out, embedder=one_thread, actors=2, batch_size=32)
+    embed_parquet([str(f)], out, embedder=one_thread, actors=2, batch_size=32, num_cpus=0.5)
     t_ray = time.perf_counter() - t0
     # The same job again on the warm cluster: start-up apart from the work.
     out2 = work / "vectors2"
     t0 = time.perf_counter()
-    embed_parquet([str(f)], out2, embedder=one_thread, actors=2, batch_size=32)
+    embed_parquet([str(f)], out2, embedder=one_thread, actors=2, batch_size=32, num_cpus=0.5)
     t_ray2 = time.perf_counter() - t0
     ray.shutdown()
     got = pq.read_table(out / "shard=0").to_pydict()

@@ -342,6 +342,9 @@ def test_ray_data_builds_the_same_shards_and_resumes(
     assert _answer(loaded.retrieve(q, recipe="chunk_boost", tenant=t, now=NOW)) == _answer(
         want.retrieve(q, recipe="chunk_boost", tenant=t, now=NOW)
     )
+    # A pool that would hold every CPU (Ray Data's reads could never run) is refused at once.
+    with pytest.raises(ParameterError, match="leaving less than the one CPU"):
+        build_indexes(_tables(), tmp_path / "full", 2, embedder=HashEmbedder(), actors=4)
     # Every shard finished: a re-run embeds nothing.
     again = build_indexes(_tables(), tmp_path, 2, embedder=RefusingEmbedder())
     assert again.tenants == layout.tenants

@@ -136,6 +136,27 @@ def _write_one(
     return tenants
 
 
+def _check_pool_fits(actors: int, num_cpus: float) -> None:
+    """Refuse an actor pool that takes every CPU of the connected cluster: Ray Data's
+    file-listing and read tasks need one CPU of their own, and would wait for it forever.
+
+    Raises:
+        ParameterError: ``actors * num_cpus`` leaves less than one CPU free.
+    """
+    import ray
+
+    if not ray.is_initialized():
+        return  # Ray Data starts a local cluster sized to the machine itself.
+    total = float(ray.cluster_resources().get("CPU", 0.0))
+    if actors * num_cpus > total - 1:
+        raise ParameterError(
+            f"invalid parameters actors={actors}, num_cpus={num_cpus}: the embedder pool would "
+            f"hold {actors * num_cpus:g} of the cluster's {total:g} CPUs, leaving less than the "
+            "one CPU Ray Data's read tasks need (the job would never start); use fewer actors "
+            f"or num_cpus <= {max(total - 1, 0) / actors:g}"
+        )
+
+
 def embed_parquet(
     files: list[str],
     out: str | os.PathLike[str],
@@ -156,12 +177,17 @@ def embed_parquet(
             :data:`EmbedderSpec`); each actor makes or loads it once.
         actors: Actors in the pool.
         batch_size: Texts per ``embed_passages`` call.
-        num_cpus: CPUs per actor.
+        num_cpus: CPUs per actor (fractions welcome: a Ray resource, not a core).
+
+    Raises:
+        ParameterError: ``actors`` below 1, or a pool that leaves less than one of the
+            connected cluster's CPUs free for Ray Data's read tasks.
     """
     import ray.data
 
     if type(actors) is not int or actors < 1:
         raise ParameterError(f"invalid parameter actors: {actors!r}; expected >= 1")
+    _check_pool_fits(actors, num_cpus)
     ds = ray.data.read_parquet(files).map_batches(
         EmbedBatch,
         fn_constructor_args=(embedder,),
