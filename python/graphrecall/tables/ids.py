@@ -102,6 +102,31 @@ class IdMap:
     def __len__(self) -> int:
         return self._n
 
+    def extended(self, ids: npt.NDArray[Any]) -> IdMap:
+        """The map of ``ids`` (this map's ids followed by new ones, an array nobody writes
+        to again), made in the cost of the new ids where both are int ids in order and the
+        new ones come after (else built anew, checks included)."""
+        n = len(ids)
+        keys = self._sorted_keys
+        if (
+            self.kind == "int"
+            and keys is not None
+            and self._sorted_pos is None
+            and ids.dtype == np.int64
+            and n >= self._n
+        ):
+            new = ids[self._n :]
+            last = int(keys[-1]) if self._n else None
+            if (last is None or not len(new) or int(new[0]) > last) and bool(
+                (new[1:] > new[:-1]).all()
+            ):
+                out = IdMap(None, n, self.name)
+                out.kind = "int"
+                out._ext = ids
+                out._sorted_keys = ids
+                return out
+        return IdMap(ids, n, self.name)
+
     @property
     def consecutive(self) -> bool:
         """Int ids that are consecutive and in order (``k, k + 1, ...``), or the identity."""
