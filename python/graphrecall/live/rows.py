@@ -102,7 +102,9 @@ def _entities_referenced(
         rows = np.unique(graph.entity_index([v for v in named if v is not None]))
     except (GraphRecallError, TypeError, ValueError, OverflowError):
         return None
-    entities = {c: base.entities[c][rows] for c in ("id", "tenant") if c in base.entities}
+    entities: dict[str, Array] = {
+        c: base.entities[c][rows] for c in ("id", "tenant") if c in base.entities
+    }
     return GraphTables(
         entities=entities,
         facts=facts,
