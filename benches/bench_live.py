@@ -139,14 +139,91 @@ def query_medians(graph: Any, queries: np.ndarray) -> dict[str, float]:
     return out
 
 
+def peer_medians(n_entities: int, rounds: int) -> dict[str, float]:
+    """W1 / W4 single-query medians (µs) of ``peers.py``'s graphrecall peer, with the
+    extension this process imports (the median of ``rounds`` rounds)."""
+    import peers
+
+    g = workload.generate(n_entities, seed=0)
+    peer = peers.GraphRecallPeer()
+    peer.build(g)
+    qs = peer.prepare(g.queries)
+    out: dict[str, list[float]] = {"W1": [], "W4": []}
+    for _ in range(rounds):
+        for name, fn in (("W1", peer.w1), ("W4", peer.w4)):
+            for a in qs[:50]:
+                fn(a)
+            lat = []
+            for a in qs:
+                t0 = time.perf_counter()
+                fn(a)
+                lat.append(time.perf_counter() - t0)
+            out[name].append(float(np.median(lat)) * 1e6)
+    return {w: float(np.median(v)) for w, v in out.items()}
+
+
+def compare_cores(cores: list[Path], n_entities: int, runs: int, rounds: int) -> list[str]:
+    """W1 / W4 medians with each extension in ``cores`` (this tree's Python package around
+    it), alternating processes, ``runs`` times: the cost of the overlay-capable layout on a
+    graph with no overlay."""
+    import json
+    import shutil
+    import subprocess
+
+    lines = [
+        "| run | "
+        + " | ".join(f"{c.parent.parent.parent.name} {w}" for w in ("W1", "W4") for c in cores)
+        + " |",
+        "|---|" + "---:|" * (2 * len(cores)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        trees = []
+        for k, core in enumerate(cores):
+            tree = Path(d) / str(k)
+            shutil.copytree(ROOT.parent / "python" / "graphrecall", tree / "graphrecall")
+            shutil.copy(core, tree / "graphrecall" / "_core.abi3.so")
+            trees.append(tree)
+        for run in range(runs):
+            got = []
+            for tree in trees:
+                code = (
+                    f"import sys, json; sys.path[:0] = [{str(tree)!r}, {str(ROOT)!r}]; "
+                    "import bench_live; "
+                    f"print(json.dumps(bench_live.peer_medians({n_entities}, {rounds})))"
+                )
+                out = subprocess.run(
+                    [sys.executable, "-c", code], capture_output=True, text=True, check=True
+                )
+                got.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            cells = [f"{r[w]:.2f}" for w in ("W1", "W4") for r in got]
+            lines.append(f"| {run + 1} | " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--cores",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="compare these extensions (_core.abi3.so) on a graph with no overlay instead",
+    )
+    ap.add_argument("--runs", type=int, default=4, help="alternating runs of --cores")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--updates", type=int, default=200)
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3, help="query timing rounds (medians)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.cores:
+        lines = compare_cores(args.cores, args.entities, args.runs, args.rounds)
+        if args.out is not None:
+            cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
+            text = "\n".join([*lines, "", f"Command: `{cmd}`", ""])
+            args.out.write_text(text, encoding="utf-8")
+        return 0
     rng = np.random.default_rng(0)
     lines: list[str] = []
 

@@ -715,3 +715,105 @@ mod tests {
         assert_eq!(g.n_facts(), 1); // the old generation is unchanged
     }
 }
+
+/// The adjacency reads of the traversal kernels: fact records by position, an entity's
+/// out-row and in-row, and the in-rows' positions and subjects. Kernels generic over it are
+/// monomorphised twice and pick one per query: [`BaseAdj`] for a graph with no overlay
+/// (plain slices, no overlay check), `&KnowledgeGraph` for any graph.
+pub(crate) trait Adjacency<'a>: Copy {
+    /// The graph read (for its colder columns).
+    fn graph(self) -> &'a KnowledgeGraph;
+    /// The fact record at a position.
+    fn rec(self, pos: usize) -> &'a FactRec;
+    /// Positions of the out-facts of `e`.
+    fn out_range(self, e: u32) -> std::ops::Range<usize>;
+    /// Indices into the in-rows of the in-facts of `e`.
+    fn in_range(self, e: u32) -> std::ops::Range<usize>;
+    /// The position of in-row entry `i`.
+    fn in_pos(self, i: usize) -> u32;
+    /// The subject of in-row entry `i`.
+    fn in_subject(self, i: usize) -> u32;
+}
+
+impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
+    #[inline]
+    fn graph(self) -> &'a KnowledgeGraph {
+        self
+    }
+    #[inline]
+    fn rec(self, pos: usize) -> &'a FactRec {
+        &self.rec[pos]
+    }
+    #[inline]
+    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+        KnowledgeGraph::out_range(self, e)
+    }
+    #[inline]
+    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+        KnowledgeGraph::in_range(self, e)
+    }
+    #[inline]
+    fn in_pos(self, i: usize) -> u32 {
+        self.in_pos[i]
+    }
+    #[inline]
+    fn in_subject(self, i: usize) -> u32 {
+        self.in_subject[i]
+    }
+}
+
+/// The adjacency of a graph with no overlay, read through plain slices.
+#[derive(Clone, Copy)]
+pub(crate) struct BaseAdj<'a> {
+    g: &'a KnowledgeGraph,
+    rec: &'a [FactRec],
+    out_offsets: &'a [u32],
+    in_offsets: &'a [u32],
+    in_pos: &'a [u32],
+    in_subject: &'a [u32],
+}
+
+impl<'a> BaseAdj<'a> {
+    /// The plain view of `g`, or None when `g` has an overlay (appended rows).
+    #[inline]
+    pub(crate) fn of(g: &'a KnowledgeGraph) -> Option<Self> {
+        if g.ov.is_some() || !g.rec.ext().is_empty() || !g.in_pos.ext().is_empty() {
+            return None;
+        }
+        Some(BaseAdj {
+            g,
+            rec: g.rec.base(),
+            out_offsets: &g.out_offsets[..],
+            in_offsets: &g.in_offsets[..],
+            in_pos: g.in_pos.base(),
+            in_subject: g.in_subject.base(),
+        })
+    }
+}
+
+impl<'a> Adjacency<'a> for BaseAdj<'a> {
+    #[inline]
+    fn graph(self) -> &'a KnowledgeGraph {
+        self.g
+    }
+    #[inline]
+    fn rec(self, pos: usize) -> &'a FactRec {
+        &self.rec[pos]
+    }
+    #[inline]
+    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+        self.out_offsets[e as usize] as usize..self.out_offsets[e as usize + 1] as usize
+    }
+    #[inline]
+    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+        self.in_offsets[e as usize] as usize..self.in_offsets[e as usize + 1] as usize
+    }
+    #[inline]
+    fn in_pos(self, i: usize) -> u32 {
+        self.in_pos[i]
+    }
+    #[inline]
+    fn in_subject(self, i: usize) -> u32 {
+        self.in_subject[i]
+    }
+}
