@@ -158,7 +158,10 @@ class LiveGraph:
             with self._writing() as cur:
                 base = self._tables
                 n_old = base.n_rows(table)
-                new_cols = _records_to_columns(recs, table, base)
+                largest = None
+                if table == "facts" and self._tables is self._current.tables:
+                    largest = self._current.graph.fact_map.largest  # not a scan of the ids
+                new_cols = _records_to_columns(recs, table, base, largest)
                 fast = None
                 if table == "facts":
                     fast = checked_alone(

@@ -102,6 +102,16 @@ class IdMap:
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def largest(self) -> int | None:
+        """The largest int id (None for no ids, or ids that are not ints)."""
+        if self.kind == "identity":
+            return self._n - 1 if self._n else None
+        keys = self._sorted_keys
+        if self.kind != "int" or keys is None or not len(keys):
+            return None
+        return int(keys[-1])
+
     def extended(self, ids: npt.NDArray[Any]) -> IdMap:
         """The map of ``ids`` (this map's ids followed by new ones, an array nobody writes
         to again), made in the cost of the new ids where both are int ids in order and the
