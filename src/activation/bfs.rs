@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries, EVERY_EDGE_IN_ORDER};
 use crate::error::{Error, Result};
-use crate::graph::{Adjacency, BaseAdj, KnowledgeGraph, NONE};
+use crate::graph::{Adjacency, BaseAdj, KnowledgeGraph, OverlaidAdj, NONE};
 use crate::scoring::{score_fact, FactScoreProfile};
 
 /// How the reached facts of each query are ranked (fused into the traversal call so that a
@@ -587,6 +587,21 @@ fn spread_independent<'a>(
     c.next = next;
 }
 
+/// One query's walk, with the adjacency reads of `g`.
+fn traverse<'a>(
+    g: impl Adjacency<'a>,
+    anchors: &[u32],
+    scores: &[f64],
+    p: &SpreadParams,
+    c: &mut Collector<'_>,
+) {
+    if p.independent_anchors {
+        spread_independent(g, anchors, scores, p, c);
+    } else {
+        spread_shared(g, anchors, p, c);
+    }
+}
+
 /// Queries per rayon task: large enough to amortise the collector, small enough to balance.
 const CHUNK: usize = 32;
 
@@ -644,11 +659,10 @@ pub fn spread(
             let dedupe = p.independent_anchors || p.direction == Direction::Both;
             c.begin(anchors, scores, dedupe);
             // Plain slices for a graph with no overlay; the overlay-aware reads otherwise.
-            match (BaseAdj::of(g), p.independent_anchors) {
-                (Some(b), true) => spread_independent(b, anchors, scores, p, &mut c),
-                (Some(b), false) => spread_shared(b, anchors, p, &mut c),
-                (None, true) => spread_independent(g, anchors, scores, p, &mut c),
-                (None, false) => spread_shared(g, anchors, p, &mut c),
+            match (BaseAdj::of(g), g.ov.as_deref()) {
+                (Some(b), _) => traverse(b, anchors, scores, p, &mut c),
+                (None, Some(ov)) => traverse(OverlaidAdj::of(g, ov), anchors, scores, p, &mut c),
+                (None, None) => traverse(g, anchors, scores, p, &mut c),
             }
             c.end(p, now);
         }

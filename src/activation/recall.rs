@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::bfs::total_order_key;
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
-use crate::graph::{Adjacency, BaseAdj, KnowledgeGraph, NONE};
+use crate::graph::{Adjacency, BaseAdj, KnowledgeGraph, OverlaidAdj, NONE};
 
 /// Which duplicates are removed before the top-k cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -395,9 +395,12 @@ pub fn graph_recall(g: &KnowledgeGraph, queries: &Queries<'_>, p: &RecallParams)
             .map(|q| {
                 let (anchors, scores) = queries.query(q);
                 // Plain slices for a graph with no overlay; overlay-aware reads otherwise.
-                match BaseAdj::of(g) {
-                    Some(b) => recall_one(b, anchors, scores, p, &mut sc),
-                    None => recall_one(g, anchors, scores, p, &mut sc),
+                match (BaseAdj::of(g), g.ov.as_deref()) {
+                    (Some(b), _) => recall_one(b, anchors, scores, p, &mut sc),
+                    (None, Some(ov)) => {
+                        recall_one(OverlaidAdj::of(g, ov), anchors, scores, p, &mut sc)
+                    }
+                    (None, None) => recall_one(g, anchors, scores, p, &mut sc),
                 }
             })
             .collect::<Vec<_>>();

@@ -762,6 +762,80 @@ impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
     }
 }
 
+/// The adjacency of a graph with an overlay, read through plain slices of its base and
+/// appended parts (the overlay's maps only for the entities it moved).
+#[derive(Clone, Copy)]
+pub(crate) struct OverlaidAdj<'a> {
+    base: BaseAdj<'a>,
+    ov: &'a Overlay,
+    rec_ext: &'a [FactRec],
+    in_pos_ext: &'a [u32],
+    in_subject_ext: &'a [u32],
+}
+
+impl<'a> OverlaidAdj<'a> {
+    /// The view of `g` (with or without an overlay).
+    #[inline]
+    pub(crate) fn of(g: &'a KnowledgeGraph, ov: &'a Overlay) -> Self {
+        OverlaidAdj {
+            base: BaseAdj {
+                g,
+                rec: g.rec.base(),
+                out_offsets: &g.out_offsets[..],
+                in_offsets: &g.in_offsets[..],
+                in_pos: g.in_pos.base(),
+                in_subject: g.in_subject.base(),
+            },
+            ov,
+            rec_ext: g.rec.ext(),
+            in_pos_ext: g.in_pos.ext(),
+            in_subject_ext: g.in_subject.ext(),
+        }
+    }
+}
+
+impl<'a> Adjacency<'a> for OverlaidAdj<'a> {
+    #[inline]
+    fn graph(self) -> &'a KnowledgeGraph {
+        self.base.g
+    }
+    #[inline]
+    fn rec(self, pos: usize) -> &'a FactRec {
+        match self.base.rec.get(pos) {
+            Some(r) => r,
+            None => &self.rec_ext[pos - self.base.rec.len()],
+        }
+    }
+    #[inline]
+    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+        match self.ov.out_row(e) {
+            Some(r) => r,
+            None => self.base.out_range(e),
+        }
+    }
+    #[inline]
+    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+        match self.ov.in_row(e) {
+            Some(r) => r,
+            None => self.base.in_range(e),
+        }
+    }
+    #[inline]
+    fn in_pos(self, i: usize) -> u32 {
+        match self.base.in_pos.get(i) {
+            Some(&p) => p,
+            None => self.in_pos_ext[i - self.base.in_pos.len()],
+        }
+    }
+    #[inline]
+    fn in_subject(self, i: usize) -> u32 {
+        match self.base.in_subject.get(i) {
+            Some(&s) => s,
+            None => self.in_subject_ext[i - self.base.in_subject.len()],
+        }
+    }
+}
+
 /// The adjacency of a graph with no overlay, read through plain slices.
 #[derive(Clone, Copy)]
 pub(crate) struct BaseAdj<'a> {

@@ -16,7 +16,7 @@ from ..graph import KnowledgeGraph
 from ..storage.sqlite import sql_values
 from ..tables import GraphTables, LoadReport
 from ..tables import check_tables as _check
-from .changes import _append, _concat, _filled, _member
+from .changes import _append, _concat, _filled
 
 Array = npt.NDArray[Any]
 
@@ -64,7 +64,7 @@ def checked_alone(
                 except UnknownIdError:
                     continue
                 return None  # held already: the full check reports it
-        elif bool(_member(ids, old["id"]).any()):
+        elif graph.fact_map.holds_any(ids):
             return None
     out: dict[str, Array] = {}
     for c, a in old.items():

@@ -112,6 +112,19 @@ class IdMap:
             return None
         return int(keys[-1])
 
+    def holds_any(self, ids: npt.NDArray[Any]) -> bool:
+        """Whether any of ``ids`` is held (a lookup per id, not a scan of the map)."""
+        if self.kind == "object":
+            assert self._index is not None
+            index = self._index
+            return any(v in index for v in ids.tolist())
+        if ids.dtype.kind not in "iu":
+            return True  # not int ids: the caller's full check decides
+        arr = ids.astype(np.int64)
+        if self.kind == "identity":
+            return bool(((arr >= 0) & (arr < self._n)).any())
+        return bool(self._positions(arr)[1].any())
+
     def extended(self, ids: npt.NDArray[Any]) -> IdMap:
         """The map of ``ids`` (this map's ids followed by new ones, an array nobody writes
         to again), made in the cost of the new ids where both are int ids in order and the
