@@ -170,10 +170,9 @@ def compare_cores(cores: list[Path], n_entities: int, runs: int, rounds: int) ->
     import shutil
     import subprocess
 
+    names = [c.stem if c.name != "_core.abi3.so" else c.parents[2].name for c in cores]
     lines = [
-        "| run | "
-        + " | ".join(f"{c.parent.parent.parent.name} {w}" for w in ("W1", "W4") for c in cores)
-        + " |",
+        "| run | " + " | ".join(f"{n} {w}" for w in ("W1", "W4") for n in names) + " |",
         "|---|" + "---:|" * (2 * len(cores)),
     ]
     with tempfile.TemporaryDirectory() as d:
