@@ -27,6 +27,13 @@ generations share), and every query answers exactly as a fresh build of the same
 by itself at ``compact_at`` of the facts). Other changes (entities, chunks, mentions,
 aliases, deletes, a new vocabulary word) rebuild the graph from the tables.
 
+A fact change costs its rows, not the graph: new facts are checked against the entities
+they name only, appended to column buffers with room, and given ids from the graph's id
+map; ``update_facts`` and ``record_access`` write the changed rows of the facts columns in
+place (put back if the commit fails). So the fact columns of :attr:`LiveGraph.tables` are
+the committed state: a reader's graph generation never changes, but the tables it came
+with show later updates of existing facts (their appended rows never change).
+
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (fact changes as generations),
 :mod:`.rows` (fact rows checked and committed alone), :mod:`.usage` (the usage write-back
