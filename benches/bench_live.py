@@ -139,9 +139,11 @@ def query_medians(graph: Any, queries: np.ndarray) -> dict[str, float]:
     return out
 
 
-def peer_medians(n_entities: int, rounds: int) -> dict[str, float]:
+def peer_medians(n_entities: int, rounds: int, clock: str = "wall") -> dict[str, float]:
     """W1 / W4 single-query medians (µs) of ``peers.py``'s graphrecall peer, with the
-    extension this process imports (the median of ``rounds`` rounds)."""
+    extension this process imports (the median of ``rounds`` rounds); ``clock="cpu"``
+    times each query by the thread's CPU time (the time it ran, not the time it waited
+    for a core on a shared machine)."""
     import peers
 
     g = workload.generate(n_entities, seed=0)
@@ -153,16 +155,19 @@ def peer_medians(n_entities: int, rounds: int) -> dict[str, float]:
         for name, fn in (("W1", peer.w1), ("W4", peer.w4)):
             for a in qs[:50]:
                 fn(a)
+            now = time.thread_time if clock == "cpu" else time.perf_counter
             lat = []
             for a in qs:
-                t0 = time.perf_counter()
+                t0 = now()
                 fn(a)
-                lat.append(time.perf_counter() - t0)
+                lat.append(now() - t0)
             out[name].append(float(np.median(lat)) * 1e6)
     return {w: float(np.median(v)) for w, v in out.items()}
 
 
-def compare_cores(cores: list[Path], n_entities: int, runs: int, rounds: int) -> list[str]:
+def compare_cores(
+    cores: list[Path], n_entities: int, runs: int, rounds: int, clock: str = "wall"
+) -> list[str]:
     """W1 / W4 medians with each extension in ``cores`` (this tree's Python package around
     it), alternating processes, ``runs`` times: the cost of the overlay-capable layout on a
     graph with no overlay."""
@@ -182,13 +187,15 @@ def compare_cores(cores: list[Path], n_entities: int, runs: int, rounds: int) ->
             shutil.copytree(ROOT.parent / "python" / "graphrecall", tree / "graphrecall")
             shutil.copy(core, tree / "graphrecall" / "_core.abi3.so")
             trees.append(tree)
+        runs_got: list[list[dict[str, float]]] = []
         for run in range(runs):
             got = []
             for tree in trees:
                 code = (
                     f"import sys, json; sys.path[:0] = [{str(tree)!r}, {str(ROOT)!r}]; "
                     "import bench_live; "
-                    f"print(json.dumps(bench_live.peer_medians({n_entities}, {rounds})))"
+                    f"print(json.dumps(bench_live.peer_medians({n_entities}, {rounds}, "
+                    f"{clock!r})))"
                 )
                 out = subprocess.run(
                     [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -197,6 +204,14 @@ def compare_cores(cores: list[Path], n_entities: int, runs: int, rounds: int) ->
             cells = [f"{r[w]:.2f}" for w in ("W1", "W4") for r in got]
             lines.append(f"| {run + 1} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
+            runs_got.append(got)
+    med = [
+        float(np.median([got[k][w] for got in runs_got]))
+        for w in ("W1", "W4")
+        for k in range(len(cores))
+    ]
+    lines.append("| median | " + " | ".join(f"{m:.2f}" for m in med) + " |")
+    print(lines[-1], flush=True)
     return lines
 
 
@@ -210,6 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         help="compare these extensions (_core.abi3.so) on a graph with no overlay instead",
     )
     ap.add_argument("--runs", type=int, default=4, help="alternating runs of --cores")
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="--cores: time queries by wall clock or by the thread's CPU time",
+    )
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--updates", type=int, default=200)
     ap.add_argument("--batches", type=int, default=20)
@@ -217,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.cores:
-        lines = compare_cores(args.cores, args.entities, args.runs, args.rounds)
+        lines = compare_cores(args.cores, args.entities, args.runs, args.rounds, args.clock)
         if args.out is not None:
             cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
             text = "\n".join([*lines, "", f"Command: `{cmd}`", ""])
