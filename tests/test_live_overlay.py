@@ -266,6 +266,7 @@ def test_a_failed_commit_leaves_rows_written_in_place_as_they_were(
 ) -> None:
     from graphrecall.errors import CorruptStoreError
     from graphrecall.live import graph as live_graph
+    from graphrecall.live import updates
 
     with live_demo() as live:
         facts = live.tables.facts
@@ -275,7 +276,7 @@ def test_a_failed_commit_leaves_rows_written_in_place_as_they_were(
         def refuse(*_: Any, **__: Any) -> None:
             raise OSError("disk full")
 
-        monkeypatch.setattr(live_graph, "commit_fact_updates", refuse)
+        monkeypatch.setattr(updates, "commit_fact_updates", refuse)
         with pytest.raises(OSError):
             live.update_facts([{"id": 0, "confidence": 0.25}, {"id": 3, "confidence": 0.5}])
         monkeypatch.undo()

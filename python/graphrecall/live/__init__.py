@@ -36,8 +36,9 @@ with show later updates of existing facts (their appended rows never change).
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (fact changes as generations),
-:mod:`.rows` (fact rows checked and committed alone), :mod:`.usage` (the usage write-back
-of :meth:`LiveGraph.record_access`) and :mod:`.changes` (column edits on the tables).
+:mod:`.rows` (fact rows checked and committed alone), :mod:`.updates` (``update_facts``),
+:mod:`.usage` (the usage write-back of :meth:`LiveGraph.record_access`) and
+:mod:`.changes` (column edits on the tables).
 """
 
 from .graph import LiveGraph
