@@ -227,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--runs", type=int, default=4, help="alternating runs of --cores")
     ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="LiveGraph.write_in_place: updates and access counts written in place",
+    )
+    ap.add_argument(
         "--clock",
         choices=("wall", "cpu"),
         default="wall",
@@ -264,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         live = store.load(verify=False)
         load_s = time.perf_counter() - t0
         live.compact_at = 1.0  # compactions by hand, so that they are timed apart
+        live.write_in_place = args.in_place
         timed = Timed(live)
         live._generation = timed  # type: ignore[method-assign]
         t0 = time.perf_counter()

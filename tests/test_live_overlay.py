@@ -269,6 +269,7 @@ def test_a_failed_commit_leaves_rows_written_in_place_as_they_were(
     from graphrecall.live import updates
 
     with live_demo() as live:
+        live.write_in_place = True
         facts = live.tables.facts
         before = {c: facts[c].copy() for c in ("confidence", "access_count", "last_accessed")}
         version, graph = live.version, live.graph

@@ -29,10 +29,12 @@ aliases, deletes, a new vocabulary word) rebuild the graph from the tables.
 
 A fact change costs its rows, not the graph: new facts are checked against the entities
 they name only, appended to column buffers with room, and given ids from the graph's id
-map; ``update_facts`` and ``record_access`` write the changed rows of the facts columns in
-place (put back if the commit fails). So the fact columns of :attr:`LiveGraph.tables` are
-the committed state: a reader's graph generation never changes, but the tables it came
-with show later updates of existing facts (their appended rows never change).
+map. ``update_facts`` and ``record_access`` copy each changed fact column (the tables a
+reader got with its graph never change); with :attr:`LiveGraph.write_in_place` they write
+the changed rows in place instead (put back if the commit fails): O(change), but the
+fact columns of every :attr:`LiveGraph.tables` are then the committed state, so a reader's
+tables may show later updates of existing facts that its graph does not (a saved index
+made from them would not match its graph).
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (fact changes as generations),

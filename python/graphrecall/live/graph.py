@@ -88,6 +88,10 @@ class LiveGraph:
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
         self.compaction_error: BaseException | None = None
+        #: Write ``update_facts`` / ``record_access`` rows into the committed fact columns
+        #: in place (O(change) instead of a copy of each changed column), so the tables a
+        #: reader got with an older graph show the later values (see :mod:`graphrecall.live`).
+        self.write_in_place = False
 
     # ------------------------------------------------------------------ readers
 
@@ -383,7 +387,9 @@ class LiveGraph:
                         (("facts", fids), ("chunks", cids)),
                         self._rows_of,
                         t,
-                        undo if refresh and self._tables is self._current.tables else None,
+                        undo
+                        if self.write_in_place and refresh and self._tables is self._current.tables
+                        else None,
                     )
                     graph, change = None, None
                     if refresh:

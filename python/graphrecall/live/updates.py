@@ -61,15 +61,15 @@ def update_facts(
                             part[i] = r[col]
                 changed[col] = part
             g, op = live._current.graph, "update_facts"
-            patch: dict[str, Array] = {}
+            patch: dict[str, Array] | None = {} if live.write_in_place else None
             fast = checked_alone(base, g, changed, len(rows), op, rows, columns=names, patch=patch)
         if fast is not None:
-            # The changed rows are written in place (undone if the commit fails):
-            # the graph generation a reader holds never changes, and the fact
-            # columns of the tables are the committed state.
+            # With write_in_place the changed rows are written into the committed
+            # columns (undone if the commit fails); otherwise checked_alone copied them.
             tables = replace(base, facts=fast[0])
             new_facts = tables.facts
-            undo.extend(write_rows(new_facts, rows, patch))
+            if patch is not None:
+                undo.extend(write_rows(new_facts, rows, patch))
             graph, change = live._generation(tables, np.sort(rows))
             commit_fact_updates(cur, tables, rows, names, new_facts)
             return "update_facts", graph, tables, {"facts": len(rows)}, None, change
