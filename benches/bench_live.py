@@ -119,7 +119,7 @@ def pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs) * 1e3, q))
 
 
-def query_medians(graph: Any, queries: np.ndarray) -> dict[str, float]:
+def query_medians(graph: Any, queries: np.ndarray, clock: str = "wall") -> dict[str, float]:
     spread = graph.spread_plan(**W1)
     recall = graph.recall_plan(**W4)
     match = np.array(workload.MATCH_SCORES)
@@ -130,23 +130,126 @@ def query_medians(graph: Any, queries: np.ndarray) -> dict[str, float]:
     ):
         for a in queries[:50]:
             fn(a)
+        now = time.thread_time if clock == "cpu" else time.perf_counter
         lat = []
         for a in queries:
-            t0 = time.perf_counter()
+            t0 = now()
             fn(a)
-            lat.append(time.perf_counter() - t0)
+            lat.append(now() - t0)
         out[name] = float(np.median(lat)) * 1e6
     return out
 
 
+def peer_medians(n_entities: int, rounds: int, clock: str = "wall") -> dict[str, float]:
+    """W1 / W4 single-query medians (µs) of ``peers.py``'s graphrecall peer, with the
+    extension this process imports (the median of ``rounds`` rounds); ``clock="cpu"``
+    times each query by the thread's CPU time (the time it ran, not the time it waited
+    for a core on a shared machine)."""
+    import peers
+
+    g = workload.generate(n_entities, seed=0)
+    peer = peers.GraphRecallPeer()
+    peer.build(g)
+    qs = peer.prepare(g.queries)
+    out: dict[str, list[float]] = {"W1": [], "W4": []}
+    for _ in range(rounds):
+        for name, fn in (("W1", peer.w1), ("W4", peer.w4)):
+            for a in qs[:50]:
+                fn(a)
+            now = time.thread_time if clock == "cpu" else time.perf_counter
+            lat = []
+            for a in qs:
+                t0 = now()
+                fn(a)
+                lat.append(now() - t0)
+            out[name].append(float(np.median(lat)) * 1e6)
+    return {w: float(np.median(v)) for w, v in out.items()}
+
+
+def compare_cores(
+    cores: list[Path], n_entities: int, runs: int, rounds: int, clock: str = "wall"
+) -> list[str]:
+    """W1 / W4 medians with each extension in ``cores`` (this tree's Python package around
+    it), alternating processes, ``runs`` times: the cost of the overlay-capable layout on a
+    graph with no overlay."""
+    import json
+    import shutil
+    import subprocess
+
+    names = [c.stem if c.name != "_core.abi3.so" else c.parents[2].name for c in cores]
+    lines = [
+        "| run | " + " | ".join(f"{n} {w}" for w in ("W1", "W4") for n in names) + " |",
+        "|---|" + "---:|" * (2 * len(cores)),
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        trees = []
+        for k, core in enumerate(cores):
+            tree = Path(d) / str(k)
+            shutil.copytree(ROOT.parent / "python" / "graphrecall", tree / "graphrecall")
+            shutil.copy(core, tree / "graphrecall" / "_core.abi3.so")
+            trees.append(tree)
+        runs_got: list[list[dict[str, float]]] = []
+        for run in range(runs):
+            got = []
+            for tree in trees:
+                code = (
+                    f"import sys, json; sys.path[:0] = [{str(tree)!r}, {str(ROOT)!r}]; "
+                    "import bench_live; "
+                    f"print(json.dumps(bench_live.peer_medians({n_entities}, {rounds}, "
+                    f"{clock!r})))"
+                )
+                out = subprocess.run(
+                    [sys.executable, "-c", code], capture_output=True, text=True, check=True
+                )
+                got.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            cells = [f"{r[w]:.2f}" for w in ("W1", "W4") for r in got]
+            lines.append(f"| {run + 1} | " + " | ".join(cells) + " |")
+            print(lines[-1], flush=True)
+            runs_got.append(got)
+    med = [
+        float(np.median([got[k][w] for got in runs_got]))
+        for w in ("W1", "W4")
+        for k in range(len(cores))
+    ]
+    lines.append("| median | " + " | ".join(f"{m:.2f}" for m in med) + " |")
+    print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--cores",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="compare these extensions (_core.abi3.so) on a graph with no overlay instead",
+    )
+    ap.add_argument("--runs", type=int, default=4, help="alternating runs of --cores")
+    ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="LiveGraph.write_in_place: updates and access counts written in place",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time queries by wall clock or by the thread's CPU time",
+    )
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--updates", type=int, default=200)
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3, help="query timing rounds (medians)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
+    if args.cores:
+        lines = compare_cores(args.cores, args.entities, args.runs, args.rounds, args.clock)
+        if args.out is not None:
+            cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
+            text = "\n".join([*lines, "", f"Command: `{cmd}`", ""])
+            args.out.write_text(text, encoding="utf-8")
+        return 0
     rng = np.random.default_rng(0)
     lines: list[str] = []
 
@@ -166,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         live = store.load(verify=False)
         load_s = time.perf_counter() - t0
         live.compact_at = 1.0  # compactions by hand, so that they are timed apart
+        live.write_in_place = args.in_place
         timed = Timed(live)
         live._generation = timed  # type: ignore[method-assign]
         t0 = time.perf_counter()
@@ -244,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         overlaid = live.graph
         res: dict[str, list[dict[str, float]]] = {"compacted": [], "overlay": []}
         for _ in range(args.rounds):
-            res["compacted"].append(query_medians(compacted, queries))
-            res["overlay"].append(query_medians(overlaid, queries))
+            res["compacted"].append(query_medians(compacted, queries, args.clock))
+            res["overlay"].append(query_medians(overlaid, queries, args.clock))
         say(
             f"Queries: {len(queries)} W1 / W4 single queries; the overlay graph has "
             f"{n_change:,} facts (1 %) changed since its base ({overlaid.core.overlay_len:,} "

@@ -259,3 +259,65 @@ def test_tables_a_reader_holds_do_not_change_as_facts_are_appended() -> None:
             assert a.tolist() == snapshot[c].tolist()
         assert live.tables.n_rows("facts") == 39 + 10
         assert_fresh(live)
+
+
+def test_a_failed_commit_leaves_rows_written_in_place_as_they_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from graphrecall.errors import CorruptStoreError
+    from graphrecall.live import graph as live_graph
+    from graphrecall.live import updates
+
+    with live_demo() as live:
+        live.write_in_place = True
+        facts = live.tables.facts
+        before = {c: facts[c].copy() for c in ("confidence", "access_count", "last_accessed")}
+        version, graph = live.version, live.graph
+
+        def refuse(*_: Any, **__: Any) -> None:
+            raise OSError("disk full")
+
+        monkeypatch.setattr(updates, "commit_fact_updates", refuse)
+        with pytest.raises(OSError):
+            live.update_facts([{"id": 0, "confidence": 0.25}, {"id": 3, "confidence": 0.5}])
+        monkeypatch.undo()
+        with pytest.raises(CorruptStoreError):  # the access batch fails at its SQL
+            with monkeypatch.context() as m:
+                m.setattr(live_graph, "access_changes", _failing(live_graph.access_changes))
+                live.record_access([0, 1, 1], at=NOW)
+        for c, a in before.items():
+            assert live.tables.facts[c].tolist() == a.tolist()
+        assert live.version == version and live.graph is graph
+        assert_fresh(live)
+        live.update_facts([{"id": 0, "confidence": 0.25}])  # and a later update lands
+        live.record_access([0, 1, 1], at=NOW)
+        assert live.tables.facts["confidence"][0] == np.float32(0.25)
+        assert_fresh(live)
+
+
+def _failing(inner: Any) -> Any:
+    """``access_changes`` whose statements fail when run (after the in-place writes)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        tables, _sql, counts = inner(*args, **kwargs)
+        return tables, [("UPDATE no_such_table SET x = ?", [(1,)])], counts
+
+    return call
+
+
+def test_id_map_extension_and_lookups_cost_the_new_ids() -> None:
+    from graphrecall.tables.ids import IdMap
+
+    ids = np.array([3, 5, 9], dtype=np.int64)
+    m = IdMap(ids, 3, "fact")
+    assert m.largest == 9
+    assert m.holds_any(np.array([1, 5])) and not m.holds_any(np.array([4, 10]))
+    more = np.array([3, 5, 9, 10, 12], dtype=np.int64)
+    e = m.extended(more)
+    assert e.largest == 12 and e.to_index(np.array([12, 3]), "facts", "id").tolist() == [4, 0]
+    # Out of order: built anew, with its checks.
+    back = m.extended(np.array([3, 5, 9, 4], dtype=np.int64))
+    assert back.to_index(np.array([4]), "facts", "id").tolist() == [3]
+    assert IdMap(None, 4, "fact").largest == 3
+    s = IdMap(np.array(["a", "b"], dtype=object), 2, "fact")
+    assert s.largest is None and s.holds_any(np.array(["b"], dtype=object))

@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries, EVERY_EDGE_IN_ORDER};
 use crate::error::{Error, Result};
-use crate::graph::{KnowledgeGraph, NONE};
+use crate::graph::{Adjacency, BaseAdj, KnowledgeGraph, OverlaidAdj, NONE};
 use crate::scoring::{score_fact, FactScoreProfile};
 
 /// How the reached facts of each query are ranked (fused into the traversal call so that a
@@ -445,22 +445,26 @@ impl<'g> Collector<'g> {
 /// independent, so the CPU overlaps their cache misses instead of paying them one entity
 /// at a time inside the dependent traversal loop (a prefetch without `unsafe`).
 #[inline]
-fn touch(g: &KnowledgeGraph, entities: impl Iterator<Item = u32>, direction: Direction) -> u32 {
+fn touch<'a>(
+    g: impl Adjacency<'a>,
+    entities: impl Iterator<Item = u32>,
+    direction: Direction,
+) -> u32 {
     let mut acc = 0u32;
     for e in entities {
         if direction != Direction::In {
             let r = g.out_range(e);
             if r.start < r.end {
-                acc = acc.wrapping_add(g.rec[r.start].object);
+                acc = acc.wrapping_add(g.rec(r.start).object);
                 if r.start + 2 < r.end {
-                    acc = acc.wrapping_add(g.rec[r.start + 2].object);
+                    acc = acc.wrapping_add(g.rec(r.start + 2).object);
                 }
             }
         }
         if direction != Direction::Out {
             let r = g.in_range(e);
             if r.start < r.end {
-                acc = acc.wrapping_add(g.in_pos[r.start]);
+                acc = acc.wrapping_add(g.in_pos(r.start));
             }
         }
     }
@@ -479,8 +483,12 @@ pub(crate) fn total_order_key(x: f64) -> u64 {
 }
 
 /// Seed 000 / 001 traversal: one BFS from all anchors with a shared visited set.
-fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
-    let g = c.g;
+fn spread_shared<'a>(
+    g: impl Adjacency<'a>,
+    anchors: &[u32],
+    p: &SpreadParams,
+    c: &mut Collector<'_>,
+) {
     let limit = p
         .per_entity_limit
         .map_or(EVERY_EDGE_IN_ORDER, |l| l as usize);
@@ -513,7 +521,7 @@ fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
                         hop + 1,
                         anchor,
                         pos as u32,
-                        g.rec[pos].strength,
+                        g.rec(pos).strength,
                     );
                     next.push((other, anchor, pos as u32));
                 }
@@ -528,8 +536,13 @@ fn spread_shared(anchors: &[u32], p: &SpreadParams, c: &mut Collector<'_>) {
 
 /// Seed 004 traversal: an independent BFS per anchor; every fact and entity keeps its best
 /// (anchor, hop) by `score / (1 + hop)`.
-fn spread_independent(anchors: &[u32], scores: &[f64], p: &SpreadParams, c: &mut Collector<'_>) {
-    let g = c.g;
+fn spread_independent<'a>(
+    g: impl Adjacency<'a>,
+    anchors: &[u32],
+    scores: &[f64],
+    p: &SpreadParams,
+    c: &mut Collector<'_>,
+) {
     let limit = p
         .per_entity_limit
         .map_or(EVERY_EDGE_IN_ORDER, |l| l as usize);
@@ -560,7 +573,7 @@ fn spread_independent(anchors: &[u32], scores: &[f64], p: &SpreadParams, c: &mut
                             hop + 1
                         });
                         if d == hop + 1 {
-                            c.entity(other, next_key, hop + 1, a, pos as u32, g.rec[pos].strength);
+                            c.entity(other, next_key, hop + 1, a, pos as u32, g.rec(pos).strength);
                         }
                     }
                     true
@@ -572,6 +585,21 @@ fn spread_independent(anchors: &[u32], scores: &[f64], p: &SpreadParams, c: &mut
     c.dist = dist;
     c.frontier = frontier;
     c.next = next;
+}
+
+/// One query's walk, with the adjacency reads of `g`.
+fn traverse<'a>(
+    g: impl Adjacency<'a>,
+    anchors: &[u32],
+    scores: &[f64],
+    p: &SpreadParams,
+    c: &mut Collector<'_>,
+) {
+    if p.independent_anchors {
+        spread_independent(g, anchors, scores, p, c);
+    } else {
+        spread_shared(g, anchors, p, c);
+    }
 }
 
 /// Queries per rayon task: large enough to amortise the collector, small enough to balance.
@@ -630,10 +658,11 @@ pub fn spread(
             // several independent walks) can reach it twice; skip the dedupe map otherwise.
             let dedupe = p.independent_anchors || p.direction == Direction::Both;
             c.begin(anchors, scores, dedupe);
-            if p.independent_anchors {
-                spread_independent(anchors, scores, p, &mut c);
-            } else {
-                spread_shared(anchors, p, &mut c);
+            // Plain slices for a graph with no overlay; the overlay-aware reads otherwise.
+            match (BaseAdj::of(g), g.ov.as_deref()) {
+                (Some(b), _) => traverse(b, anchors, scores, p, &mut c),
+                (None, Some(ov)) => traverse(OverlaidAdj::of(g, ov), anchors, scores, p, &mut c),
+                (None, None) => traverse(g, anchors, scores, p, &mut c),
             }
             c.end(p, now);
         }

@@ -21,7 +21,7 @@ pub use recall::{graph_recall, Dedupe, Recall, RecallParams};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::graph::{KnowledgeGraph, NULL_TIME};
+use crate::graph::{Adjacency, KnowledgeGraph, NULL_TIME};
 
 /// Which way edges are walked from an expanded entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,30 +112,30 @@ impl FactFilter {
     }
 
     #[inline]
-    pub(crate) fn admits(&self, g: &KnowledgeGraph, pos: usize) -> bool {
+    pub(crate) fn admits<'a>(&self, g: impl Adjacency<'a>, pos: usize) -> bool {
         if let Some(s) = &self.statuses {
-            if !s.contains(g.rec[pos].status) {
+            if !s.contains(g.rec(pos).status) {
                 return false;
             }
         }
         if let Some(p) = &self.predicates {
-            if !p[g.rec[pos].predicate as usize] {
+            if !p[g.rec(pos).predicate as usize] {
                 return false;
             }
         }
         if let Some(c) = self.min_confidence {
-            if g.rec[pos].confidence < c {
+            if g.rec(pos).confidence < c {
                 return false;
             }
         }
         if let Some(t) = self.as_of {
-            if let Some(from) = &g.valid_from {
+            if let Some(from) = &g.graph().valid_from {
                 let f = from[pos];
                 if f != NULL_TIME && f > t {
                     return false;
                 }
             }
-            if let Some(to) = &g.valid_to {
+            if let Some(to) = &g.graph().valid_to {
                 let v = to[pos];
                 if v != NULL_TIME && t >= v {
                     return false;
@@ -143,7 +143,7 @@ impl FactFilter {
             }
         }
         if let Some(m) = self.max_sequence {
-            if let Some(seq) = &g.sequence {
+            if let Some(seq) = &g.graph().sequence {
                 let s = seq[pos];
                 if s == NULL_TIME || s > m {
                     return false;
@@ -262,8 +262,8 @@ pub(crate) const EVERY_EDGE_IN_ORDER: usize = usize::MAX - 1;
 /// `visit(pos, other_endpoint)` until it returns `false` or `limit` edges were visited.
 /// Literal facts have `other == NONE`.
 #[inline]
-pub(crate) fn for_each_edge(
-    g: &KnowledgeGraph,
+pub(crate) fn for_each_edge<'a>(
+    g: impl Adjacency<'a>,
     e: u32,
     direction: Direction,
     filter: &FactFilter,
@@ -279,7 +279,7 @@ pub(crate) fn for_each_edge(
             for p in g.out_range(e) {
                 if filter.admits(g, p) {
                     taken += 1;
-                    if !visit(p, g.rec[p].object) || taken >= limit {
+                    if !visit(p, g.rec(p).object) || taken >= limit {
                         return;
                     }
                 }
@@ -287,10 +287,10 @@ pub(crate) fn for_each_edge(
         }
         Direction::In => {
             for i in g.in_range(e) {
-                let p = g.in_pos[i] as usize;
+                let p = g.in_pos(i) as usize;
                 if filter.admits(g, p) {
                     taken += 1;
-                    if !visit(p, g.in_subject[i]) || taken >= limit {
+                    if !visit(p, g.in_subject(i)) || taken >= limit {
                         return;
                     }
                 }
@@ -302,25 +302,25 @@ pub(crate) fn for_each_edge(
             if filter.admits_all() {
                 // The unfiltered walk (PPR's): no per-edge filter call.
                 for p in g.out_range(e) {
-                    if !visit(p, g.rec[p].object) {
+                    if !visit(p, g.rec(p).object) {
                         return;
                     }
                 }
                 for i in g.in_range(e) {
-                    let other = g.in_subject[i];
-                    if other != e && !visit(g.in_pos[i] as usize, other) {
+                    let other = g.in_subject(i);
+                    if other != e && !visit(g.in_pos(i) as usize, other) {
                         return;
                     }
                 }
                 return;
             }
             for p in g.out_range(e) {
-                if filter.admits(g, p) && !visit(p, g.rec[p].object) {
+                if filter.admits(g, p) && !visit(p, g.rec(p).object) {
                     return;
                 }
             }
             for i in g.in_range(e) {
-                let (p, other) = (g.in_pos[i] as usize, g.in_subject[i]);
+                let (p, other) = (g.in_pos(i) as usize, g.in_subject(i));
                 if other != e && filter.admits(g, p) && !visit(p, other) {
                     return;
                 }
@@ -337,17 +337,17 @@ pub(crate) fn for_each_edge(
                     (true, false) => true,
                     (false, true) => false,
                     (true, true) => {
-                        let pi = g.in_pos[i] as usize;
-                        let (co, ci) = (g.rec[o].confidence, g.rec[pi].confidence);
-                        co > ci || (co == ci && g.rec[o].fact <= g.rec[pi].fact)
+                        let pi = g.in_pos(i) as usize;
+                        let (co, ci) = (g.rec(o).confidence, g.rec(pi).confidence);
+                        co > ci || (co == ci && g.rec(o).fact <= g.rec(pi).fact)
                     }
                 };
                 let (p, other) = if take_out {
                     o += 1;
-                    (o - 1, g.rec[o - 1].object)
+                    (o - 1, g.rec(o - 1).object)
                 } else {
                     i += 1;
-                    (g.in_pos[i - 1] as usize, g.in_subject[i - 1])
+                    (g.in_pos(i - 1) as usize, g.in_subject(i - 1))
                 };
                 // A self-loop appears in both lists; walk it once (from the out side).
                 if !take_out && other == e {

@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::bfs::total_order_key;
 use super::{for_each_edge, per_query, Direction, FactFilter, Queries};
 use crate::error::{Error, Result};
-use crate::graph::{KnowledgeGraph, NONE};
+use crate::graph::{Adjacency, BaseAdj, KnowledgeGraph, OverlaidAdj, NONE};
 
 /// Which duplicates are removed before the top-k cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,8 +115,8 @@ struct Scratch {
 
 /// `g(x)` for every entity that gets expanded (distance < max_hops from some anchor), into
 /// `sc.reach`.
-fn expanded_entities(
-    graph: &KnowledgeGraph,
+fn expanded_entities<'a>(
+    graph: impl Adjacency<'a>,
     anchors: &[u32],
     scores: &[f64],
     p: &RecallParams,
@@ -170,8 +170,8 @@ fn expanded_entities(
     }
 }
 
-fn recall_one(
-    g: &KnowledgeGraph,
+fn recall_one<'a>(
+    g: impl Adjacency<'a>,
     anchors: &[u32],
     scores: &[f64],
     p: &RecallParams,
@@ -214,7 +214,7 @@ fn recall_one(
                         return true; // edges only: literal facts have no far end
                     }
                     // `+ 0.0` turns -0.0 into 0.0 so that ties compare equal.
-                    let score = r.g * f64::from(g.rec[pos].confidence) + 0.0;
+                    let score = r.g * f64::from(g.rec(pos).confidence) + 0.0;
                     if heap.len() >= k {
                         if let Some(worst) = heap.peek() {
                             if score < worst.score {
@@ -235,7 +235,7 @@ fn recall_one(
                     }
                     let hit = Hit {
                         score,
-                        fact: g.rec[pos].fact,
+                        fact: g.rec(pos).fact,
                         hop: r.hop,
                         anchor: r.anchor,
                         via: x,
@@ -276,7 +276,7 @@ fn recall_one(
                     if other == NONE {
                         return true;
                     }
-                    let rec = &g.rec[pos];
+                    let rec = &g.rec(pos);
                     let score = r.g * f64::from(rec.confidence) + 0.0;
                     let key = total_order_key(score);
                     if floor.len() >= k {
@@ -315,11 +315,11 @@ fn recall_one(
             triples.clear();
             let mut out = Vec::with_capacity(p.top_k.min(hits.len()));
             for h in hits {
-                let pos = g.pos_of(h.fact) as u32;
+                let pos = g.graph().pos_of(h.fact) as u32;
                 let key = (
-                    g.subject_at(pos),
-                    g.rec[pos as usize].object,
-                    g.rec[pos as usize].predicate,
+                    g.graph().subject_at(pos),
+                    g.rec(pos as usize).object,
+                    g.rec(pos as usize).predicate,
                 );
                 if triples.insert(key) {
                     out.push(h);
@@ -335,8 +335,8 @@ fn recall_one(
 
 /// Walk `x`'s admitted edges with early exit; the out and in lists are each sorted by
 /// confidence, so each is cut independently when `visit` says the rest cannot score.
-fn walk_sorted(
-    g: &KnowledgeGraph,
+fn walk_sorted<'a>(
+    g: impl Adjacency<'a>,
     x: u32,
     direction: Direction,
     filter: &FactFilter,
@@ -344,15 +344,15 @@ fn walk_sorted(
 ) {
     if matches!(direction, Direction::Out | Direction::Both) {
         for pos in g.out_range(x) {
-            if filter.admits(g, pos) && !visit(pos, g.rec[pos].object) {
+            if filter.admits(g, pos) && !visit(pos, g.rec(pos).object) {
                 break;
             }
         }
     }
     if matches!(direction, Direction::In | Direction::Both) {
         for i in g.in_range(x) {
-            let pos = g.in_pos[i] as usize;
-            let other = g.in_subject[i];
+            let pos = g.in_pos(i) as usize;
+            let other = g.in_subject(i);
             if direction == Direction::Both && other == x {
                 continue; // a self-loop was already walked from the out side
             }
@@ -394,7 +394,14 @@ pub fn graph_recall(g: &KnowledgeGraph, queries: &Queries<'_>, p: &RecallParams)
         let out = (c * CHUNK..((c + 1) * CHUNK).min(n))
             .map(|q| {
                 let (anchors, scores) = queries.query(q);
-                recall_one(g, anchors, scores, p, &mut sc)
+                // Plain slices for a graph with no overlay; overlay-aware reads otherwise.
+                match (BaseAdj::of(g), g.ov.as_deref()) {
+                    (Some(b), _) => recall_one(b, anchors, scores, p, &mut sc),
+                    (None, Some(ov)) => {
+                        recall_one(OverlaidAdj::of(g, ov), anchors, scores, p, &mut sc)
+                    }
+                    (None, None) => recall_one(g, anchors, scores, p, &mut sc),
+                }
             })
             .collect::<Vec<_>>();
         // Keep the buffers for the thread's next call unless a huge query inflated them.

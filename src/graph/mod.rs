@@ -12,7 +12,7 @@ mod overlay;
 mod parts;
 
 pub use build::GraphInput;
-pub(crate) use overlay::{Column, Overlay};
+pub(crate) use overlay::{Adjacency, BaseAdj, Column, OverlaidAdj, Overlay};
 
 pub use parts::{Check, GraphParts, PartsRef};
 use std::sync::Arc;

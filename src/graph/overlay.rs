@@ -715,3 +715,179 @@ mod tests {
         assert_eq!(g.n_facts(), 1); // the old generation is unchanged
     }
 }
+
+/// The adjacency reads of the traversal kernels: fact records by position, an entity's
+/// out-row and in-row, and the in-rows' positions and subjects. Kernels generic over it are
+/// monomorphised twice and pick one per query: [`BaseAdj`] for a graph with no overlay
+/// (plain slices, no overlay check), `&KnowledgeGraph` for any graph.
+pub(crate) trait Adjacency<'a>: Copy {
+    /// The graph read (for its colder columns).
+    fn graph(self) -> &'a KnowledgeGraph;
+    /// The fact record at a position.
+    fn rec(self, pos: usize) -> &'a FactRec;
+    /// Positions of the out-facts of `e`.
+    fn out_range(self, e: u32) -> std::ops::Range<usize>;
+    /// Indices into the in-rows of the in-facts of `e`.
+    fn in_range(self, e: u32) -> std::ops::Range<usize>;
+    /// The position of in-row entry `i`.
+    fn in_pos(self, i: usize) -> u32;
+    /// The subject of in-row entry `i`.
+    fn in_subject(self, i: usize) -> u32;
+}
+
+impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
+    #[inline]
+    fn graph(self) -> &'a KnowledgeGraph {
+        self
+    }
+    #[inline]
+    fn rec(self, pos: usize) -> &'a FactRec {
+        &self.rec[pos]
+    }
+    #[inline]
+    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+        KnowledgeGraph::out_range(self, e)
+    }
+    #[inline]
+    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+        KnowledgeGraph::in_range(self, e)
+    }
+    #[inline]
+    fn in_pos(self, i: usize) -> u32 {
+        self.in_pos[i]
+    }
+    #[inline]
+    fn in_subject(self, i: usize) -> u32 {
+        self.in_subject[i]
+    }
+}
+
+/// The adjacency of a graph with an overlay, read through plain slices of its base and
+/// appended parts (the overlay's maps only for the entities it moved).
+#[derive(Clone, Copy)]
+pub(crate) struct OverlaidAdj<'a> {
+    base: BaseAdj<'a>,
+    ov: &'a Overlay,
+    rec_ext: &'a [FactRec],
+    in_pos_ext: &'a [u32],
+    in_subject_ext: &'a [u32],
+}
+
+impl<'a> OverlaidAdj<'a> {
+    /// The view of `g` (with or without an overlay).
+    #[inline]
+    pub(crate) fn of(g: &'a KnowledgeGraph, ov: &'a Overlay) -> Self {
+        OverlaidAdj {
+            base: BaseAdj {
+                g,
+                rec: g.rec.base(),
+                out_offsets: &g.out_offsets[..],
+                in_offsets: &g.in_offsets[..],
+                in_pos: g.in_pos.base(),
+                in_subject: g.in_subject.base(),
+            },
+            ov,
+            rec_ext: g.rec.ext(),
+            in_pos_ext: g.in_pos.ext(),
+            in_subject_ext: g.in_subject.ext(),
+        }
+    }
+}
+
+impl<'a> Adjacency<'a> for OverlaidAdj<'a> {
+    #[inline]
+    fn graph(self) -> &'a KnowledgeGraph {
+        self.base.g
+    }
+    #[inline]
+    fn rec(self, pos: usize) -> &'a FactRec {
+        match self.base.rec.get(pos) {
+            Some(r) => r,
+            None => &self.rec_ext[pos - self.base.rec.len()],
+        }
+    }
+    #[inline]
+    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+        match self.ov.out_row(e) {
+            Some(r) => r,
+            None => self.base.out_range(e),
+        }
+    }
+    #[inline]
+    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+        match self.ov.in_row(e) {
+            Some(r) => r,
+            None => self.base.in_range(e),
+        }
+    }
+    #[inline]
+    fn in_pos(self, i: usize) -> u32 {
+        match self.base.in_pos.get(i) {
+            Some(&p) => p,
+            None => self.in_pos_ext[i - self.base.in_pos.len()],
+        }
+    }
+    #[inline]
+    fn in_subject(self, i: usize) -> u32 {
+        match self.base.in_subject.get(i) {
+            Some(&s) => s,
+            None => self.in_subject_ext[i - self.base.in_subject.len()],
+        }
+    }
+}
+
+/// The adjacency of a graph with no overlay, read through plain slices.
+#[derive(Clone, Copy)]
+pub(crate) struct BaseAdj<'a> {
+    g: &'a KnowledgeGraph,
+    rec: &'a [FactRec],
+    out_offsets: &'a [u32],
+    in_offsets: &'a [u32],
+    in_pos: &'a [u32],
+    in_subject: &'a [u32],
+}
+
+impl<'a> BaseAdj<'a> {
+    /// The plain view of `g`, or None when `g` has an overlay (appended rows).
+    #[inline]
+    pub(crate) fn of(g: &'a KnowledgeGraph) -> Option<Self> {
+        if g.ov.is_some() || !g.rec.ext().is_empty() || !g.in_pos.ext().is_empty() {
+            return None;
+        }
+        Some(BaseAdj {
+            g,
+            rec: g.rec.base(),
+            out_offsets: &g.out_offsets[..],
+            in_offsets: &g.in_offsets[..],
+            in_pos: g.in_pos.base(),
+            in_subject: g.in_subject.base(),
+        })
+    }
+}
+
+impl<'a> Adjacency<'a> for BaseAdj<'a> {
+    #[inline]
+    fn graph(self) -> &'a KnowledgeGraph {
+        self.g
+    }
+    #[inline]
+    fn rec(self, pos: usize) -> &'a FactRec {
+        &self.rec[pos]
+    }
+    #[inline]
+    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+        self.out_offsets[e as usize] as usize..self.out_offsets[e as usize + 1] as usize
+    }
+    #[inline]
+    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+        self.in_offsets[e as usize] as usize..self.in_offsets[e as usize + 1] as usize
+    }
+    #[inline]
+    fn in_pos(self, i: usize) -> u32 {
+        self.in_pos[i]
+    }
+    #[inline]
+    fn in_subject(self, i: usize) -> u32 {
+        self.in_subject[i]
+    }
+}

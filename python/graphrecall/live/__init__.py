@@ -27,10 +27,20 @@ generations share), and every query answers exactly as a fresh build of the same
 by itself at ``compact_at`` of the facts). Other changes (entities, chunks, mentions,
 aliases, deletes, a new vocabulary word) rebuild the graph from the tables.
 
+A fact change costs its rows, not the graph: new facts are checked against the entities
+they name only, appended to column buffers with room, and given ids from the graph's id
+map. ``update_facts`` and ``record_access`` copy each changed fact column (the tables a
+reader got with its graph never change); with :attr:`LiveGraph.write_in_place` they write
+the changed rows in place instead (put back if the commit fails): O(change), but the
+fact columns of every :attr:`LiveGraph.tables` are then the committed state, so a reader's
+tables may show later updates of existing facts that its graph does not (a saved index
+made from them would not match its graph).
+
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (fact changes as generations),
-:mod:`.rows` (fact rows checked and committed alone), :mod:`.usage` (the usage write-back
-of :meth:`LiveGraph.record_access`) and :mod:`.changes` (column edits on the tables).
+:mod:`.rows` (fact rows checked and committed alone), :mod:`.updates` (``update_facts``),
+:mod:`.usage` (the usage write-back of :meth:`LiveGraph.record_access`) and
+:mod:`.changes` (column edits on the tables).
 """
 
 from .graph import LiveGraph

@@ -59,8 +59,10 @@ def _filled(tables: GraphTables, table: str, col: str, n: int) -> Array:
 
 
 def _records_to_columns(
-    recs: list[Mapping[str, Any]], table: str, base: GraphTables
+    recs: list[Mapping[str, Any]], table: str, base: GraphTables, largest: int | None = None
 ) -> dict[str, Array]:
+    """The columns of new records (absent keys take the column's default; facts without
+    an id get the next ints after the largest, ``largest`` when the caller knows it)."""
     known = COLUMNS[table]
     keys: set[str] = set()
     for i, r in enumerate(recs):
@@ -89,7 +91,8 @@ def _records_to_columns(
                     f"add_facts records row {need[0]}: has no 'id' (the facts' ids are not "
                     "all ints, so give every new fact an id)"
                 )
-            start = int(existing.max()) + 1 if len(existing) else 0
+            top = largest if largest is not None else int(existing.max()) if len(existing) else -1
+            start = top + 1
             ids = cols.get("id", _object([None] * len(recs)))
             for k, i in enumerate(need):
                 ids[i] = start + k

@@ -13,16 +13,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import DataError, ParameterError, UnknownIdError
+from ..errors import ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
 from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
-from ..tables import COLUMNS, BadDataError, GraphTables, LoadReport, OnBad
+from ..tables import BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
 from .changes import (
     _concat_table,
     _drop_orphan_embeddings,
-    _filled,
     _keep_rows,
     _member,
     _records_to_columns,
@@ -32,7 +31,8 @@ from .changes import (
 )
 from .overlay import FactChange, fact_generation, with_core
 from .report import GraphVersion, UpdateReport
-from .rows import checked_alone, commit_fact_updates
+from .rows import Undo, checked_alone, undo_rows
+from .updates import update_facts as _update_facts
 from .usage import access_changes
 
 Array = npt.NDArray[Any]
@@ -88,6 +88,10 @@ class LiveGraph:
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
         self.compaction_error: BaseException | None = None
+        #: Write ``update_facts`` / ``record_access`` rows into the committed fact columns
+        #: in place (O(change) instead of a copy of each changed column), so the tables a
+        #: reader got with an older graph show the later values (see :mod:`graphrecall.live`).
+        self.write_in_place = False
 
     # ------------------------------------------------------------------ readers
 
@@ -158,7 +162,10 @@ class LiveGraph:
             with self._writing() as cur:
                 base = self._tables
                 n_old = base.n_rows(table)
-                new_cols = _records_to_columns(recs, table, base)
+                largest = None
+                if table == "facts" and self._tables is self._current.tables:
+                    largest = self._current.graph.fact_map.largest  # not a scan of the ids
+                new_cols = _records_to_columns(recs, table, base, largest)
                 fast = None
                 if table == "facts":
                     fast = checked_alone(
@@ -222,75 +229,14 @@ class LiveGraph:
             BadDataError: A new value breaks a rule.
         """
         recs = list(records)
+        undo: Undo = []
         with self._update_lock:
-            with self._writing() as cur:
-                base = self._tables
-                facts = base.facts
-                if "id" not in facts:  # ids are the rows
-                    facts = {**facts, "id": np.arange(base.n_rows("facts"), dtype=np.int64)}
-                ids = []
-                for i, r in enumerate(recs):
-                    if "id" not in r:
-                        raise DataError(f"update_facts records row {i}: has no 'id'")
-                    unknown = [k for k in r if k not in COLUMNS["facts"]]
-                    if unknown:
-                        raise DataError(
-                            f"update_facts records row {i}: unknown column {unknown[0]!r}; "
-                            f"known: {list(COLUMNS['facts'])!r}"
-                        )
-                    ids.append(r["id"])
-                rows = self._rows_of("facts", ids)
-                if len(np.unique(rows)) != len(rows):
-                    raise DataError("update_facts: a fact is named twice in one update")
-                n = base.n_rows("facts")
-                names = {k for r in recs for k in r} - {"id"}
-                fast = None
-                if names <= set(facts):
-                    changed: dict[str, Array] = {}
-                    for col, arr in facts.items():
-                        part = arr[rows]
-                        if col in names:
-                            part = part.astype(object)
-                            for i, r in enumerate(recs):
-                                if col in r:
-                                    part[i] = r[col]
-                        changed[col] = part
-                    g, op = self._current.graph, "update_facts"
-                    fast = checked_alone(base, g, changed, len(rows), op, rows, columns=names)
-                if fast is not None:
-                    tables = replace(base, facts=fast[0])
-                    new_facts = tables.facts
-                    graph, change = self._generation(tables, np.sort(rows))
-                    commit_fact_updates(cur, tables, rows, names, new_facts)
-                    return self._swap(
-                        "update_facts", graph, tables, {"facts": len(rows)}, None, change
-                    )
-                cols: dict[str, Array] = {}
-                for col in COLUMNS["facts"]:
-                    if col in facts:
-                        arr = facts[col]
-                        cols[col] = arr.astype(object) if col in names else arr
-                    elif col in names:
-                        cols[col] = _filled(base, "facts", col, n)
-                for row, r in zip(rows.tolist(), recs, strict=True):
-                    for k, v in r.items():
-                        if k != "id":
-                            cols[k][row] = v
-                # Only the updated rows are re-checked as "new": move them to the end.
-                order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
-                moved = {c: a[order] for c, a in cols.items()}
-                checked, _ = self._check_change(
-                    base, "facts", moved, n - len(rows), "raise", "update_facts"
-                )
-                checked_facts = checked.facts
-                inverse = np.empty(n, dtype=np.int64)
-                inverse[order] = np.arange(n)
-                new_facts = {c: a[inverse] for c, a in checked_facts.items()}
-                tables = replace(base, facts=new_facts)
-                graph, change = self._generation(tables, np.sort(rows))
-
-                commit_fact_updates(cur, tables, rows, names, new_facts)
-            return self._swap("update_facts", graph, tables, {"facts": len(rows)}, None, change)
+            try:
+                made = _update_facts(self, recs, undo)
+            except BaseException:
+                undo_rows(undo)  # nothing was committed: the tables hold what they held
+                raise
+            return self._swap(*made)
 
     # ------------------------------------------------------------------ deletes
 
@@ -431,17 +377,29 @@ class LiveGraph:
         """
         t = _time(at)
         fids, cids = list(fact_ids), list(chunk_ids)
+        undo: Undo = []
         with self._update_lock:
-            with self._writing() as cur:
-                tables, sql, counts = access_changes(
-                    self._tables, (("facts", fids), ("chunks", cids)), self._rows_of, t
-                )
-                graph, change = None, None
-                if refresh:
-                    rows = self._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
-                    graph, change = self._generation(tables, np.unique(rows))
-                for statement, params in sql:
-                    cur.executemany(statement, params)
+            try:
+                with self._writing() as cur:
+                    # Shown at once: counts written in place (undone if the commit fails).
+                    tables, sql, counts = access_changes(
+                        self._tables,
+                        (("facts", fids), ("chunks", cids)),
+                        self._rows_of,
+                        t,
+                        undo
+                        if self.write_in_place and refresh and self._tables is self._current.tables
+                        else None,
+                    )
+                    graph, change = None, None
+                    if refresh:
+                        rows = self._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
+                        graph, change = self._generation(tables, np.unique(rows))
+                    for statement, params in sql:
+                        cur.executemany(statement, params)
+            except BaseException:
+                undo_rows(undo)
+                raise
             if graph is None:
                 self._tables = tables
                 return UpdateReport("record_access", self._current.version, counts)

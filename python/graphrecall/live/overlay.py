@@ -177,7 +177,7 @@ def fact_generation(
         facts_map = (
             IdMap(np.arange(n, dtype=np.int64), n, "fact", copy=False)
             if ids is None
-            else IdMap(ids, n, "fact")
+            else graph.fact_map.extended(np.asarray(ids))
         )
     values = None
     if graph.object_values is not None:

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import UnknownIdError
+from ..errors import GraphRecallError, UnknownIdError
 from ..graph import KnowledgeGraph
 from ..storage.sqlite import sql_values
 from ..tables import GraphTables, LoadReport
 from ..tables import check_tables as _check
-from .changes import _append, _concat, _filled, _member, _reference_view
+from .changes import _append, _concat, _filled
 
 Array = npt.NDArray[Any]
 
@@ -30,6 +30,7 @@ def checked_alone(
     rows: npt.NDArray[np.int64] | None = None,
     spare: dict[str, Array] | None = None,
     columns: set[str] | None = None,
+    patch: dict[str, Array] | None = None,
 ) -> tuple[dict[str, Array], LoadReport] | None:
     """The facts table with new or changed rows checked alone (their values and what
     they refer to), so that the cost is theirs, not the table's: new rows go after the
@@ -37,13 +38,18 @@ def checked_alone(
     (a row is refused, a new id is held already, a column or a value type the stored
     rows lack): that check decides, with its precise report. ``spare``: buffers with room
     for appended rows (see ``_append``), kept by the caller from one add to the next.
-    ``columns``: the columns an update changes (the others are given to be checked)."""
+    ``columns``: the columns an update changes (the others are given to be checked).
+    ``patch``: for an update, receives the checked values of the changed columns at
+    ``rows`` instead of copies of the columns with them written (see :func:`write_rows`)."""
     old = base.facts
     if "id" not in old or any(c not in old for c in new) or n_new == 0:
         return None
     mini = {c: new[c] if c in new else _filled(base, "facts", c, n_new) for c in old}
     label = f"{op} records"
-    checked = _check(_reference_view(base, "facts", mini), "skip", label={"facts": label})
+    view = _entities_referenced(base, graph, mini)
+    if view is None:
+        return None
+    checked = _check(view, "skip", label={"facts": label})
     mine = tuple(t for t in checked.report.tables if t.table == label)
     report = LoadReport(mine, "raise", "update" if rows is not None else "add")
     if not report.ok or not bool(checked.keep["facts"].all()):
@@ -58,7 +64,7 @@ def checked_alone(
                 except UnknownIdError:
                     continue
                 return None  # held already: the full check reports it
-        elif bool(_member(ids, old["id"]).any()):
+        elif graph.fact_map.holds_any(ids):
             return None
     out: dict[str, Array] = {}
     for c, a in old.items():
@@ -68,14 +74,44 @@ def checked_alone(
         elif c in (new if columns is None else columns):
             if a.dtype != b.dtype or a.dtype.kind == "U":
                 return None
-            a = a.copy()
-            a[rows] = b
             out[c] = a
+            if patch is not None:
+                patch[c] = b
+            else:
+                a = a.copy()
+                a[rows] = b
+                out[c] = a
         else:
             out[c] = a
     if rows is None and any(out[c].dtype != old[c].dtype for c in old):
         return None  # the stored column's type changes: the full check normalises it
     return out, report
+
+
+def _entities_referenced(
+    base: GraphTables, graph: KnowledgeGraph, facts: dict[str, Array]
+) -> GraphTables | None:
+    """The tables a few fact rows are checked with: those rows, and the ids and tenants of
+    the entities they name only (the stored tables passed their check already, so a
+    reference or tenant rule of the rows holds against these as against all entities).
+    None when a subject or object is no entity of the graph (the full check reports it)."""
+    if "id" not in base.entities:
+        return None
+    named = [v for c in ("subject", "object") if c in facts for v in facts[c].tolist()]
+    try:
+        rows = np.unique(graph.entity_index([v for v in named if v is not None]))
+    except (GraphRecallError, TypeError, ValueError, OverflowError):
+        return None
+    entities: dict[str, Array] = {
+        c: base.entities[c][rows] for c in ("id", "tenant") if c in base.entities
+    }
+    return GraphTables(
+        entities=entities,
+        facts=facts,
+        chunks=None,
+        statuses=base.statuses,
+        sources=base.sources,
+    )
 
 
 def commit_fact_updates(
@@ -97,3 +133,27 @@ def commit_fact_updates(
                 for v, i in zip(values, new_facts["id"][rows].tolist(), strict=True)
             ],
         )
+
+
+#: Rows written in place: (column, rows, the values they held).
+Undo = list[tuple[Array, npt.NDArray[np.int64], Array]]
+
+
+def write_rows(
+    cols: Mapping[str, Array], rows: npt.NDArray[np.int64], patch: Mapping[str, Array]
+) -> Undo:
+    """Write ``patch[c]`` at ``rows`` of ``cols[c]`` in place (an update's cost is its
+    rows, not a copy of the column); returns what :func:`undo_rows` needs to put the old
+    values back."""
+    undo: Undo = []
+    for c, values in patch.items():
+        a = cols[c]
+        undo.append((a, rows, a[rows].copy()))
+        a[rows] = values
+    return undo
+
+
+def undo_rows(undo: Undo) -> None:
+    """Put back the values :func:`write_rows` (or an in-place access count) replaced."""
+    for a, rows, old in reversed(undo):
+        a[rows] = old

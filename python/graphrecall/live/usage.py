@@ -18,6 +18,7 @@ _MAX_ACCESS = 2**32 - 2
 
 #: One SQL statement and the parameter rows it runs with.
 Statement = tuple[str, list[tuple[Any, ...]]]
+Array = npt.NDArray[Any]
 
 
 def access_changes(
@@ -25,6 +26,7 @@ def access_changes(
     batches: Sequence[tuple[str, Sequence[Hashable]]],
     rows_of: Callable[[str, Sequence[Hashable]], npt.NDArray[np.int64]],
     t: int,
+    undo: list[tuple[Array, npt.NDArray[np.int64], Array]] | None = None,
 ) -> tuple[GraphTables, list[Statement], dict[str, int]]:
     """The tables after recording one access batch, the updates to commit, and the rows
     touched per table.
@@ -35,6 +37,10 @@ def access_changes(
             may repeat).
         rows_of: The rows of ``ids`` in a table (raises for an unknown id).
         t: The access time (int seconds).
+        undo: Given, the counts and times are written in place where the columns can
+            hold them (the cost is the accessed rows, not copies of the columns), and
+            ``(column, rows, old values)`` are appended to it to put them back should the
+            commit fail; the columns are copied otherwise.
 
     Raises:
         DataError: A count would overflow its column.
@@ -51,23 +57,43 @@ def access_changes(
         cols = base.table(table)
         assert cols is not None
         n = base.n_rows(table)
+        limit = _MAX_ACCESS if table == "facts" else 2**63 - 1
+        held_acc, held_last = cols.get("access_count"), cols.get("last_accessed")
+        if undo is not None and held_acc is not None and held_last is not None:
+            got = held_acc[uniq].astype(np.int64) + times
+            if (got > limit).any():
+                raise DataError(f"record_access: {table}.access_count would exceed {limit}")
+            if held_acc.dtype == np.int64 and held_last.dtype == np.int64:
+                was = held_last[uniq]
+                undo.append((held_acc, uniq, held_acc[uniq].copy()))
+                undo.append((held_last, uniq, was.copy()))
+                held_acc[uniq] = got
+                held_last[uniq] = np.maximum(np.where(was == NULL_TIME, t, was), t)
+                out[table] = cols
+                sql.append(_statement(table, cols, uniq, times, t))
+                counts[table] = len(uniq)
+                continue
         acc = cols.get("access_count", np.zeros(n, dtype=np.int64)).astype(np.int64)
         new_acc = acc.copy()
         new_acc[uniq] += times
-        limit = _MAX_ACCESS if table == "facts" else 2**63 - 1
         if (new_acc[uniq] > limit).any():
             raise DataError(f"record_access: {table}.access_count would exceed {limit}")
         last = cols.get("last_accessed", np.full(n, NULL_TIME, dtype=np.int64))
         new_last = last.copy()
         new_last[uniq] = np.maximum(np.where(last[uniq] == NULL_TIME, t, last[uniq]), t)
         out[table] = {**cols, "access_count": new_acc, "last_accessed": new_last}
-        key_ids = cols["id"][uniq].tolist() if "id" in cols else uniq.tolist()
-        sql.append(
-            (
-                f"UPDATE {table} SET access_count = access_count + ?, "
-                "last_accessed = max(coalesce(last_accessed, ?), ?) WHERE id = ?",
-                [(int(c), t, t, i) for c, i in zip(times.tolist(), key_ids, strict=True)],
-            )
-        )
+        sql.append(_statement(table, cols, uniq, times, t))
         counts[table] = len(uniq)
     return replace(base, **out), sql, counts
+
+
+def _statement(
+    table: str, cols: dict[str, Array], uniq: npt.NDArray[np.int64], times: Array, t: int
+) -> Statement:
+    """The SQL adding ``times`` accesses at ``t`` to the rows ``uniq``."""
+    key_ids = cols["id"][uniq].tolist() if "id" in cols else uniq.tolist()
+    return (
+        f"UPDATE {table} SET access_count = access_count + ?, "
+        "last_accessed = max(coalesce(last_accessed, ?), ?) WHERE id = ?",
+        [(int(c), t, t, i) for c, i in zip(times.tolist(), key_ids, strict=True)],
+    )

@@ -103,6 +103,54 @@ class IdMap:
         return self._n
 
     @property
+    def largest(self) -> int | None:
+        """The largest int id (None for no ids, or ids that are not ints)."""
+        if self.kind == "identity":
+            return self._n - 1 if self._n else None
+        keys = self._sorted_keys
+        if self.kind != "int" or keys is None or not len(keys):
+            return None
+        return int(keys[-1])
+
+    def holds_any(self, ids: npt.NDArray[Any]) -> bool:
+        """Whether any of ``ids`` is held (a lookup per id, not a scan of the map)."""
+        if self.kind == "object":
+            assert self._index is not None
+            index = self._index
+            return any(v in index for v in ids.tolist())
+        if ids.dtype.kind not in "iu":
+            return True  # not int ids: the caller's full check decides
+        arr = ids.astype(np.int64)
+        if self.kind == "identity":
+            return bool(((arr >= 0) & (arr < self._n)).any())
+        return bool(self._positions(arr)[1].any())
+
+    def extended(self, ids: npt.NDArray[Any]) -> IdMap:
+        """The map of ``ids`` (this map's ids followed by new ones, an array nobody writes
+        to again), made in the cost of the new ids where both are int ids in order and the
+        new ones come after (else built anew, checks included)."""
+        n = len(ids)
+        keys = self._sorted_keys
+        if (
+            self.kind == "int"
+            and keys is not None
+            and self._sorted_pos is None
+            and ids.dtype == np.int64
+            and n >= self._n
+        ):
+            new = ids[self._n :]
+            last = int(keys[-1]) if self._n else None
+            if (last is None or not len(new) or int(new[0]) > last) and bool(
+                (new[1:] > new[:-1]).all()
+            ):
+                out = IdMap(None, n, self.name)
+                out.kind = "int"
+                out._ext = ids
+                out._sorted_keys = ids
+                return out
+        return IdMap(ids, n, self.name)
+
+    @property
     def consecutive(self) -> bool:
         """Int ids that are consecutive and in order (``k, k + 1, ...``), or the identity."""
         if self.kind == "identity":

@@ -1,0 +1,101 @@
+"""``LiveGraph.update_facts``: changed columns of existing facts, checked on their own
+rows and written in place when they can be (else the whole facts table is checked)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import DataError
+from ..graph import KnowledgeGraph
+from ..tables import COLUMNS, GraphTables
+from .changes import _filled
+from .overlay import FactChange
+from .rows import Undo, checked_alone, commit_fact_updates, write_rows
+
+if TYPE_CHECKING:
+    from .graph import LiveGraph
+
+Array = npt.NDArray[Any]
+
+
+def update_facts(
+    live: LiveGraph, recs: list[Mapping[str, Any]], undo: Undo
+) -> tuple[str, KnowledgeGraph, GraphTables, dict[str, int], None, FactChange | None]:
+    """Check and commit an update (the caller holds the update lock and swaps the graph
+    in once this returns, after the commit); rows written in place go to ``undo``."""
+    with live._writing() as cur:
+        base = live._tables
+        facts = base.facts
+        if "id" not in facts:  # ids are the rows
+            facts = {**facts, "id": np.arange(base.n_rows("facts"), dtype=np.int64)}
+        ids = []
+        for i, r in enumerate(recs):
+            if "id" not in r:
+                raise DataError(f"update_facts records row {i}: has no 'id'")
+            unknown = [k for k in r if k not in COLUMNS["facts"]]
+            if unknown:
+                raise DataError(
+                    f"update_facts records row {i}: unknown column {unknown[0]!r}; "
+                    f"known: {list(COLUMNS['facts'])!r}"
+                )
+            ids.append(r["id"])
+        rows = live._rows_of("facts", ids)
+        if len(np.unique(rows)) != len(rows):
+            raise DataError("update_facts: a fact is named twice in one update")
+        n = base.n_rows("facts")
+        names = {k for r in recs for k in r} - {"id"}
+        fast = None
+        if names <= set(facts):
+            changed: dict[str, Array] = {}
+            for col, arr in facts.items():
+                part = arr[rows]
+                if col in names:
+                    part = part.astype(object)
+                    for i, r in enumerate(recs):
+                        if col in r:
+                            part[i] = r[col]
+                changed[col] = part
+            g, op = live._current.graph, "update_facts"
+            patch: dict[str, Array] | None = {} if live.write_in_place else None
+            fast = checked_alone(base, g, changed, len(rows), op, rows, columns=names, patch=patch)
+        if fast is not None:
+            # With write_in_place the changed rows are written into the committed
+            # columns (undone if the commit fails); otherwise checked_alone copied them.
+            tables = replace(base, facts=fast[0])
+            new_facts = tables.facts
+            if patch is not None:
+                undo.extend(write_rows(new_facts, rows, patch))
+            graph, change = live._generation(tables, np.sort(rows))
+            commit_fact_updates(cur, tables, rows, names, new_facts)
+            return "update_facts", graph, tables, {"facts": len(rows)}, None, change
+        cols: dict[str, Array] = {}
+        for col in COLUMNS["facts"]:
+            if col in facts:
+                arr = facts[col]
+                cols[col] = arr.astype(object) if col in names else arr
+            elif col in names:
+                cols[col] = _filled(base, "facts", col, n)
+        for row, r in zip(rows.tolist(), recs, strict=True):
+            for k, v in r.items():
+                if k != "id":
+                    cols[k][row] = v
+        # Only the updated rows are re-checked as "new": move them to the end.
+        order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
+        moved = {c: a[order] for c, a in cols.items()}
+        checked, _ = live._check_change(
+            base, "facts", moved, n - len(rows), "raise", "update_facts"
+        )
+        checked_facts = checked.facts
+        inverse = np.empty(n, dtype=np.int64)
+        inverse[order] = np.arange(n)
+        new_facts = {c: a[inverse] for c, a in checked_facts.items()}
+        tables = replace(base, facts=new_facts)
+        graph, change = live._generation(tables, np.sort(rows))
+
+        commit_fact_updates(cur, tables, rows, names, new_facts)
+    return "update_facts", graph, tables, {"facts": len(rows)}, None, change
