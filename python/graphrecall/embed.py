@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._threads import apply_openmp, get_threads
-from .e5_onnx import E5_ENGINES, load_engine
+from .e5_engines import E5_ENGINES, load_engine
 from .errors import ParameterError
 
 __all__ = [

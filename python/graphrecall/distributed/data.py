@@ -147,7 +147,7 @@ def _check_pool_fits(actors: int, num_cpus: float) -> None:
 
     if not ray.is_initialized():
         return  # Ray Data starts a local cluster sized to the machine itself.
-    total = float(ray.cluster_resources().get("CPU", 0.0))
+    total = float(ray.cluster_resources().get("CPU", 0.0))  # type: ignore[no-untyped-call]
     if actors * num_cpus > total - 1:
         raise ParameterError(
             f"invalid parameters actors={actors}, num_cpus={num_cpus}: the embedder pool would "
