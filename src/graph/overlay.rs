@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Index;
 use std::sync::Arc;
 
-use super::build::{f32_order, validate_facts};
+use super::build::{f32_order, validate_facts, MAX_TENANTS};
 use super::{FactRec, GraphInput, KnowledgeGraph, NONE, NULL_TIME};
 use crate::error::{Error, Result};
 
@@ -284,12 +284,10 @@ impl KnowledgeGraph {
         let n_words = (self.n_entities as usize).div_ceil(64);
         let mut ov = match &self.ov {
             Some(ov) => (**ov).clone(),
-            None => Overlay {
-                out_dirty: vec![0; n_words],
-                in_dirty: vec![0; n_words],
-                ..Overlay::default()
-            },
+            None => Overlay::default(),
         };
+        ov.out_dirty.resize(n_words, 0);
+        ov.in_dirty.resize(n_words, 0);
         let mut rec = self.rec.ext().to_vec();
         let ext_of = |c: &Option<Column<i64>>| c.as_ref().map(|c| c.ext().to_vec());
         let mut times = [
@@ -534,6 +532,89 @@ impl KnowledgeGraph {
     }
 }
 
+impl KnowledgeGraph {
+    /// A new generation with entities appended: entity `n_entities() + k` has tenant
+    /// `tenant[k]`, no facts and no mentions, as a fresh build of the tables with these
+    /// entities after the others gives (indices follow the rows; each tenant lists its
+    /// entities ascending). The fact overlay carries over; the cost is the per-entity
+    /// arrays (offsets and tenants, 4 bytes an entity), not the facts.
+    ///
+    /// # Errors
+    /// A tenant code beyond the limit, or more entities than the core can index.
+    pub fn with_entities(&self, tenant: &[u32]) -> Result<KnowledgeGraph> {
+        if let Some(k) = tenant.iter().position(|&t| t >= MAX_TENANTS) {
+            return Err(Error::InvalidValue {
+                table: "entities",
+                row: k,
+                column: "tenant",
+                value: tenant[k].to_string(),
+                problem: format!("beyond the tenant code limit {MAX_TENANTS}"),
+            });
+        }
+        let n_old = self.n_entities as usize;
+        let n_new = n_old + tenant.len();
+        if n_new >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "entities",
+                value: n_new,
+                limit: NONE as usize - 1,
+            });
+        }
+        if tenant.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut entity_tenant = Vec::with_capacity(n_new);
+        entity_tenant.extend_from_slice(&self.entity_tenant);
+        entity_tenant.extend_from_slice(tenant);
+        let n_tenants = tenant
+            .iter()
+            .copied()
+            .max()
+            .map_or(self.n_tenants, |t| self.n_tenants.max(t + 1));
+        // Tenants -> entities, entity ascending in each tenant (a counting sort).
+        let mut tenant_offsets = vec![0u32; n_tenants as usize + 1];
+        for &t in &entity_tenant {
+            tenant_offsets[t as usize + 1] += 1;
+        }
+        for t in 0..n_tenants as usize {
+            tenant_offsets[t + 1] += tenant_offsets[t];
+        }
+        let mut cursor = tenant_offsets[..n_tenants as usize].to_vec();
+        let mut tenant_entities = vec![0u32; n_new];
+        for (e, &t) in entity_tenant.iter().enumerate() {
+            tenant_entities[cursor[t as usize] as usize] = e as u32;
+            cursor[t as usize] += 1;
+        }
+        // New entities own empty rows: each offsets array repeats its end.
+        let grown = |offsets: &Arc<Vec<u32>>| {
+            let mut v = Vec::with_capacity(n_new + 1);
+            v.extend_from_slice(offsets);
+            let end = v.last().copied().unwrap_or(0);
+            v.resize(n_new + 1, end);
+            Arc::new(v)
+        };
+        let ov = self.ov.as_ref().map(|ov| {
+            let mut ov = (**ov).clone();
+            let n_words = n_new.div_ceil(64);
+            ov.out_dirty.resize(n_words, 0);
+            ov.in_dirty.resize(n_words, 0);
+            Arc::new(ov)
+        });
+        Ok(KnowledgeGraph {
+            n_entities: n_new as u32,
+            n_tenants,
+            entity_tenant: Arc::new(entity_tenant),
+            tenant_offsets: Arc::new(tenant_offsets),
+            tenant_entities: Arc::new(tenant_entities),
+            out_offsets: grown(&self.out_offsets),
+            in_offsets: grown(&self.in_offsets),
+            mention_offsets: grown(&self.mention_offsets),
+            ov,
+            ..self.clone()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
@@ -673,6 +754,55 @@ mod tests {
                 prop_assert_eq!(g.to_parts().unwrap(), fresh.to_parts().unwrap());
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        /// Entities appended to a generation (with or without an overlay) answer as a
+        /// fresh build, before and after facts reach them, and compact to it.
+        #[test]
+        fn entity_growth_equals_fresh_build(
+            c in arb_cols(),
+            extra in proptest::collection::vec(0u32..4, 0..5),
+            batches in proptest::collection::vec(
+                proptest::collection::vec(
+                    (any::<bool>(), any::<usize>(), any::<usize>(), any::<u8>(), 0u32..9),
+                    0..8,
+                ),
+                2,
+            ),
+        ) {
+            let mut cols = c;
+            let mut g = cols.graph();
+            let (ids, rows) = apply(&mut cols, &batches[0]);
+            if !ids.is_empty() {
+                g = g.with_facts(&ids, &rows.input()).unwrap();
+            }
+            cols.tenant.extend_from_slice(&extra);
+            g = g.with_entities(&extra).unwrap();
+            let fresh = cols.graph();
+            same(&g, &fresh)?;
+            prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
+            let (ids, rows) = apply(&mut cols, &batches[1]);
+            g = g.with_facts(&ids, &rows.input()).unwrap();
+            let fresh = cols.graph();
+            same(&g, &fresh)?;
+            prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
+            prop_assert_eq!(g.to_parts().unwrap(), fresh.to_parts().unwrap());
+        }
+    }
+
+    #[test]
+    fn entity_growth_refuses_bad_tenants() {
+        let c = Cols {
+            tenant: vec![0, 1],
+            ..Cols::default()
+        };
+        let g = c.graph();
+        assert!(g.with_entities(&[MAX_TENANTS]).is_err());
+        let h = g.with_entities(&[1, 0]).unwrap();
+        assert_eq!(h.n_entities(), 4);
+        assert_eq!(g.n_entities(), 2); // the old generation is unchanged
     }
 
     #[test]

@@ -29,7 +29,7 @@ from .changes import (
     _replace_table,
     _time,
 )
-from .overlay import FactChange, fact_generation, with_core
+from .overlay import Change, entity_generation, fact_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, undo_rows
 from .updates import update_facts as _update_facts
@@ -83,7 +83,7 @@ class LiveGraph:
         self.compact_at = compact_at
         # Fact changes since the graph's base (replayed on a compaction's new base), and
         # the number of rebuilds (a compaction of an older base is dropped).
-        self._log: list[FactChange] = []
+        self._log: list[Change] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
@@ -182,10 +182,13 @@ class LiveGraph:
                     cols = table_cols
                 tables = _replace_table(base, table, cols)
                 n_new = tables.n_rows(table) - n_old
+                change: Change | None
                 if table == "facts":
                     graph, change = self._generation(
                         tables, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
+                elif table == "entities":
+                    graph, change = self._entity_generation(tables)
                 else:
                     graph, change = tables.build_graph(), None
                 if n_new:
@@ -469,13 +472,23 @@ class LiveGraph:
 
     def _generation(
         self, tables: GraphTables, rows: npt.NDArray[np.int64]
-    ) -> tuple[KnowledgeGraph, FactChange | None]:
+    ) -> tuple[KnowledgeGraph, Change | None]:
         """The graph of ``tables``, whose facts differ from the current graph's tables at
         ``rows`` only: a generation over the current graph (no rebuild) when it can be
         one, else a rebuild (then no change to log)."""
         cur = self._current
         if self._tables is cur.tables:  # no usage counts waiting for a refresh
             made = fact_generation(cur.graph, cur.tables, tables, rows)
+            if made is not None:
+                return made
+        return tables.build_graph(), None
+
+    def _entity_generation(self, tables: GraphTables) -> tuple[KnowledgeGraph, Change | None]:
+        """The graph of ``tables``, whose entities are the current tables' followed by new
+        ones: a generation over the current graph when it can be one, else a rebuild."""
+        cur = self._current
+        if self._tables is cur.tables:
+            made = entity_generation(cur.graph, cur.tables, tables)
             if made is not None:
                 return made
         return tables.build_graph(), None
@@ -487,7 +500,7 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
-        change: FactChange | None = None,
+        change: Change | None = None,
     ) -> UpdateReport:
         """Publish a new state (the caller holds the update lock, or is the constructor's
         load). ``change``: the fact change that made ``graph`` a generation of the current

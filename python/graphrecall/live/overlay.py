@@ -1,12 +1,15 @@
-"""Fact changes as a new graph generation over the same base (no rebuild), and the log that
-lets a background compaction catch up with the changes made while it ran.
+"""Fact changes and added entities as a new graph generation over the same base (no
+rebuild), and the log that lets a background compaction catch up with the changes made
+while it ran.
 
 :func:`fact_generation` encodes only the changed and new rows of the facts table, with the
 current graph's id maps and vocabularies, and hands them to the core's ``with_facts``: the
 new graph shares every array of the old one and answers exactly as a fresh build of the
 same tables. It returns None where the change needs a rebuild (a word the vocabularies do
 not hold, a column the graph does not hold yet, rows that are not the old rows plus new
-ones at the end).
+ones at the end). :func:`entity_generation` does the same for entities appended to the
+entities table (a tenant the graph does not hold yet takes a rebuild: the tenant codes
+are the sorted tenants).
 """
 
 from __future__ import annotations
@@ -183,3 +186,71 @@ def fact_generation(
     if graph.object_values is not None:
         values = np.asarray(after.facts["object_value"], dtype=object)
     return with_core(graph, core, facts=facts_map, object_values=values), change
+
+
+@dataclass(frozen=True)
+class EntityChange:
+    """The core's argument for appended entities (``CoreGraph.with_entities``), kept to
+    replay it on a compacted base."""
+
+    tenant: npt.NDArray[np.uint32]
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """The generation of ``core`` with these entities appended."""
+        return core.with_entities(self.tenant)
+
+
+#: A change logged since the graph's base.
+Change = FactChange | EntityChange
+
+
+def entity_generation(
+    graph: KnowledgeGraph, before: GraphTables, after: GraphTables
+) -> tuple[KnowledgeGraph, EntityChange] | None:
+    """The graph of ``after`` as a generation of ``graph`` (the graph of ``before``), whose
+    entities are those of ``before`` followed by new ones and whose other tables are the
+    same; None when it takes a rebuild (a tenant the graph does not hold)."""
+    old, ents = before.entities, after.entities
+    n_old, n_new = before.n_rows("entities"), after.n_rows("entities")
+    if n_old != graph.n_entities or n_new < n_old or set(old) != set(ents):
+        return None
+    if ("name" in ents) != (graph.entity_names is not None):
+        return None
+    if "tenant" in ents:
+        values = np.asarray(ents["tenant"][n_old:])
+        held = set(graph.tenants.names)
+        if any(v not in held for v in values.tolist()):
+            return None  # a new tenant: the codes of the sorted tenants change
+        try:
+            codes = graph.tenants.encode_names(values, "entities", "tenant", np.uint32)
+        except DataError:
+            return None
+    else:
+        codes = np.zeros(n_new - n_old, dtype=np.uint32)
+    change = EntityChange(np.ascontiguousarray(codes, dtype=np.uint32))
+    try:
+        core = change.apply(graph.core)
+    except GraphRecallError:
+        return None
+    ids = ents.get("id")
+    entity_map = (
+        IdMap(None, n_new, "entity")
+        if ids is None
+        else graph.entity_map.extended(np.asarray(ids))
+    )
+    names = None if "name" not in ents else np.asarray(ents["name"], dtype=object)
+    return (
+        KnowledgeGraph(
+            core,
+            entities=entity_map,
+            facts=graph.fact_map,
+            chunks=graph.chunk_map,
+            statuses=graph.statuses,
+            sources=graph.sources,
+            predicates=graph.predicates,
+            tenants=graph.tenants,
+            entity_names=names,
+            object_values=graph.object_values,
+        ),
+        change,
+    )

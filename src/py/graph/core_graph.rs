@@ -142,6 +142,18 @@ impl CoreGraph {
         })
     }
 
+    /// A new generation with entities appended (entity `n_entities + k` has tenant code
+    /// `tenant[k]`, no facts, no mentions); this graph is left as it is. Costs the
+    /// per-entity offsets and tenants, not the facts.
+    fn with_entities(&self, py: Python<'_>, tenant: Arr<'_, u32>) -> PyResult<Self> {
+        let tenant = slice(&tenant, "tenant")?;
+        let inner = enter(py, || self.inner.with_entities(tenant))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
     /// The same graph merged into one new base (what a fresh build gives); a base is
     /// returned sharing its arrays.
     fn compacted(&self, py: Python<'_>) -> PyResult<Self> {
