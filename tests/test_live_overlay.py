@@ -1,6 +1,7 @@
-"""Live fact changes land in an overlay over the graph's base (no rebuild), and every query
-answers exactly as a fresh build of the same tables: any interleaving of adds, updates,
-usage write-backs and compactions, for every recipe."""
+"""Live fact changes and added entities land in an overlay over the graph's base (no
+rebuild), and every query answers exactly as a fresh build of the same tables: any
+interleaving of adds, updates, deletes (of facts, entities, chunks, mentions), usage
+write-backs and compactions, for every recipe."""
 
 from __future__ import annotations
 
@@ -110,7 +111,15 @@ step = st.one_of(
     st.tuples(st.just("update"), st.integers(0, 999), st.integers(0, 3), st.booleans()),
     st.tuples(st.just("access"), st.integers(0, 999), st.integers(1, 3), st.just(0)),
     st.tuples(st.just("compact"), st.just(0), st.just(0), st.just(0)),
+    st.tuples(st.just("entity"), st.integers(0, 1), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("delete_fact"), st.integers(0, 999), st.just(0), st.just(0)),
+    st.tuples(st.just("delete_entity"), st.integers(0, 999), st.just(0), st.just(0)),
+    st.tuples(st.just("chunk"), st.integers(0, 99), st.integers(0, 99), st.just(0)),
+    st.tuples(st.just("mention"), st.integers(0, 999), st.integers(0, 999), st.just(0)),
+    st.tuples(st.just("delete_chunk"), st.integers(0, 999), st.just(0), st.just(0)),
 )
+#: Steps that land as a generation over the current graph (never a rebuild).
+GENERATIONS = ("add", "update", "access", "entity")
 
 
 def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
@@ -139,18 +148,77 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
         live.update_facts([change])
     elif kind == "access":
         live.record_access([fids[(a + i) % len(fids)] for i in range(b)], at=NOW - k)
+    elif kind == "entity":  # a new entity of a held tenant, then facts may reach it
+        eid = f"new{k}"
+        live.add_entities([{"id": eid, "tenant": TENANTS[a], "name": f"New {k}"}])
+        if c:
+            tenant = TENANTS[a]
+            ids = live.tables.entities["id"].tolist()
+            mates = [
+                x
+                for x, t in zip(ids, live.tables.entities["tenant"].tolist(), strict=True)
+                if t == tenant and x != eid
+            ]
+            live.add_facts(
+                [
+                    {
+                        "id": max(int(f) for f in fids) + 1,
+                        "subject": eid if c % 2 else mates[b % len(mates)],
+                        "object": mates[b % len(mates)] if c % 2 else eid,
+                        "predicate": "prefers",
+                        "confidence": CONFIDENCES[c],
+                    }
+                ]
+            )
+    elif kind == "delete_fact":
+        live.delete_facts([fids[a % len(fids)]])
+    elif kind == "delete_entity":
+        ids = tables.entities["id"].tolist()
+        live.delete_entities([ids[a % len(ids)]])
+    elif kind == "chunk":
+        s, o = _same_tenant_pair(tables, a, b)
+        tenant = tables.entities["tenant"].tolist()[tables.entities["id"].tolist().index(s)]
+        cid = f"chunk{k}"
+        live.add_chunks([{"id": cid, "tenant": tenant, "text": f"{s} and {o} met."}])
+        live.add_mentions([{"chunk": cid, "entity": e, "count": 1 + a % 3} for e in {s, o}])
+    elif kind == "mention":
+        chunks = tables.chunks
+        assert chunks is not None
+        cids, ctenants = chunks["id"].tolist(), chunks["tenant"].tolist()
+        cid, tenant = cids[a % len(cids)], ctenants[a % len(cids)]
+        ids, tenants = tables.entities["id"].tolist(), tables.entities["tenant"].tolist()
+        held = set()
+        if tables.mentions is not None:
+            held = {
+                e
+                for ch, e in zip(
+                    tables.mentions["chunk"].tolist(),
+                    tables.mentions["entity"].tolist(),
+                    strict=True,
+                )
+                if ch == cid
+            }
+        free = [e for e, t in zip(ids, tenants, strict=True) if t == tenant and e not in held]
+        if free:
+            live.add_mentions([{"chunk": cid, "entity": free[b % len(free)], "count": 2}])
+    elif kind == "delete_chunk":
+        chunks = tables.chunks
+        assert chunks is not None
+        cids = chunks["id"].tolist()
+        live.delete_chunks([cids[a % len(cids)]])
     else:
         live.compact()
 
 
-@settings(PROPERTY, max_examples=examples(25))
-@given(st.lists(step, min_size=1, max_size=5))
+@settings(PROPERTY, max_examples=examples(30))
+@given(st.lists(step, min_size=1, max_size=6))
 def test_any_interleaving_answers_as_a_fresh_build(ops: list[tuple[str, int, int, Any]]) -> None:
     with live_demo() as live:
         for k, op in enumerate(ops):
+            epoch = live._epoch
             run_step(live, op, k)
-            if op[0] != "compact":
-                assert live.overlay_len > 0  # a generation over the base, not a rebuild
+            if op[0] in GENERATIONS:
+                assert live._epoch == epoch  # a generation over the base, not a rebuild
             assert_fresh(live)
         live.compact()
         assert live.overlay_len == 0
@@ -321,3 +389,27 @@ def test_id_map_extension_and_lookups_cost_the_new_ids() -> None:
     assert IdMap(None, 4, "fact").largest == 3
     s = IdMap(np.array(["a", "b"], dtype=object), 2, "fact")
     assert s.largest is None and s.holds_any(np.array(["b"], dtype=object))
+
+
+def test_added_entities_are_a_generation_and_survive_a_running_compaction() -> None:
+    with live_demo() as live:
+        epoch = live._epoch
+        live.add_facts([{"id": 1000, "subject": "user", "object": "jacq", "predicate": "prefers"}])
+        core, n_log = live.graph.core, len(live._log)
+        live.add_entities([{"id": "zed", "tenant": "alice", "name": "Zed"}])
+        live.add_facts([{"id": 1001, "subject": "zed", "object": "user", "predicate": "prefers"}])
+        assert live._epoch == epoch  # no rebuild
+        assert live.graph.n_entities == 33
+        live._compact(core, epoch, n_log)  # the entity and its fact, replayed on the new base
+        assert live.compaction_error is None
+        assert live.graph.n_entities == 33 and live.overlay_len > 0
+        assert_fresh(live)
+        live.compact()
+        assert live.overlay_len == 0
+        assert_fresh(live)
+        live.add_entities([{"id": "yan", "tenant": "stark"}, {"id": "xu", "tenant": "alice"}])
+        assert live._epoch == epoch and live.overlay_len == 0  # appended to the base
+        assert_fresh(live)
+        live.add_entities([{"id": "wu", "tenant": "a new tenant"}])  # tenant codes change
+        assert live._epoch == epoch + 1
+        assert_fresh(live)

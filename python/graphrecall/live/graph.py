@@ -29,7 +29,7 @@ from .changes import (
     _replace_table,
     _time,
 )
-from .overlay import Change, entity_generation, fact_generation, with_core
+from .overlay import Change, FactChange, entity_generation, fact_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, undo_rows
 from .updates import update_facts as _update_facts
@@ -472,7 +472,7 @@ class LiveGraph:
 
     def _generation(
         self, tables: GraphTables, rows: npt.NDArray[np.int64]
-    ) -> tuple[KnowledgeGraph, Change | None]:
+    ) -> tuple[KnowledgeGraph, FactChange | None]:
         """The graph of ``tables``, whose facts differ from the current graph's tables at
         ``rows`` only: a generation over the current graph (no rebuild) when it can be
         one, else a rebuild (then no change to log)."""
@@ -535,6 +535,7 @@ class LiveGraph:
             if running is None or not running.is_alive():
                 core = self._current.graph.core
                 if core.overlay_len == 0:
+                    self._log = []  # entities appended to a base: nothing to merge
                     return
                 running = threading.Thread(
                     target=self._compact,

@@ -234,9 +234,7 @@ def entity_generation(
         return None
     ids = ents.get("id")
     entity_map = (
-        IdMap(None, n_new, "entity")
-        if ids is None
-        else graph.entity_map.extended(np.asarray(ids))
+        IdMap(None, n_new, "entity") if ids is None else graph.entity_map.extended(np.asarray(ids))
     )
     names = None if "name" not in ents else np.asarray(ents["name"], dtype=object)
     return (
