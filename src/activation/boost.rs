@@ -217,8 +217,7 @@ pub fn mention_boost(
             let mut n_direct = 0u32;
             let mut ind = 0.0;
             // Mentions are unique per chunk and sorted by entity: a set, as in the source.
-            for i in g.chunk_range(c) {
-                let e = g.chunk_entity[i];
+            for &e in g.chunk_mentions(c).0 {
                 if qents.contains(&e) {
                     n_direct += 1;
                 } else if let Some(b) = rel.get(&e) {

@@ -320,13 +320,10 @@ fn finish(
     let mut chunk_acc: FxHashMap<u32, f64> = FxHashMap::default();
     if g.n_chunks > 0 && p.score_chunks {
         for &(e, s) in &scored {
-            for i in g.mention_range(e) {
-                let w = if p.weight_by_count {
-                    f64::from(g.mention_count[i])
-                } else {
-                    1.0
-                };
-                *chunk_acc.entry(g.mention_chunk[i]).or_insert(0.0) += s * w;
+            let (chunks, counts) = g.entity_mentions(e);
+            for (&c, &n) in chunks.iter().zip(counts) {
+                let w = if p.weight_by_count { f64::from(n) } else { 1.0 };
+                *chunk_acc.entry(c).or_insert(0.0) += s * w;
             }
         }
     }

@@ -601,7 +601,7 @@ pub(super) fn validate_facts(input: &GraphInput<'_>) -> Result<()> {
     Ok(())
 }
 
-fn validate_mentions(input: &GraphInput<'_>) -> Result<()> {
+pub(super) fn validate_mentions(input: &GraphInput<'_>) -> Result<()> {
     let n = input.mention_chunk.len();
     let n_ent = input.entity_tenant.len();
     let n_chunks = input.chunk_tenant.len();

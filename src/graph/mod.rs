@@ -284,9 +284,7 @@ impl KnowledgeGraph {
     /// Chunks mentioning an entity (chunk ascending) with mention counts.
     pub fn entity_chunks(&self, e: u32) -> Result<(&[u32], &[u32])> {
         self.check_entity(e, "entity")?;
-        let r = self.mention_offsets[e as usize] as usize
-            ..self.mention_offsets[e as usize + 1] as usize;
-        Ok((&self.mention_chunk[r.clone()], &self.mention_count[r]))
+        Ok(self.entity_mentions(e))
     }
 
     /// Entities mentioned by a chunk (entity ascending) with mention counts.
@@ -300,9 +298,7 @@ impl KnowledgeGraph {
                 ),
             ));
         }
-        let r =
-            self.chunk_offsets[c as usize] as usize..self.chunk_offsets[c as usize + 1] as usize;
-        Ok((&self.chunk_entity[r.clone()], &self.chunk_count[r]))
+        Ok(self.chunk_mentions(c))
     }
 
     #[inline]
@@ -353,7 +349,8 @@ impl KnowledgeGraph {
                 .count(),
             tenants: self.n_tenants as usize,
             chunks: self.n_chunks as usize,
-            mentions: self.chunk_entity.len(),
+            mentions: self.chunk_entity.len()
+                + self.ov.as_ref().map_or(0, |ov| ov.mentions_added()),
             bytes,
         }
     }

@@ -17,7 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Index;
 use std::sync::Arc;
 
-use super::build::{f32_order, validate_facts, MAX_TENANTS};
+use super::build::{f32_order, validate_facts, validate_mentions, MAX_TENANTS};
 use super::{FactRec, GraphInput, KnowledgeGraph, NONE, NULL_TIME};
 use crate::error::{Error, Result};
 
@@ -110,6 +110,12 @@ pub(crate) struct Overlay {
     fact_pos: IdMap<u32>,
     /// Subject of each appended position.
     ext_subject: Vec<u32>,
+    /// Chunk -> its rewritten mention row (entities ascending, counts), and entity -> its
+    /// rewritten mention row (chunks ascending, counts).
+    chunk_ment: IdMap<(Vec<u32>, Vec<u32>)>,
+    entity_ment: IdMap<(Vec<u32>, Vec<u32>)>,
+    /// Mentions added since the base.
+    mentions_added: usize,
 }
 
 #[inline]
@@ -150,6 +156,16 @@ impl Overlay {
             + 12 * (self.out_rows.len() + self.in_rows.len())
             + 8 * self.fact_pos.len()
             + 4 * self.ext_subject.len()
+            + self
+                .chunk_ment
+                .values()
+                .chain(self.entity_ment.values())
+                .map(|(a, b)| 4 * (a.len() + b.len()) + 52)
+                .sum::<usize>()
+    }
+    /// Mentions added since the base.
+    pub(crate) fn mentions_added(&self) -> usize {
+        self.mentions_added
     }
 }
 
@@ -173,10 +189,30 @@ fn time_at(col: Option<&[i64]>, k: usize) -> i64 {
 }
 
 impl KnowledgeGraph {
-    /// Appended positions (rewritten rows and changed facts) not yet compacted; 0 for a
-    /// base.
+    /// Appended positions (rewritten rows and changed facts) and added mentions not yet
+    /// compacted; 0 for a base.
     pub fn overlay_len(&self) -> usize {
-        self.rec.ext().len()
+        self.rec.ext().len() + self.ov.as_ref().map_or(0, |ov| ov.mentions_added)
+    }
+
+    /// The entities a chunk mentions (ascending) and the counts, as of this generation.
+    #[inline]
+    pub(crate) fn chunk_mentions(&self, c: u32) -> (&[u32], &[u32]) {
+        if let Some((e, n)) = self.ov.as_ref().and_then(|ov| ov.chunk_ment.get(&c)) {
+            return (e, n);
+        }
+        let r = self.chunk_range(c);
+        (&self.chunk_entity[r.clone()], &self.chunk_count[r])
+    }
+
+    /// The chunks mentioning an entity (ascending) and the counts, as of this generation.
+    #[inline]
+    pub(crate) fn entity_mentions(&self, e: u32) -> (&[u32], &[u32]) {
+        if let Some((c, n)) = self.ov.as_ref().and_then(|ov| ov.entity_ment.get(&e)) {
+            return (c, n);
+        }
+        let r = self.mention_range(e);
+        (&self.mention_chunk[r.clone()], &self.mention_count[r])
     }
 
     /// A new generation in which each fact `fact[k]` holds row `k` of `input`'s fact
@@ -499,10 +535,11 @@ impl KnowledgeGraph {
         drop(rows);
         let (mut m_chunk, mut m_entity, mut m_count) = (Vec::new(), Vec::new(), Vec::new());
         for c in 0..self.n_chunks {
-            for i in self.chunk_range(c) {
+            let (ents, counts) = self.chunk_mentions(c);
+            for (&e, &n) in ents.iter().zip(counts) {
                 m_chunk.push(c);
-                m_entity.push(self.chunk_entity[i]);
-                m_count.push(self.chunk_count[i]);
+                m_entity.push(e);
+                m_count.push(n);
             }
         }
         let [created_at, valid_from, valid_to, sequence] = &times;
@@ -610,6 +647,152 @@ impl KnowledgeGraph {
             in_offsets: grown(&self.in_offsets),
             mention_offsets: grown(&self.mention_offsets),
             ov,
+            ..self.clone()
+        })
+    }
+
+    /// A new generation with chunks appended: chunk `n_chunks() + k` has tenant
+    /// `tenant[k]` and no mentions, as a fresh build of the tables with these chunks after
+    /// the others gives. The cost is the per-chunk arrays, not the graph.
+    ///
+    /// # Errors
+    /// A tenant code beyond the limit, or more chunks than the core can index.
+    pub fn with_chunks(&self, tenant: &[u32]) -> Result<KnowledgeGraph> {
+        if let Some(k) = tenant.iter().position(|&t| t >= MAX_TENANTS) {
+            return Err(Error::InvalidValue {
+                table: "chunks",
+                row: k,
+                column: "tenant",
+                value: tenant[k].to_string(),
+                problem: format!("beyond the tenant code limit {MAX_TENANTS}"),
+            });
+        }
+        let n_new = self.n_chunks as usize + tenant.len();
+        if n_new >= NONE as usize {
+            return Err(Error::Capacity {
+                what: "chunks",
+                value: n_new,
+                limit: NONE as usize - 1,
+            });
+        }
+        if tenant.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut chunk_tenant = Vec::with_capacity(n_new);
+        chunk_tenant.extend_from_slice(&self.chunk_tenant);
+        chunk_tenant.extend_from_slice(tenant);
+        let mut chunk_offsets = Vec::with_capacity(n_new + 1);
+        chunk_offsets.extend_from_slice(&self.chunk_offsets);
+        let end = chunk_offsets.last().copied().unwrap_or(0);
+        chunk_offsets.resize(n_new + 1, end);
+        let n_tenants = tenant
+            .iter()
+            .copied()
+            .max()
+            .map_or(self.n_tenants, |t| self.n_tenants.max(t + 1));
+        if n_tenants != self.n_tenants {
+            // Tenants without entities still own an (empty) entity group.
+            let mut offsets = self.tenant_offsets.to_vec();
+            let end = offsets.last().copied().unwrap_or(0);
+            offsets.resize(n_tenants as usize + 1, end);
+            return Ok(KnowledgeGraph {
+                n_chunks: n_new as u32,
+                n_tenants,
+                chunk_tenant: Arc::new(chunk_tenant),
+                chunk_offsets: Arc::new(chunk_offsets),
+                tenant_offsets: Arc::new(offsets),
+                ..self.clone()
+            });
+        }
+        Ok(KnowledgeGraph {
+            n_chunks: n_new as u32,
+            chunk_tenant: Arc::new(chunk_tenant),
+            chunk_offsets: Arc::new(chunk_offsets),
+            ..self.clone()
+        })
+    }
+
+    /// A new generation with mentions added: chunk `chunk[k]` mentions entity `entity[k]`
+    /// `count[k]` times. The mention rows of the touched chunks and entities are rewritten
+    /// in the overlay (entities ascending in a chunk's row, chunks ascending in an
+    /// entity's row, as the build orders them); the cost is those rows.
+    ///
+    /// # Errors
+    /// The first bad row, as [`KnowledgeGraph::build`] names it (row numbers are rows of
+    /// the change), or a mention the graph (or the change) holds already.
+    pub fn with_mentions(
+        &self,
+        chunk: &[u32],
+        entity: &[u32],
+        count: &[u32],
+    ) -> Result<KnowledgeGraph> {
+        validate_mentions(&GraphInput {
+            entity_tenant: &self.entity_tenant,
+            chunk_tenant: &self.chunk_tenant,
+            mention_chunk: chunk,
+            mention_entity: entity,
+            mention_count: count,
+            ..GraphInput::default()
+        })?;
+        if chunk.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut by_chunk: HashMap<u32, Vec<(u32, u32, usize)>> = HashMap::new();
+        let mut by_entity: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+        for k in 0..chunk.len() {
+            by_chunk
+                .entry(chunk[k])
+                .or_default()
+                .push((entity[k], count[k], k));
+            by_entity
+                .entry(entity[k])
+                .or_default()
+                .push((chunk[k], count[k]));
+        }
+        let mut ov = match &self.ov {
+            Some(ov) => (**ov).clone(),
+            None => Overlay::default(),
+        };
+        let mut row: Vec<(u32, u32, usize)> = Vec::new();
+        for (&c, adds) in &by_chunk {
+            let (ents, counts) = self.chunk_mentions(c);
+            row.clear();
+            row.extend(ents.iter().zip(counts).map(|(&e, &n)| (e, n, usize::MAX)));
+            row.extend_from_slice(adds);
+            row.sort_unstable_by_key(|x| (x.0, x.2));
+            if let Some(w) = row.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(Error::Duplicate {
+                    table: "mentions",
+                    row: w[0].2.min(w[1].2),
+                    what: format!("mention of entity {} by chunk {c}", w[0].0),
+                });
+            }
+            ov.chunk_ment.insert(
+                c,
+                (
+                    row.iter().map(|x| x.0).collect(),
+                    row.iter().map(|x| x.1).collect(),
+                ),
+            );
+        }
+        let mut erow: Vec<(u32, u32)> = Vec::new();
+        for (&e, adds) in &by_entity {
+            let (chunks, counts) = self.entity_mentions(e);
+            erow.clear();
+            erow.extend(chunks.iter().copied().zip(counts.iter().copied()));
+            erow.extend_from_slice(adds);
+            erow.sort_unstable_by_key(|x| x.0);
+            ov.entity_ment.insert(
+                e,
+                (
+                    erow.iter().map(|x| x.0).collect(),
+                    erow.iter().map(|x| x.1).collect(),
+                ),
+            );
+        }
+        ov.mentions_added += chunk.len();
+        Ok(KnowledgeGraph {
+            ov: Some(Arc::new(ov)),
             ..self.clone()
         })
     }
@@ -790,6 +973,102 @@ mod tests {
             prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
             prop_assert_eq!(g.to_parts().unwrap(), fresh.to_parts().unwrap());
         }
+    }
+
+    fn same_mentions(
+        a: &KnowledgeGraph,
+        b: &KnowledgeGraph,
+    ) -> std::result::Result<(), TestCaseError> {
+        prop_assert_eq!(a.n_chunks(), b.n_chunks());
+        prop_assert_eq!(a.stats().mentions, b.stats().mentions);
+        for c in 0..a.n_chunks() as u32 {
+            prop_assert_eq!(a.chunk_entities(c).unwrap(), b.chunk_entities(c).unwrap());
+        }
+        for e in 0..a.n_entities() as u32 {
+            prop_assert_eq!(a.entity_chunks(e).unwrap(), b.entity_chunks(e).unwrap());
+        }
+        prop_assert_eq!(
+            a.compacted().unwrap().to_parts().unwrap(),
+            b.to_parts().unwrap()
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(100))]
+        /// Mentions added to a generation, and chunks appended with their mentions, answer
+        /// as a fresh build of all of them.
+        #[test]
+        fn mention_growth_equals_fresh_build(
+            c in arb_cols(),
+            keep in proptest::collection::vec(any::<bool>(), 40),
+            new_chunks in proptest::collection::vec(any::<usize>(), 0..4),
+        ) {
+            let full = c;
+            let mut base = full.clone();
+            let (mut ch, mut en, mut co) = (Vec::new(), Vec::new(), Vec::new());
+            base.m_chunk.clear();
+            base.m_entity.clear();
+            base.m_count.clear();
+            for k in 0..full.m_chunk.len() {
+                let (a, b, n) = (full.m_chunk[k], full.m_entity[k], full.m_count[k]);
+                if keep[k % keep.len()] {
+                    base.m_chunk.push(a);
+                    base.m_entity.push(b);
+                    base.m_count.push(n);
+                } else {
+                    ch.push(a);
+                    en.push(b);
+                    co.push(n);
+                }
+            }
+            let g = base.graph().with_mentions(&ch, &en, &co).unwrap();
+            same_mentions(&g, &full.graph())?;
+            // Twice is a duplicate.
+            if !ch.is_empty() {
+                prop_assert!(g.with_mentions(&ch[..1], &en[..1], &co[..1]).is_err());
+            }
+            let mut full = full;
+            let n = full.tenant.len();
+            let tenants: Vec<u32> = new_chunks.iter().map(|&e| full.tenant[e % n]).collect();
+            let g = g.with_chunks(&tenants).unwrap();
+            let (mut ch, mut en) = (Vec::new(), Vec::new());
+            for (k, &e) in new_chunks.iter().enumerate() {
+                let c = (full.chunk_tenant.len()) as u32;
+                full.chunk_tenant.push(tenants[k]);
+                for x in [e % n, (e + 1) % n] {
+                    if full.tenant[x] == tenants[k] && !en[en.len().saturating_sub(1)..].contains(&(x as u32)) {
+                        full.m_chunk.push(c);
+                        full.m_entity.push(x as u32);
+                        full.m_count.push(2);
+                        ch.push(c);
+                        en.push(x as u32);
+                    }
+                }
+            }
+            let co = vec![2; ch.len()];
+            let g = g.with_mentions(&ch, &en, &co).unwrap();
+            same_mentions(&g, &full.graph())?;
+        }
+    }
+
+    #[test]
+    fn mention_changes_refuse_bad_rows() {
+        let c = Cols {
+            tenant: vec![0, 1],
+            chunk_tenant: vec![0],
+            ..Cols::default()
+        };
+        let g = c.graph();
+        assert!(g.with_mentions(&[0], &[1], &[1]).is_err()); // crosses tenants
+        assert!(g.with_mentions(&[1], &[0], &[1]).is_err()); // no chunk 1
+        assert!(g.with_mentions(&[0], &[0], &[0]).is_err()); // count 0
+        assert!(g.with_mentions(&[0, 0], &[0, 0], &[1, 1]).is_err()); // twice
+        let h = g.with_mentions(&[0], &[0], &[3]).unwrap();
+        assert_eq!(h.entity_chunks(0).unwrap(), (&[0u32][..], &[3u32][..]));
+        assert_eq!(g.entity_chunks(0).unwrap().0.len(), 0); // the old generation is unchanged
+        assert!(g.with_chunks(&[MAX_TENANTS]).is_err());
+        assert_eq!(g.with_chunks(&[1, 2]).unwrap().n_tenants(), 3);
     }
 
     #[test]
