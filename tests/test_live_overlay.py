@@ -1,7 +1,7 @@
-"""Live fact changes and added entities land in an overlay over the graph's base (no
-rebuild), and every query answers exactly as a fresh build of the same tables: any
-interleaving of adds, updates, deletes (of facts, entities, chunks, mentions), usage
-write-backs and compactions, for every recipe."""
+"""Live fact changes and added entities, chunks, mentions and aliases land in an overlay
+over the graph's base (no rebuild), and every query answers exactly as a fresh build of
+the same tables: any interleaving of adds, updates, deletes (of facts, entities, chunks,
+mentions), usage write-backs and compactions, for every recipe."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ step = st.one_of(
     st.tuples(st.just("delete_chunk"), st.integers(0, 999), st.just(0), st.just(0)),
 )
 #: Steps that land as a generation over the current graph (never a rebuild).
-GENERATIONS = ("add", "update", "access", "entity")
+GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention")
 
 
 def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
@@ -411,5 +411,35 @@ def test_added_entities_are_a_generation_and_survive_a_running_compaction() -> N
         assert live._epoch == epoch and live.overlay_len == 0  # appended to the base
         assert_fresh(live)
         live.add_entities([{"id": "wu", "tenant": "a new tenant"}])  # tenant codes change
+        assert live._epoch == epoch + 1
+        assert_fresh(live)
+
+
+def test_added_chunks_mentions_and_aliases_are_generations() -> None:
+    with live_demo() as live:
+        epoch = live._epoch
+        core, n_log = live.graph.core, len(live._log)
+        live.add_facts([{"id": 1000, "subject": "ned", "object": "robert", "predicate": "knows"}])
+        live.add_chunks([{"id": "c_new", "tenant": "stark", "text": "Ned rides to Winterfell."}])
+        live.add_mentions(
+            [
+                {"chunk": "c_new", "entity": "ned", "count": 2},
+                {"chunk": "c_new", "entity": "winterfell"},
+                {"chunk": "c_ned_children", "entity": "robert"},
+            ]
+        )
+        live.add_aliases([{"entity": "ned", "alias": "Lord Stark"}])
+        assert live._epoch == epoch  # no rebuild
+        assert live.graph.core.n_chunks == 31
+        assert_fresh(live)
+        with pytest.raises(BadDataError):  # held already
+            live.add_mentions([{"chunk": "c_new", "entity": "ned"}])
+        live._compact(core, epoch, n_log)  # all four changes, replayed on the new base
+        assert live.compaction_error is None and live.overlay_len > 0
+        assert_fresh(live)
+        live.compact()
+        assert live.overlay_len == 0
+        assert_fresh(live)
+        live.add_chunks([{"id": "c_other", "tenant": "a new tenant"}])  # tenant codes change
         assert live._epoch == epoch + 1
         assert_fresh(live)

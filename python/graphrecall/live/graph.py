@@ -29,7 +29,7 @@ from .changes import (
     _replace_table,
     _time,
 )
-from .overlay import Change, FactChange, entity_generation, fact_generation, with_core
+from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, undo_rows
 from .updates import update_facts as _update_facts
@@ -187,10 +187,8 @@ class LiveGraph:
                     graph, change = self._generation(
                         tables, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
-                elif table == "entities":
-                    graph, change = self._entity_generation(tables)
                 else:
-                    graph, change = tables.build_graph(), None
+                    graph, change = self._table_generation(table, tables)
                 if n_new:
                     self.store.insert(
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
@@ -483,12 +481,15 @@ class LiveGraph:
                 return made
         return tables.build_graph(), None
 
-    def _entity_generation(self, tables: GraphTables) -> tuple[KnowledgeGraph, Change | None]:
-        """The graph of ``tables``, whose entities are the current tables' followed by new
-        ones: a generation over the current graph when it can be one, else a rebuild."""
+    def _table_generation(
+        self, table: str, tables: GraphTables
+    ) -> tuple[KnowledgeGraph, Change | None]:
+        """The graph of ``tables``, whose ``table`` is the current tables' with rows
+        appended: a generation over the current graph when it can be one, else a
+        rebuild."""
         cur = self._current
         if self._tables is cur.tables:
-            made = entity_generation(cur.graph, cur.tables, tables)
+            made = table_generation(table, cur.graph, cur.tables, tables)
             if made is not None:
                 return made
         return tables.build_graph(), None

@@ -7,9 +7,9 @@ current graph's id maps and vocabularies, and hands them to the core's ``with_fa
 new graph shares every array of the old one and answers exactly as a fresh build of the
 same tables. It returns None where the change needs a rebuild (a word the vocabularies do
 not hold, a column the graph does not hold yet, rows that are not the old rows plus new
-ones at the end). :func:`entity_generation` does the same for entities appended to the
-entities table (a tenant the graph does not hold yet takes a rebuild: the tenant codes
-are the sorted tenants).
+ones at the end). :func:`table_generation` does the same for rows appended to the
+entities, chunks, mentions and aliases tables (a tenant the graph does not hold yet takes
+a rebuild: the tenant codes are the places of the sorted tenants).
 """
 
 from __future__ import annotations
@@ -138,25 +138,31 @@ def encode_facts(
     )
 
 
+_KEEP: Any = object()  # with_core: keep the graph's entity names
+
+
 def with_core(
     graph: KnowledgeGraph,
     core: _core.CoreGraph,
     *,
     facts: Any = None,
     object_values: Array | None = None,
+    entities: IdMap | None = None,
+    chunks: IdMap | None = None,
+    entity_names: Any = _KEEP,
 ) -> KnowledgeGraph:
-    """``graph``'s maps and vocabularies over another core (of the same entities and
-    chunks)."""
+    """``graph``'s maps and vocabularies over another core; the maps given replace
+    ``graph``'s (``entity_names``: an array or None; not given, ``graph``'s)."""
     return KnowledgeGraph(
         core,
-        entities=graph.entity_map,
+        entities=graph.entity_map if entities is None else entities,
         facts=graph.fact_map if facts is None else facts,
-        chunks=graph.chunk_map,
+        chunks=graph.chunk_map if chunks is None else chunks,
         statuses=graph.statuses,
         sources=graph.sources,
         predicates=graph.predicates,
         tenants=graph.tenants,
-        entity_names=graph.entity_names,
+        entity_names=graph.entity_names if entity_names is _KEEP else entity_names,
         object_values=graph.object_values if object_values is None else object_values,
     )
 
@@ -200,8 +206,69 @@ class EntityChange:
         return core.with_entities(self.tenant)
 
 
+@dataclass(frozen=True)
+class ChunkChange:
+    """The core's argument for appended chunks (``CoreGraph.with_chunks``)."""
+
+    tenant: npt.NDArray[np.uint32]
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """The generation of ``core`` with these chunks appended."""
+        return core.with_chunks(self.tenant)
+
+
+@dataclass(frozen=True)
+class MentionChange:
+    """The core's arguments for added mentions (``CoreGraph.with_mentions``)."""
+
+    chunk: npt.NDArray[np.uint32]
+    entity: npt.NDArray[np.uint32]
+    count: npt.NDArray[np.uint32]
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """The generation of ``core`` with these mentions added."""
+        return core.with_mentions(self.chunk, self.entity, self.count)
+
+
+@dataclass(frozen=True)
+class NoChange:
+    """A change of a table the core does not hold (aliases): the core stays as it is."""
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """``core`` itself."""
+        return core
+
+
 #: A change logged since the graph's base.
-Change = FactChange | EntityChange
+Change = FactChange | EntityChange | ChunkChange | MentionChange | NoChange
+
+
+def _tenant_codes(
+    graph: KnowledgeGraph, cols: dict[str, Array], n_old: int, n_new: int, table: str
+) -> npt.NDArray[np.uint32] | None:
+    """The tenant codes of rows ``n_old:`` of a table, or None when one is a tenant the
+    graph does not hold (the codes are the places of the sorted tenants: a new one moves
+    them, which takes a rebuild)."""
+    if "tenant" not in cols:
+        return np.zeros(n_new - n_old, dtype=np.uint32)
+    values = np.asarray(cols["tenant"][n_old:])
+    held = set(graph.tenants.names)
+    if any(v not in held for v in values.tolist()):
+        return None
+    try:
+        codes = graph.tenants.encode_names(values, table, "tenant", np.uint32)
+    except DataError:
+        return None
+    return np.ascontiguousarray(codes, dtype=np.uint32)
+
+
+def _appended(before: GraphTables, after: GraphTables, table: str, n_graph: int) -> bool:
+    """Whether ``after``'s ``table`` can be ``before``'s with rows appended, the graph
+    holding ``before``'s rows."""
+    old, new = before.table(table), after.table(table)
+    if old is None or new is None or set(old) != set(new):
+        return False
+    return before.n_rows(table) == n_graph and after.n_rows(table) >= n_graph
 
 
 def entity_generation(
@@ -210,24 +277,16 @@ def entity_generation(
     """The graph of ``after`` as a generation of ``graph`` (the graph of ``before``), whose
     entities are those of ``before`` followed by new ones and whose other tables are the
     same; None when it takes a rebuild (a tenant the graph does not hold)."""
-    old, ents = before.entities, after.entities
-    n_old, n_new = before.n_rows("entities"), after.n_rows("entities")
-    if n_old != graph.n_entities or n_new < n_old or set(old) != set(ents):
+    if not _appended(before, after, "entities", graph.n_entities):
         return None
+    ents = after.entities
+    n_old, n_new = before.n_rows("entities"), after.n_rows("entities")
     if ("name" in ents) != (graph.entity_names is not None):
         return None
-    if "tenant" in ents:
-        values = np.asarray(ents["tenant"][n_old:])
-        held = set(graph.tenants.names)
-        if any(v not in held for v in values.tolist()):
-            return None  # a new tenant: the codes of the sorted tenants change
-        try:
-            codes = graph.tenants.encode_names(values, "entities", "tenant", np.uint32)
-        except DataError:
-            return None
-    else:
-        codes = np.zeros(n_new - n_old, dtype=np.uint32)
-    change = EntityChange(np.ascontiguousarray(codes, dtype=np.uint32))
+    codes = _tenant_codes(graph, ents, n_old, n_new, "entities")
+    if codes is None:
+        return None
+    change = EntityChange(codes)
     try:
         core = change.apply(graph.core)
     except GraphRecallError:
@@ -237,18 +296,80 @@ def entity_generation(
         IdMap(None, n_new, "entity") if ids is None else graph.entity_map.extended(np.asarray(ids))
     )
     names = None if "name" not in ents else np.asarray(ents["name"], dtype=object)
-    return (
-        KnowledgeGraph(
-            core,
-            entities=entity_map,
-            facts=graph.fact_map,
-            chunks=graph.chunk_map,
-            statuses=graph.statuses,
-            sources=graph.sources,
-            predicates=graph.predicates,
-            tenants=graph.tenants,
-            entity_names=names,
-            object_values=graph.object_values,
-        ),
-        change,
+    return with_core(graph, core, entities=entity_map, entity_names=names), change
+
+
+def chunk_generation(
+    graph: KnowledgeGraph, before: GraphTables, after: GraphTables
+) -> tuple[KnowledgeGraph, ChunkChange] | None:
+    """The graph of ``after``, whose chunks are ``before``'s followed by new ones, as a
+    generation of ``graph``; None when it takes a rebuild."""
+    if not _appended(before, after, "chunks", graph.n_chunks):
+        return None
+    chunks = after.chunks
+    assert chunks is not None  # _appended checked it
+    n_old, n_new = before.n_rows("chunks"), after.n_rows("chunks")
+    codes = _tenant_codes(graph, chunks, n_old, n_new, "chunks")
+    if codes is None:
+        return None
+    change = ChunkChange(codes)
+    try:
+        core = change.apply(graph.core)
+    except GraphRecallError:
+        return None
+    ids = chunks.get("id")
+    chunk_map = (
+        IdMap(None, n_new, "chunk") if ids is None else graph.chunk_map.extended(np.asarray(ids))
     )
+    return with_core(graph, core, chunks=chunk_map), change
+
+
+def mention_generation(
+    graph: KnowledgeGraph, before: GraphTables, after: GraphTables
+) -> tuple[KnowledgeGraph, MentionChange] | None:
+    """The graph of ``after``, whose mentions are ``before``'s followed by new ones, as a
+    generation of ``graph``; None when it takes a rebuild."""
+    old, new = before.mentions, after.mentions
+    if new is None or (old is not None and set(old) != set(new)):
+        return None
+    n_old, n_new = before.n_rows("mentions"), after.n_rows("mentions")
+    if n_new < n_old:
+        return None
+    rows = slice(n_old, n_new)
+    try:
+        chunk = graph.chunk_map.to_index(new["chunk"][rows], "mentions", "chunk")
+        entity = graph.entity_map.to_index(new["entity"][rows], "mentions", "entity")
+        count = (
+            np.ones(n_new - n_old, dtype=np.uint32)
+            if "count" not in new
+            else ints(new["count"][rows], np.uint32, "mentions", "count")
+        )
+    except DataError:
+        return None
+    change = MentionChange(
+        np.ascontiguousarray(chunk, dtype=np.uint32),
+        np.ascontiguousarray(entity, dtype=np.uint32),
+        np.ascontiguousarray(count, dtype=np.uint32),
+    )
+    try:
+        core = change.apply(graph.core)
+    except GraphRecallError:
+        return None
+    return with_core(graph, core), change
+
+
+def table_generation(
+    table: str, graph: KnowledgeGraph, before: GraphTables, after: GraphTables
+) -> tuple[KnowledgeGraph, Change] | None:
+    """The graph of ``after``, whose ``table`` (entities, chunks, mentions or aliases) is
+    ``before``'s with rows appended, as a generation of ``graph``; None when it takes a
+    rebuild."""
+    if table == "entities":
+        return entity_generation(graph, before, after)
+    if table == "chunks":
+        return chunk_generation(graph, before, after)
+    if table == "mentions":
+        return mention_generation(graph, before, after)
+    if table == "aliases":  # the core holds no aliases
+        return with_core(graph, graph.core), NoChange()
+    return None

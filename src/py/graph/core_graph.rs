@@ -154,6 +154,35 @@ impl CoreGraph {
         })
     }
 
+    /// A new generation with chunks appended (chunk `n_chunks + k` has tenant code
+    /// `tenant[k]`, no mentions); this graph is left as it is.
+    fn with_chunks(&self, py: Python<'_>, tenant: Arr<'_, u32>) -> PyResult<Self> {
+        let tenant = slice(&tenant, "tenant")?;
+        let inner = enter(py, || self.inner.with_chunks(tenant))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// A new generation with mentions added (chunk `chunk[k]` mentions entity
+    /// `entity[k]`, `count[k]` times); costs the rows of the touched chunks and entities.
+    fn with_mentions(
+        &self,
+        py: Python<'_>,
+        chunk: Arr<'_, u32>,
+        entity: Arr<'_, u32>,
+        count: Arr<'_, u32>,
+    ) -> PyResult<Self> {
+        let (chunk, entity) = (slice(&chunk, "chunk")?, slice(&entity, "entity")?);
+        let count = slice(&count, "count")?;
+        let inner = enter(py, || self.inner.with_mentions(chunk, entity, count))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
     /// The same graph merged into one new base (what a fresh build gives); a base is
     /// returned sharing its arrays.
     fn compacted(&self, py: Python<'_>) -> PyResult<Self> {
