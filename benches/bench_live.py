@@ -13,6 +13,7 @@ query sees it):
 
 * one-fact ``add_facts`` and ``update_facts`` (``--updates`` each), and ``record_access``;
 * 1,000-fact ``add_facts`` batches (``--batches``);
+* one-entity ``add_entities`` (``--updates``; a held tenant);
 * of each, the part that makes the new graph generation (``overlay``), next to what the
   rebuild it replaces costs (``tables.build_graph()``);
 * W1 / W4 single-query medians (``benches/peers.py``'s parameters, through prepared plans)
@@ -35,7 +36,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT.parent / "python"))
 
 import workload  # noqa: E402
-from graphrecall import LiveGraph  # noqa: E402
 from graphrecall.storage import GraphTables  # noqa: E402
 from graphrecall.storage.sqlite import SQLiteStore  # noqa: E402
 
@@ -71,16 +71,17 @@ def tables_of(g: workload.Graph) -> GraphTables:
 
 
 class Timed:
-    """Wraps ``LiveGraph._generation`` to time the part of an update that makes the graph."""
+    """Wraps ``LiveGraph._generation`` (or ``_table_generation``) to time the part of an
+    update that makes the graph."""
 
-    def __init__(self, live: LiveGraph):
-        self.inner = live._generation
+    def __init__(self, inner: Any):
+        self.inner = inner
         self.last = 0.0
         self.rebuilds = 0
 
-    def __call__(self, tables: Any, rows: Any) -> Any:
+    def __call__(self, *args: Any) -> Any:
         t0 = time.perf_counter()
-        graph, change = self.inner(tables, rows)
+        graph, change = self.inner(*args)
         self.last = time.perf_counter() - t0
         self.rebuilds += change is None
         return graph, change
@@ -270,8 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         load_s = time.perf_counter() - t0
         live.compact_at = 1.0  # compactions by hand, so that they are timed apart
         live.write_in_place = args.in_place
-        timed = Timed(live)
+        timed = Timed(live._generation)
         live._generation = timed  # type: ignore[method-assign]
+        timed_table = Timed(live._table_generation)
+        live._table_generation = timed_table  # type: ignore[method-assign]
         t0 = time.perf_counter()
         live.tables.build_graph()
         rebuild_s = time.perf_counter() - t0
@@ -286,18 +289,18 @@ def main(argv: list[str] | None = None) -> int:
         say("|---|---:|---:|---:|---:|---:|")
         next_id = n_facts
 
-        def run(name: str, n: int, call: Any, make: Any = None) -> None:
+        def run(name: str, n: int, call: Any, make: Any = None, timer: Timed = timed) -> None:
             total, part = [], []
-            r0 = timed.rebuilds
+            r0 = timer.rebuilds
             for i in range(n):
                 arg = make(i) if make is not None else i
                 t0 = time.perf_counter()
                 call(arg)
                 total.append(time.perf_counter() - t0)
-                part.append(timed.last)
+                part.append(timer.last)
             say(
                 f"| {name} | {n} | {pct(total, 50):.2f} | {pct(total, 99):.2f} | "
-                f"{pct(part, 50):.2f} | {timed.rebuilds - r0} |"
+                f"{pct(part, 50):.2f} | {timer.rebuilds - r0} |"
             )
 
         def adds(k: int) -> Any:
@@ -321,6 +324,14 @@ def main(argv: list[str] | None = None) -> int:
             lambda i: [int(rng.integers(0, n_facts))],
         )
         run("add_facts, 1,000 facts", args.batches, live.add_facts, adds(1000))
+        next_entity = g.n_entities
+
+        def new_entity(i: int) -> list[dict[str, Any]]:
+            nonlocal next_entity
+            next_entity += 1
+            return [{"id": next_entity - 1, "tenant": int(g.entity_tenant[i % g.n_entities])}]
+
+        run("add_entities, 1 entity", args.updates, live.add_entities, new_entity, timed_table)
         say(f"\nOverlay after these: {live.overlay_len:,} positions.")
         t0 = time.perf_counter()
         live.compact()
