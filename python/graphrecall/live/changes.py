@@ -77,8 +77,8 @@ def _records_to_columns(
     for col in known:
         if col not in keys:
             continue
-        if col == "tenant":
-            default: Any = _default_tenant(base, table)
+        if col == "tenant":  # the default scans the tenants: only when a record lacks one
+            default: Any = _default_tenant(base, table) if any(col not in r for r in recs) else None
         else:
             default = fill_value(base, table, col)
         cols[col] = _column([r.get(col, default) for r in recs], table, col)

@@ -31,7 +31,7 @@ from .changes import (
 )
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
-from .rows import Undo, checked_alone, undo_rows
+from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
 from .updates import update_facts as _update_facts
 from .usage import access_changes
 
@@ -170,6 +170,10 @@ class LiveGraph:
                 if table == "facts":
                     fast = checked_alone(
                         base, self._current.graph, new_cols, len(recs), op, spare=self._spare
+                    )
+                elif base is self._current.tables:  # rows of the graph == rows of the tables
+                    fast = checked_rows_alone(
+                        base, self._current.graph, table, new_cols, len(recs), op
                     )
                 if fast is not None:
                     cols, report = fast

@@ -157,3 +157,79 @@ def undo_rows(undo: Undo) -> None:
     """Put back the values :func:`write_rows` (or an in-place access count) replaced."""
     for a, rows, old in reversed(undo):
         a[rows] = old
+
+
+def checked_rows_alone(
+    base: GraphTables,
+    graph: KnowledgeGraph,
+    table: str,
+    new: dict[str, Array],
+    n_new: int,
+    op: str,
+) -> tuple[dict[str, Array], LoadReport] | None:
+    """``table`` (entities, chunks or mentions) with new rows checked alone, against the
+    ids and tenants of the entities and chunks they name only (the stored tables passed
+    their check already): an add costs its rows, not the table. ``graph`` is the graph of
+    ``base``. None when the whole table must be checked instead (a row is refused, an id
+    or a mention is held already, a column or a value type the stored rows lack, an
+    entity naming a primary chunk): that check decides, with its precise report."""
+    old = base.table(table)
+    if old is None or n_new == 0 or any(c not in old for c in new):
+        return None
+    if table in ("entities", "chunks") and "id" not in old:
+        return None
+    rows = {c: new[c] if c in new else _filled(base, table, c, n_new) for c in old}
+    facts = {c: a[:0] for c, a in base.facts.items()}
+    ents: dict[str, Array] = {c: a[:0] for c, a in base.entities.items() if c in ("id", "tenant")}
+    chunks: dict[str, Array] | None = None
+    if table == "entities":
+        pc = rows.get("primary_chunk")
+        if pc is not None and any(v is not None for v in pc.tolist()):
+            return None
+        ents = rows
+    elif table == "chunks":
+        chunks = rows
+    elif table == "mentions":
+        stored = base.chunks
+        if stored is None or "id" not in stored or "id" not in base.entities:
+            return None
+        try:
+            e_rows = np.unique(graph.entity_index(rows["entity"].tolist()))
+            c_rows = np.unique(graph.chunk_index(rows["chunk"].tolist()))
+        except (GraphRecallError, TypeError, ValueError, OverflowError):
+            return None
+        ents = {c: a[e_rows] for c, a in base.entities.items() if c in ("id", "tenant")}
+        chunks = {c: a[c_rows] for c, a in stored.items() if c in ("id", "tenant")}
+    else:
+        return None
+    view = GraphTables(
+        entities=ents,
+        facts=facts,
+        chunks=chunks,
+        mentions=rows if table == "mentions" else None,
+        statuses=base.statuses,
+        sources=base.sources,
+    )
+    label = f"{op} records"
+    checked = _check(view, "skip", label={table: label})
+    mine = tuple(t for t in checked.report.tables if t.table == label)
+    report = LoadReport(mine, "raise", "add")
+    got = checked.tables.table(table)
+    if not report.ok or not bool(checked.keep[table].all()) or got is None:
+        return None
+    id_map = {"entities": graph.entity_map, "chunks": graph.chunk_map}.get(table)
+    if id_map is not None and id_map.holds_any(np.asarray(got["id"])):
+        return None  # held already: the full check reports it
+    if table == "mentions":
+        try:
+            graph.core.with_mentions(
+                graph.chunk_map.to_index(got["chunk"], "mentions", "chunk").astype(np.uint32),
+                graph.entity_map.to_index(got["entity"], "mentions", "entity").astype(np.uint32),
+                np.ones(n_new, dtype=np.uint32),
+            )
+        except GraphRecallError:
+            return None  # a mention held already: the full check reports it
+    out = {c: _concat(a, got[c], c) for c, a in old.items()}
+    if any(out[c].dtype != old[c].dtype for c in old):
+        return None  # the stored column's type changes: the full check normalises it
+    return out, report
