@@ -443,3 +443,26 @@ def test_added_chunks_mentions_and_aliases_are_generations() -> None:
         live.add_chunks([{"id": "c_other", "tenant": "a new tenant"}])  # tenant codes change
         assert live._epoch == epoch + 1
         assert_fresh(live)
+
+
+def test_rows_checked_alone_refuse_what_the_full_check_refuses() -> None:
+    with live_demo() as live:
+        version = live.version
+        bad = [
+            ("entities", {"id": "user", "tenant": "alice"}),  # held already
+            ("chunks", {"id": "c_jacq", "tenant": "alice"}),
+            ("mentions", {"chunk": "c_ned_lord", "entity": "user"}),  # crosses tenants
+            ("mentions", {"chunk": "c_ned_lord", "entity": "nobody"}),
+            ("mentions", {"chunk": "c_ned_lord", "entity": "ned"}),  # held already
+        ]
+        for table, record in bad:
+            with pytest.raises(BadDataError):
+                getattr(live, f"add_{table}")([record])
+        assert live.version == version
+        live.add_entities([{"id": "e1", "tenant": "alice", "primary_chunk": "c_jacq"}])
+        live.add_entities([{"id": "e2", "tenant": "alice"}, {"id": "e3", "tenant": "alice"}])
+        report = live.add_entities(
+            [{"id": "e4", "tenant": "alice"}, {"id": "e4", "tenant": "alice"}], on_bad="skip"
+        )
+        assert report.rows == {"entities": 1}
+        assert_fresh(live)

@@ -1,4 +1,4 @@
-//! Live fact changes without a rebuild: a small overlay over an immutable, shared base.
+//! Live changes without a rebuild: a small overlay over an immutable, shared base.
 //!
 //! A graph generation is the base arrays (shared through `Arc`, never copied) plus an
 //! [`Overlay`]. Changing facts appends records after the base positions; every entity whose
@@ -9,6 +9,11 @@
 //! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
 //! index: a query on a generation walks the same rows, in the same order, as a fresh build
 //! of the same facts, so it gives the same answer bit for bit.
+//!
+//! Entities and chunks are appended the same way ([`KnowledgeGraph::with_entities`],
+//! [`KnowledgeGraph::with_chunks`]: the next dense indices, empty rows, the per-entity and
+//! per-chunk arrays grown), and added mentions rewrite the mention rows of the chunks and
+//! entities they touch into the overlay ([`KnowledgeGraph::with_mentions`]).
 //!
 //! [`KnowledgeGraph::compacted`] merges a generation into a new base.
 
