@@ -454,6 +454,7 @@ def test_rows_checked_alone_refuse_what_the_full_check_refuses() -> None:
             ("mentions", {"chunk": "c_ned_lord", "entity": "user"}),  # crosses tenants
             ("mentions", {"chunk": "c_ned_lord", "entity": "nobody"}),
             ("mentions", {"chunk": "c_ned_lord", "entity": "ned"}),  # held already
+            ("entities", {"id": "e0", "tenant": 7}),  # not a str, as the other tenants
         ]
         for table, record in bad:
             with pytest.raises(BadDataError):

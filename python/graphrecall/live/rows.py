@@ -171,14 +171,19 @@ def checked_rows_alone(
     ids and tenants of the entities and chunks they name only (the stored tables passed
     their check already): an add costs its rows, not the table. ``graph`` is the graph of
     ``base``. None when the whole table must be checked instead (a row is refused, an id
-    or a mention is held already, a column or a value type the stored rows lack, an
-    entity naming a primary chunk): that check decides, with its precise report."""
+    or a mention is held already, a tenant the graph does not hold, a column or a value
+    type the stored rows lack, an entity naming a primary chunk): that check decides,
+    with its precise report."""
     old = base.table(table)
     if old is None or n_new == 0 or any(c not in old for c in new):
         return None
     if table in ("entities", "chunks") and "id" not in old:
         return None
     rows = {c: new[c] if c in new else _filled(base, table, c, n_new) for c in old}
+    if table in ("entities", "chunks") and "tenant" in rows:
+        held = set(graph.tenants.names)  # a held tenant is of the graph's tenants' kind
+        if any(v not in held for v in rows["tenant"].tolist()):
+            return None
     facts = {c: a[:0] for c, a in base.facts.items()}
     ents: dict[str, Array] = {c: a[:0] for c, a in base.entities.items() if c in ("id", "tenant")}
     chunks: dict[str, Array] | None = None
