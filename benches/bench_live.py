@@ -217,6 +217,52 @@ def compare_cores(
     return lines
 
 
+def entity_checks(n_entities: int, rounds: int = 4, calls: int = 25) -> list[str]:
+    """One-entity ``add_entities`` with the new row checked alone against the same with the
+    whole entities table checked, in alternating blocks on one live graph."""
+    from graphrecall.live import graph as live_graph
+
+    fast = live_graph.checked_rows_alone
+    g = workload.generate(n_entities, seed=0)
+    res: dict[str, list[float]] = {"rows checked alone": [], "whole table checked": []}
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "live.db")
+        store.write(tables_of(g))
+        live = store.load(verify=False)
+        nxt = g.n_entities
+        try:
+            for _ in range(rounds):
+                for name, xs in res.items():
+                    alone = name == "rows checked alone"
+                    live_graph.checked_rows_alone = fast if alone else (lambda *a, **k: None)
+                    for i in range(calls):
+                        rec = {"id": nxt, "tenant": int(g.entity_tenant[i])}
+                        t0 = time.perf_counter()
+                        live.add_entities([rec])
+                        xs.append(time.perf_counter() - t0)
+                        nxt += 1
+        finally:
+            live_graph.checked_rows_alone = fast
+        t0 = time.perf_counter()
+        live.tables.build_graph()
+        rebuild_ms = (time.perf_counter() - t0) * 1e3
+        lines = [
+            f"# One-entity add_entities: {g.n_entities:,} entities, {live.graph.n_facts:,} facts\n",
+            "| check | n | p50 ms | p99 ms |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {k} | {len(xs)} | {pct(xs, 50):.2f} | {pct(xs, 99):.2f} |" for k, xs in res.items()
+        ]
+        lines.append(
+            f"\nRebuilds during the adds: {live._epoch}; one full rebuild {rebuild_ms:,.0f} ms."
+        )
+        store.close()
+    for line in lines:
+        print(line)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -243,6 +289,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3, help="query timing rounds (medians)")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument(
+        "--entity-checks",
+        action="store_true",
+        help="only time one-entity add_entities, rows checked alone vs the whole table",
+    )
     args = ap.parse_args(argv)
     if args.cores:
         lines = compare_cores(args.cores, args.entities, args.runs, args.rounds, args.clock)
@@ -250,6 +301,12 @@ def main(argv: list[str] | None = None) -> int:
             cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
             text = "\n".join([*lines, "", f"Command: `{cmd}`", ""])
             args.out.write_text(text, encoding="utf-8")
+        return 0
+    if args.entity_checks:
+        lines = entity_checks(args.entities)
+        if args.out is not None:
+            cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
+            args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")
         return 0
     rng = np.random.default_rng(0)
     lines: list[str] = []
