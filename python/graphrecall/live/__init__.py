@@ -20,16 +20,18 @@ reader that finds another connection's commit (``PRAGMA data_version``) reloads 
 first (an O(graph) read and rebuild), so several processes sharing a store each see all
 acknowledged writes.
 
-Fact adds, updates and usage write-backs make the new graph a *generation* of the current
-one: the changed rows go into an overlay over the immutable base (whose arrays the
-generations share), and every query answers exactly as a fresh build of the same tables.
-:meth:`LiveGraph.compact` merges the overlay into a new base in a background thread (started
-by itself at ``compact_at`` of the facts). Other changes (entities, chunks, mentions,
-aliases, deletes, a new vocabulary word) rebuild the graph from the tables.
+Fact adds, updates and usage write-backs, and adds of entities, chunks, mentions and
+aliases make the new graph a *generation* of the current one: the changed rows go into an
+overlay over the immutable base (whose arrays the generations share; new entities and
+chunks take the next dense indices, with empty rows), and every query answers exactly as a
+fresh build of the same tables. :meth:`LiveGraph.compact` merges the overlay into a new
+base in a background thread (started by itself at ``compact_at`` of the facts). Deletes, a
+tenant the graph does not hold and a new vocabulary word rebuild the graph from the tables
+(a fresh build renumbers the dense indices after a deleted row).
 
-A fact change costs its rows, not the graph: new facts are checked against the entities
-they name only, appended to column buffers with room, and given ids from the graph's id
-map. ``update_facts`` and ``record_access`` copy each changed fact column (the tables a
+A change costs its rows, not the graph: new rows are checked against the entities and
+chunks they name only, appended to column buffers with room, and given ids from the
+graph's id maps. ``update_facts`` and ``record_access`` copy each changed fact column (the tables a
 reader got with its graph never change); with :attr:`LiveGraph.write_in_place` they write
 the changed rows in place instead (put back if the commit fails): O(change), but the
 fact columns of every :attr:`LiveGraph.tables` are then the committed state, so a reader's
@@ -37,8 +39,8 @@ tables may show later updates of existing facts that its graph does not (a saved
 made from them would not match its graph).
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
-(:class:`LiveGraph` and its updates), :mod:`.overlay` (fact changes as generations),
-:mod:`.rows` (fact rows checked and committed alone), :mod:`.updates` (``update_facts``),
+(:class:`LiveGraph` and its updates), :mod:`.overlay` (changes as generations),
+:mod:`.rows` (new rows checked and committed alone), :mod:`.updates` (``update_facts``),
 :mod:`.usage` (the usage write-back of :meth:`LiveGraph.record_access`) and
 :mod:`.changes` (column edits on the tables).
 """

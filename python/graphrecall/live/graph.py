@@ -1,5 +1,6 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the new graph (a generation of the current one for fact changes, else a rebuild)."""
+swap in the new graph (a generation of the current one for adds and fact changes, else a
+rebuild)."""
 
 from __future__ import annotations
 

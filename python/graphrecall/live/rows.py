@@ -1,6 +1,6 @@
-"""Fact rows checked and committed on their own: an add or update of a few facts costs
-those rows (their values, what they refer to, their ids against the graph's), not a check of
-the whole facts table."""
+"""Rows checked and committed on their own: an add or update of a few facts, or an add of a
+few entities, chunks or mentions, costs those rows (their values, what they refer to, their
+ids against the graph's), not a check of the whole table."""
 
 from __future__ import annotations
 
