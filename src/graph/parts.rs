@@ -211,6 +211,76 @@ fn invert(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>> {
 /// the stores of one bucket stay in cache.
 const BUCKET_BITS: u32 = 18;
 
+/// Keys per chunk of [`group_by_bucket`]'s parallel passes.
+const GROUP_CHUNK: usize = 1 << 20;
+
+/// `keys` (each below `n_buckets << bits`) and a value for each, grouped by bucket
+/// (`key >> bits`) and in index order within a bucket: (bucket starts, keys, values). Each
+/// chunk of `chunk` keys is counted, then written by one thread into its own sub-range of
+/// every bucket. `values(start)` makes the value function of the chunk starting at index `start`
+/// (called with ascending indexes, so that it may walk offsets).
+fn group_by_bucket<F, V>(
+    keys: &[u32],
+    bits: u32,
+    n_buckets: usize,
+    chunk: usize,
+    values: F,
+    what: &'static str,
+) -> Result<(Vec<usize>, Vec<u32>, Vec<u32>)>
+where
+    F: Fn(usize) -> V + Sync,
+    V: FnMut(usize) -> u32,
+{
+    let counts: Vec<Vec<usize>> = keys
+        .par_chunks(chunk)
+        .map(|chunk| {
+            let mut c = vec![0usize; n_buckets];
+            for &k in chunk {
+                c[(k >> bits) as usize] += 1;
+            }
+            c
+        })
+        .collect();
+    let mut starts = alloc::filled(n_buckets + 1, 0usize, what)?;
+    for b in 0..n_buckets {
+        starts[b + 1] = starts[b] + counts.iter().map(|c| c[b]).sum::<usize>();
+    }
+    let mut out_keys = alloc::filled(keys.len(), 0u32, what)?;
+    let mut out_values = alloc::filled(keys.len(), 0u32, what)?;
+    // Every chunk's sub-range of every bucket, bucket-major so that a bucket keeps the
+    // index order.
+    let mut slices: Vec<Vec<(&mut [u32], &mut [u32])>> = counts
+        .iter()
+        .map(|_| Vec::with_capacity(n_buckets))
+        .collect();
+    let (mut rest_k, mut rest_v) = (&mut out_keys[..], &mut out_values[..]);
+    for b in 0..n_buckets {
+        for (c, out) in counts.iter().zip(&mut slices) {
+            let (k, tail_k) = std::mem::take(&mut rest_k).split_at_mut(c[b]);
+            let (v, tail_v) = std::mem::take(&mut rest_v).split_at_mut(c[b]);
+            rest_k = tail_k;
+            rest_v = tail_v;
+            out.push((k, v));
+        }
+    }
+    keys.par_chunks(chunk)
+        .zip(slices)
+        .enumerate()
+        .for_each(|(c, (part, mut out))| {
+            let start = c * chunk;
+            let mut value = values(start);
+            let mut next = vec![0usize; n_buckets];
+            for (i, &k) in part.iter().enumerate() {
+                let b = (k >> bits) as usize;
+                let (ks, vs) = &mut out[b];
+                ks[next[b]] = k;
+                vs[next[b]] = value(start + i);
+                next[b] += 1;
+            }
+        });
+    Ok((starts, out_keys, out_values))
+}
+
 /// [`invert`] for large graphs, where stores scattered over the whole inverse miss the
 /// cache and the TLB on almost every fact: the (fact id, position) pairs are first grouped
 /// by the bucket of slots they land in (a counting pass and a sequential distribution), then
@@ -219,44 +289,17 @@ const BUCKET_BITS: u32 = 18;
 fn invert_bucketed(fact: &[u32]) -> Result<Option<Vec<u32>>> {
     let m = fact.len();
     let n_buckets = (m >> BUCKET_BITS) + 1;
-    let counts = fact
-        .par_chunks(1 << 20)
-        .map(|chunk| {
-            let mut c = vec![0usize; n_buckets + 1];
-            for &f in chunk {
-                // An id out of range is counted in the extra last bucket.
-                c[if (f as usize) < m {
-                    (f >> BUCKET_BITS) as usize
-                } else {
-                    n_buckets
-                }] += 1;
-            }
-            c
-        })
-        .reduce(
-            || vec![0usize; n_buckets + 1],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
-    if counts[n_buckets] > 0 {
+    if fact.par_iter().any(|&f| f as usize >= m) {
         return Ok(None);
     }
-    let mut starts = alloc::filled(n_buckets + 1, 0usize, "fact position buckets")?;
-    for b in 0..n_buckets {
-        starts[b + 1] = starts[b] + counts[b];
-    }
-    let mut ids = alloc::filled(m, 0u32, "fact position buckets")?;
-    let mut positions = alloc::filled(m, 0u32, "fact position buckets")?;
-    let mut next = alloc::copied(&starts[..n_buckets], "fact position buckets")?;
-    for (pos, &f) in fact.iter().enumerate() {
-        let b = (f >> BUCKET_BITS) as usize;
-        ids[next[b]] = f;
-        positions[next[b]] = pos as u32;
-        next[b] += 1;
-    }
-    drop(next);
+    let (starts, ids, positions) = group_by_bucket(
+        fact,
+        BUCKET_BITS,
+        n_buckets,
+        GROUP_CHUNK,
+        |_| |i| i as u32,
+        "fact position buckets",
+    )?;
     let mut slots = alloc::filled(m, NONE, "fact positions")?;
     let filled = slots
         .par_chunks_mut(1 << BUCKET_BITS)
@@ -317,7 +360,9 @@ fn cross_tenant_fact(out_offsets: &[u32], object: &[u32], tenant: &[u32]) -> Opt
 
 /// The first entity whose in-adjacency holds a fact not pointing at it, or a subject of
 /// another tenant (with the out-facts' tenant check, every in-fact is then the entity's
-/// tenant's). `in_pos` and `in_subject` must already be in bounds.
+/// tenant's). `in_pos` and `in_subject` must already be in bounds. The reads of `object` at
+/// `in_pos` are random but independent, so their misses overlap: bucketing them as
+/// [`invert_bucketed`] does costs more (`benches/results/scale.md`).
 fn foreign_in_fact(
     p: &PartsRef<'_>,
     in_pos: &[u32],
@@ -717,6 +762,21 @@ mod tests {
                 // parts gives the same parts.
                 let again = KnowledgeGraph::from_parts(back.to_parts().unwrap()).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 prop_assert_eq!(again.to_parts().unwrap(), p);
+            }
+        }
+    }
+
+    proptest! {
+        /// Grouping by bucket in parallel chunks is a stable sort by bucket.
+        #[test]
+        fn group_by_bucket_is_a_stable_bucket_sort(keys in proptest::collection::vec(0u32..64, 0..200), bits in 0u32..4, chunk in 1usize..20) {
+            let n_buckets = (64 >> bits) + 1;
+            let (starts, k, v) = group_by_bucket(&keys, bits, n_buckets, chunk, |_| |i| i as u32, "test").unwrap();
+            let mut want: Vec<(u32, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+            want.sort_by_key(|&(k, _)| k >> bits);
+            prop_assert_eq!(k.iter().copied().zip(v.iter().copied()).collect::<Vec<_>>(), want);
+            for b in 0..n_buckets {
+                prop_assert!(k[starts[b]..starts[b + 1]].iter().all(|&x| (x >> bits) as usize == b));
             }
         }
     }
