@@ -283,8 +283,11 @@ class Ingestor:
                     s for sents in per_chunk for s, _ in sents
                 )
             found = {t: iter(self._known[t].find_all(ss)) for t, ss in by_tenant.items()}
+        seen: dict[Hashable, dict[tuple[str, str], int]] = {}
         for doc, first, per_chunk in staged:
-            self._link(doc, first, per_chunk, found.get(doc.tenant))
+            self._link(
+                doc, first, per_chunk, found.get(doc.tenant), seen.setdefault(doc.tenant, {})
+            )
         add_extracted(self, range(n_chunks, len(self.chunk_text)), rep)
         rep.new_entities = len(self.entity_name) - n_ent
         return rep
@@ -295,9 +298,12 @@ class Ingestor:
         first: int,
         per_chunk: list[list[tuple[str, list[tuple[str, str]]]]],
         known: Iterator[list[str]] | None,
+        seen: dict[tuple[str, str], int],
     ) -> None:
         """Adds the entities, mentions and facts of one document's chunks; ``known``
-        gives the known names of each of its sentences in order (None: not matched)."""
+        gives the known names of each of its sentences in order (None: not matched);
+        ``seen`` caches ``_entity(tenant, key, surface)`` of this tenant (a repeated call
+        returns the same id and changes nothing, so it is skipped)."""
         o = self.options
         tenant = doc.tenant
         title_eid = None
@@ -340,7 +346,9 @@ class Ingestor:
                         eid = entity(tenant, full, full)
                         surfaces[eid].add(surface)
                     else:
-                        eid = entity(tenant, k, surface)
+                        eid = seen.get((k, surface), -1)
+                        if eid < 0:
+                            eid = seen[(k, surface)] = entity(tenant, k, surface)
                     named.append(eid)
                     if eid not in ids:
                         ids.append(eid)
