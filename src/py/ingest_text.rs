@@ -48,6 +48,7 @@ pub fn scan_sentences<'py>(
 /// The known names found in each case-folded sentence (`ingest_text::KnownIndex`): returns
 /// `(offsets, names)`, sentence `s`'s name indices at `names[offsets[s]:offsets[s + 1]]`.
 #[pyfunction]
+#[allow(clippy::type_complexity)]
 pub fn find_known_names<'py>(
     py: Python<'py>,
     names: Vec<String>,
