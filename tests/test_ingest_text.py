@@ -10,7 +10,13 @@ from conftest import PROPERTY, examples
 from graphrecall._core import count_tokens, scan_sentences
 from graphrecall.ingest import chunking
 from graphrecall.ingest.chunking import split_sentences
-from graphrecall.ingest.extract import _PHRASE, phrase_names, sentence_names
+from graphrecall.ingest.extract import (
+    _PHRASE,
+    KnownNames,
+    normalise,
+    phrase_names,
+    sentence_names,
+)
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -91,3 +97,35 @@ def test_chunk_text_with_counted_tokens(text: str, max_tokens: int, overlap: int
     assert chunking.chunk_text(text, max_tokens, overlap, n_tokens=n) == chunking.chunk_text(
         text, max_tokens, overlap
     )
+
+
+#: Words of known names, in several cases and scripts (``ß`` case-folds to ``ss``).
+NAME_WORDS = ["new", "York", "CITY", "hall", "Straße", "strasse", "ǅemal", "٣", "x_y", "é"]
+NAME = st.lists(st.sampled_from(NAME_WORDS), min_size=1, max_size=4).map(" ".join)
+SENTENCE = st.one_of(
+    TEXT,
+    st.lists(
+        st.one_of(st.sampled_from(NAME_WORDS), st.sampled_from(SPECIAL), st.characters()),
+        max_size=30,
+    ).map("".join),
+)
+
+
+@settings(PROPERTY, max_examples=examples(100))
+@given(st.lists(st.one_of(NAME, TEXT), max_size=8), st.lists(SENTENCE, max_size=6))
+def test_find_all_equals_find(names: list[str], sentences: list[str]) -> None:
+    """The Rust kernel ``find_known_names`` (``KnownNames.find_all``) finds exactly what
+    the Python ``KnownNames.find`` finds, sentence by sentence."""
+    known = KnownNames()
+    for n in names:
+        known.add(normalise(n))
+    assert known.find_all(sentences) == [known.find(s) for s in sentences]
+
+
+def test_find_all_of_no_names_and_no_sentences() -> None:
+    """No known names or no sentences: nothing found, one list per sentence."""
+    assert KnownNames().find_all(["New York"]) == [[]]
+    known = KnownNames()
+    known.add("new york")
+    assert known.find_all([]) == []
+    assert known.find_all(["in NEW-york", ""]) == [["new york"], []]

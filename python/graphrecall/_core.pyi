@@ -28,6 +28,7 @@ __all__ = [
     "dedupe_max",
     "entity_chunk_scores",
     "exact_search",
+    "find_known_names",
     "graph_proximity_chunks",
     "graph_proximity_score",
     "hybrid_merge",
@@ -672,6 +673,18 @@ def hybrid_merge(
         ParameterError: Bad offsets, a different number of queries on the two sides, bad
             weights, an unknown ``text_score`` or a non-contiguous array.
         DataError: Ids and scores of different lengths.
+    """
+
+def find_known_names(
+    names: list[str], sentences: list[str]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The known names found in each case-folded sentence, exactly
+    ``graphrecall.ingest.extract.KnownNames.find`` (``names``: each name's ``\\w+`` words
+    joined by one space), in one call with the GIL released.
+
+    Returns:
+        ``(offsets, names)``: sentence ``s``'s name indices, in order, are
+        ``names[offsets[s]:offsets[s + 1]]``.
     """
 
 def count_tokens(texts: list[str]) -> npt.NDArray[np.int64]:

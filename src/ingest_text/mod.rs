@@ -14,7 +14,10 @@
 
 use rayon::prelude::*;
 
+mod known;
 mod tables;
+
+pub use known::KnownIndex;
 
 /// Lower-case words that join the capitalised words of one phrase (`University of Oxford`).
 pub const PARTICLES: [&str; 18] = [

@@ -44,3 +44,18 @@ pub fn scan_sentences<'py>(
         pairs(s.phrases)?,
     ))
 }
+
+/// The known names found in each case-folded sentence (`ingest_text::KnownIndex`): returns
+/// `(offsets, names)`, sentence `s`'s name indices at `names[offsets[s]:offsets[s + 1]]`.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn find_known_names<'py>(
+    py: Python<'py>,
+    names: Vec<String>,
+    sentences: Vec<String>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let (offsets, found) = enter(py, || {
+        Ok(ingest_text::KnownIndex::new(&names).find_all(&sentences))
+    })?;
+    Ok((offsets.into_pyarray(py), found.into_pyarray(py)))
+}

@@ -273,9 +273,21 @@ class Ingestor:
             staged.append((doc, first, per_chunk))
             rep.documents += 1
             rep.chunks += len(chunks)
-        # Pass 2: entities, mentions and facts.
+        # Pass 2: known names of every sentence (one Rust call per tenant), then entities,
+        # mentions and facts.
+        found: dict[Hashable, Iterator[list[str]]] = {}
+        if o.known_names:
+            by_tenant: dict[Hashable, list[str]] = {}
+            for doc, _, per_chunk in staged:
+                by_tenant.setdefault(doc.tenant, []).extend(
+                    s for sents in per_chunk for s, _ in sents
+                )
+            found = {t: iter(self._known[t].find_all(ss)) for t, ss in by_tenant.items()}
+        seen: dict[Hashable, dict[tuple[str, str], int]] = {}
         for doc, first, per_chunk in staged:
-            self._link(doc, first, per_chunk)
+            self._link(
+                doc, first, per_chunk, found.get(doc.tenant), seen.setdefault(doc.tenant, {})
+            )
         add_extracted(self, range(n_chunks, len(self.chunk_text)), rep)
         rep.new_entities = len(self.entity_name) - n_ent
         return rep
@@ -285,10 +297,15 @@ class Ingestor:
         doc: Document,
         first: int,
         per_chunk: list[list[tuple[str, list[tuple[str, str]]]]],
+        known: Iterator[list[str]] | None,
+        seen: dict[tuple[str, str], int],
     ) -> None:
+        """Adds the entities, mentions and facts of one document's chunks; ``known``
+        gives the known names of each of its sentences in order (None: not matched);
+        ``seen`` caches ``_entity(tenant, key, surface)`` of this tenant (a repeated call
+        returns the same id and changes nothing, so it is skipped)."""
         o = self.options
         tenant = doc.tenant
-        known = self._known.get(tenant) if o.known_names else None
         title_eid = None
         if doc.title:
             tk = _title_key(doc.title)
@@ -301,10 +318,10 @@ class Ingestor:
         last_word: dict[str, str | None] = {}
         for sents in per_chunk:
             ck = []
-            for s, names in sents:
+            for _, names in sents:
                 keys = names
                 if known is not None:
-                    found = known.find(s)
+                    found = next(known)
                     if found:
                         have = {k for k, _ in names}
                         keys = names + [(k, k) for k in found if k not in have]
@@ -329,7 +346,9 @@ class Ingestor:
                         eid = entity(tenant, full, full)
                         surfaces[eid].add(surface)
                     else:
-                        eid = entity(tenant, k, surface)
+                        eid = seen.get((k, surface), -1)
+                        if eid < 0:
+                            eid = seen[(k, surface)] = entity(tenant, k, surface)
                     named.append(eid)
                     if eid not in ids:
                         ids.append(eid)

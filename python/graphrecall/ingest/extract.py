@@ -23,8 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from rapidfuzz import fuzz
+
+from .._core import find_known_names
 
 #: Longest name matched case-insensitively, in words.
 MAX_NAME_WORDS = 6
@@ -186,6 +189,18 @@ class KnownNames:
                 out.append(best)
                 done = end
         return out
+
+    def find_all(self, sentences: Sequence[str]) -> list[list[str]]:
+        """:meth:`find` of each sentence, in one call of the Rust kernel
+        ``find_known_names`` (the same keys in the same order)."""
+        if not self._prefixes or not sentences:
+            return [[] for _ in sentences]
+        joined = list(self.keys)
+        off, ids = find_known_names(joined, [s.casefold() for s in sentences])
+        keys = [self.keys[j] for j in joined]
+        found = [keys[i] for i in ids.tolist()]
+        bounds = off.tolist()
+        return [found[a:b] for a, b in pairwise(bounds)]
 
 
 class NameMerger:
