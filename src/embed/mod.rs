@@ -243,7 +243,12 @@ impl E5Model {
     }
 
     /// [`Self::run`], adding each op's wall time into `prof` when given.
-    pub(crate) fn run_profiled(&self, content: &[u32], out: &mut [f32], prof: Option<&mut Profile>) {
+    pub(crate) fn run_profiled(
+        &self,
+        content: &[u32],
+        out: &mut [f32],
+        prof: Option<&mut Profile>,
+    ) {
         match prof {
             Some(p) => {
                 if self.simd && simd::forward_avx512(self, content, out, Some(&mut *p)) {
@@ -311,20 +316,20 @@ impl E5Model {
         let mut mid = vec![0f32; t * self.ff];
         let mut att = Attention::new(t, h / self.heads);
         for ly in &self.layers {
-            acts.quantize(&x, h);
+            acts.quantize(&x, h, self.simd);
             mark(Op::Quantize);
             matmul(&ly.q, &acts, &mut q, self.simd);
             matmul(&ly.k, &acts, &mut k, self.simd);
             matmul(&ly.v, &acts, &mut v, self.simd);
             mark(Op::Matmul);
             att.run(&q, &k, &v, &mut ctx, h, self.heads, &mut mark);
-            acts.quantize(&ctx, h);
+            acts.quantize(&ctx, h, self.simd);
             mark(Op::Quantize);
             matmul(&ly.ao, &acts, &mut proj, self.simd);
             mark(Op::Matmul);
             layernorm(&mut x, Some(&proj), &ly.aln, h, self.eps);
             mark(Op::LayerNorm);
-            acts.quantize(&x, h);
+            acts.quantize(&x, h, self.simd);
             mark(Op::Quantize);
             matmul(&ly.fi, &acts, &mut mid, self.simd);
             mark(Op::Matmul);
@@ -332,7 +337,7 @@ impl E5Model {
                 *m = gelu(*m);
             }
             mark(Op::Gelu);
-            acts.quantize(&mid, self.ff);
+            acts.quantize(&mid, self.ff, self.simd);
             mark(Op::Quantize);
             matmul(&ly.fo, &acts, &mut proj, self.simd);
             mark(Op::Matmul);

@@ -56,6 +56,67 @@ pub(super) fn matmul_vnni(w: &QMat, a: &QActs, y: &mut [f32]) -> bool {
     }
 }
 
+/// [`super::kernel::QActs::quantize`] on AVX-512 (two vectors per block); false (nothing
+/// written) when the CPU lacks it or the buffers do not fit.
+pub(super) fn quantize_avx512(a: &mut QActs, x: &[f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let blocks = x.len() / 32;
+        if !vnni_available()
+            || !x.len().is_multiple_of(32)
+            || a.q.len() < x.len()
+            || a.scale.len() < blocks
+            || a.start.len() < blocks
+        {
+            return false;
+        }
+        // SAFETY: the features were detected above and every length the pointer
+        // arithmetic relies on was just checked.
+        #[allow(unsafe_code)]
+        unsafe {
+            quantize_v4(a, x)
+        };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (a, x);
+        false
+    }
+}
+
+/// Per block: `amax` as the maximum of `|x|` (exact in any order), `id = 1 / (amax / 127)`,
+/// `round_ties_even(x * id)` by the default rounding mode, saturated to int8: the portable
+/// form's operations, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn quantize_v4(a: &mut QActs, x: &[f32]) {
+    use std::arch::x86_64::*;
+    let xp = x.as_ptr();
+    let qp = a.q.as_mut_ptr();
+    for b in 0..x.len() / 32 {
+        let lo = _mm512_loadu_ps(xp.add(32 * b));
+        let hi = _mm512_loadu_ps(xp.add(32 * b + 16));
+        let amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
+        let d = amax / 127.0;
+        let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+        let vid = _mm512_set1_ps(id);
+        let clamp = |v: __m512| {
+            let r = _mm512_cvtps_epi32(_mm512_mul_ps(v, vid));
+            _mm512_max_epi32(
+                _mm512_min_epi32(r, _mm512_set1_epi32(127)),
+                _mm512_set1_epi32(-128),
+            )
+        };
+        let (rl, rh) = (clamp(lo), clamp(hi));
+        _mm_storeu_si128(qp.add(32 * b).cast(), _mm512_cvtepi32_epi8(rl));
+        _mm_storeu_si128(qp.add(32 * b + 16).cast(), _mm512_cvtepi32_epi8(rh));
+        a.scale[b] = d;
+        a.start[b] = -8 * _mm512_reduce_add_epi32(_mm512_add_epi32(rl, rh));
+    }
+}
+
 /// [`super::E5Model::forward`] compiled for AVX-512 (its element-wise loops vectorise);
 /// false when the CPU lacks it.
 pub(super) fn forward_avx512(
