@@ -381,6 +381,7 @@ pub(crate) enum Op {
 
 impl Op {
     /// Every op, in [`Profile::secs`]'s order.
+    #[cfg(test)]
     pub(crate) const ALL: [Op; 8] = [
         Op::Embed,
         Op::Matmul,
@@ -401,6 +402,7 @@ pub(crate) struct Profile {
 }
 
 impl Profile {
+    #[cfg(test)]
     pub(crate) fn new() -> Self {
         Profile {
             secs: [0.0; 8],
@@ -408,6 +410,7 @@ impl Profile {
         }
     }
     /// Restart the clock (time since the last mark is charged to nothing).
+    #[cfg(test)]
     pub(crate) fn restart(&mut self) {
         self.last = std::time::Instant::now();
     }
