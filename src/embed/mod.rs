@@ -239,14 +239,50 @@ impl E5Model {
     /// (the element-wise loops then vectorise 16 wide; no sum changes order, so the result
     /// is the same either way).
     fn run(&self, content: &[u32], out: &mut [f32]) {
-        if !(self.simd && simd::forward_avx512(self, content, out)) {
-            self.forward(content, out);
+        self.run_profiled(content, out, None);
+    }
+
+    /// [`Self::run`], adding each op's wall time into `prof` when given.
+    pub(crate) fn run_profiled(
+        &self,
+        content: &[u32],
+        out: &mut [f32],
+        prof: Option<&mut Profile>,
+    ) {
+        match prof {
+            Some(p) => {
+                if self.simd && simd::forward_avx512(self, content, out, Some(&mut *p)) {
+                    return;
+                }
+                self.forward_profiled(content, out, Some(p));
+            }
+            None => {
+                if !(self.simd && simd::forward_avx512(self, content, out, None)) {
+                    self.forward(content, out);
+                }
+            }
         }
     }
 
     /// One window through the encoder; its token mean into `out` (`hidden`).
     #[inline(always)]
     pub(crate) fn forward(&self, content: &[u32], out: &mut [f32]) {
+        self.forward_profiled(content, out, None);
+    }
+
+    /// [`Self::forward`], adding each op's wall time into `prof` when given.
+    #[inline(always)]
+    pub(crate) fn forward_profiled(
+        &self,
+        content: &[u32],
+        out: &mut [f32],
+        mut prof: Option<&mut Profile>,
+    ) {
+        let mut mark = |op: Op| {
+            if let Some(p) = prof.as_deref_mut() {
+                p.mark(op);
+            }
+        };
         let h = self.hidden;
         let t = content.len() + 2;
         let ids: Vec<u32> = std::iter::once(self.bos)
@@ -270,6 +306,7 @@ impl E5Model {
             }
         }
         layernorm(&mut x, None, &self.eln, h, self.eps);
+        mark(Op::Embed);
         let mut acts = QActs::default();
         let mut q = vec![0f32; t * h];
         let mut k = vec![0f32; t * h];
@@ -277,23 +314,35 @@ impl E5Model {
         let mut ctx = vec![0f32; t * h];
         let mut proj = vec![0f32; t * h];
         let mut mid = vec![0f32; t * self.ff];
+        let mut att = Attention::new(t, h / self.heads);
         for ly in &self.layers {
-            acts.quantize(&x, h);
+            acts.quantize(&x, h, self.simd);
+            mark(Op::Quantize);
             matmul(&ly.q, &acts, &mut q, self.simd);
             matmul(&ly.k, &acts, &mut k, self.simd);
             matmul(&ly.v, &acts, &mut v, self.simd);
-            attention(&q, &k, &v, &mut ctx, t, h, self.heads);
-            acts.quantize(&ctx, h);
+            mark(Op::Matmul);
+            att.run(&q, &k, &v, &mut ctx, h, self.heads, &mut mark);
+            acts.quantize(&ctx, h, self.simd);
+            mark(Op::Quantize);
             matmul(&ly.ao, &acts, &mut proj, self.simd);
+            mark(Op::Matmul);
             layernorm(&mut x, Some(&proj), &ly.aln, h, self.eps);
-            acts.quantize(&x, h);
+            mark(Op::LayerNorm);
+            acts.quantize(&x, h, self.simd);
+            mark(Op::Quantize);
             matmul(&ly.fi, &acts, &mut mid, self.simd);
+            mark(Op::Matmul);
             for m in mid.iter_mut() {
                 *m = gelu(*m);
             }
-            acts.quantize(&mid, self.ff);
+            mark(Op::Gelu);
+            acts.quantize(&mid, self.ff, self.simd);
+            mark(Op::Quantize);
             matmul(&ly.fo, &acts, &mut proj, self.simd);
+            mark(Op::Matmul);
             layernorm(&mut x, Some(&proj), &ly.oln, h, self.eps);
+            mark(Op::LayerNorm);
         }
         out.fill(0.0);
         for row in x.chunks_exact(h) {
@@ -305,6 +354,70 @@ impl E5Model {
         for o in out.iter_mut() {
             *o *= inv;
         }
+        mark(Op::Embed);
+    }
+}
+
+/// The parts of a forward pass that [`Profile`] tells apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Word rows, positions, the first layer norm, and the final mean.
+    Embed,
+    /// The six 4-bit x int8 matrix products per layer.
+    Matmul,
+    /// Activation quantisation to int8 blocks before each product.
+    Quantize,
+    /// Attention scores `q k^T` (keys transposed per head).
+    Scores,
+    /// Softmax: scale, max, `exp`, sum.
+    Softmax,
+    /// Attention context `p v`.
+    Context,
+    /// The two residual layer norms per layer.
+    LayerNorm,
+    /// GELU over the feed-forward activations.
+    Gelu,
+}
+
+impl Op {
+    /// Every op, in [`Profile::secs`]'s order.
+    #[cfg(test)]
+    pub(crate) const ALL: [Op; 8] = [
+        Op::Embed,
+        Op::Matmul,
+        Op::Quantize,
+        Op::Scores,
+        Op::Softmax,
+        Op::Context,
+        Op::LayerNorm,
+        Op::Gelu,
+    ];
+}
+
+/// Wall time per [`Op`] over one or more forward passes: each mark charges the time since
+/// the previous mark to its op.
+pub(crate) struct Profile {
+    pub(crate) secs: [f64; 8],
+    last: std::time::Instant,
+}
+
+impl Profile {
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
+        Profile {
+            secs: [0.0; 8],
+            last: std::time::Instant::now(),
+        }
+    }
+    /// Restart the clock (time since the last mark is charged to nothing).
+    #[cfg(test)]
+    pub(crate) fn restart(&mut self) {
+        self.last = std::time::Instant::now();
+    }
+    fn mark(&mut self, op: Op) {
+        let now = std::time::Instant::now();
+        self.secs[op as usize] += (now - self.last).as_secs_f64();
+        self.last = now;
     }
 }
 
@@ -371,69 +484,128 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-/// Softmax attention of each head over all `t` tokens: `ctx = softmax(q k^T / sqrt(d)) v`.
+/// `e^x` for `x <= 0` (larger `x` is not needed by softmax): Cody-Waite reduction to
+/// `r` in `[-ln2/2, ln2/2]`, Cephes' degree-6 polynomial, and the power of two set in the
+/// exponent bits; plain multiplies and adds, so the softmax loop vectorises. Within 2 ulp of
+/// the C library's `expf` (tested); inputs below -87 give `e^-87`.
 #[inline(always)]
-fn attention(q: &[f32], k: &[f32], v: &[f32], ctx: &mut [f32], t: usize, h: usize, heads: usize) {
-    let hd = h / heads;
-    let scale = 1.0 / (hd as f32).sqrt();
-    // One head's keys transposed (`hd` rows of `tp`, zero past `t`), so that a query's
-    // scores accumulate 16 keys at a time (each score's sum over `e` keeps its order).
-    let tp = t.div_ceil(16) * 16;
-    let mut kt = vec![0f32; hd * tp];
-    let mut prob = vec![0f32; tp];
-    for hh in 0..heads {
-        for s in 0..t {
-            for e in 0..hd {
-                kt[e * tp + s] = k[s * h + hh * hd + e];
-            }
+fn exp_neg(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 0.0);
+    let n = (x * std::f32::consts::LOG2_E).round_ties_even();
+    let r = x - n * 0.693_359_4;
+    let r = r - n * -2.121_944_4e-4;
+    let mut p = 1.987_569_1e-4_f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 0.5;
+    let y = p * (r * r) + r + 1.0;
+    y * f32::from_bits(((n as i32 + 127) as u32) << 23)
+}
+
+/// Softmax attention's buffers for one window: one head's keys transposed and every
+/// query's scores, reused across heads and layers.
+struct Attention {
+    t: usize,
+    hd: usize,
+    /// `t` rounded up to 16.
+    tp: usize,
+    /// One head's keys transposed: `hd` rows of `tp` (zero past `t`).
+    kt: Vec<f32>,
+    /// One head's probabilities: `t` rows of `tp`.
+    prob: Vec<f32>,
+}
+
+impl Attention {
+    fn new(t: usize, hd: usize) -> Self {
+        let tp = t.div_ceil(16) * 16;
+        Attention {
+            t,
+            hd,
+            tp,
+            kt: vec![0f32; hd * tp],
+            prob: vec![0f32; t * tp],
         }
-        for i in 0..t {
-            let qh = &q[i * h + hh * hd..i * h + (hh + 1) * hd];
-            for (c, p16) in prob.chunks_exact_mut(16).enumerate() {
-                // 16 scores held in registers while the sum over `e` runs.
-                let mut acc = [0f32; 16];
-                for (e, &qe) in qh.iter().enumerate() {
-                    let k16 = &kt[e * tp + c * 16..e * tp + c * 16 + 16];
-                    for j in 0..16 {
-                        acc[j] += qe * k16[j];
-                    }
-                }
-                p16.copy_from_slice(&acc);
-            }
-            let prob = &mut prob[..t];
-            let mut mx = f32::NEG_INFINITY;
-            for p in prob.iter_mut() {
-                *p *= scale;
-                mx = mx.max(*p);
-            }
-            let mut sum = 0f32;
-            for p in prob.iter_mut() {
-                *p = (*p - mx).exp();
-                sum += *p;
-            }
-            let inv = 1.0 / sum;
-            let ch = &mut ctx[i * h + hh * hd..i * h + (hh + 1) * hd];
-            if hd == 32 {
-                // The head's context held in registers while the sum over `s` runs.
-                let mut acc = [0f32; 32];
-                for (s, &p) in prob.iter().enumerate() {
-                    let p = p * inv;
-                    let vs = &v[s * h + hh * hd..s * h + hh * hd + 32];
-                    for e in 0..32 {
-                        acc[e] += p * vs[e];
-                    }
-                }
-                ch.copy_from_slice(&acc);
-            } else {
-                ch.fill(0.0);
-                for (s, &p) in prob.iter().enumerate() {
-                    let p = p * inv;
-                    let vs = &v[s * h + hh * hd..s * h + (hh + 1) * hd];
-                    for (c, &vv) in ch.iter_mut().zip(vs) {
-                        *c += p * vv;
-                    }
+    }
+
+    /// `ctx = softmax(q k^T / sqrt(d)) v` for each head over all `t` tokens, as three
+    /// passes per head (scores, softmax, context) so that each is one tight loop.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &mut self,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        ctx: &mut [f32],
+        h: usize,
+        heads: usize,
+        mark: &mut impl FnMut(Op),
+    ) {
+        let (t, hd, tp) = (self.t, self.hd, self.tp);
+        let scale = 1.0 / (hd as f32).sqrt();
+        for hh in 0..heads {
+            for s in 0..t {
+                for e in 0..hd {
+                    self.kt[e * tp + s] = k[s * h + hh * hd + e];
                 }
             }
+            for (i, row) in self.prob.chunks_exact_mut(tp).enumerate() {
+                let qh = &q[i * h + hh * hd..i * h + (hh + 1) * hd];
+                for (c, p16) in row.chunks_exact_mut(16).enumerate() {
+                    // 16 scores held in registers while the sum over `e` runs.
+                    let mut acc = [0f32; 16];
+                    for (e, &qe) in qh.iter().enumerate() {
+                        let k16 = &self.kt[e * tp + c * 16..e * tp + c * 16 + 16];
+                        for j in 0..16 {
+                            acc[j] += qe * k16[j];
+                        }
+                    }
+                    p16.copy_from_slice(&acc);
+                }
+            }
+            mark(Op::Scores);
+            for row in self.prob.chunks_exact_mut(tp) {
+                let row = &mut row[..t];
+                let mut part = [f32::NEG_INFINITY; 16];
+                for (j, p) in row.iter_mut().enumerate() {
+                    *p *= scale;
+                    part[j % 16] = part[j % 16].max(*p);
+                }
+                let mx = part.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                for p in row.iter_mut() {
+                    *p = exp_neg(*p - mx);
+                }
+                let inv = 1.0 / sum16(row.iter().copied());
+                for p in row.iter_mut() {
+                    *p *= inv;
+                }
+            }
+            mark(Op::Softmax);
+            for (i, row) in self.prob.chunks_exact(tp).enumerate() {
+                let ch = &mut ctx[i * h + hh * hd..i * h + (hh + 1) * hd];
+                if hd == 32 {
+                    // The head's context held in registers while the sum over `s` runs.
+                    let mut acc = [0f32; 32];
+                    for (s, &p) in row[..t].iter().enumerate() {
+                        let vs = &v[s * h + hh * hd..s * h + hh * hd + 32];
+                        for e in 0..32 {
+                            acc[e] += p * vs[e];
+                        }
+                    }
+                    ch.copy_from_slice(&acc);
+                } else {
+                    ch.fill(0.0);
+                    for (s, &p) in row[..t].iter().enumerate() {
+                        let vs = &v[s * h + hh * hd..s * h + (hh + 1) * hd];
+                        for (c, &vv) in ch.iter_mut().zip(vs) {
+                            *c += p * vv;
+                        }
+                    }
+                }
+            }
+            mark(Op::Context);
         }
     }
 }

@@ -56,9 +56,75 @@ pub(super) fn matmul_vnni(w: &QMat, a: &QActs, y: &mut [f32]) -> bool {
     }
 }
 
+/// [`super::kernel::QActs::quantize`] on AVX-512 (two vectors per block); false (nothing
+/// written) when the CPU lacks it or the buffers do not fit.
+pub(super) fn quantize_avx512(a: &mut QActs, x: &[f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let blocks = x.len() / 32;
+        if !vnni_available()
+            || !x.len().is_multiple_of(32)
+            || a.q.len() < x.len()
+            || a.scale.len() < blocks
+            || a.start.len() < blocks
+        {
+            return false;
+        }
+        // SAFETY: the features were detected above and every length the pointer
+        // arithmetic relies on was just checked.
+        #[allow(unsafe_code)]
+        unsafe {
+            quantize_v4(a, x)
+        };
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (a, x);
+        false
+    }
+}
+
+/// Per block: `amax` as the maximum of `|x|` (exact in any order), `id = 1 / (amax / 127)`,
+/// `round_ties_even(x * id)` by the default rounding mode, saturated to int8: the portable
+/// form's operations, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn quantize_v4(a: &mut QActs, x: &[f32]) {
+    use std::arch::x86_64::*;
+    let xp = x.as_ptr();
+    let qp = a.q.as_mut_ptr();
+    for b in 0..x.len() / 32 {
+        let lo = _mm512_loadu_ps(xp.add(32 * b));
+        let hi = _mm512_loadu_ps(xp.add(32 * b + 16));
+        let amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi)));
+        let d = amax / 127.0;
+        let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+        let vid = _mm512_set1_ps(id);
+        let clamp = |v: __m512| {
+            let r = _mm512_cvtps_epi32(_mm512_mul_ps(v, vid));
+            _mm512_max_epi32(
+                _mm512_min_epi32(r, _mm512_set1_epi32(127)),
+                _mm512_set1_epi32(-128),
+            )
+        };
+        let (rl, rh) = (clamp(lo), clamp(hi));
+        _mm_storeu_si128(qp.add(32 * b).cast(), _mm512_cvtepi32_epi8(rl));
+        _mm_storeu_si128(qp.add(32 * b + 16).cast(), _mm512_cvtepi32_epi8(rh));
+        a.scale[b] = d;
+        a.start[b] = -8 * _mm512_reduce_add_epi32(_mm512_add_epi32(rl, rh));
+    }
+}
+
 /// [`super::E5Model::forward`] compiled for AVX-512 (its element-wise loops vectorise);
 /// false when the CPU lacks it.
-pub(super) fn forward_avx512(m: &super::E5Model, content: &[u32], out: &mut [f32]) -> bool {
+pub(super) fn forward_avx512(
+    m: &super::E5Model,
+    content: &[u32],
+    out: &mut [f32],
+    prof: Option<&mut super::Profile>,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         if !vnni_available() {
@@ -67,21 +133,26 @@ pub(super) fn forward_avx512(m: &super::E5Model, content: &[u32], out: &mut [f32
         // SAFETY: the features were just detected; the function body is safe code.
         #[allow(unsafe_code)]
         unsafe {
-            forward_v4(m, content, out)
+            forward_v4(m, content, out, prof)
         };
         true
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (m, content, out);
+        let _ = (m, content, out, prof);
         false
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
-fn forward_v4(m: &super::E5Model, content: &[u32], out: &mut [f32]) {
-    m.forward(content, out);
+fn forward_v4(
+    m: &super::E5Model,
+    content: &[u32],
+    out: &mut [f32],
+    prof: Option<&mut super::Profile>,
+) {
+    m.forward_profiled(content, out, prof);
 }
 
 /// [`super::kernel::matmul_portable`] compiled for AVX2 + FMA; false when the CPU lacks them.
@@ -122,6 +193,38 @@ const TOKEN_TILE: usize = 32;
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn vnni(w: &QMat, a: &QActs, y: &mut [f32]) {
+    use super::kernel::GROUP;
+    let yp = y.as_mut_ptr();
+    for t0 in (0..a.t).step_by(TOKEN_TILE) {
+        let t1 = (t0 + TOKEN_TILE).min(a.t);
+        for g in 0..w.nout / GROUP {
+            // Steps of 8 tokens, then 4, 2 and 1 for the rest: no token is computed twice.
+            let mut t = t0;
+            while t1 - t >= TT {
+                step::<TT>(w, a, yp, g, t);
+                t += TT;
+            }
+            if t1 - t >= 4 {
+                step::<4>(w, a, yp, g, t);
+                t += 4;
+            }
+            if t1 - t >= 2 {
+                step::<2>(w, a, yp, g, t);
+                t += 2;
+            }
+            if t1 - t >= 1 {
+                step::<1>(w, a, yp, g, t);
+            }
+        }
+    }
+}
+
+/// Row group `g` for tokens `t..t + N`: each weight vector loaded serves the `N` tokens.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn step<const N: usize>(w: &QMat, a: &QActs, yp: *mut f32, g: usize, t: usize) {
     use super::kernel::{GROUP, QK, STEP};
     use std::arch::x86_64::*;
     let (nin, nout) = (w.nin, w.nout);
@@ -130,42 +233,29 @@ unsafe fn vnni(w: &QMat, a: &QActs, y: &mut [f32]) {
     let wp = w.w.as_ptr();
     let dp = w.d.as_ptr();
     let bp = w.bias.as_ptr();
-    let yp = y.as_mut_ptr();
-    for t0 in (0..a.t).step_by(TOKEN_TILE) {
-        let t1 = (t0 + TOKEN_TILE).min(a.t);
-        for g in 0..nout / GROUP {
-            let mut t = t0;
-            while t < t1 {
-                let tt = (t1 - t).min(TT);
-                // Past the tile's last token the last one is repeated (and not stored).
-                let ts: [usize; TT] = std::array::from_fn(|k| t + k.min(tt - 1));
-                let mut acc = [_mm512_setzero_ps(); TT];
-                for b in 0..nb {
-                    let mut dot: [__m512i; TT] =
-                        std::array::from_fn(|k| _mm512_set1_epi32(a.start[ts[k] * nb + b]));
-                    let wb = wp.add((g * nb + b) * (QK / 4) * STEP);
-                    for k in 0..QK / 4 {
-                        let wv = _mm512_loadu_si512(wb.add(k * STEP).cast());
-                        for (d, &tk) in dot.iter_mut().zip(&ts) {
-                            let x = aq
-                                .add(tk * nin + b * QK + 4 * k)
-                                .cast::<i32>()
-                                .read_unaligned();
-                            *d = _mm512_dpbusd_epi32(*d, wv, _mm512_set1_epi32(x));
-                        }
-                    }
-                    let dw = _mm512_loadu_ps(dp.add((g * nb + b) * GROUP));
-                    for (c, (d, &tk)) in acc.iter_mut().zip(dot.iter().zip(&ts)) {
-                        let sc = _mm512_mul_ps(dw, _mm512_set1_ps(a.scale[tk * nb + b]));
-                        *c = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*d), sc, *c);
-                    }
-                }
-                let bias = _mm512_loadu_ps(bp.add(g * GROUP));
-                for (c, &tk) in acc.iter().zip(&ts).take(tt) {
-                    _mm512_storeu_ps(yp.add(tk * nout + g * GROUP), _mm512_add_ps(bias, *c));
-                }
-                t += tt;
+    let mut acc = [_mm512_setzero_ps(); N];
+    for b in 0..nb {
+        let mut dot: [__m512i; N] =
+            std::array::from_fn(|k| _mm512_set1_epi32(a.start[(t + k) * nb + b]));
+        let wb = wp.add((g * nb + b) * (QK / 4) * STEP);
+        for k in 0..QK / 4 {
+            let wv = _mm512_loadu_si512(wb.add(k * STEP).cast());
+            for (j, d) in dot.iter_mut().enumerate() {
+                let x = aq
+                    .add((t + j) * nin + b * QK + 4 * k)
+                    .cast::<i32>()
+                    .read_unaligned();
+                *d = _mm512_dpbusd_epi32(*d, wv, _mm512_set1_epi32(x));
             }
         }
+        let dw = _mm512_loadu_ps(dp.add((g * nb + b) * GROUP));
+        for (j, (c, d)) in acc.iter_mut().zip(dot.iter()).enumerate() {
+            let sc = _mm512_mul_ps(dw, _mm512_set1_ps(a.scale[(t + j) * nb + b]));
+            *c = _mm512_fmadd_ps(_mm512_cvtepi32_ps(*d), sc, *c);
+        }
+    }
+    let bias = _mm512_loadu_ps(bp.add(g * GROUP));
+    for (j, c) in acc.iter().enumerate() {
+        _mm512_storeu_ps(yp.add((t + j) * nout + g * GROUP), _mm512_add_ps(bias, *c));
     }
 }

