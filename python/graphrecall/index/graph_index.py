@@ -196,6 +196,7 @@ class GraphIndex:
         )
         #: The text indexes kept from ``previous`` because their inputs did not change.
         self.kept_text_indexes: tuple[str, ...] = ()
+        self.names: NameIndex
         if (
             kept is not None
             and getattr(kept, "_aliases", None) == aliases
@@ -208,7 +209,8 @@ class GraphIndex:
             self.names = NameIndex(
                 self.entity_name, self.entity_tenant, aliases=aliases, n_tenants=n_tenants
             )
-        self._aliases = aliases
+        #: The (row, alias) pairs the names were built with (what an update compares).
+        self._aliases: list[tuple[int, str]] = aliases
         if (
             kept is not None
             and kept.chunk_keywords is not None
