@@ -72,6 +72,7 @@ class GraphIndex:
         entity_vectors: VectorIndex | None = None,
         chunk_vectors: VectorIndex | None = None,
         reuse: dict[str, tuple[VectorIndex, I64]] | None = None,
+        previous: GraphIndex | None = None,
     ):
         self.tables = tables
         self.graph = graph
@@ -187,14 +188,41 @@ class GraphIndex:
         if al is not None and len(al["entity"]):
             rows = graph.entity_index(al["entity"].tolist()).tolist()
             aliases = [(int(r), str(a)) for r, a in zip(rows, al["alias"].tolist(), strict=True)]
-        self.names = NameIndex(
-            self.entity_name, self.entity_tenant, aliases=aliases, n_tenants=max(graph.n_tenants, 1)
-        )
-        self.chunk_keywords: BM25Index | None = (
-            BM25Index(self.chunk_text, self.chunk_tenant, n_tenants=max(graph.n_tenants, 1))
-            if n_c
+        n_tenants = max(graph.n_tenants, 1)
+        kept = (
+            previous
+            if previous is not None and previous.graph.n_tenants == graph.n_tenants
             else None
         )
+        #: The text indexes kept from ``previous`` because their inputs did not change.
+        self.kept_text_indexes: tuple[str, ...] = ()
+        self.names: NameIndex
+        if (
+            kept is not None
+            and getattr(kept, "_aliases", None) == aliases
+            and kept.entity_name == self.entity_name
+            and np.array_equal(kept.entity_tenant, self.entity_tenant)
+        ):
+            self.names = kept.names
+            self.kept_text_indexes += ("names",)
+        else:
+            self.names = NameIndex(
+                self.entity_name, self.entity_tenant, aliases=aliases, n_tenants=n_tenants
+            )
+        #: The (row, alias) pairs the names were built with (what an update compares).
+        self._aliases: list[tuple[int, str]] = aliases
+        if (
+            kept is not None
+            and kept.chunk_keywords is not None
+            and kept.chunk_text == self.chunk_text
+            and np.array_equal(kept.chunk_tenant, self.chunk_tenant)
+        ):
+            self.chunk_keywords: BM25Index | None = kept.chunk_keywords
+            self.kept_text_indexes += ("chunk_keywords",)
+        else:
+            self.chunk_keywords = (
+                BM25Index(self.chunk_text, self.chunk_tenant, n_tenants=n_tenants) if n_c else None
+            )
         self.build_seconds["text_indexes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
 
@@ -317,6 +345,7 @@ class GraphIndex:
             entity_vectors=entity_vectors,
             chunk_vectors=chunk_vectors,
             reuse=reuse,
+            previous=previous,
         )
         for kind, vi in (("entity", out.entity_vectors), ("chunk", out.chunk_vectors)):
             if kind in reused and vi is not None:

@@ -1,0 +1,182 @@
+"""Retrieval-index updates: how long ``GraphRAG.update(tables)`` takes after a small change.
+
+Usage::
+
+    python benches/bench_live_index.py [--entities 100000] [--repeats 3] [--json OUT]
+
+The graph is WORKLOADS.md's power-law generator (``benches/workload.py``; 100k entities give
+~1M facts), with a name per entity, one chunk of 12 words per five entities, and stored
+32-d vectors for both (no embedder: the update time is the index's, not a model's). From
+the built index, each operation makes the next tables and times ``rag.update`` on them:
+
+* ``fact``: one fact added; ``fact_delete``: one fact deleted;
+* ``entity``: one entity added, with a name and a vector;
+* ``chunk``: one chunk added, with a text and a vector;
+* ``facts_1000``: 1,000 facts added at once.
+
+Each is repeated ``--repeats`` times (p50 and the maximum, which is p99 at this count), with
+the median of each ``build_seconds`` phase. Run it once per code version (e.g. with
+``PYTHONPATH`` set to another checkout's ``python/``) to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+import bench_live  # noqa: E402
+import workload  # noqa: E402
+from graphrecall import GraphRAG  # noqa: E402
+from graphrecall.index import GraphIndex  # noqa: E402
+from graphrecall.tables import EmbeddingSet, GraphTables  # noqa: E402
+
+DIM = 32
+WORDS = 5000
+
+
+def base_tables(n: int, seed: int = 0) -> GraphTables:
+    """The workload graph with entity names, chunk texts and stored vectors."""
+    g = workload.generate(n, seed)
+    t = bench_live.tables_of(g)
+    rng = np.random.default_rng(seed)
+    n_c = n // 5
+    words = np.array([f"w{i}" for i in range(WORDS)], dtype=object)
+    texts = [" ".join(words[rng.integers(0, WORDS, 12)]) for _ in range(n_c)]
+    ent = dict(t.entities)
+    ent["name"] = np.array([f"entity {i}" for i in range(n)], dtype=object)
+    chunks = {
+        "id": np.arange(n_c),
+        "text": np.array(texts, dtype=object),
+        "tenant": g.entity_tenant[:n_c],
+    }
+    ev = rng.standard_normal((n, DIM)).astype(np.float32)
+    cv = rng.standard_normal((n_c, DIM)).astype(np.float32)
+    return dataclasses.replace(
+        t,
+        entities=ent,
+        chunks=chunks,
+        embeddings=[
+            EmbeddingSet("entity", np.arange(n), ev),
+            EmbeddingSet("chunk", np.arange(n_c), cv),
+        ],
+    )
+
+
+def _append(cols: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    return {k: np.concatenate([v, np.asarray(extra[k], dtype=v.dtype)]) for k, v in cols.items()}
+
+
+def add_facts(t: GraphTables, k: int, step: int) -> GraphTables:
+    f = t.facts
+    n = len(f["id"])
+    src = np.arange(k) % n
+    extra = {c: v[src] for c, v in f.items()}
+    extra["id"] = np.arange(10**9 + step * 10_000, 10**9 + step * 10_000 + k)
+    return dataclasses.replace(t, facts=_append(f, extra))
+
+
+def delete_fact(t: GraphTables, step: int) -> GraphTables:
+    f = t.facts
+    keep = np.ones(len(f["id"]), dtype=bool)
+    keep[step] = False
+    return dataclasses.replace(t, facts={c: v[keep] for c, v in f.items()})
+
+
+def add_entity(t: GraphTables, step: int) -> GraphTables:
+    e = t.entities
+    new_id = 10**9 + step
+    extra = {"id": [new_id], "tenant": [e["tenant"][0]], "name": [f"new entity {step}"]}
+    sets = [
+        EmbeddingSet(
+            s.kind,
+            np.append(s.ids, new_id),
+            np.vstack([s.vectors, np.ones((1, DIM), np.float32)]),
+        )
+        if s.kind == "entity"
+        else s
+        for s in t.embeddings
+    ]
+    return dataclasses.replace(t, entities=_append(e, extra), embeddings=sets)
+
+
+def add_chunk(t: GraphTables, step: int) -> GraphTables:
+    ch = t.chunks
+    assert ch is not None
+    new_id = 10**9 + step
+    extra = {"id": [new_id], "text": [f"w1 w2 fresh{step}"], "tenant": [ch["tenant"][0]]}
+    sets = [
+        EmbeddingSet(
+            s.kind,
+            np.append(s.ids, new_id),
+            np.vstack([s.vectors, np.ones((1, DIM), np.float32)]),
+        )
+        if s.kind == "chunk"
+        else s
+        for s in t.embeddings
+    ]
+    return dataclasses.replace(t, chunks=_append(ch, extra), embeddings=sets)
+
+
+OPS: dict[str, Callable[[GraphTables, int], GraphTables]] = {
+    "fact": lambda t, i: add_facts(t, 1, i),
+    "fact_delete": delete_fact,
+    "entity": add_entity,
+    "chunk": add_chunk,
+    "facts_1000": lambda t, i: add_facts(t, 1000, i + 500),
+}
+
+
+def run(n: int, repeats: int) -> dict[str, Any]:
+    tables = base_tables(n)
+    t0 = time.perf_counter()
+    rag = GraphRAG(GraphIndex.build(tables, embedder=None, vector_backend="exact"))
+    out: dict[str, Any] = {
+        "entities": n,
+        "facts": len(tables.facts["id"]),
+        "build_s": time.perf_counter() - t0,
+        "ops": {},
+    }
+    for name, op in OPS.items():
+        times, phases = [], []
+        for i in range(repeats):
+            new = op(tables, i)
+            t0 = time.perf_counter()
+            idx = rag.update(new)
+            times.append(time.perf_counter() - t0)
+            phases.append(idx.build_seconds)
+            rag.update(tables)  # back to the base, untimed
+        ms = np.array(times) * 1e3
+        out["ops"][name] = {
+            "p50_ms": float(np.median(ms)),
+            "max_ms": float(ms.max()),
+            "phases_ms": {k: float(np.median([p[k] for p in phases]) * 1e3) for k in phases[0]},
+        }
+        print(name, out["ops"][name], flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--entities", type=int, default=100_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    res = run(args.entities, args.repeats)
+    if args.json is not None:
+        args.json.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
