@@ -240,7 +240,7 @@ class SQLiteStore:
     def _insert_all(self, cur: sqlite3.Cursor, tables: GraphTables) -> None:
         for table in reversed(_DELETE_ORDER[1:]):
             if tables.table(table) is not None:
-                self.insert(cur, tables, table)
+                insert_rows(cur, tables, table)  # the triggers are dropped for this write
         self.insert_embeddings(cur, tables.embeddings)
 
     def insert(
@@ -250,8 +250,13 @@ class SQLiteStore:
         table: str,
         rows: npt.NDArray[np.int64] | None = None,
     ) -> int:
-        """Insert rows of a checked table (all, or those at ``rows``); returns the count."""
-        return insert_rows(cur, tables, table, rows)
+        """Insert rows of a checked table (all, or those at ``rows``) inside a transaction of
+        this store, keeping its checksums; returns the count."""
+        if not self.checksummed:
+            return insert_rows(cur, tables, table, rows)
+        n = tables.n_rows(table) if rows is None else len(rows)
+        with checksum.appending(cur, table, n):
+            return insert_rows(cur, tables, table, rows)
 
     @staticmethod
     def insert_embeddings(cur: sqlite3.Cursor, sets: Iterable[EmbeddingSet]) -> int:
