@@ -9,7 +9,7 @@ Usage::
 Scenarios (``--scenarios``, comma-separated; all by default):
 
 * ``facts``: two writer processes add facts to one SQLite store through their own
-  :class:`~graphrecall.LiveGraph` (the store assigns the ids; odd writes add 40 facts at
+  :class:`~graphrecall.LiveGraph` (the store assigns the ids; odd writes add 200 facts at
   once); both are killed at random. Every write a writer printed (acknowledged) must be in
   the store, every write whole or absent, ids unique, and the
   store must pass ``integrity_check`` and its checksums.
@@ -61,8 +61,8 @@ def _graph_tables(k: int) -> object:
 
 
 def _facts_in_write(k: int) -> int:
-    """Facts added by write ``k`` of the facts scenario: one, or a batch of 40."""
-    return 40 if k % 2 else 1
+    """Facts added by write ``k`` of the facts scenario: one, or a batch of 200."""
+    return 200 if k % 2 else 1
 
 
 def child(scenario: str, path: str, name: str, start: int) -> None:

@@ -101,9 +101,9 @@ def _triggers(table: str) -> list[str]:
     ]
 
 
-#: The fewest rows for which :func:`appending` hashes in one pass rather than per row (its
-#: fixed cost, two trigger DDL statements and a read back, is that of about 16 rows).
-BATCH_ROWS = 32
+#: The fewest rows for which :func:`appending` hashes in one pass rather than per row
+#: (about where the two cost the same: see benches/results/live.md).
+BATCH_ROWS = 128
 
 
 @contextmanager
