@@ -9,8 +9,9 @@ Usage::
 Scenarios (``--scenarios``, comma-separated; all by default):
 
 * ``facts``: two writer processes add facts to one SQLite store through their own
-  :class:`~graphrecall.LiveGraph` (the store assigns the ids); both are killed at random.
-  Every fact a writer printed (acknowledged) must be in the store, ids unique, and the
+  :class:`~graphrecall.LiveGraph` (the store assigns the ids; odd writes add 200 facts at
+  once); both are killed at random. Every write a writer printed (acknowledged) must be in
+  the store, every write whole or absent, ids unique, and the
   store must pass ``integrity_check`` and its checksums.
 * ``usage``: a writer records usage batches (every fact once per batch,
   ``record_access(..., refresh=False)``); after the kill every acknowledged batch is
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,6 +60,11 @@ def _graph_tables(k: int) -> object:
     )
 
 
+def _facts_in_write(k: int) -> int:
+    """Facts added by write ``k`` of the facts scenario: one, or a batch of 200."""
+    return 200 if k % 2 else 1
+
+
 def child(scenario: str, path: str, name: str, start: int) -> None:
     """Write forever, printing k after write k is acknowledged (returned)."""
     k = start
@@ -66,7 +73,9 @@ def child(scenario: str, path: str, name: str, start: int) -> None:
 
         live = SQLiteStore.open(path).load()
         while True:
-            live.add_facts([{"subject": 0, "object": 1, "description": f"{name}-{k}"}])
+            # Odd writes add a batch big enough for the store's one-pass checksum.
+            fact = {"subject": 0, "object": 1, "description": f"{name}-{k}"}
+            live.add_facts([fact] * _facts_in_write(k))
             print(k, flush=True)
             k += 1
     elif scenario == "usage":
@@ -178,9 +187,13 @@ def run_facts(work: Path, kills: int, rng: random.Random, jitter: float) -> int:
             ids = facts["id"].tolist()
             if len(set(ids)) != len(ids):
                 raise AssertionError("facts: duplicate ids")
-            missing = acked - set(facts["description"].tolist())
+            written = Counter(d for d in facts["description"].tolist() if d is not None)
+            missing = acked - set(written)
             if missing:
                 raise AssertionError(f"facts: acknowledged writes lost: {sorted(missing)[:5]}")
+            for what, n in written.items():  # every write whole (acknowledged or not)
+                if n != _facts_in_write(int(what.rsplit("-", 1)[1])):
+                    raise AssertionError(f"facts: write {what} is half applied ({n} facts)")
     return len(acked)
 
 

@@ -403,6 +403,93 @@ def test_the_checksums_hold_after_every_kind_of_update(store: SQLiteStore) -> No
     c.close()
 
 
+def _checksums(s: SQLiteStore) -> list[tuple[Any, ...]]:
+    return s.conn.execute("SELECT name, rows, total FROM checksums ORDER BY name").fetchall()
+
+
+def _many_adds(live: LiveGraph) -> None:
+    """Adds of every table large enough for the one-pass checksum (with deleted rows
+    before them, so that rowids have gaps)."""
+    live.delete_facts(["f3"])
+    n = 40
+    live.add_entities([{"id": f"e{i}", "tenant": "acme", "name": f"É{i}"} for i in range(n)])
+    live.add_chunks([{"id": f"k{i}", "tenant": "acme", "tags": ["t", "ü"]} for i in range(n)])
+    live.add_facts(
+        [
+            {"id": f"n{i}", "subject": f"e{i}", "object": f"e{(i + 1) % n}", "confidence": 0.5}
+            for i in range(n)
+        ]
+        + [{"id": "lit", "subject": "e0", "object_value": 3, "sequence": 7}]
+    )
+    live.add_mentions([{"chunk": f"k{i}", "entity": f"e{i}"} for i in range(n)])
+    live.add_aliases([{"entity": f"e{i}", "alias": f"a{i}"} for i in range(n)])
+
+
+def test_a_big_append_checksums_in_one_pass_to_the_triggers_sum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append of many rows sums their hashes in one pass after the insert, to the same
+    checksums the per-row triggers make; the triggers are back after it."""
+    from graphrecall.storage.sqlite import checksum
+
+    sums = []
+    for batch_rows in (10**9, 16):  # per row (triggers), then one pass
+        monkeypatch.setattr(checksum, "BATCH_ROWS", batch_rows)
+        with SQLiteStore.create(tmp_path / f"{batch_rows}.db") as s:
+            s.write(full_tables())
+            _many_adds(s.load())
+            sums.append(_checksums(s))
+            triggers = s.conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+            ).fetchone()
+            assert triggers == (3 * len(checksum.TABLES),)
+        with SQLiteStore.open(tmp_path / f"{batch_rows}.db") as s:
+            s.read()  # verifies every table
+            assert s.load().graph.n_facts == 4 - 1 + 41
+    assert sums[0] == sums[1]
+
+
+def test_a_failed_big_append_keeps_the_trigger_and_the_checksums(
+    live: LiveGraph, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that fails in SQLite rolls back with its trigger DDL: the insert trigger and
+    the checksums are what they were, and the next append keeps them true."""
+    from graphrecall.storage.sqlite import checksum
+
+    monkeypatch.setattr(checksum, "BATCH_ROWS", 16)
+    _fail_on(
+        live,
+        "CREATE TRIGGER boom BEFORE INSERT ON facts WHEN NEW.id = 'n39' "
+        "BEGIN SELECT RAISE(ABORT, 'simulated disk failure'); END",
+    )
+    before = state(live.store, live), _checksums(live.store)
+    many = [{"id": f"n{i}", "subject": "a", "object": "b"} for i in range(40)]
+    with pytest.raises(StorageError, match="simulated disk failure"):
+        live.add_facts(many)
+    assert (state(live.store, live), _checksums(live.store)) == before
+    live.store.conn.execute("DROP TRIGGER boom")
+    live.add_facts(many)
+    live.add_facts([{"id": "one", "subject": "a", "object": "b"}])  # through the trigger
+    live.store.read()
+
+
+def test_appending_counts_rows_inserted_before_a_failure(store: SQLiteStore) -> None:
+    """Rows that went in before a failed statement are counted, so a transaction that goes
+    on after the error still commits true checksums."""
+    from graphrecall.storage.sqlite import checksum
+
+    store.write(full_tables())
+    with store.transaction() as cur:
+        with pytest.raises(sqlite3.IntegrityError):
+            with checksum.appending(cur, "aliases", checksum.BATCH_ROWS):
+                cur.executemany(
+                    "INSERT INTO aliases (entity, alias) VALUES (?, ?)",
+                    [("pg", "x"), ("pg", "y"), ("pg", "x")],  # the third is a duplicate
+                )
+    assert store.counts()["aliases"] == 5
+    store.read()
+
+
 def test_open_refuses_a_database_that_is_not_a_store(tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as c:

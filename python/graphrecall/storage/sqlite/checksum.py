@@ -6,7 +6,9 @@ sum, modulo 2**64, of ``crc32(ascii((rowid, *columns)))`` over its rows (the val
 ``sqlite3`` returns them: ``int``, ``float``, ``str``, ``bytes`` or ``None``). The sum does not
 depend on the order of the rows, so triggers keep it up to date one changed row at a time
 (an insert adds the row's hash, a delete subtracts it, an update does both), in the
-transaction that changes the row: an append hashes the new rows only. A whole-graph write
+transaction that changes the row: an append hashes the new rows only. An append of many
+rows (:func:`appending`) lifts the insert trigger for its statement and adds the rows' hashes
+in one pass after it, in the same transaction, to the same sum. A whole-graph write
 recomputes the sums once from what it wrote. Reading a table recomputes its sum from the
 rows read and compares.
 
@@ -19,7 +21,8 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +99,43 @@ def _triggers(table: str) -> list[str]:
         "UPDATE checksums SET total = "
         f"gr_checksum(gr_checksum(total, -1, {old}), 1, {new}) {where}; END",
     ]
+
+
+#: The fewest rows for which :func:`appending` hashes in one pass rather than per row
+#: (about where the two cost the same: see benches/results/live.md).
+BATCH_ROWS = 128
+
+
+@contextmanager
+def appending(cur: sqlite3.Cursor, table: str, n: int) -> Iterator[None]:
+    """Around the inserts of ``n`` rows into ``table`` (inside a write transaction): for
+    :data:`BATCH_ROWS` rows or more, the insert trigger is lifted for them and the table's
+    checksum gains their hashes at the end, read back as stored (the sum the trigger would
+    have made). The DDL is part of the transaction: a rollback restores the trigger.
+    Rows inserted before a failure are counted too, so the checksum stays true if the
+    caller goes on with the transaction."""
+    if n < BATCH_ROWS:
+        yield
+        return
+    (last,) = cur.execute(f"SELECT max(rowid) FROM {table}").fetchone()
+    insert_trigger = _triggers(table)[0]
+    cur.execute(f"DROP TRIGGER {table}_checksum_insert")
+    try:
+        yield
+    finally:
+        if cur.connection.in_transaction:
+            rows = cur.execute(
+                f"SELECT rowid, {', '.join(TABLES[table])} FROM {table} WHERE rowid > ?",
+                (0 if last is None else last,),
+            ).fetchall()
+            (count, total) = cur.execute(
+                "SELECT rows, total FROM checksums WHERE name = ?", (table,)
+            ).fetchone()
+            cur.execute(
+                "UPDATE checksums SET rows = ?, total = ? WHERE name = ?",
+                (count + len(rows), _signed(total + total_of(rows)), table),
+            )
+            cur.execute(insert_trigger)
 
 
 def drop_triggers(cur: sqlite3.Cursor) -> None:
