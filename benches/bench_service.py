@@ -338,6 +338,94 @@ def steps(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
         run(full, "full")
 
 
+def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
+    """Print the CPU (``time.process_time``) per request of each step of ``POST /retrieve``
+    in-process (``orjson.loads``, ``Service.parse``, the recipe's stages inside
+    ``retrieve_batch``, the lean body), over every request body with its vector, one query
+    per ``retrieve_batch`` call, ``rounds`` times after a warm-up: each step is timed by a
+    wrapper around its function (nested rows are part of the row above them)."""
+    from graphrecall import GraphRAG
+    from graphrecall.graph.plans import SpreadPlan
+    from graphrecall.recipes import spreading_activation as sa
+    from graphrecall.recipes.stages import Batch
+    from graphrecall.service import ServiceConfig, bodies
+    from graphrecall.service.backend import Backend
+    from graphrecall.service.bodies import RETRIEVE_FIELDS, loads, results_body
+    from graphrecall.service.state import Service
+
+    clock = time.process_time
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            t = clock()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] = spent.get(name, 0.0) + clock() - t
+
+        return wrapper
+
+    rows = [  # (label, owner, attribute)
+        ("query vectors (`embed_batch`)", sa, "embed_batch"),
+        ("entity-vector search (`entity_search`)", sa, "entity_search"),
+        ("graph call (`SpreadPlan.dense`)", SpreadPlan, "dense"),
+        ("fact hits (`fact_hits`)", sa, "fact_hits"),
+        ("anchor hits (`anchor_hits`)", sa, "anchor_hits"),
+        ("reached-entity hits (`entity_hits`)", sa, "entity_hits"),
+        ("passages (`_passages`)", sa, "_passages"),
+        ("  supporting chunks (`supporting_chunks`)", sa, "supporting_chunks"),
+        ("  chunk hits (`chunk_hits`)", sa, "chunk_hits"),
+        ("result object (`Batch.result`)", Batch, "result"),
+        ("lean dict of the hits (`lean_dict`)", bodies, "lean_dict"),
+    ]
+    for label, owner, attr in rows:
+        setattr(owner, attr, timed(label, getattr(owner, attr)))
+    svc = Service(Backend(GraphRAG(index)), ServiceConfig(use_cache=False))
+    reqs = [body(t, ten, v) for t, ten, v in queries]
+    totals: dict[str, list[float]] = {}
+
+    def run() -> None:
+        spent.clear()
+        top = [0.0] * 5
+        for b in reqs:
+            t0 = clock()
+            d = loads(b)
+            t1 = clock()
+            spec, qs, vecs, _ = svc.parse(d, RETRIEVE_FIELDS)
+            t2 = clock()
+            stacked = None if vecs is None else np.stack(vecs)
+            t3 = clock()
+            res = svc._run(spec, qs, stacked)
+            t4 = clock()
+            results_body("result", res, spec.explain)
+            t5 = clock()
+            for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                top[i] += dt
+        names = [
+            "`orjson.loads`",
+            "`Service.parse`",
+            "`np.stack` of the vector",
+            "`retrieve_batch` of one query",
+            "result body (lean)",
+        ]
+        for name, x in zip(names, top):
+            totals.setdefault(name, []).append(x / len(reqs) * 1e3)
+        for label, _, _ in rows:
+            totals.setdefault(label, []).append(spent.get(label, 0.0) / len(reqs) * 1e3)
+        totals.setdefault("total", []).append(sum(top) / len(reqs) * 1e3)
+
+    run()
+    totals.clear()
+    for _ in range(rounds):
+        run()
+    print(f"{len(reqs)} requests, {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    print("| step | CPU ms per request (best of rounds) |")
+    print("|---|---:|")
+    for name, xs in totals.items():
+        print(f"| {name} | {min(xs):.3f} |")
+
+
 def main() -> int:
     """Build and save the index, run every point, write the Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -384,6 +472,12 @@ def main() -> int:
         help="instead of the load test: the CPU of each step of a request in-process "
         "(parse, retrieve_batch, body), lean and full bodies alternating, printed",
     )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of the load test: the CPU of each step of a request in-process, "
+        "the recipe's stages included (lean bodies), printed as a table",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -417,6 +511,9 @@ def main() -> int:
     with_vec = [body(t, ten, v) for t, ten, v in queries]
     if args.steps:
         steps(index, queries, body)
+        return 0
+    if args.profile:
+        profile(index, queries, body)
         return 0
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
