@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.client
+import importlib
 import json
 import os
 import re
@@ -69,9 +70,15 @@ def free_port() -> int:
 class Served:
     """``graphrecall serve DIR ARGS...`` in a subprocess, ready when constructed."""
 
-    def __init__(self, index: Path, *args: str, stack: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        index: Path,
+        *args: str,
+        stack: tuple[str, str] | None = None,
+        package: Path = ROOT.parent / "python",
+    ) -> None:
         self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT.parent / "python")}
+        env = {**os.environ, "PYTHONPATH": str(package)}
         cmd = [sys.executable, "-m", "graphrecall.cli", "serve", str(index)]
         cmd += ["--port", str(self.port), "--no-cache", *args]
         if stack is not None:  # the same service on another uvicorn loop / HTTP parser
@@ -346,13 +353,13 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
     wrapper around its function (nested rows are part of the row above them)."""
     from graphrecall import GraphRAG
     from graphrecall.graph.plans import SpreadPlan
-    from graphrecall.recipes import spreading_activation as sa
     from graphrecall.recipes.stages import Batch
     from graphrecall.service import ServiceConfig, bodies
     from graphrecall.service.backend import Backend
     from graphrecall.service.bodies import RETRIEVE_FIELDS, loads, results_body
     from graphrecall.service.state import Service
 
+    sa = importlib.import_module("graphrecall.recipes.spreading_activation")
     clock = time.process_time
     spent: dict[str, float] = {}
 
@@ -409,7 +416,7 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
             "`retrieve_batch` of one query",
             "result body (lean)",
         ]
-        for name, x in zip(names, top):
+        for name, x in zip(names, top, strict=True):
             totals.setdefault(name, []).append(x / len(reqs) * 1e3)
         for label, _, _ in rows:
             totals.setdefault(label, []).append(spent.get(label, 0.0) / len(reqs) * 1e3)
@@ -478,6 +485,17 @@ def main() -> int:
         help="instead of the load test: the CPU of each step of a request in-process, "
         "the recipe's stages included (lean bodies), printed as a table",
     )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="also serve the graphrecall package of this directory (another checkout's "
+        "python/, e.g. /work/main/python) with micro-batching, in the same run, side by side",
+    )
+    ap.add_argument(
+        "--modes",
+        default="batching,single",
+        help="server modes to run: batching (micro-batching), single (--no-batching)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -522,8 +540,17 @@ def main() -> int:
         index.save(Path(tmp) / "index")
         del index
         procs = ["--processes", str(args.processes)]
-        for mode, flags in (("micro-batching", []), ("one call per request", ["--no-batching"])):
-            srv = Served(Path(tmp) / "index", *flags, *procs)
+        here = ROOT.parent / "python"
+        modes: list[tuple[str, list[str], Path]] = []
+        if args.baseline is not None:
+            modes.append(("micro-batching, baseline", [], args.baseline))
+        want = args.modes.split(",")
+        if "batching" in want:
+            modes.append(("micro-batching", [], here))
+        if "single" in want:
+            modes.append(("one call per request", ["--no-batching"], here))
+        for mode, flags, package in modes:
+            srv = Served(Path(tmp) / "index", *flags, *procs, package=package)
             try:
                 # Warm-up: every tenant's queries on each of 8 connections per process, so
                 # that every process (whichever accepts a connection) builds each tenant's

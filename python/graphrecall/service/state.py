@@ -22,7 +22,7 @@ from ..errors import ParameterError
 from ..recipes import RetrievalResult, get_recipe
 from ..recipes.stages import resolve_params
 from .backend import Backend
-from .batcher import MicroBatcher
+from .batcher import MicroBatcher, stack_vectors
 from .bodies import (
     Spec,
     dumps,
@@ -272,7 +272,7 @@ class Service:
         if len(queries) == 1 and self.config.batching:
             vec = None if vectors is None else vectors[0]
             return [await self.batcher.submit(spec, queries[0], vec)]
-        stacked = None if vectors is None else np.stack(vectors)
+        stacked = None if vectors is None else stack_vectors(vectors)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self._run, spec, queries, stacked)
 
@@ -291,7 +291,7 @@ class Service:
             render = _one_body if spec.explain else _lean_body
             body: bytes = await self.batcher.submit(spec, queries[0], vec, render)
             return body
-        stacked = None if vectors is None else np.stack(vectors)
+        stacked = None if vectors is None else stack_vectors(vectors)
         key = "results" if batch else "result"
 
         def run() -> bytes:
