@@ -25,6 +25,7 @@ from .backend import Backend
 from .batcher import MicroBatcher, stack_vectors
 from .bodies import (
     Spec,
+    canonical,
     dumps,
     int_field,
     loads,
@@ -212,7 +213,7 @@ class Service:
                 kind="invalid_parameter",
                 parameter="params",
             )
-        params_json = json.dumps(params, sort_keys=True)
+        params_json = canonical(params)
         if recipe is not None and (recipe, params_json) not in self._checked:
             # The recipe's own parameter class checks names and ranges (k, max_hops...).
             resolve_params(get_recipe(recipe).params, None, tuples(params))
@@ -256,7 +257,7 @@ class Service:
             recipe=recipe,
             tenant=self.backend.tenant(body.get("tenant")),
             params=params_json,
-            context=None if context is None else json.dumps(context, sort_keys=True),
+            context=None if context is None else canonical(context),
             now=int_field(body, "now", 0, 2**62),
             use_cache=use_cache,
             vectors=vectors is not None,
