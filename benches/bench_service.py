@@ -27,6 +27,11 @@ Besides requests/s and latency, each point reports the server's CPU time per req
 (``/proc``; what other work on the machine changes least) and the mean number of queries
 per ``retrieve_batch`` call (from ``/metrics``).
 
+``--baseline DIR`` also serves another checkout's package (``/work/main/python``) beside
+this one, both up at once, their points interleaved (``--pairs`` rounds, the order swapped
+each round): the side-by-side comparison of two builds on a machine whose load drifts.
+``--profile`` prints the CPU per request of each step in-process instead of a load test.
+
 ``--quick`` runs each point for at most 2 s (the figures of a busy machine); the full run
 5 s and 20,000 requests per point.
 """
@@ -489,7 +494,11 @@ def main() -> int:
         "--baseline",
         type=Path,
         help="also serve the graphrecall package of this directory (another checkout's "
-        "python/, e.g. /work/main/python) with micro-batching, in the same run, side by side",
+        "python/, e.g. /work/main/python) with micro-batching, both servers up at once and "
+        "their points interleaved, before the --modes runs",
+    )
+    ap.add_argument(
+        "--pairs", type=int, default=2, help="rounds of interleaved points with --baseline"
     )
     ap.add_argument(
         "--modes",
@@ -541,9 +550,39 @@ def main() -> int:
         del index
         procs = ["--processes", str(args.processes)]
         here = ROOT.parent / "python"
-        modes: list[tuple[str, list[str], Path]] = []
+        first = {ten: i for i, (_, ten, _) in reversed(list(enumerate(queries)))}
+        warm = [with_vec[i] for i in first.values()]
+
+        def warm_up(srv: Served) -> None:
+            # Every tenant's queries on each of 8 connections per process, so that every
+            # process (whichever accepts a connection) builds each tenant's lazy tables (a
+            # tenant's first query), then a short burst.
+            load(srv.port, warm, 8 * args.processes, 8 * args.processes * len(warm), 120)
+            load(srv.port, with_vec, 8, 500, 5)
+
         if args.baseline is not None:
-            modes.append(("micro-batching, baseline", [], args.baseline))
+            # Both servers up at once, their points interleaved (A B, then B A), so that a
+            # change of the machine's load between points hits both alike.
+            pair = [
+                (
+                    "micro-batching, baseline",
+                    Served(Path(tmp) / "index", *procs, package=args.baseline),
+                ),
+                ("micro-batching", Served(Path(tmp) / "index", *procs, package=here)),
+            ]
+            try:
+                for _, srv in pair:
+                    warm_up(srv)
+                for rep in range(args.pairs):
+                    for c in levels:
+                        for mode, srv in pair if rep % 2 == 0 else pair[::-1]:
+                            r = point(srv, gen, with_vec, c, count, seconds)
+                            rows.append(("vector given", f"{mode} (round {rep + 1})", c, r))
+                            print(f"  vector given, {mode}, C={c}: {r}", file=sys.stderr)
+            finally:
+                for _, srv in pair:
+                    srv.stop()
+        modes: list[tuple[str, list[str], Path]] = []
         want = args.modes.split(",")
         if "batching" in want:
             modes.append(("micro-batching", [], here))
@@ -552,13 +591,7 @@ def main() -> int:
         for mode, flags, package in modes:
             srv = Served(Path(tmp) / "index", *flags, *procs, package=package)
             try:
-                # Warm-up: every tenant's queries on each of 8 connections per process, so
-                # that every process (whichever accepts a connection) builds each tenant's
-                # lazy tables (a tenant's first query), then a short burst.
-                first = {ten: i for i, (_, ten, _) in reversed(list(enumerate(queries)))}
-                warm = [with_vec[i] for i in first.values()]
-                load(srv.port, warm, 8 * args.processes, 8 * args.processes * len(warm), 120)
-                load(srv.port, with_vec, 8, 500, 5)
+                warm_up(srv)
                 for c in levels:
                     r = point(srv, gen, with_vec, c, count, seconds)
                     rows.append(("vector given", mode, c, r))
