@@ -27,6 +27,11 @@ Besides requests/s and latency, each point reports the server's CPU time per req
 (``/proc``; what other work on the machine changes least) and the mean number of queries
 per ``retrieve_batch`` call (from ``/metrics``).
 
+``--baseline DIR`` also serves another checkout's package (``/work/main/python``) beside
+this one, both up at once, their points interleaved (``--pairs`` rounds, the order swapped
+each round): the side-by-side comparison of two builds on a machine whose load drifts.
+``--profile`` prints the CPU per request of each step in-process instead of a load test.
+
 ``--quick`` runs each point for at most 2 s (the figures of a busy machine); the full run
 5 s and 20,000 requests per point.
 """
@@ -36,6 +41,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import http.client
+import importlib
 import json
 import os
 import re
@@ -69,9 +75,15 @@ def free_port() -> int:
 class Served:
     """``graphrecall serve DIR ARGS...`` in a subprocess, ready when constructed."""
 
-    def __init__(self, index: Path, *args: str, stack: tuple[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        index: Path,
+        *args: str,
+        stack: tuple[str, str] | None = None,
+        package: Path = ROOT.parent / "python",
+    ) -> None:
         self.port = free_port()
-        env = {**os.environ, "PYTHONPATH": str(ROOT.parent / "python")}
+        env = {**os.environ, "PYTHONPATH": str(package)}
         cmd = [sys.executable, "-m", "graphrecall.cli", "serve", str(index)]
         cmd += ["--port", str(self.port), "--no-cache", *args]
         if stack is not None:  # the same service on another uvicorn loop / HTTP parser
@@ -338,6 +350,94 @@ def steps(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
         run(full, "full")
 
 
+def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
+    """Print the CPU (``time.process_time``) per request of each step of ``POST /retrieve``
+    in-process (``orjson.loads``, ``Service.parse``, the recipe's stages inside
+    ``retrieve_batch``, the lean body), over every request body with its vector, one query
+    per ``retrieve_batch`` call, ``rounds`` times after a warm-up: each step is timed by a
+    wrapper around its function (nested rows are part of the row above them)."""
+    from graphrecall import GraphRAG
+    from graphrecall.graph.plans import SpreadPlan
+    from graphrecall.recipes.stages import Batch
+    from graphrecall.service import ServiceConfig, bodies
+    from graphrecall.service.backend import Backend
+    from graphrecall.service.bodies import RETRIEVE_FIELDS, loads, results_body
+    from graphrecall.service.state import Service
+
+    sa = importlib.import_module("graphrecall.recipes.spreading_activation")
+    clock = time.process_time
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            t = clock()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] = spent.get(name, 0.0) + clock() - t
+
+        return wrapper
+
+    rows = [  # (label, owner, attribute)
+        ("query vectors (`embed_batch`)", sa, "embed_batch"),
+        ("entity-vector search (`entity_search`)", sa, "entity_search"),
+        ("graph call (`SpreadPlan.dense`)", SpreadPlan, "dense"),
+        ("fact hits (`fact_hits`)", sa, "fact_hits"),
+        ("anchor hits (`anchor_hits`)", sa, "anchor_hits"),
+        ("reached-entity hits (`entity_hits`)", sa, "entity_hits"),
+        ("passages (`_passages`)", sa, "_passages"),
+        ("  supporting chunks (`supporting_chunks`)", sa, "supporting_chunks"),
+        ("  chunk hits (`chunk_hits`)", sa, "chunk_hits"),
+        ("result object (`Batch.result`)", Batch, "result"),
+        ("lean dict of the hits (`lean_dict`)", bodies, "lean_dict"),
+    ]
+    for label, owner, attr in rows:
+        setattr(owner, attr, timed(label, getattr(owner, attr)))
+    svc = Service(Backend(GraphRAG(index)), ServiceConfig(use_cache=False))
+    reqs = [body(t, ten, v) for t, ten, v in queries]
+    totals: dict[str, list[float]] = {}
+
+    def run() -> None:
+        spent.clear()
+        top = [0.0] * 5
+        for b in reqs:
+            t0 = clock()
+            d = loads(b)
+            t1 = clock()
+            spec, qs, vecs, _ = svc.parse(d, RETRIEVE_FIELDS)
+            t2 = clock()
+            stacked = None if vecs is None else np.stack(vecs)
+            t3 = clock()
+            res = svc._run(spec, qs, stacked)
+            t4 = clock()
+            results_body("result", res, spec.explain)
+            t5 = clock()
+            for i, dt in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                top[i] += dt
+        names = [
+            "`orjson.loads`",
+            "`Service.parse`",
+            "`np.stack` of the vector",
+            "`retrieve_batch` of one query",
+            "result body (lean)",
+        ]
+        for name, x in zip(names, top, strict=True):
+            totals.setdefault(name, []).append(x / len(reqs) * 1e3)
+        for label, _, _ in rows:
+            totals.setdefault(label, []).append(spent.get(label, 0.0) / len(reqs) * 1e3)
+        totals.setdefault("total", []).append(sum(top) / len(reqs) * 1e3)
+
+    run()
+    totals.clear()
+    for _ in range(rounds):
+        run()
+    print(f"{len(reqs)} requests, {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    print("| step | CPU ms per request (best of rounds) |")
+    print("|---|---:|")
+    for name, xs in totals.items():
+        print(f"| {name} | {min(xs):.3f} |")
+
+
 def main() -> int:
     """Build and save the index, run every point, write the Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -384,6 +484,27 @@ def main() -> int:
         help="instead of the load test: the CPU of each step of a request in-process "
         "(parse, retrieve_batch, body), lean and full bodies alternating, printed",
     )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="instead of the load test: the CPU of each step of a request in-process, "
+        "the recipe's stages included (lean bodies), printed as a table",
+    )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        help="also serve the graphrecall package of this directory (another checkout's "
+        "python/, e.g. /work/main/python) with micro-batching, both servers up at once and "
+        "their points interleaved, before the --modes runs",
+    )
+    ap.add_argument(
+        "--pairs", type=int, default=2, help="rounds of interleaved points with --baseline"
+    )
+    ap.add_argument(
+        "--modes",
+        default="batching,single",
+        help="server modes to run: batching (micro-batching), single (--no-batching)",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -418,6 +539,9 @@ def main() -> int:
     if args.steps:
         steps(index, queries, body)
         return 0
+    if args.profile:
+        profile(index, queries, body)
+        return 0
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -425,16 +549,49 @@ def main() -> int:
         index.save(Path(tmp) / "index")
         del index
         procs = ["--processes", str(args.processes)]
-        for mode, flags in (("micro-batching", []), ("one call per request", ["--no-batching"])):
-            srv = Served(Path(tmp) / "index", *flags, *procs)
+        here = ROOT.parent / "python"
+        first = {ten: i for i, (_, ten, _) in reversed(list(enumerate(queries)))}
+        warm = [with_vec[i] for i in first.values()]
+
+        def warm_up(srv: Served) -> None:
+            # Every tenant's queries on each of 8 connections per process, so that every
+            # process (whichever accepts a connection) builds each tenant's lazy tables (a
+            # tenant's first query), then a short burst.
+            load(srv.port, warm, 8 * args.processes, 8 * args.processes * len(warm), 120)
+            load(srv.port, with_vec, 8, 500, 5)
+
+        if args.baseline is not None:
+            # Both servers up at once, their points interleaved (A B, then B A), so that a
+            # change of the machine's load between points hits both alike.
+            pair = [
+                (
+                    "micro-batching, baseline",
+                    Served(Path(tmp) / "index", *procs, package=args.baseline),
+                ),
+                ("micro-batching", Served(Path(tmp) / "index", *procs, package=here)),
+            ]
             try:
-                # Warm-up: every tenant's queries on each of 8 connections per process, so
-                # that every process (whichever accepts a connection) builds each tenant's
-                # lazy tables (a tenant's first query), then a short burst.
-                first = {ten: i for i, (_, ten, _) in reversed(list(enumerate(queries)))}
-                warm = [with_vec[i] for i in first.values()]
-                load(srv.port, warm, 8 * args.processes, 8 * args.processes * len(warm), 120)
-                load(srv.port, with_vec, 8, 500, 5)
+                for _, srv in pair:
+                    warm_up(srv)
+                for rep in range(args.pairs):
+                    for c in levels:
+                        for mode, srv in pair if rep % 2 == 0 else pair[::-1]:
+                            r = point(srv, gen, with_vec, c, count, seconds)
+                            rows.append(("vector given", f"{mode} (round {rep + 1})", c, r))
+                            print(f"  vector given, {mode}, C={c}: {r}", file=sys.stderr)
+            finally:
+                for _, srv in pair:
+                    srv.stop()
+        modes: list[tuple[str, list[str], Path]] = []
+        want = args.modes.split(",")
+        if "batching" in want:
+            modes.append(("micro-batching", [], here))
+        if "single" in want:
+            modes.append(("one call per request", ["--no-batching"], here))
+        for mode, flags, package in modes:
+            srv = Served(Path(tmp) / "index", *flags, *procs, package=package)
+            try:
+                warm_up(srv)
                 for c in levels:
                     r = point(srv, gen, with_vec, c, count, seconds)
                     rows.append(("vector given", mode, c, r))

@@ -505,3 +505,28 @@ def test_unusable_settings_are_refused(capsys: pytest.CaptureFixture[str]) -> No
     assert "neither a graphrecall SQLite store nor a saved index" in capsys.readouterr().err
     assert main(["serve", "/nonexistent/index", "--max-batch", "0"]) == 1
     assert "max_batch" in capsys.readouterr().err
+
+
+def test_batch_key_json_is_canonical() -> None:
+    """Equal parameters in any key order give one batch key, and the batcher reads the
+    same values back (ints over 64 bits through the stdlib's writer)."""
+    from graphrecall.service.bodies import canonical
+
+    a = canonical({"top_k": 10, "anchors": [1, 2], "profile": {"b": 1.5, "a": None}})
+    b = canonical({"profile": {"a": None, "b": 1.5}, "anchors": [1, 2], "top_k": 10})
+    assert a == b
+    assert json.loads(a) == {"anchors": [1, 2], "profile": {"a": None, "b": 1.5}, "top_k": 10}
+    assert json.loads(canonical({"k": 10**30})) == {"k": 10**30}
+
+
+def test_stack_vectors() -> None:
+    """A batch's vectors as one (n, d) float32 array; one vector as a view of itself."""
+    import numpy as np
+    from graphrecall.service.batcher import stack_vectors
+
+    v = np.arange(4, dtype=np.float32)
+    one = stack_vectors([v])
+    assert one is not None and one.shape == (1, 4) and np.shares_memory(one, v)
+    two = stack_vectors([v, v + 1])
+    assert two is not None and two.shape == (2, 4) and two.dtype == np.float32
+    assert stack_vectors([]) is None

@@ -41,21 +41,35 @@ def supporting_chunks(
     out_scores: list[float] = []
     counts: list[int] = []
     seen: set[int] = set()
-    subj, obj = index.fact_subject, index.fact_object
-    for f, s in zip(np.asarray(facts, dtype=np.int64).tolist(), scores, strict=True):
-        if len(rows) >= k:
-            break
-        cs, cn = m.chunks_of(int(subj[f]))
-        cand = dict(zip(cs.tolist(), cn.tolist(), strict=True))
-        o = int(obj[f])
-        if o >= 0 and cand:
-            both = set(m.chunks_of(o)[0].tolist()).intersection(cand)
+    fl = np.asarray(facts, dtype=np.int64)
+    if k <= 0 or not len(fl):
+        return rows, out_scores, counts
+    offsets, chunks, mentions = m.entity_offsets, m.entity_chunks, m.entity_counts
+    subj_l = index.fact_subject[fl].tolist()
+    obj_l = index.fact_object[fl].tolist()
+    for s_ent, o, s in zip(subj_l, obj_l, scores, strict=True):
+        a, b = offsets[s_ent : s_ent + 2].tolist()
+        if a == b:
+            continue
+        cs = chunks[a:b].tolist()
+        cn = mentions[a:b].tolist()
+        if o >= 0:
+            oa, ob = offsets[o : o + 2].tolist()
+            both = set(chunks[oa:ob].tolist()).intersection(cs)
             if both:
-                cand = {c: cand[c] for c in both}
-        for c in sorted(cand, key=lambda c: (-cand[c], c)):
-            if c not in seen and len(rows) < k:
+                pairs = [(-n, c) for c, n in zip(cs, cn, strict=True) if c in both]
+            else:
+                pairs = [(-n, c) for c, n in zip(cs, cn, strict=True)]
+        else:
+            pairs = [(-n, c) for c, n in zip(cs, cn, strict=True)]
+        # Most mentions first, ties by chunk row.
+        pairs.sort()
+        for neg, c in pairs:
+            if c not in seen:
                 seen.add(c)
                 rows.append(c)
                 out_scores.append(float(s))
-                counts.append(int(cand[c]))
+                counts.append(-neg)
+                if len(rows) >= k:
+                    return rows, out_scores, counts
     return rows, out_scores, counts

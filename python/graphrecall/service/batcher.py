@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from ..recipes import RetrievalResult
 
-__all__ = ["BatchKey", "MicroBatcher"]
+__all__ = ["BatchKey", "MicroBatcher", "stack_vectors"]
 
 #: What the queries of one batch share (recipe, tenant, parameters...), hashable.
 BatchKey = Hashable
@@ -45,6 +45,13 @@ class _Pending:
     vectors: list[npt.NDArray[np.float32]] = field(default_factory=list)
     renders: list[Render | None] = field(default_factory=list)
     futures: list[asyncio.Future[Any]] = field(default_factory=list)
+
+
+def stack_vectors(vectors: Vectors) -> npt.NDArray[np.float32] | None:
+    """The batch's vectors as one (n, d) array (a view for one vector), None for none."""
+    if not vectors:
+        return None
+    return vectors[0][None, :] if len(vectors) == 1 else np.stack(vectors)
 
 
 class MicroBatcher(Generic[K]):
@@ -121,12 +128,16 @@ class MicroBatcher(Generic[K]):
             for _, p in batches:
                 self._on_batch(len(p.queries))
         n_jobs = min(len(batches), max(1, self._workers - self._running))
-        groups: list[list[tuple[K, _Pending]]] = [[] for _ in range(n_jobs)]
-        sizes = [0] * n_jobs
-        for k, p in sorted(batches, key=lambda kp: -len(kp[1].queries)):
-            j = sizes.index(min(sizes))
-            groups[j].append((k, p))
-            sizes[j] += len(p.queries)
+        groups: list[list[tuple[K, _Pending]]]
+        if n_jobs == 1:
+            groups = [batches]
+        else:
+            groups = [[] for _ in range(n_jobs)]
+            sizes = [0] * n_jobs
+            for k, p in sorted(batches, key=lambda kp: -len(kp[1].queries)):
+                j = sizes.index(min(sizes))
+                groups[j].append((k, p))
+                sizes[j] += len(p.queries)
         loop = asyncio.get_running_loop()
         for jobs in groups:
             self._running += 1
@@ -152,7 +163,7 @@ class MicroBatcher(Generic[K]):
         """The batch's results, or each query's own result or error when the batch fails
         (run on a worker thread)."""
         try:
-            return list(self._run(key, queries, np.stack(vectors) if vectors else None))
+            return list(self._run(key, queries, stack_vectors(vectors)))
         except Exception as exc:
             if len(queries) == 1:
                 return [exc]

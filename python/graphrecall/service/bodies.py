@@ -24,6 +24,7 @@ __all__ = [
     "RESULT_FIELDS",
     "RETRIEVE_FIELDS",
     "Spec",
+    "canonical",
     "dumps",
     "int_field",
     "lean_dict",
@@ -117,6 +118,13 @@ try:  # orjson writes result bodies several times faster; the stdlib serves with
         """The JSON ``data`` (``ValueError`` when malformed)."""
         return orjson.loads(data)
 
+    def canonical(obj: Any) -> str:
+        """``obj`` as JSON with sorted keys: the same text for equal objects (a batch key)."""
+        try:
+            return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS).decode()
+        except TypeError:  # values orjson does not write (ints over 64 bits): the stdlib's
+            return json.dumps(obj, sort_keys=True)
+
     def results_body(key: str, results: list[RetrievalResult], explain: bool = True) -> bytes:
         """``{key: result.to_dict()}`` (a list for ``"results"``), with orjson writing the
         hit dataclasses directly (the same JSON as ``to_dict``, without the Python dicts);
@@ -145,6 +153,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 
     def loads(data: bytes) -> Any:
         return json.loads(data)
+
+    def canonical(obj: Any) -> str:
+        return json.dumps(obj, sort_keys=True)
 
     def results_body(key: str, results: list[RetrievalResult], explain: bool = True) -> bytes:
         dicts = [r.to_dict() if explain else lean_dict(r) for r in results]

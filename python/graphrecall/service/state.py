@@ -22,9 +22,10 @@ from ..errors import ParameterError
 from ..recipes import RetrievalResult, get_recipe
 from ..recipes.stages import resolve_params
 from .backend import Backend
-from .batcher import MicroBatcher
+from .batcher import MicroBatcher, stack_vectors
 from .bodies import (
     Spec,
+    canonical,
     dumps,
     int_field,
     loads,
@@ -212,7 +213,7 @@ class Service:
                 kind="invalid_parameter",
                 parameter="params",
             )
-        params_json = json.dumps(params, sort_keys=True)
+        params_json = canonical(params)
         if recipe is not None and (recipe, params_json) not in self._checked:
             # The recipe's own parameter class checks names and ranges (k, max_hops...).
             resolve_params(get_recipe(recipe).params, None, tuples(params))
@@ -256,7 +257,7 @@ class Service:
             recipe=recipe,
             tenant=self.backend.tenant(body.get("tenant")),
             params=params_json,
-            context=None if context is None else json.dumps(context, sort_keys=True),
+            context=None if context is None else canonical(context),
             now=int_field(body, "now", 0, 2**62),
             use_cache=use_cache,
             vectors=vectors is not None,
@@ -272,7 +273,7 @@ class Service:
         if len(queries) == 1 and self.config.batching:
             vec = None if vectors is None else vectors[0]
             return [await self.batcher.submit(spec, queries[0], vec)]
-        stacked = None if vectors is None else np.stack(vectors)
+        stacked = None if vectors is None else stack_vectors(vectors)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, self._run, spec, queries, stacked)
 
@@ -291,7 +292,7 @@ class Service:
             render = _one_body if spec.explain else _lean_body
             body: bytes = await self.batcher.submit(spec, queries[0], vec, render)
             return body
-        stacked = None if vectors is None else np.stack(vectors)
+        stacked = None if vectors is None else stack_vectors(vectors)
         key = "results" if batch else "result"
 
         def run() -> bytes:
