@@ -270,6 +270,7 @@ class GraphIndex:
         entity_vectors: VectorIndex | None = None,
         chunk_vectors: VectorIndex | None = None,
         previous: GraphIndex | None = None,
+        graph: KnowledgeGraph | None = None,
     ) -> GraphIndex:
         """Check the tables, compile the graph, embed what is not embedded, index it all.
 
@@ -296,6 +297,10 @@ class GraphIndex:
                 its rows changed otherwise (see ``VectorIndex(reuse=...)``). The result
                 answers exactly as a fresh build over the same vectors would, up to HNSW's
                 approximation; ``reused`` tells what was kept.
+            graph: The graph of exactly these tables, already compiled (e.g.
+                ``LiveGraph.current()``'s graph with its tables: one generation), used instead
+                of compiling it again; its dense rows must be those ``tables.build_graph()``
+                would give.
 
         Raises:
             BadDataError: Bad rows with ``on_bad="raise"``.
@@ -307,7 +312,10 @@ class GraphIndex:
             tables, _ = tables.check(on_bad)
         secs["check"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        graph = tables.build_graph()
+        if graph is None:
+            graph = tables.build_graph()
+        else:
+            _check_graph_of(graph, tables)
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -480,4 +488,23 @@ class GraphIndex:
             f"GraphIndex(entities={self.graph.n_entities}, facts={self.graph.n_facts}, "
             f"chunks={self.graph.n_chunks}, tenants={self.graph.n_tenants}, "
             f"vectors={'yes' if self.entity_vectors is not None else 'no'})"
+        )
+
+
+def _check_graph_of(graph: KnowledgeGraph, tables: GraphTables) -> None:
+    """Refuse a caller's graph whose row counts are not those of ``tables``."""
+    if not isinstance(graph, KnowledgeGraph):
+        raise ParameterError(
+            f"invalid parameter graph: {type(graph).__name__} is not a KnowledgeGraph"
+        )
+    ch = tables.chunks
+    want = (
+        len(tables.entities["id"]),
+        len(tables.facts["id"]),
+        0 if ch is None else len(ch["id"]),
+    )
+    got = (graph.n_entities, graph.n_facts, graph.n_chunks)
+    if got != want:
+        raise ParameterError(
+            f"invalid parameter graph: (entities, facts, chunks) {got} are not the tables' {want}"
         )
