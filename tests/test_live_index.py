@@ -241,7 +241,13 @@ def _live_write(live: LiveGraph, op: tuple[str, int], n: int) -> None:
         )
     elif kind == "update_fact":
         live.update_facts(
-            [{"id": facts["id"][k % len(facts["id"])], "confidence": 0.05 * (k % 19)}]
+            [
+                {
+                    "id": facts["id"][k % len(facts["id"])],
+                    "confidence": 0.05 * (k % 19),
+                    "predicate": WORDS[k % 8],
+                }
+            ]
         )
     elif kind == "add_entity":
         live.add_entities(
@@ -301,3 +307,30 @@ def test_a_graph_of_other_tables_is_refused() -> None:
     state.apply(("add_fact", 3))
     with pytest.raises(ParameterError, match="graph"):
         rag.update(state.tables(), graph=other)
+
+
+FACT_COLUMNS = ("fact_subject", "fact_object", "fact_predicate", "fact_value", "fact_description")
+
+
+def _fact_columns(index: GraphIndex) -> list[Any]:
+    return [np.asarray(getattr(index, c), dtype=object).tolist() for c in FACT_COLUMNS]
+
+
+@pytest.mark.parametrize("op", ["add_fact", "update_fact", "add_entity", "add_chunk"])
+def test_fact_columns_are_patched_without_touching_the_previous_index(op: str) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "g.db")
+        store.write(State().tables())
+        live = store.load()
+        assert isinstance(live, LiveGraph)
+        rag = GraphRAG(GraphIndex.build(live.tables, embedder=None))
+        old = rag.index
+        before = _fact_columns(old)
+        _live_write(live, (op, 7), 500)
+        cur = live.current()
+        new = rag.update(cur.tables, graph=cur.graph, checked=True)
+        fresh = GraphIndex.build(cur.tables, embedder=None)
+        assert _fact_columns(new) == _fact_columns(fresh)
+        assert _fact_columns(old) == before
+        assert all(getattr(new, c) is not getattr(old, c) for c in FACT_COLUMNS)
+        store.close()
