@@ -532,7 +532,10 @@ def _changed_fact_rows(
     changed = np.zeros(n_old, dtype=bool)
     for c in _FACT_INPUTS:
         if c in f:
-            changed |= np.asarray(np.asarray(old_f[c]) != np.asarray(f[c])[:n_old], dtype=bool)
+            a, b = np.asarray(old_f[c]), np.asarray(f[c])[:n_old]
+            if a.dtype != b.dtype or a.shape != b.shape:
+                return None
+            changed |= np.asarray(a != b, dtype=bool)
     rows = np.concatenate([np.flatnonzero(changed), np.arange(n_old, n_new)])
     return rows.astype(np.int64) if len(rows) <= n_new // 2 else None
 
