@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benches/bench_live_index.py [--entities 100000] [--repeats 3] [--json OUT]
+    python benches/bench_live_index.py [--entities 100000] [--repeats 3] [--checked] [--live]
+        [--json OUT]
 
 The graph is WORKLOADS.md's power-law generator (``benches/workload.py``; 100k entities give
 ~1M facts), with a name per entity, one chunk of 12 words per five entities, and stored
@@ -13,6 +14,12 @@ the built index, each operation makes the next tables and times ``rag.update`` o
 * ``entity``: one entity added, with a name and a vector;
 * ``chunk``: one chunk added, with a text and a vector;
 * ``facts_1000``: 1,000 facts added at once.
+
+With ``--live``, each update also gets the new tables' graph made the way
+:class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph, untimed;
+a delete rebuilds, as LiveGraph does) and passes it (``rag.update(tables, graph=...)``), so
+the index does not compile it again. ``--checked`` passes ``checked=True``, as the service
+does after a LiveGraph write (the tables were checked by the write).
 
 Each is repeated ``--repeats`` times (p50 and the maximum, which is p99 at this count), with
 the median of each ``build_seconds`` phase. Run it once per code version (e.g. with
@@ -38,7 +45,9 @@ sys.path.insert(0, str(ROOT))
 import bench_live  # noqa: E402
 import workload  # noqa: E402
 from graphrecall import GraphRAG  # noqa: E402
+from graphrecall.graph import KnowledgeGraph  # noqa: E402
 from graphrecall.index import GraphIndex  # noqa: E402
+from graphrecall.live.overlay import fact_generation, table_generation  # noqa: E402
 from graphrecall.tables import EmbeddingSet, GraphTables  # noqa: E402
 
 DIM = 32
@@ -137,31 +146,57 @@ OPS: dict[str, Callable[[GraphTables, int], GraphTables]] = {
 }
 
 
-def run(n: int, repeats: int) -> dict[str, Any]:
+def live_graph(name: str, graph: KnowledgeGraph, before: GraphTables, after: GraphTables) -> Any:
+    """The graph of ``after`` as LiveGraph makes it after operation ``name`` on ``before``
+    (whose graph is ``graph``): an overlay generation, or a rebuild for a delete."""
+    made: Any = None
+    if name in ("fact", "facts_1000"):
+        n_old, n_new = before.n_rows("facts"), after.n_rows("facts")
+        made = fact_generation(graph, before, after, np.arange(n_old, n_new, dtype=np.int64))
+    elif name in ("entity", "chunk"):
+        made = table_generation("entities" if name == "entity" else "chunks", graph, before, after)
+    return after.build_graph() if made is None else made[0]
+
+
+def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> dict[str, Any]:
     tables = base_tables(n)
     t0 = time.perf_counter()
     rag = GraphRAG(GraphIndex.build(tables, embedder=None, vector_backend="exact"))
+    if checked:
+        tables = rag.index.tables
+    base_graph = rag.index.graph
     out: dict[str, Any] = {
         "entities": n,
         "facts": len(tables.facts["id"]),
         "build_s": time.perf_counter() - t0,
+        "live": live,
+        "checked": checked,
         "ops": {},
     }
+    kw: dict[str, Any] = {"checked": True} if checked else {}
     for name, op in OPS.items():
-        times, phases = [], []
+        times, gen_times, phases = [], [], []
         for i in range(repeats):
             new = op(tables, i)
+            if live:
+                t0 = time.perf_counter()
+                kw["graph"] = live_graph(name, base_graph, tables, new)
+                gen_times.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            idx = rag.update(new)
+            idx = rag.update(new, **kw)
             times.append(time.perf_counter() - t0)
             phases.append(idx.build_seconds)
-            rag.update(tables)  # back to the base, untimed
+            if live:
+                kw["graph"] = base_graph
+            rag.update(tables, **kw)  # back to the base, untimed
         ms = np.array(times) * 1e3
         out["ops"][name] = {
             "p50_ms": float(np.median(ms)),
             "max_ms": float(ms.max()),
             "phases_ms": {k: float(np.median([p[k] for p in phases]) * 1e3) for k in phases[0]},
         }
+        if gen_times:
+            out["ops"][name]["generation_p50_ms"] = float(np.median(gen_times) * 1e3)
         print(name, out["ops"][name], flush=True)
     return out
 
@@ -170,9 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--live", action="store_true", help="pass LiveGraph's graph generation")
+    ap.add_argument("--checked", action="store_true", help="pass checked=True")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    res = run(args.entities, args.repeats)
+    res = run(args.entities, args.repeats, live=args.live, checked=args.checked)
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=1))
     return 0

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from graphrecall import GraphRAG, GraphTables, LiveGraph
 from graphrecall.embed import CallableEmbedder
+from graphrecall.errors import ParameterError
 from graphrecall.index import GraphIndex
 from graphrecall.recipes import RECIPES
 from graphrecall.storage.sqlite import SQLiteStore
@@ -209,4 +210,127 @@ def test_a_live_write_is_found_by_the_next_query(what: str) -> None:
             rag.update(live.tables, checked=True)
             res = rag.retrieve("zeppelin hangar", recipe="bm25", tenant="t1", now=0)
             assert res.chunks[0].id == "cz"
+        store.close()
+
+
+LIVE_OPS = st.tuples(
+    st.sampled_from(["add_fact", "update_fact", "add_entity", "add_chunk"]),
+    st.integers(0, 50),
+)
+
+
+def _live_write(live: LiveGraph, op: tuple[str, int], n: int) -> None:
+    kind, k = op
+    t = live.tables
+    ents, facts = t.entities, t.facts
+    if kind == "add_fact":
+        i = k % len(ents["id"])
+        same = [
+            e for e, tn in zip(ents["id"], ents["tenant"], strict=True) if tn == ents["tenant"][i]
+        ]
+        live.add_facts(
+            [
+                {
+                    "id": n,
+                    "subject": ents["id"][i],
+                    "object": same[(k // 3) % len(same)],
+                    "predicate": "next",
+                    "confidence": 0.5 + 0.01 * (k % 40),
+                }
+            ]
+        )
+    elif kind == "update_fact":
+        live.update_facts(
+            [
+                {
+                    "id": facts["id"][k % len(facts["id"])],
+                    "confidence": 0.05 * (k % 19),
+                    "predicate": WORDS[k % 8],
+                }
+            ]
+        )
+    elif kind == "add_entity":
+        live.add_entities(
+            [
+                {
+                    "id": f"e{n}",
+                    "name": f"entity {n} {WORDS[k % 8]}",
+                    "tenant": "t0" if k % 2 else "t1",
+                }
+            ]
+        )
+    else:
+        live.add_chunks(
+            [
+                {
+                    "id": f"c{n}",
+                    "text": f"{WORDS[k % 8]} {WORDS[(k + n) % 8]} news",
+                    "tenant": "t0" if k % 2 else "t1",
+                }
+            ]
+        )
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(LIVE_OPS, min_size=1, max_size=5))
+def test_an_update_with_the_live_graph_answers_as_a_fresh_build(
+    ops: list[tuple[str, int]],
+) -> None:
+    """``rag.update(tables, graph=live graph)`` reuses LiveGraph's overlay generation instead
+    of compiling, and answers every recipe as a fresh build of the same tables."""
+    emb = BagEmbedder()
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "g.db")
+        store.write(State().tables())
+        live = store.load()
+        assert isinstance(live, LiveGraph)
+        rag = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
+        for i, op in enumerate(ops):
+            _live_write(live, op, 1000 + i)
+            cur = live.current()
+            idx = rag.update(cur.tables, graph=cur.graph, checked=True)
+            assert idx.graph is cur.graph
+        fresh = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
+        assert _answers(rag) == _answers(fresh)
+        store.close()
+
+
+def test_a_graph_of_other_tables_is_refused() -> None:
+    state = State()
+    rag = GraphRAG(GraphIndex.build(state.tables(), embedder=None))
+    other = rag.index.graph
+    state.apply(("add_fact", 3))
+    with pytest.raises(ParameterError, match="graph"):
+        rag.update(state.tables(), graph=other)
+
+
+FACT_COLUMNS = ("fact_subject", "fact_object", "fact_predicate", "fact_value", "fact_description")
+
+
+def _fact_columns(index: GraphIndex) -> list[Any]:
+    return [np.asarray(getattr(index, c), dtype=object).tolist() for c in FACT_COLUMNS]
+
+
+@pytest.mark.parametrize("op", ["add_fact", "update_fact", "add_entity", "add_chunk"])
+def test_fact_columns_are_patched_without_touching_the_previous_index(op: str) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "g.db")
+        store.write(State().tables())
+        live = store.load()
+        assert isinstance(live, LiveGraph)
+        rag = GraphRAG(GraphIndex.build(live.tables, embedder=None))
+        old = rag.index
+        before = _fact_columns(old)
+        _live_write(live, (op, 7), 500)
+        cur = live.current()
+        new = rag.update(cur.tables, graph=cur.graph, checked=True)
+        fresh = GraphIndex.build(cur.tables, embedder=None)
+        assert _fact_columns(new) == _fact_columns(fresh)
+        assert _fact_columns(old) == before
+        assert all(getattr(new, c) is not getattr(old, c) for c in FACT_COLUMNS)
         store.close()

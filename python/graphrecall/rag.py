@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .context import ContextBlock, TokenCounter
+    from .graph import KnowledgeGraph
     from .router import Route, Router
 
 __all__ = ["GraphRAG", "GraphRAGOptions"]
@@ -165,7 +166,9 @@ class GraphRAG:
         """Save the index for a fast cold start (see :meth:`GraphIndex.save`)."""
         return self.index.save(directory)
 
-    def update(self, tables: GraphTables, *, checked: bool = False) -> GraphIndex:
+    def update(
+        self, tables: GraphTables, *, graph: KnowledgeGraph | None = None, checked: bool = False
+    ) -> GraphIndex:
         """Swap in an index of updated tables (e.g. ``LiveGraph.tables`` after an update),
         built incrementally from the current one: unchanged entities and chunks keep their
         vectors, and each tenant's vector sub-index is kept, extended with new rows or
@@ -174,13 +177,20 @@ class GraphRAG:
 
         Args:
             tables: The whole graph after the update.
+            graph: The graph of ``tables``, already compiled (``LiveGraph.current()``'s
+                graph with its tables); None compiles it.
             checked: The tables already went through :meth:`GraphTables.check`.
 
         Returns:
             The new index (its ``reused`` says what was kept).
+
+        Example:
+            >>> cur = live.current()  # doctest: +SKIP
+            >>> rag.update(cur.tables, graph=cur.graph, checked=True)  # doctest: +SKIP
         """
         index = GraphIndex.build(
             tables,
+            graph=graph,
             embedder=self.index.embedder,
             checked=checked,
             vector_backend=self.index.vector_backend,

@@ -102,25 +102,17 @@ class GraphIndex:
             have = np.array([v is not None for v in pc.tolist()], dtype=bool)
             if have.any():
                 self.entity_primary_chunk[have] = graph.chunk_index(pc[have].tolist())
-        # Facts: endpoints as dense indices, text columns.
-        self.fact_subject: I64 = (
-            graph.entity_index(f["subject"].tolist()) if n_f else np.zeros(0, np.int64)
-        )
-        obj = f.get("object")
-        self.fact_object: I64 = np.full(n_f, -1, dtype=np.int64)
-        if obj is not None and n_f:
-            has = np.array([v is not None for v in obj.tolist()], dtype=bool)
-            if has.any():
-                self.fact_object[has] = graph.entity_index(obj[has].tolist())
-        pred = f.get("predicate")
-        self.fact_predicate: list[str] = (
-            [str(p) for p in pred.tolist()] if pred is not None else [""] * n_f
-        )
-        self.fact_value = [
-            None if v is None else str(v)
-            for v in (f["object_value"].tolist() if "object_value" in f else [None] * n_f)
-        ]
-        self.fact_description = _texts(f.get("description"), n_f)
+        # Facts: endpoints as dense indices, text columns (from ``previous``'s where the
+        # rows are unchanged: only appended and changed rows are computed).
+        redo = _changed_fact_rows(previous, tables, graph)
+        cols = _fact_columns(f, graph, redo)
+        if redo is not None and previous is not None:
+            cols = _patched(previous, cols, redo, n_f)
+        self.fact_subject: I64 = cols[0]
+        self.fact_object: I64 = cols[1]
+        self.fact_predicate: list[str] = cols[2]
+        self.fact_value: list[str | None] = cols[3]
+        self.fact_description: list[str | None] = cols[4]
         self.fact_confidence = (
             np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
         )
@@ -270,6 +262,7 @@ class GraphIndex:
         entity_vectors: VectorIndex | None = None,
         chunk_vectors: VectorIndex | None = None,
         previous: GraphIndex | None = None,
+        graph: KnowledgeGraph | None = None,
     ) -> GraphIndex:
         """Check the tables, compile the graph, embed what is not embedded, index it all.
 
@@ -296,6 +289,10 @@ class GraphIndex:
                 its rows changed otherwise (see ``VectorIndex(reuse=...)``). The result
                 answers exactly as a fresh build over the same vectors would, up to HNSW's
                 approximation; ``reused`` tells what was kept.
+            graph: The graph of exactly these tables, already compiled (e.g.
+                ``LiveGraph.current()``'s graph with its tables: one generation), used instead
+                of compiling it again; its dense rows must be those ``tables.build_graph()``
+                would give.
 
         Raises:
             BadDataError: Bad rows with ``on_bad="raise"``.
@@ -307,7 +304,10 @@ class GraphIndex:
             tables, _ = tables.check(on_bad)
         secs["check"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        graph = tables.build_graph()
+        if graph is None:
+            graph = tables.build_graph()
+        else:
+            _check_graph_of(graph, tables)
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -481,3 +481,115 @@ class GraphIndex:
             f"chunks={self.graph.n_chunks}, tenants={self.graph.n_tenants}, "
             f"vectors={'yes' if self.entity_vectors is not None else 'no'})"
         )
+
+
+def _check_graph_of(graph: KnowledgeGraph, tables: GraphTables) -> None:
+    """Refuse a caller's graph whose row counts are not those of ``tables``."""
+    if not isinstance(graph, KnowledgeGraph):
+        raise ParameterError(
+            f"invalid parameter graph: {type(graph).__name__} is not a KnowledgeGraph"
+        )
+    ch = tables.chunks
+    want = (
+        len(tables.entities["id"]),
+        len(tables.facts["id"]),
+        0 if ch is None else len(ch["id"]),
+    )
+    got = (graph.n_entities, graph.n_facts, graph.n_chunks)
+    if got != want:
+        raise ParameterError(
+            f"invalid parameter graph: (entities, facts, chunks) {got} are not the tables' {want}"
+        )
+
+
+#: The fact columns the index derives per row (what an update compares with the previous).
+_FACT_INPUTS = ("subject", "object", "predicate", "object_value", "description")
+
+FactColumns = tuple[I64, I64, list[str], list[str | None], list[str | None]]
+
+
+def _changed_fact_rows(
+    previous: GraphIndex | None, tables: GraphTables, graph: KnowledgeGraph
+) -> I64 | None:
+    """The fact rows whose derived columns ``previous`` does not hold (rows changed in
+    place, then appended rows), or None when they must all be computed (no previous index,
+    fewer facts or other fact columns than before, entity rows not a prefix-extension).
+    Rows are compared through ``previous.tables``: with ``LiveGraph.write_in_place`` those
+    already show later values, so build from ``previous=None`` after such updates."""
+    if previous is None:
+        return None
+    old_f, f = previous.tables.facts, tables.facts
+    n_old, n_new = previous.graph.n_facts, graph.n_facts
+    old_e, new_e = previous.graph.entity_ids, graph.entity_ids
+    if (
+        n_old > n_new
+        or not n_old
+        or len(old_e) > len(new_e)
+        or any((c in old_f) != (c in f) for c in _FACT_INPUTS)
+        or not np.array_equal(old_e, new_e[: len(old_e)])
+    ):
+        return None
+    changed = np.zeros(n_old, dtype=bool)
+    for c in _FACT_INPUTS:
+        if c in f:
+            a, b = np.asarray(old_f[c]), np.asarray(f[c])[:n_old]
+            if a.dtype != b.dtype or a.shape != b.shape:
+                return None
+            changed |= np.asarray(a != b, dtype=bool)
+    rows = np.concatenate([np.flatnonzero(changed), np.arange(n_old, n_new)])
+    return rows.astype(np.int64) if len(rows) <= n_new // 2 else None
+
+
+def _fact_columns(f: dict[str, Array], graph: KnowledgeGraph, rows: I64 | None) -> FactColumns:
+    """(subject, object, predicate, value, description) of fact ``rows`` (all when None):
+    endpoints as dense entity indices (-1: a literal), texts as lists."""
+
+    def col(name: str) -> Array | None:
+        v = f.get(name)
+        return None if v is None or rows is None else np.asarray(v)[rows]
+
+    n = graph.n_facts if rows is None else len(rows)
+    subj_ids = f["subject"] if rows is None else np.asarray(f["subject"])[rows]
+    subject = graph.entity_index(subj_ids.tolist()) if n else np.zeros(0, np.int64)
+    obj = f.get("object") if rows is None else col("object")
+    obj_rows: I64 = np.full(n, -1, dtype=np.int64)
+    if obj is not None and n:
+        has = np.array([v is not None for v in obj.tolist()], dtype=bool)
+        if has.any():
+            obj_rows[has] = graph.entity_index(obj[has].tolist())
+    pred = f.get("predicate") if rows is None else col("predicate")
+    predicate = [str(p) for p in pred.tolist()] if pred is not None else [""] * n
+    val = f.get("object_value") if rows is None else col("object_value")
+    value = [
+        None if v is None else str(v) for v in (val.tolist() if val is not None else [None] * n)
+    ]
+    desc = f.get("description") if rows is None else col("description")
+    return subject, obj_rows, predicate, value, _texts(desc, n)
+
+
+def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactColumns:
+    """``previous``'s fact columns extended to ``n`` rows with ``got`` (the columns of
+    ``rows``) written in; new arrays and lists, so readers of ``previous`` see no change."""
+    n_old = previous.graph.n_facts
+    out: list[Any] = []
+    olds: tuple[Any, ...] = (
+        previous.fact_subject,
+        previous.fact_object,
+        previous.fact_predicate,
+        previous.fact_value,
+        previous.fact_description,
+    )
+    at = rows.tolist()
+    news: tuple[Any, ...] = got
+    for old, new in zip(olds, news, strict=True):
+        if isinstance(old, np.ndarray):
+            arr = np.empty(n, dtype=old.dtype)
+            arr[:n_old] = old
+            arr[rows] = new
+            out.append(arr)
+        else:
+            lst = list(old) + [None] * (n - n_old)
+            for r, v in zip(at, new, strict=True):
+                lst[r] = v
+            out.append(lst)
+    return out[0], out[1], out[2], out[3], out[4]

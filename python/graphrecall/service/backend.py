@@ -200,7 +200,7 @@ class Backend:
 
     def _apply(self, report: UpdateReport, live: LiveGraph) -> dict[str, Any]:
         """Swap in the index of the committed tables; the acknowledgement's body."""
-        self.rag.update(live.tables, checked=True)
+        self.rag.update((cur := live.current()).tables, graph=cur.graph, checked=True)
         return {
             "operation": report.operation,
             "version": report.version,
