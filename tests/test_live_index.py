@@ -300,6 +300,28 @@ def test_an_update_with_the_live_graph_answers_as_a_fresh_build(
         store.close()
 
 
+def test_in_place_writes_keep_the_index_update_exact() -> None:
+    """With ``write_in_place`` a predicate change still reaches an index updated from the
+    previous one: the columns the index derives text from are copied, never patched."""
+    emb = BagEmbedder()
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "g.db")
+        store.write(State().tables())
+        live = store.load()
+        assert isinstance(live, LiveGraph)
+        live.write_in_place = True
+        rag = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
+        before = live.tables.facts["predicate"]
+        for i, op in enumerate([("update_fact", 3), ("add_fact", 5), ("update_fact", 7)]):
+            _live_write(live, op, 1000 + i)
+            cur = live.current()
+            rag.update(cur.tables, graph=cur.graph, checked=True)
+        assert live.tables.facts["predicate"] is not before
+        fresh = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
+        assert _answers(rag) == _answers(fresh)
+        store.close()
+
+
 def test_a_graph_of_other_tables_is_refused() -> None:
     state = State()
     rag = GraphRAG(GraphIndex.build(state.tables(), embedder=None))

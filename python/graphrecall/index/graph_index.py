@@ -514,8 +514,8 @@ def _changed_fact_rows(
     """The fact rows whose derived columns ``previous`` does not hold (rows changed in
     place, then appended rows), or None when they must all be computed (no previous index,
     fewer facts or other fact columns than before, entity rows not a prefix-extension).
-    Rows are compared through ``previous.tables``: with ``LiveGraph.write_in_place`` those
-    already show later values, so build from ``previous=None`` after such updates."""
+    Rows are compared through ``previous.tables`` (``LiveGraph`` never writes these input
+    columns in place, so the previous tables still hold the old values)."""
     if previous is None:
         return None
     old_f, f = previous.tables.facts, tables.facts

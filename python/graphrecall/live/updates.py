@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 Array = npt.NDArray[Any]
 
+# Fact columns the retrieval index derives its text columns from: never written in place,
+# so an index updated from the previous tables (``GraphIndex.build(previous=...)``) sees
+# them change.
+TEXT_COLUMNS = frozenset({"subject", "object", "predicate", "object_value", "description"})
+
 
 def update_facts(
     live: LiveGraph, recs: list[Mapping[str, Any]], undo: Undo
@@ -61,7 +66,8 @@ def update_facts(
                             part[i] = r[col]
                 changed[col] = part
             g, op = live._current.graph, "update_facts"
-            patch: dict[str, Array] | None = {} if live.write_in_place else None
+            in_place = live.write_in_place and not names & TEXT_COLUMNS
+            patch: dict[str, Array] | None = {} if in_place else None
             fast = checked_alone(base, g, changed, len(rows), op, rows, columns=names, patch=patch)
         if fast is not None:
             # With write_in_place the changed rows are written into the committed
