@@ -5,6 +5,8 @@ exactly as ``GraphIndex.build`` of the same tables from scratch (exact vector se
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +221,26 @@ LIVE_OPS = st.tuples(
 )
 
 
+@contextmanager
+def _live_rag(*, write_in_place: bool = False) -> Iterator[tuple[LiveGraph, GraphRAG]]:
+    """A LiveGraph on a fresh SQLite store of ``State()`` and an exact-vector GraphRAG over it."""
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "g.db")
+        store.write(State().tables())
+        live = store.load()
+        assert isinstance(live, LiveGraph)
+        live.write_in_place = write_in_place
+        yield (
+            live,
+            GraphRAG(GraphIndex.build(live.tables, embedder=BagEmbedder(), vector_backend="exact")),
+        )
+        store.close()
+
+
+def _fresh(live: LiveGraph) -> GraphRAG:
+    return GraphRAG(GraphIndex.build(live.tables, embedder=BagEmbedder(), vector_backend="exact"))
+
+
 def _live_write(live: LiveGraph, op: tuple[str, int], n: int) -> None:
     kind, k = op
     t = live.tables
@@ -283,43 +305,26 @@ def test_an_update_with_the_live_graph_answers_as_a_fresh_build(
 ) -> None:
     """``rag.update(tables, graph=live graph)`` reuses LiveGraph's overlay generation instead
     of compiling, and answers every recipe as a fresh build of the same tables."""
-    emb = BagEmbedder()
-    with tempfile.TemporaryDirectory() as d:
-        store = SQLiteStore.create(Path(d) / "g.db")
-        store.write(State().tables())
-        live = store.load()
-        assert isinstance(live, LiveGraph)
-        rag = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
+    with _live_rag() as (live, rag):
         for i, op in enumerate(ops):
             _live_write(live, op, 1000 + i)
             cur = live.current()
             idx = rag.update(cur.tables, graph=cur.graph, checked=True)
             assert idx.graph is cur.graph
-        fresh = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
-        assert _answers(rag) == _answers(fresh)
-        store.close()
+        assert _answers(rag) == _answers(_fresh(live))
 
 
 def test_in_place_writes_keep_the_index_update_exact() -> None:
     """With ``write_in_place`` a predicate change still reaches an index updated from the
     previous one: the columns the index derives text from are copied, never patched."""
-    emb = BagEmbedder()
-    with tempfile.TemporaryDirectory() as d:
-        store = SQLiteStore.create(Path(d) / "g.db")
-        store.write(State().tables())
-        live = store.load()
-        assert isinstance(live, LiveGraph)
-        live.write_in_place = True
-        rag = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
+    with _live_rag(write_in_place=True) as (live, rag):
         before = live.tables.facts["predicate"]
         for i, op in enumerate([("update_fact", 3), ("add_fact", 5), ("update_fact", 7)]):
             _live_write(live, op, 1000 + i)
             cur = live.current()
             rag.update(cur.tables, graph=cur.graph, checked=True)
         assert live.tables.facts["predicate"] is not before
-        fresh = GraphRAG(GraphIndex.build(live.tables, embedder=emb, vector_backend="exact"))
-        assert _answers(rag) == _answers(fresh)
-        store.close()
+        assert _answers(rag) == _answers(_fresh(live))
 
 
 def test_a_graph_of_other_tables_is_refused() -> None:
