@@ -503,7 +503,8 @@ def _check_graph_of(graph: KnowledgeGraph, tables: GraphTables) -> None:
 
 
 #: The fact columns the index derives per row (what an update compares with the previous).
-_FACT_INPUTS = ("subject", "object", "predicate", "object_value", "description")
+# The fact columns the index derives its per-fact text columns from.
+FACT_TEXT_INPUTS = ("subject", "object", "predicate", "object_value", "description")
 
 FactColumns = tuple[I64, I64, list[str], list[str | None], list[str | None]]
 
@@ -525,12 +526,12 @@ def _changed_fact_rows(
         n_old > n_new
         or not n_old
         or len(old_e) > len(new_e)
-        or any((c in old_f) != (c in f) for c in _FACT_INPUTS)
+        or any((c in old_f) != (c in f) for c in FACT_TEXT_INPUTS)
         or not np.array_equal(old_e, new_e[: len(old_e)])
     ):
         return None
     changed = np.zeros(n_old, dtype=bool)
-    for c in _FACT_INPUTS:
+    for c in FACT_TEXT_INPUTS:
         if c in f:
             a, b = np.asarray(old_f[c]), np.asarray(f[c])[:n_old]
             if a.dtype != b.dtype or a.shape != b.shape:

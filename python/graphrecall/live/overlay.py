@@ -271,6 +271,28 @@ def _appended(before: GraphTables, after: GraphTables, table: str, n_graph: int)
     return before.n_rows(table) == n_graph and after.n_rows(table) >= n_graph
 
 
+def _grown(
+    graph: KnowledgeGraph,
+    after: GraphTables,
+    table: str,
+    change: EntityChange | ChunkChange,
+    old_map: IdMap,
+    kind: str,
+) -> tuple[_core.CoreGraph, IdMap] | None:
+    """The core with ``change`` applied and the id map of ``after``'s ``table`` extended by
+    its appended rows; None when the core refuses the change (then it takes a rebuild)."""
+    try:
+        core = change.apply(graph.core)
+    except GraphRecallError:
+        return None
+    cols = after.table(table)
+    assert cols is not None  # _appended checked it
+    ids = cols.get("id")
+    n_new = after.n_rows(table)
+    id_map = IdMap(None, n_new, kind) if ids is None else old_map.extended(np.asarray(ids))
+    return core, id_map
+
+
 def entity_generation(
     graph: KnowledgeGraph, before: GraphTables, after: GraphTables
 ) -> tuple[KnowledgeGraph, EntityChange] | None:
@@ -287,14 +309,10 @@ def entity_generation(
     if codes is None:
         return None
     change = EntityChange(codes)
-    try:
-        core = change.apply(graph.core)
-    except GraphRecallError:
+    grown = _grown(graph, after, "entities", change, graph.entity_map, "entity")
+    if grown is None:
         return None
-    ids = ents.get("id")
-    entity_map = (
-        IdMap(None, n_new, "entity") if ids is None else graph.entity_map.extended(np.asarray(ids))
-    )
+    core, entity_map = grown
     names = None if "name" not in ents else np.asarray(ents["name"], dtype=object)
     return with_core(graph, core, entities=entity_map, entity_names=names), change
 
@@ -313,14 +331,10 @@ def chunk_generation(
     if codes is None:
         return None
     change = ChunkChange(codes)
-    try:
-        core = change.apply(graph.core)
-    except GraphRecallError:
+    grown = _grown(graph, after, "chunks", change, graph.chunk_map, "chunk")
+    if grown is None:
         return None
-    ids = chunks.get("id")
-    chunk_map = (
-        IdMap(None, n_new, "chunk") if ids is None else graph.chunk_map.extended(np.asarray(ids))
-    )
+    core, chunk_map = grown
     return with_core(graph, core, chunks=chunk_map), change
 
 

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from ..errors import DataError
 from ..graph import KnowledgeGraph
+from ..index.graph_index import FACT_TEXT_INPUTS
 from ..tables import COLUMNS, GraphTables
 from .changes import _filled
 from .overlay import FactChange
@@ -22,10 +23,9 @@ if TYPE_CHECKING:
 
 Array = npt.NDArray[Any]
 
-# Fact columns the retrieval index derives its text columns from: never written in place,
-# so an index updated from the previous tables (``GraphIndex.build(previous=...)``) sees
-# them change.
-TEXT_COLUMNS = frozenset({"subject", "object", "predicate", "object_value", "description"})
+# The columns the retrieval index derives text from are never written in place, so an
+# index updated from the previous tables (``GraphIndex.build(previous=...)``) sees them change.
+TEXT_COLUMNS = frozenset(FACT_TEXT_INPUTS)
 
 
 def update_facts(
