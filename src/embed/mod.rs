@@ -283,15 +283,56 @@ impl E5Model {
                 p.mark(op);
             }
         };
+        // Taken out of the thread's slot (not borrowed), so that this body is compiled
+        // inline here, for the features of the caller.
+        let mut s = SCRATCH.take();
+        self.forward_in(content, &mut s, out, &mut mark);
+        SCRATCH.set(s);
+    }
+
+    /// The body of [`Self::forward_profiled`], in the buffers of `s`.
+    #[inline(always)]
+    fn forward_in(
+        &self,
+        content: &[u32],
+        s: &mut Scratch,
+        out: &mut [f32],
+        mark: &mut impl FnMut(Op),
+    ) {
         let h = self.hidden;
         let t = content.len() + 2;
-        let ids: Vec<u32> = std::iter::once(self.bos)
+        let ids = std::iter::once(self.bos)
             .chain(content.iter().copied())
-            .chain(std::iter::once(self.eos))
-            .collect();
-        let mut x = vec![0f32; t * h];
+            .chain(std::iter::once(self.eos));
+        let Scratch {
+            x,
+            q,
+            k,
+            v,
+            ctx,
+            proj,
+            mid,
+            acts,
+            att,
+        } = s;
+        for buf in [&mut *x, &mut *q, &mut *k, &mut *v, &mut *ctx, &mut *proj] {
+            buf.resize(t * h, 0.0);
+        }
+        mid.resize(t * self.ff, 0.0);
+        att.reset(t, h / self.heads);
+        let (x, q, k, v) = (
+            &mut x[..t * h],
+            &mut q[..t * h],
+            &mut k[..t * h],
+            &mut v[..t * h],
+        );
+        let (ctx, proj, mid) = (
+            &mut ctx[..t * h],
+            &mut proj[..t * h],
+            &mut mid[..t * self.ff],
+        );
         let nb = h / QK;
-        for (i, (&id, row)) in ids.iter().zip(x.chunks_exact_mut(h)).enumerate() {
+        for (i, (id, row)) in ids.zip(x.chunks_exact_mut(h)).enumerate() {
             let blocks = &self.word[id as usize * nb * 18..(id as usize + 1) * nb * 18];
             for (b, blk) in blocks.chunks_exact(18).enumerate() {
                 let d = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
@@ -305,43 +346,35 @@ impl E5Model {
                 *r += p;
             }
         }
-        layernorm(&mut x, None, &self.eln, h, self.eps);
+        layernorm(x, None, &self.eln, h, self.eps);
         mark(Op::Embed);
-        let mut acts = QActs::default();
-        let mut q = vec![0f32; t * h];
-        let mut k = vec![0f32; t * h];
-        let mut v = vec![0f32; t * h];
-        let mut ctx = vec![0f32; t * h];
-        let mut proj = vec![0f32; t * h];
-        let mut mid = vec![0f32; t * self.ff];
-        let mut att = Attention::new(t, h / self.heads);
         for ly in &self.layers {
-            acts.quantize(&x, h, self.simd);
+            acts.quantize(x, h, self.simd);
             mark(Op::Quantize);
-            matmul(&ly.q, &acts, &mut q, self.simd);
-            matmul(&ly.k, &acts, &mut k, self.simd);
-            matmul(&ly.v, &acts, &mut v, self.simd);
+            matmul(&ly.q, acts, q, self.simd);
+            matmul(&ly.k, acts, k, self.simd);
+            matmul(&ly.v, acts, v, self.simd);
             mark(Op::Matmul);
-            att.run(&q, &k, &v, &mut ctx, h, self.heads, &mut mark);
-            acts.quantize(&ctx, h, self.simd);
+            att.run(q, k, v, ctx, h, self.heads, mark);
+            acts.quantize(ctx, h, self.simd);
             mark(Op::Quantize);
-            matmul(&ly.ao, &acts, &mut proj, self.simd);
+            matmul(&ly.ao, acts, proj, self.simd);
             mark(Op::Matmul);
-            layernorm(&mut x, Some(&proj), &ly.aln, h, self.eps);
+            layernorm(x, Some(proj), &ly.aln, h, self.eps);
             mark(Op::LayerNorm);
-            acts.quantize(&x, h, self.simd);
+            acts.quantize(x, h, self.simd);
             mark(Op::Quantize);
-            matmul(&ly.fi, &acts, &mut mid, self.simd);
+            matmul(&ly.fi, acts, mid, self.simd);
             mark(Op::Matmul);
             for m in mid.iter_mut() {
                 *m = gelu(*m);
             }
             mark(Op::Gelu);
-            acts.quantize(&mid, self.ff, self.simd);
+            acts.quantize(mid, self.ff, self.simd);
             mark(Op::Quantize);
-            matmul(&ly.fo, &acts, &mut proj, self.simd);
+            matmul(&ly.fo, acts, proj, self.simd);
             mark(Op::Matmul);
-            layernorm(&mut x, Some(&proj), &ly.oln, h, self.eps);
+            layernorm(x, Some(proj), &ly.oln, h, self.eps);
             mark(Op::LayerNorm);
         }
         out.fill(0.0);
@@ -356,6 +389,25 @@ impl E5Model {
         }
         mark(Op::Embed);
     }
+}
+
+/// One thread's forward-pass buffers, kept between windows so that a pass allocates (and
+/// page-faults) nothing once the thread has seen a window as long.
+#[derive(Default)]
+struct Scratch {
+    x: Vec<f32>,
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    ctx: Vec<f32>,
+    proj: Vec<f32>,
+    mid: Vec<f32>,
+    acts: QActs,
+    att: Attention,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
 }
 
 /// The parts of a forward pass that [`Profile`] tells apart.
@@ -430,8 +482,8 @@ fn layernorm(x: &mut [f32], y: Option<&[f32]>, (w, b): &(Vec<f32>, Vec<f32>), h:
                 *a += b;
             }
         }
-        let mean = sum16(r.iter().copied()) / h as f32;
-        let var = sum16(r.iter().map(|v| (v - mean) * (v - mean))) / h as f32;
+        let mean = sum16(r, |v| v) / h as f32;
+        let var = sum16(r, |v| (v - mean) * (v - mean)) / h as f32;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, w), b) in r.iter_mut().zip(w).zip(b) {
             *v = (*v - mean) * inv * w + b;
@@ -439,14 +491,20 @@ fn layernorm(x: &mut [f32], y: Option<&[f32]>, (w, b): &(Vec<f32>, Vec<f32>), h:
     }
 }
 
-/// A sum in 16 interleaved partial sums (value `i` into sum `i % 16`) added in a fixed
+/// A sum of `f(v)` in 16 interleaved partial sums (value `i` into sum `i % 16`) added in a fixed
 /// tree: the same result whether or not the loop is vectorised, without a long chain of
 /// dependent additions.
 #[inline(always)]
-pub(crate) fn sum16(values: impl Iterator<Item = f32>) -> f32 {
+pub(crate) fn sum16(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let mut acc = [0f32; 16];
-    for (i, v) in values.enumerate() {
-        acc[i % 16] += v;
+    let mut chunks = values.chunks_exact(16);
+    for c in &mut chunks {
+        for j in 0..16 {
+            acc[j] += f(c[j]);
+        }
+    }
+    for (a, &v) in acc.iter_mut().zip(chunks.remainder()) {
+        *a += f(v);
     }
     let mut n = 16;
     while n > 1 {
@@ -505,7 +563,8 @@ fn exp_neg(x: f32) -> f32 {
 }
 
 /// Softmax attention's buffers for one window: one head's keys transposed and every
-/// query's scores, reused across heads and layers.
+/// query's scores, reused across heads, layers and windows.
+#[derive(Default)]
 struct Attention {
     t: usize,
     hd: usize,
@@ -517,16 +576,18 @@ struct Attention {
     prob: Vec<f32>,
 }
 
+/// Query rows whose scores and context one pass computes together: independent sums that
+/// the core overlaps, each still summed in its own fixed order.
+const ROWS: usize = 4;
+
 impl Attention {
-    fn new(t: usize, hd: usize) -> Self {
+    /// Size the buffers for a window of `t` tokens and heads of `hd`.
+    fn reset(&mut self, t: usize, hd: usize) {
         let tp = t.div_ceil(16) * 16;
-        Attention {
-            t,
-            hd,
-            tp,
-            kt: vec![0f32; hd * tp],
-            prob: vec![0f32; t * tp],
-        }
+        (self.t, self.hd, self.tp) = (t, hd, tp);
+        self.kt.clear();
+        self.kt.resize(hd * tp, 0.0);
+        self.prob.resize(t * tp, 0.0);
     }
 
     /// `ctx = softmax(q k^T / sqrt(d)) v` for each head over all `t` tokens, as three
@@ -551,51 +612,49 @@ impl Attention {
                     self.kt[e * tp + s] = k[s * h + hh * hd + e];
                 }
             }
-            for (i, row) in self.prob.chunks_exact_mut(tp).enumerate() {
-                let qh = &q[i * h + hh * hd..i * h + (hh + 1) * hd];
-                for (c, p16) in row.chunks_exact_mut(16).enumerate() {
-                    // 16 scores held in registers while the sum over `e` runs.
-                    let mut acc = [0f32; 16];
-                    for (e, &qe) in qh.iter().enumerate() {
-                        let k16 = &self.kt[e * tp + c * 16..e * tp + c * 16 + 16];
-                        for j in 0..16 {
-                            acc[j] += qe * k16[j];
-                        }
-                    }
-                    p16.copy_from_slice(&acc);
-                }
+            let whole = t / ROWS * ROWS;
+            for i in (0..whole).step_by(ROWS) {
+                self.scores::<ROWS>(q, i, hh, h);
+            }
+            for i in whole..t {
+                self.scores::<1>(q, i, hh, h);
             }
             mark(Op::Scores);
             for row in self.prob.chunks_exact_mut(tp) {
                 let row = &mut row[..t];
+                // The maximum is exact in any order: 16 partial maxima let the loop vectorise.
                 let mut part = [f32::NEG_INFINITY; 16];
-                for (j, p) in row.iter_mut().enumerate() {
+                let mut chunks = row.chunks_exact_mut(16);
+                for c in &mut chunks {
+                    for j in 0..16 {
+                        c[j] *= scale;
+                        part[j] = part[j].max(c[j]);
+                    }
+                }
+                for (m, p) in part.iter_mut().zip(chunks.into_remainder()) {
                     *p *= scale;
-                    part[j % 16] = part[j % 16].max(*p);
+                    *m = m.max(*p);
                 }
                 let mx = part.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
                 for p in row.iter_mut() {
                     *p = exp_neg(*p - mx);
                 }
-                let inv = 1.0 / sum16(row.iter().copied());
+                let inv = 1.0 / sum16(row, |v| v);
                 for p in row.iter_mut() {
                     *p *= inv;
                 }
             }
             mark(Op::Softmax);
-            for (i, row) in self.prob.chunks_exact(tp).enumerate() {
-                let ch = &mut ctx[i * h + hh * hd..i * h + (hh + 1) * hd];
-                if hd == 32 {
-                    // The head's context held in registers while the sum over `s` runs.
-                    let mut acc = [0f32; 32];
-                    for (s, &p) in row[..t].iter().enumerate() {
-                        let vs = &v[s * h + hh * hd..s * h + hh * hd + 32];
-                        for e in 0..32 {
-                            acc[e] += p * vs[e];
-                        }
-                    }
-                    ch.copy_from_slice(&acc);
-                } else {
+            if hd == 32 {
+                for i in (0..whole).step_by(ROWS) {
+                    self.context32::<ROWS>(v, ctx, i, hh, h);
+                }
+                for i in whole..t {
+                    self.context32::<1>(v, ctx, i, hh, h);
+                }
+            } else {
+                for (i, row) in self.prob.chunks_exact(tp).enumerate() {
+                    let ch = &mut ctx[i * h + hh * hd..i * h + (hh + 1) * hd];
                     ch.fill(0.0);
                     for (s, &p) in row[..t].iter().enumerate() {
                         let vs = &v[s * h + hh * hd..s * h + (hh + 1) * hd];
@@ -606,6 +665,55 @@ impl Attention {
                 }
             }
             mark(Op::Context);
+        }
+    }
+
+    /// Scores of query rows `i..i + R` of head `hh`, 16 keys at a time: `R x 16` sums held
+    /// in registers while the sum over the head's dimensions runs (in order).
+    #[inline(always)]
+    fn scores<const R: usize>(&mut self, q: &[f32], i: usize, hh: usize, h: usize) {
+        let (hd, tp) = (self.hd, self.tp);
+        let qh: [&[f32]; R] =
+            std::array::from_fn(|u| &q[(i + u) * h + hh * hd..(i + u) * h + (hh + 1) * hd]);
+        for c in 0..tp / 16 {
+            let mut acc = [[0f32; 16]; R];
+            for e in 0..hd {
+                let k16: &[f32; 16] = self.kt[e * tp + c * 16..e * tp + c * 16 + 16]
+                    .try_into()
+                    .unwrap_or(&[0.0; 16]);
+                for u in 0..R {
+                    let qe = qh[u][e];
+                    for j in 0..16 {
+                        acc[u][j] += qe * k16[j];
+                    }
+                }
+            }
+            for (u, a) in acc.iter().enumerate() {
+                let at = (i + u) * tp + c * 16;
+                self.prob[at..at + 16].copy_from_slice(a);
+            }
+        }
+    }
+
+    /// Context of query rows `i..i + R` of head `hh` (heads of 32): `R x 32` sums held in
+    /// registers while the sum over the keys runs (in order).
+    #[inline(always)]
+    fn context32<const R: usize>(&self, v: &[f32], ctx: &mut [f32], i: usize, hh: usize, h: usize) {
+        let (t, tp) = (self.t, self.tp);
+        let mut acc = [[0f32; 32]; R];
+        for s in 0..t {
+            let vs: &[f32; 32] = v[s * h + hh * 32..s * h + hh * 32 + 32]
+                .try_into()
+                .unwrap_or(&[0.0; 32]);
+            for u in 0..R {
+                let p = self.prob[(i + u) * tp + s];
+                for e in 0..32 {
+                    acc[u][e] += p * vs[e];
+                }
+            }
+        }
+        for (u, a) in acc.iter().enumerate() {
+            ctx[(i + u) * h + hh * 32..(i + u) * h + hh * 32 + 32].copy_from_slice(a);
         }
     }
 }
