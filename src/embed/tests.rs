@@ -93,9 +93,17 @@ fn kernel_matches_reference() {
 
 #[test]
 fn simd_and_portable_are_bit_identical() {
-    // 389: a partial row group (portable loops only); the rest run the VNNI kernel with
-    // token remainders of 8 + 4 + 2 + 1, of a whole tile + 4 + 1, and of 8 + 4 + 2.
-    for &(nout, t) in &[(389, 9), (400, 37), (384, 15), (48, 46)] {
+    // 389: a partial row group (portable loops only). The rest run the VNNI kernel: row
+    // groups in pairs plus an odd one (400: 25 groups; 48: 3), and token remainders of
+    // 6 x 6 + 1, 6 + 6 + 2 + 1, 7 x 6 + 4, a whole 48-token tile + 4 + 1, and 6 x 3 + 4 + 1.
+    for &(nout, t) in &[
+        (389, 9),
+        (400, 37),
+        (384, 15),
+        (48, 46),
+        (384, 53),
+        (64, 23),
+    ] {
         let (w, a, _) = case(nout, 1536, t, 42 + nout as u64);
         let mut y0 = vec![0f32; t * nout];
         let mut y1 = vec![0f32; t * nout];
@@ -105,6 +113,76 @@ fn simd_and_portable_are_bit_identical() {
         matmul(&w, &a, &mut y2, true);
         assert_eq!(y0, y1);
         assert_eq!(y0, y2);
+    }
+}
+
+/// Windows of every length class through the whole encoder: the VNNI build and the
+/// portable one give the same bits (a second pass on the thread's reused buffers too).
+#[test]
+fn forward_simd_and_portable_are_bit_identical() {
+    let (hidden, vocab) = (64usize, 50u64);
+    let simd = tiny_model(11, true);
+    let portable = tiny_model(11, false);
+    let mut rng = Rng(5);
+    for len in [0usize, 1, 3, 7, 14, 30, 47, 60] {
+        let ids: Vec<u32> = (0..len).map(|_| (rng.next() % vocab) as u32).collect();
+        let mut want = vec![0f32; hidden];
+        portable.run(&ids, &mut want);
+        assert!(want.iter().all(|v| v.is_finite()));
+        let mut got = vec![0f32; hidden];
+        for _ in 0..2 {
+            simd.run(&ids, &mut got);
+            assert_eq!(want, got, "{len} tokens");
+        }
+    }
+}
+
+/// A random two-layer model of width 64 built in memory from `seed` (`simd`: the VNNI
+/// kernel where the CPU has it).
+fn tiny_model(seed: u64, simd: bool) -> E5Model {
+    let (hidden, ff, vocab, n) = (64usize, 128usize, 50usize, 2usize);
+    let rng = &mut Rng(seed);
+    let vecf = |rng: &mut Rng, len: usize, s: f32| -> Vec<f32> {
+        (0..len).map(|_| rng.f32() * s).collect()
+    };
+    let qm = |rng: &mut Rng, nout: usize, nin: usize| {
+        let raw = blocks(rng, nout, nin);
+        let bias = vecf(rng, nout, 0.1);
+        QMat::from_q4(&raw, &bias, nout, nin)
+    };
+    let ln = |rng: &mut Rng| {
+        let w = (0..hidden).map(|_| 1.0 + rng.f32() * 0.1).collect();
+        (w, vecf(rng, hidden, 0.1))
+    };
+    let layers = (0..n)
+        .map(|_| Layer {
+            q: qm(rng, hidden, hidden),
+            k: qm(rng, hidden, hidden),
+            v: qm(rng, hidden, hidden),
+            ao: qm(rng, hidden, hidden),
+            aln: ln(rng),
+            fi: qm(rng, ff, hidden),
+            fo: qm(rng, hidden, ff),
+            oln: ln(rng),
+        })
+        .collect();
+    let word = blocks(rng, vocab, hidden);
+    let pos_type = vecf(rng, 64 * hidden, 0.5);
+    let eln = ln(rng);
+    E5Model {
+        hidden,
+        heads: hidden / 32,
+        ff,
+        vocab,
+        max_positions: 64,
+        eps: 1e-12,
+        bos: 0,
+        eos: 2,
+        word,
+        pos_type,
+        eln,
+        layers,
+        simd: simd && vnni_available(),
     }
 }
 
