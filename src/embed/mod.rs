@@ -671,6 +671,7 @@ impl Attention {
     /// Scores of query rows `i..i + R` of head `hh`, 16 keys at a time: `R x 16` sums held
     /// in registers while the sum over the head's dimensions runs (in order).
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // the indices spell out the register tile
     fn scores<const R: usize>(&mut self, q: &[f32], i: usize, hh: usize, h: usize) {
         let (hd, tp) = (self.hd, self.tp);
         let qh: [&[f32]; R] =
@@ -698,6 +699,7 @@ impl Attention {
     /// Context of query rows `i..i + R` of head `hh` (heads of 32): `R x 32` sums held in
     /// registers while the sum over the keys runs (in order).
     #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // the indices spell out the register tile
     fn context32<const R: usize>(&self, v: &[f32], ctx: &mut [f32], i: usize, hh: usize, h: usize) {
         let (t, tp) = (self.t, self.tp);
         let mut acc = [[0f32; 32]; R];

@@ -193,7 +193,6 @@ const TOKEN_TILE: usize = 48;
 
 /// `y = w a` tile by tile: row groups in pairs ([`step2`]), a last odd group alone
 /// ([`step`]).
-
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
