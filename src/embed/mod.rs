@@ -222,30 +222,54 @@ impl E5Model {
         }
         let h = self.hidden;
         let mut out = vec![0f32; windows.len() * h];
-        if parallel && windows.len() > 1 {
-            out.par_chunks_mut(h)
-                .zip(windows.par_iter())
+        // Consecutive windows packed up to PACK_TOKENS rows: each pass over the weights then
+        // serves a whole token tile even when the texts are short.
+        let mut packs: Vec<(&[&[u32]], &mut [f32])> = Vec::new();
+        let (mut rest, mut from) = (&mut out[..], 0);
+        while from < windows.len() {
+            let mut to = from + 1;
+            let mut rows = windows[from].len() + 2;
+            while to < windows.len() && rows + windows[to].len() + 2 <= PACK_TOKENS {
+                rows += windows[to].len() + 2;
+                to += 1;
+            }
+            let (o, r) = std::mem::take(&mut rest).split_at_mut((to - from) * h);
+            packs.push((&windows[from..to], o));
+            rest = r;
+            from = to;
+        }
+        if parallel && packs.len() > 1 {
+            packs
+                .into_par_iter()
                 .with_max_len(1)
-                .for_each(|(o, w)| self.run(w, o));
+                .for_each(|(p, o)| self.run_pack(p, o));
         } else {
-            for (o, w) in out.chunks_mut(h).zip(windows) {
-                self.run(w, o);
+            for (p, o) in packs {
+                self.run_pack(p, o);
             }
         }
         Ok(out)
     }
 
-    /// One window through the encoder, compiled for AVX-512 where the kernel runs on it
-    /// (the element-wise loops then vectorise 16 wide; no sum changes order, so the result
-    /// is the same either way).
+    /// One window through the encoder (see [`Self::run_pack`]).
+    #[cfg(test)]
     fn run(&self, content: &[u32], out: &mut [f32]) {
-        self.run_profiled(content, out, None);
+        self.run_profiled(&[content], out, None);
     }
 
-    /// [`Self::run`], adding each op's wall time into `prof` when given.
+    /// A pack of windows through the encoder as one sequence of rows (attention and the
+    /// mean stay within each window), their means into `out` (`pack.len() * hidden`);
+    /// compiled for AVX-512 where the kernel runs on it (the element-wise loops then
+    /// vectorise 16 wide; no sum changes order, so the result is the same either way, and
+    /// the same as each window alone: every row is computed on its own).
+    fn run_pack(&self, pack: &[&[u32]], out: &mut [f32]) {
+        self.run_profiled(pack, out, None);
+    }
+
+    /// [`Self::run_pack`], adding each op's wall time into `prof` when given.
     pub(crate) fn run_profiled(
         &self,
-        content: &[u32],
+        content: &[&[u32]],
         out: &mut [f32],
         prof: Option<&mut Profile>,
     ) {
@@ -264,9 +288,9 @@ impl E5Model {
         }
     }
 
-    /// One window through the encoder; its token mean into `out` (`hidden`).
+    /// A pack of windows through the encoder; their token means into `out`.
     #[inline(always)]
-    pub(crate) fn forward(&self, content: &[u32], out: &mut [f32]) {
+    pub(crate) fn forward(&self, content: &[&[u32]], out: &mut [f32]) {
         self.forward_profiled(content, out, None);
     }
 
@@ -274,7 +298,7 @@ impl E5Model {
     #[inline(always)]
     pub(crate) fn forward_profiled(
         &self,
-        content: &[u32],
+        content: &[&[u32]],
         out: &mut [f32],
         mut prof: Option<&mut Profile>,
     ) {
@@ -294,16 +318,13 @@ impl E5Model {
     #[inline(always)]
     fn forward_in(
         &self,
-        content: &[u32],
+        pack: &[&[u32]],
         s: &mut Scratch,
         out: &mut [f32],
         mark: &mut impl FnMut(Op),
     ) {
         let h = self.hidden;
-        let t = content.len() + 2;
-        let ids = std::iter::once(self.bos)
-            .chain(content.iter().copied())
-            .chain(std::iter::once(self.eos));
+        let t: usize = pack.iter().map(|w| w.len() + 2).sum();
         let Scratch {
             x,
             q,
@@ -319,7 +340,6 @@ impl E5Model {
             buf.resize(t * h, 0.0);
         }
         mid.resize(t * self.ff, 0.0);
-        att.reset(t, h / self.heads);
         let (x, q, k, v) = (
             &mut x[..t * h],
             &mut q[..t * h],
@@ -332,7 +352,13 @@ impl E5Model {
             &mut mid[..t * self.ff],
         );
         let nb = h / QK;
-        for (i, (id, row)) in ids.zip(x.chunks_exact_mut(h)).enumerate() {
+        let ids = pack.iter().flat_map(|w| {
+            std::iter::once(self.bos)
+                .chain(w.iter().copied())
+                .chain(std::iter::once(self.eos))
+                .enumerate()
+        });
+        for ((i, id), row) in ids.zip(x.chunks_exact_mut(h)) {
             let blocks = &self.word[id as usize * nb * 18..(id as usize + 1) * nb * 18];
             for (b, blk) in blocks.chunks_exact(18).enumerate() {
                 let d = fp16_to_f32(u16::from_le_bytes([blk[0], blk[1]]));
@@ -355,7 +381,21 @@ impl E5Model {
             matmul(&ly.k, acts, k, self.simd);
             matmul(&ly.v, acts, v, self.simd);
             mark(Op::Matmul);
-            att.run(q, k, v, ctx, h, self.heads, mark);
+            let mut at = 0;
+            for w in pack {
+                let rows = at * h..(at + w.len() + 2) * h;
+                att.reset(w.len() + 2, h / self.heads);
+                att.run(
+                    &q[rows.clone()],
+                    &k[rows.clone()],
+                    &v[rows.clone()],
+                    &mut ctx[rows],
+                    h,
+                    self.heads,
+                    mark,
+                );
+                at += w.len() + 2;
+            }
             acts.quantize(ctx, h, self.simd);
             mark(Op::Quantize);
             matmul(&ly.ao, acts, proj, self.simd);
@@ -377,19 +417,28 @@ impl E5Model {
             layernorm(x, Some(proj), &ly.oln, h, self.eps);
             mark(Op::LayerNorm);
         }
-        out.fill(0.0);
-        for row in x.chunks_exact(h) {
-            for (o, r) in out.iter_mut().zip(row) {
-                *o += r;
+        let mut at = 0;
+        for (w, o) in pack.iter().zip(out.chunks_exact_mut(h)) {
+            let tw = w.len() + 2;
+            o.fill(0.0);
+            for row in x[at * h..(at + tw) * h].chunks_exact(h) {
+                for (o, r) in o.iter_mut().zip(row) {
+                    *o += r;
+                }
             }
-        }
-        let inv = 1.0 / t as f32;
-        for o in out.iter_mut() {
-            *o *= inv;
+            let inv = 1.0 / tw as f32;
+            for o in o.iter_mut() {
+                *o *= inv;
+            }
+            at += tw;
         }
         mark(Op::Embed);
     }
 }
+
+/// Rows (tokens with `<s>` and `</s>`) up to which [`E5Model::pooled`] packs consecutive
+/// windows into one pass: one token tile of the kernel.
+const PACK_TOKENS: usize = 48;
 
 /// One thread's forward-pass buffers, kept between windows so that a pass allocates (and
 /// page-faults) nothing once the thread has seen a window as long.

@@ -121,7 +121,7 @@ unsafe fn quantize_v4(a: &mut QActs, x: &[f32]) {
 /// false when the CPU lacks it.
 pub(super) fn forward_avx512(
     m: &super::E5Model,
-    content: &[u32],
+    content: &[&[u32]],
     out: &mut [f32],
     prof: Option<&mut super::Profile>,
 ) -> bool {
@@ -148,7 +148,7 @@ pub(super) fn forward_avx512(
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni,avx2,fma")]
 fn forward_v4(
     m: &super::E5Model,
-    content: &[u32],
+    content: &[&[u32]],
     out: &mut [f32],
     prof: Option<&mut super::Profile>,
 ) {
