@@ -19,14 +19,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChunkHit",
+    "Const",
     "EntityHit",
     "FactHit",
+    "HitChain",
+    "HitColumns",
     "LazyColumn",
+    "LazyHits",
     "ReadOnlyDict",
     "RetrievalResult",
     "Step",
     "freeze_stats",
     "hit_builder",
+    "hit_columns",
     "make_result",
     "pending",
 ]
@@ -280,6 +285,163 @@ def hit_builder(cls: type[_T]) -> Callable[..., _T]:
 _BUILDERS: dict[type, Any] = {}
 
 
+class Const:
+    """A column with one value for every hit (``repeat(value)``, reusable)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+#: One column of :class:`HitColumns`: a value per hit, one value for all, or a lazy column.
+Column = Sequence[Any] | Const | LazyColumn[Any]
+
+
+class LazyHits:
+    """A result's list of hits held as columns, the hit objects built on first read.
+
+    :class:`RetrievalResult` holds one in its ``anchors`` / ``entities`` / ``facts`` /
+    ``chunks`` slot until the attribute is read; writers that need only some fields (the
+    service's lean bodies) read the columns (:func:`hit_columns`) and never build a hit."""
+
+    __slots__ = ("_hits",)
+
+    def __init__(self) -> None:
+        self._hits: tuple[Any, ...] | None = None
+
+    def hits(self) -> tuple[Any, ...]:
+        """The hit objects (built once)."""
+        hits = self._hits
+        if hits is None:
+            hits = self._hits = self._build()
+        return hits
+
+    def _build(self) -> tuple[Any, ...]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parts(self) -> tuple[HitColumns, ...]:
+        """The column sets whose hits, in order, make the list."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
+class HitColumns(LazyHits):
+    """Hits of one class as columns, in the class's field order.
+
+    Args:
+        cls: The hit class (:class:`EntityHit`, :class:`FactHit`, :class:`ChunkHit`).
+        n: The number of hits.
+        columns: One :data:`Column` per field of ``cls``, by name (missing: the default);
+            ``path`` / ``components`` may be :class:`LazyColumn` s (built on first read of
+            any hit's attribute).
+    """
+
+    __slots__ = ("_columns", "cls", "n")
+
+    def __init__(self, cls: type, n: int, columns: Mapping[str, Column]) -> None:
+        super().__init__()
+        self.cls = cls
+        self.n = n
+        cols: list[Column] = []
+        for f in fields(cls):
+            if f.name in columns:
+                cols.append(columns[f.name])
+            elif f.default is not MISSING:
+                cols.append(Const(f.default))
+            else:
+                cols.append(Const(ReadOnlyDict()))
+        self._columns = tuple(cols)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def parts(self) -> tuple[HitColumns, ...]:
+        return (self,)
+
+    def dicts(self, names: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The hits' fields ``names`` as one dict per hit (``{name: getattr(hit, name)}``
+        in ``names``' order), read from the columns: no hit object is built."""
+        make = _DICTS.get((self.cls, names))
+        if make is None:
+            make = _DICTS[self.cls, names] = _dicts_writer(self.cls, names)
+        return make(self._columns, self.n)
+
+    def _build(self) -> tuple[Any, ...]:
+        if not self.n:
+            return ()
+        lazy = [c for c in self._columns if type(c) is LazyColumn]
+        pend: Any = None
+        if lazy:
+            by = {f.name: c for f, c in zip(fields(self.cls), self._columns, strict=True)}
+            paths, comps = by.get("path"), by.get("components")
+            pend = pending(
+                paths if type(paths) is LazyColumn else None,
+                comps if type(comps) is LazyColumn else None,
+                self.n,
+            )
+        args = [
+            repeat(c.value, self.n)
+            if type(c) is Const
+            else pend
+            if type(c) is LazyColumn
+            else c
+            for c in self._columns
+        ]
+        return tuple(map(hit_builder(self.cls), *args))
+
+
+class HitChain(LazyHits):
+    """The hits of several lists, one after the other (a hit list already built is kept:
+    the chain's hits are the same objects)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, *parts: HitColumns) -> None:
+        super().__init__()
+        self._parts = parts
+
+    def __len__(self) -> int:
+        return sum(p.n for p in self._parts)
+
+    def parts(self) -> tuple[HitColumns, ...]:
+        return self._parts
+
+    def _build(self) -> tuple[Any, ...]:
+        if len(self._parts) == 1:
+            return self._parts[0].hits()
+        return tuple(h for p in self._parts for h in p.hits())
+
+
+def _dicts_writer(
+    cls: type, names: tuple[str, ...]
+) -> Callable[[tuple[Column, ...], int], list[dict[str, Any]]]:
+    """A writer of :meth:`HitColumns.dicts` for ``cls`` and ``names``, generated as one dict
+    display per hit over the columns (a constant column repeated, a lazy one built)."""
+    pos = _FIELD_POS[cls]
+    lines = ["def dicts(cols, n):"]
+    for i, name in enumerate(names):
+        lines.append(f"    c{i} = cols[{pos[name]}]")
+        lines.append(
+            f"    c{i} = _repeat(c{i}.value, n) if c{i}.__class__ is _Const else "
+            f"c{i}.values() if c{i}.__class__ is _Lazy else c{i}"
+        )
+    cs = [f"c{i}" for i in range(len(names))]
+    xs = [f"x{i}" for i in range(len(names))]
+    row = ", ".join(f"{k!r}: {x}" for k, x in zip(names, xs, strict=True))
+    lines.append(f"    return [{{{row}}} for {', '.join(xs)} in zip({', '.join(cs)})]")
+    scope: dict[str, Any] = {"_repeat": repeat, "_Const": Const, "_Lazy": LazyColumn}
+    exec("\n".join(lines) + "\n", scope)
+    dicts: Callable[[tuple[Column, ...], int], list[dict[str, Any]]] = scope["dicts"]
+    dicts.__qualname__ = dicts.__name__ = f"{cls.__name__}_dicts"
+    return dicts
+
+
+_DICTS: dict[tuple[type, tuple[str, ...]], Any] = {}
+_FIELD_POS: dict[type, dict[str, int]] = {
+    c: {f.name: i for i, f in enumerate(fields(c))} for c in (EntityHit, FactHit, ChunkHit)
+}
+
+
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """A read-only view of ``value``, nested dicts and lists frozen too (a mapping already
     read-only is kept as it is)."""
@@ -431,6 +593,43 @@ def _fast_constructor() -> Callable[..., RetrievalResult]:
 #: ``make_result(recipe, query, tenant, anchors, entities, facts, chunks, tiers, timings,
 #: stats, route, params, fallback)``, every sequence a tuple and every mapping read-only.
 make_result = _fast_constructor()
+
+
+#: The raw slot readers of the result's hit lists (:func:`hit_columns`).
+_RAW_HITS: dict[str, Callable[[RetrievalResult], Any]] = {}
+
+
+def _lazy_hits_slot(name: str) -> None:
+    """Turn slot ``name`` of :class:`RetrievalResult` into a property that builds a
+    :class:`LazyHits` into its tuple of hits on first read (construction, equality, repr,
+    ``replace``, pickling all read the attribute)."""
+    slot = RetrievalResult.__dict__[name]
+    get, put, drop = slot.__get__, slot.__set__, slot.__delete__
+
+    def fget(self: RetrievalResult) -> Any:
+        v = get(self)
+        if type(v) is tuple:
+            return v
+        if isinstance(v, LazyHits):
+            v = v.hits()
+            put(self, v)
+        return v
+
+    _RAW_HITS[name] = get
+    doc = f"RetrievalResult.{name} (built on first read when held as columns)"
+    setattr(RetrievalResult, name, property(fget, put, drop, doc=doc))
+
+
+for _name in ("anchors", "entities", "facts", "chunks"):
+    _lazy_hits_slot(_name)
+del _name
+
+
+def hit_columns(result: RetrievalResult, name: str) -> LazyHits | None:
+    """The columns that ``result``'s hit list ``name`` ("anchors", "entities", "facts",
+    "chunks") is held as until it is read, or None once it is a tuple of hits."""
+    v = _RAW_HITS[name](result)
+    return v if isinstance(v, LazyHits) else None
 
 
 def freeze_stats(stats: Mapping[str, Any]) -> Mapping[str, Any]:
