@@ -108,3 +108,47 @@ def test_hits_from_columns_equal_the_hits_and_keep_identity(demo_index: GraphInd
     b = dataclasses.replace(b, timings=a.timings)
     assert a == b and repr(a) == repr(b) and type(a.facts) is tuple
     assert a.facts and a.chunks and len(a.entities) > len(a.anchors)
+
+
+def test_small_cheap_flushes_run_on_the_event_loop_thread() -> None:
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphrecall.service.batcher import MicroBatcher
+
+    where: list[tuple[str, list[str], bool]] = []
+
+    def run(key: str, queries: list[str], vectors: Any) -> list[Any]:
+        where.append((key, list(queries), threading.current_thread() is threading.main_thread()))
+        if "bad" in queries:
+            raise ValueError("bad query")
+        return [f"{key}:{q}" for q in queries]
+
+    async def main(keys: str) -> list[Any]:
+        with ThreadPoolExecutor(2) as pool:
+            b: MicroBatcher[str] = MicroBatcher(
+                run,
+                pool,
+                workers=2,
+                wait_s=1.0,
+                max_size=8,
+                cheap=lambda k: k != "embed",
+                inline_max=3,
+            )
+            subs = [b.submit(k, f"q{i}", None) for i, k in enumerate(keys.split(","))]
+            subs.append(b.submit(keys.split(",")[0], "bad", None, render=str.upper))
+            return await asyncio.gather(*subs, return_exceptions=True)
+
+    # Two cheap queries and a bad one (3 <= inline_max): one flush on the loop's thread;
+    # the failing batch is retried one by one, and only "bad" fails.
+    out = asyncio.run(main("a,a"))
+    assert out[:2] == ["a:q0", "a:q1"] and isinstance(out[2], ValueError)
+    assert all(main_thread for _, _, main_thread in where)
+    assert where[0] == ("a", ["q0", "q1", "bad"], True)
+    # More queries than inline_max, or a batch that embeds: on the workers.
+    for keys in ("a,b,a", "a,embed"):
+        where.clear()
+        out = asyncio.run(main(keys))
+        assert out[:-1] == [f"{k}:q{i}" for i, k in enumerate(keys.split(","))]
+        assert not any(main_thread for _, _, main_thread in where)
