@@ -501,6 +501,12 @@ def main() -> int:
         "--pairs", type=int, default=2, help="rounds of interleaved points with --baseline"
     )
     ap.add_argument(
+        "--baseline-flags",
+        default="",
+        help="extra `graphrecall serve` flags of the --baseline server (e.g. "
+        '"--inline-max 0"; with --baseline python, this checkout\'s own package)',
+    )
+    ap.add_argument(
         "--modes",
         default="batching,single",
         help="server modes to run: batching (micro-batching), single (--no-batching)",
@@ -563,10 +569,14 @@ def main() -> int:
         if args.baseline is not None:
             # Both servers up at once, their points interleaved (A B, then B A), so that a
             # change of the machine's load between points hits both alike.
+            base_flags = args.baseline_flags.split()
+            base_name = "micro-batching, baseline" + (
+                f" `{args.baseline_flags}`" if base_flags else ""
+            )
             pair = [
                 (
-                    "micro-batching, baseline",
-                    Served(Path(tmp) / "index", *procs, package=args.baseline),
+                    base_name,
+                    Served(Path(tmp) / "index", *procs, *base_flags, package=args.baseline),
                 ),
                 ("micro-batching", Served(Path(tmp) / "index", *procs, package=here)),
             ]

@@ -379,12 +379,8 @@ class HitColumns(LazyHits):
                 comps if type(comps) is LazyColumn else None,
                 self.n,
             )
-        args = [
-            repeat(c.value, self.n)
-            if type(c) is Const
-            else pend
-            if type(c) is LazyColumn
-            else c
+        args: list[Any] = [
+            repeat(c.value, self.n) if type(c) is Const else pend if type(c) is LazyColumn else c
             for c in self._columns
         ]
         return tuple(map(hit_builder(self.cls), *args))

@@ -299,9 +299,7 @@ def _passages(
 
 def _support_components(scores: list[float], counts: list[int]) -> list[dict[str, float]]:
     """A supporting chunk's score components: its fact's score and its mentions."""
-    return [
-        {"fact_score": s, "mentions": float(c)} for s, c in zip(scores, counts, strict=True)
-    ]
+    return [{"fact_score": s, "mentions": float(c)} for s, c in zip(scores, counts, strict=True)]
 
 
 def _cosine_components(cosines: list[float]) -> list[dict[str, float]]:

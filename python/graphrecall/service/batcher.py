@@ -168,7 +168,7 @@ class MicroBatcher(Generic[K]):
         try:
             outs: Any = self._run_all(batches)
             exc: BaseException | None = None
-        except BaseException as e:  # noqa: BLE001 - handed to the waiting requests
+        except BaseException as e:  # handed to the waiting requests
             outs, exc = None, e
         self._settle(batches, outs, exc)
         return True
@@ -213,9 +213,7 @@ class MicroBatcher(Generic[K]):
             self._flush()
 
     @staticmethod
-    def _settle(
-        jobs: list[tuple[K, _Pending]], outs: Any, exc: BaseException | None
-    ) -> None:
+    def _settle(jobs: list[tuple[K, _Pending]], outs: Any, exc: BaseException | None) -> None:
         """Hand each waiting query its result, its own error, or the job's error."""
         for j, (_, pending) in enumerate(jobs):
             for i, fut in enumerate(pending.futures):

@@ -77,7 +77,7 @@ _LEAN_CHUNKS = _lean_rows(ChunkHit)
 
 
 #: The fields of a lean body's hits, per hit class.
-_LEAN_FIELDS = {
+_LEAN_FIELDS: dict[type, tuple[str, ...]] = {
     c: tuple(f.name for f in fields(c) if f.name not in EXPLAIN_FIELDS)
     for c in (EntityHit, FactHit, ChunkHit)
 }
