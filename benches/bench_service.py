@@ -438,6 +438,79 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
         print(f"| {name} | {min(xs):.3f} |")
 
 
+def loop_ab(
+    index: Any, queries: list[Any], body: Any, inline: tuple[int, ...], rounds: int = 4
+) -> None:
+    """Print the CPU (``time.process_time``, every thread) per ``POST /retrieve`` of the
+    ASGI app driven in-process (no sockets, no HTTP parsing): the service's event-loop side
+    and retrieval, for each ``inline_max`` of ``inline`` (0: every flush hops to a worker
+    thread), in turn, ``rounds`` times after a warm-up, at 1 and 8 requests in flight."""
+    from graphrecall import GraphRAG
+    from graphrecall.service import ServiceConfig, create_app
+    from graphrecall.service.backend import Backend
+
+    try:
+        import uvloop
+
+        new_loop: Any = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - depends on the environment
+        new_loop = asyncio.new_event_loop
+    rag = GraphRAG(index)
+    apps = {
+        n: create_app(Backend(rag), ServiceConfig(use_cache=False, inline_max=n)) for n in inline
+    }
+    reqs = [body(t, ten, v) for t, ten, v in queries]
+
+    async def one(app: Any, data: bytes) -> None:
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/retrieve",
+            "headers": [(b"content-length", str(len(data)).encode())],
+        }
+        sent: list[Any] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": data, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        if sent[0]["status"] != 200:
+            raise RuntimeError(sent[1]["body"][:200])
+
+    async def drive(app: Any, inflight: int) -> None:
+        it = iter(reqs)
+
+        async def client() -> None:
+            for data in it:
+                await one(app, data)
+
+        await asyncio.gather(*(client() for _ in range(inflight)))
+
+    loop = new_loop()
+    out: dict[tuple[int, int], list[float]] = {}
+    try:
+        for rnd in range(rounds + 1):
+            for inflight in (1, 8):
+                order = list(apps.items())
+                for n, app in order if rnd % 2 else order[::-1]:
+                    t = time.process_time()
+                    loop.run_until_complete(drive(app, inflight))
+                    ms = (time.process_time() - t) / len(reqs) * 1e3
+                    if rnd:
+                        out.setdefault((inflight, n), []).append(ms)
+    finally:
+        loop.close()
+    print(f"{len(reqs)} requests per run, {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    print("| requests in flight | inline_max | CPU ms per request (each round) | best |")
+    print("|---:|---:|---|---:|")
+    for (inflight, n), xs in out.items():
+        each = ", ".join(f"{x:.3f}" for x in xs)
+        print(f"| {inflight} | {n} | {each} | {min(xs):.3f} |")
+
+
 def main() -> int:
     """Build and save the index, run every point, write the Markdown table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -511,6 +584,13 @@ def main() -> int:
         default="batching,single",
         help="server modes to run: batching (micro-batching), single (--no-batching)",
     )
+    ap.add_argument(
+        "--loop-ab",
+        action="store_true",
+        help="instead of the load test: the CPU per request of the ASGI app driven "
+        "in-process, small flushes on the event loop's thread against a worker hop, printed",
+    )
+    ap.add_argument("--inline", default="4,0", help="the inline_max values that --loop-ab compares")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -547,6 +627,9 @@ def main() -> int:
         return 0
     if args.profile:
         profile(index, queries, body)
+        return 0
+    if args.loop_ab:
+        loop_ab(index, queries, body, tuple(int(x) for x in args.inline.split(",")))
         return 0
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
