@@ -16,9 +16,8 @@ embedding runs) and hold at most ``inline_max`` queries in all runs on the event
 thread instead: a query of ~0.5 ms costs less than the hop to a worker and back, and the
 queries read from the sockets in one turn of the loop still share one flush.
 
-Each query may carry a ``render`` function applied to its result on the worker thread (the
-service writes the JSON body there, off the event loop); a render error fails that query
-alone.
+Each query may carry a ``render`` function applied to its result on the thread that ran
+its batch (the service writes the JSON body there); a render error fails that query alone.
 """
 
 from __future__ import annotations
@@ -168,7 +167,7 @@ class MicroBatcher(Generic[K]):
         try:
             outs: Any = self._run_all(batches)
             exc: BaseException | None = None
-        except BaseException as e:  # handed to the waiting requests
+        except Exception as e:  # handed to the waiting requests
             outs, exc = None, e
         self._settle(batches, outs, exc)
         return True
