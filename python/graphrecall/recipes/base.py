@@ -14,12 +14,11 @@ import numpy.typing as npt
 
 from ..errors import ParameterError
 from ..index import GraphIndex
+from .columns import Const, HitColumns
 from .hits import (
     ChunkHit,
-    Const,
     EntityHit,
     FactHit,
-    HitColumns,
     LazyColumn,
     RetrievalResult,
     Step,

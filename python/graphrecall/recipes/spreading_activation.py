@@ -45,7 +45,8 @@ from .base import (
     entity_columns,
     fact_columns,
 )
-from .hits import HitChain, HitColumns, RetrievalResult
+from .columns import HitChain, HitColumns
+from .hits import RetrievalResult
 from .overrides import SpreadingActivationOverrides
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
