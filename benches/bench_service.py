@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import http.client
 import importlib
 import json
@@ -382,12 +383,12 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
         ("query vectors (`embed_batch`)", sa, "embed_batch"),
         ("entity-vector search (`entity_search`)", sa, "entity_search"),
         ("graph call (`SpreadPlan.dense`)", SpreadPlan, "dense"),
-        ("fact hits (`fact_hits`)", sa, "fact_hits"),
-        ("anchor hits (`anchor_hits`)", sa, "anchor_hits"),
-        ("reached-entity hits (`entity_hits`)", sa, "entity_hits"),
+        ("fact columns (`fact_columns`)", sa, "fact_columns"),
+        ("anchor columns (`anchor_columns`)", sa, "anchor_columns"),
+        ("reached-entity columns (`entity_columns`)", sa, "entity_columns"),
         ("passages (`_passages`)", sa, "_passages"),
         ("  supporting chunks (`supporting_chunks`)", sa, "supporting_chunks"),
-        ("  chunk hits (`chunk_hits`)", sa, "chunk_hits"),
+        ("  chunk columns (`chunk_columns`)", sa, "chunk_columns"),
         ("result object (`Batch.result`)", Batch, "result"),
         ("lean dict of the hits (`lean_dict`)", bodies, "lean_dict"),
     ]
@@ -436,6 +437,131 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
     print("|---|---:|")
     for name, xs in totals.items():
         print(f"| {name} | {min(xs):.3f} |")
+
+
+def columns(index: Any, queries: list[Any], rounds: int = 3) -> None:
+    """Print the CPU per request of a lean body's hit rows written from the result's
+    columns, against building the hit objects and writing the rows from them, for the
+    same 1,000 results (one ``retrieve_batch`` per query, vector given, ``top_k = 10``;
+    "hits per answer" counts the anchors twice: they are also the first entities)."""
+    from graphrecall import GraphRAG
+    from graphrecall.recipes.hits import hit_columns
+    from graphrecall.service.bodies import lean_dict
+
+    rag = GraphRAG(index)
+    names = ("anchors", "entities", "facts", "chunks")
+    clock = time.process_time
+
+    def run() -> list[Any]:
+        out: list[Any] = []
+        for text, ten, vec in queries:
+            out += rag.retrieve_batch(
+                [text],
+                recipe="spreading_activation",
+                tenant=ten,
+                now=workload.NOW,
+                query_vectors=np.asarray(vec, dtype=np.float32)[None, :],
+                use_cache=False,
+                top_k=10,
+            )
+        return out
+
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    print("| round | rows from columns | build the hits | rows from the hits | hits per answer |")
+    print("|---:|---:|---:|---:|---:|")
+    for rnd in range(rounds):
+        res = run()
+        n = sum(len(hit_columns(r, k) or ()) for r in res for k in names) / len(res)
+        # The 1,000 results are all kept here, a served one is dropped after its answer:
+        # no garbage collection of the kept hits in the timings.
+        gc.disable()
+        t0 = clock()
+        for r in res:
+            lean_dict(r)
+        t1 = clock()
+        for r in res:
+            for k in names:
+                getattr(r, k)
+        t2 = clock()
+        for r in res:
+            lean_dict(r)
+        t3 = clock()
+        gc.enable()
+        ms = [(b - a) / len(res) * 1e3 for a, b in ((t0, t1), (t1, t2), (t2, t3))]
+        print(f"| {rnd + 1} | {ms[0]:.3f} | {ms[1]:.3f} | {ms[2]:.3f} | {n:.0f} |")
+
+
+def loop_ab(
+    index: Any, queries: list[Any], body: Any, inline: tuple[int, ...], rounds: int = 4
+) -> None:
+    """Print the CPU (``time.process_time``, every thread) per ``POST /retrieve`` of the
+    ASGI app driven in-process (no sockets, no HTTP parsing): the service's event-loop side
+    and retrieval, for each ``inline_max`` of ``inline`` (0: every flush hops to a worker
+    thread), in turn, ``rounds`` times after a warm-up, at 1 and 8 requests in flight."""
+    from graphrecall import GraphRAG
+    from graphrecall.service import ServiceConfig, create_app
+    from graphrecall.service.backend import Backend
+
+    try:
+        import uvloop
+
+        new_loop: Any = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - depends on the environment
+        new_loop = asyncio.new_event_loop
+    rag = GraphRAG(index)
+    apps = {
+        n: create_app(Backend(rag), ServiceConfig(use_cache=False, inline_max=n)) for n in inline
+    }
+    reqs = [body(t, ten, v) for t, ten, v in queries]
+
+    async def one(app: Any, data: bytes) -> None:
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/retrieve",
+            "headers": [(b"content-length", str(len(data)).encode())],
+        }
+        sent: list[Any] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": data, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        if sent[0]["status"] != 200:
+            raise RuntimeError(sent[1]["body"][:200])
+
+    async def drive(app: Any, inflight: int) -> None:
+        it = iter(reqs)
+
+        async def client() -> None:
+            for data in it:
+                await one(app, data)
+
+        await asyncio.gather(*(client() for _ in range(inflight)))
+
+    loop = new_loop()
+    out: dict[tuple[int, int], list[float]] = {}
+    try:
+        for rnd in range(rounds + 1):
+            for inflight in (1, 8):
+                order = list(apps.items())
+                for n, app in order if rnd % 2 else order[::-1]:
+                    t = time.process_time()
+                    loop.run_until_complete(drive(app, inflight))
+                    ms = (time.process_time() - t) / len(reqs) * 1e3
+                    if rnd:
+                        out.setdefault((inflight, n), []).append(ms)
+    finally:
+        loop.close()
+    print(f"{len(reqs)} requests per run, {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    print("| requests in flight | inline_max | CPU ms per request (each round) | best |")
+    print("|---:|---:|---|---:|")
+    for (inflight, n), xs in out.items():
+        each = ", ".join(f"{x:.3f}" for x in xs)
+        print(f"| {inflight} | {n} | {each} | {min(xs):.3f} |")
 
 
 def main() -> int:
@@ -501,10 +627,29 @@ def main() -> int:
         "--pairs", type=int, default=2, help="rounds of interleaved points with --baseline"
     )
     ap.add_argument(
+        "--baseline-flags",
+        default="",
+        help="extra `graphrecall serve` flags of the --baseline server (e.g. "
+        '"--inline-max 0"; with --baseline python, this checkout\'s own package)',
+    )
+    ap.add_argument(
         "--modes",
         default="batching,single",
         help="server modes to run: batching (micro-batching), single (--no-batching)",
     )
+    ap.add_argument(
+        "--loop-ab",
+        action="store_true",
+        help="instead of the load test: the CPU per request of the ASGI app driven "
+        "in-process, small flushes on the event loop's thread against a worker hop, printed",
+    )
+    ap.add_argument(
+        "--columns",
+        action="store_true",
+        help="instead of the load test: the CPU of a lean body's rows from a result's "
+        "columns against building its hits and writing the rows from them, printed",
+    )
+    ap.add_argument("--inline", default="4,0", help="the inline_max values that --loop-ab compares")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
     seconds, count = (2.0, 6_000) if args.quick else (5.0, 20_000)
@@ -542,6 +687,12 @@ def main() -> int:
     if args.profile:
         profile(index, queries, body)
         return 0
+    if args.columns:
+        columns(index, queries[:1000])
+        return 0
+    if args.loop_ab:
+        loop_ab(index, queries, body, tuple(int(x) for x in args.inline.split(",")))
+        return 0
     no_vec = [body(t, ten, None) for t, ten, _ in queries]
     rows: list[tuple[str, str, int, dict[str, float]]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -563,10 +714,14 @@ def main() -> int:
         if args.baseline is not None:
             # Both servers up at once, their points interleaved (A B, then B A), so that a
             # change of the machine's load between points hits both alike.
+            base_flags = args.baseline_flags.split()
+            base_name = "micro-batching, baseline" + (
+                f" `{args.baseline_flags}`" if base_flags else ""
+            )
             pair = [
                 (
-                    "micro-batching, baseline",
-                    Served(Path(tmp) / "index", *procs, package=args.baseline),
+                    base_name,
+                    Served(Path(tmp) / "index", *procs, *base_flags, package=args.baseline),
                 ),
                 ("micro-batching", Served(Path(tmp) / "index", *procs, package=here)),
             ]

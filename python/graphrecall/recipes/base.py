@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from itertools import repeat
 from types import MappingProxyType
 from typing import Any
 
@@ -15,6 +14,7 @@ import numpy.typing as npt
 
 from ..errors import ParameterError
 from ..index import GraphIndex
+from .columns import Const, HitColumns
 from .hits import (
     ChunkHit,
     EntityHit,
@@ -23,7 +23,6 @@ from .hits import (
     RetrievalResult,
     Step,
     hit_builder,
-    pending,
 )
 
 __all__ = [
@@ -34,12 +33,16 @@ __all__ = [
     "RetrievalResult",
     "Step",
     "Timer",
+    "anchor_columns",
     "check_count",
     "check_queries",
     "check_real",
+    "chunk_columns",
     "chunk_hits",
     "csr_ranges",
+    "entity_columns",
     "entity_hits",
+    "fact_columns",
     "strongest",
 ]
 
@@ -198,15 +201,38 @@ def fact_hits(
     components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
     parents: Sequence[int] | npt.NDArray[np.int64] | None = None,
 ) -> list[FactHit]:
-    """:class:`FactHit` s for many dense facts at once: every column is gathered with one
-    numpy call or one list comprehension and the hits are built positionally by ``map``;
-    with ``parents`` (each fact's parent fact, -1 for none, as seed 000's traversal records
+    """:class:`FactHit` s for many dense facts at once (:func:`fact_columns`' hits)."""
+    cols = fact_columns(
+        index,
+        facts,
+        scores=scores,
+        hops=hops,
+        anchors=anchors,
+        components=components,
+        parents=parents,
+    )
+    return list(cols.hits())
+
+
+def fact_columns(
+    index: GraphIndex,
+    facts: npt.NDArray[np.int64],
+    *,
+    scores: Sequence[float] | npt.NDArray[np.float64],
+    hops: Sequence[int] | npt.NDArray[Any],
+    anchors: Sequence[int] | npt.NDArray[np.int64] | None,
+    components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
+    parents: Sequence[int] | npt.NDArray[np.int64] | None = None,
+) -> HitColumns:
+    """The :class:`FactHit` s of many dense facts as columns (hits built on first read):
+    every column is gathered with one numpy call or one list comprehension; with
+    ``parents`` (each fact's parent fact, -1 for none, as seed 000's traversal records
     them) each path is its parent's path plus one step, so a query's paths cost one step
     per fact. ``anchors`` None: no fact has one. Paths and a :class:`LazyColumn` of
     components are built on first read."""
     n = len(facts)
     if n == 0:
-        return []
+        return HitColumns(FactHit, 0, {})
     ent_ids = index.graph.entity_ids
     facts = np.asarray(facts, dtype=np.int64)
     (
@@ -235,9 +261,9 @@ def fact_hits(
         if NULL_SINCE not in since_raw
         else [None if t == NULL_SINCE else t for t in since_raw]
     )
-    anchor_l: Any = repeat(None, n) if anchors is None else _anchor_ids(ent_ids, anchors)
+    anchor_l: Any = Const(None) if anchors is None else _anchor_ids(ent_ids, anchors)
     hop_l = hops if isinstance(hops, list) else np.asarray(hops, dtype=np.int64).tolist()
-    path_col: LazyColumn[tuple[Step, ...]] | None = None
+    path_col: Any = Const(())
     if parents is not None:
         par_l = np.asarray(parents, dtype=np.int64).tolist()
 
@@ -256,31 +282,27 @@ def fact_hits(
             ]
 
         path_col = LazyColumn(make_paths)
-    comp_col = components if isinstance(components, LazyColumn) else None
-    pend: Any = (
-        pending(path_col, comp_col, n) if path_col is not None or comp_col is not None else None
-    )
-    comp_arg: Any = components if comp_col is None else pend
-    return list(
-        map(
-            _new_fact_hit,
-            fids,
-            subj_ids,
-            subj_names,
-            pred_l,
-            obj_id_l,
-            obj_names,
-            values,
-            confidence,
-            np.asarray(scores, dtype=np.float64).tolist(),
-            hop_l,
-            anchor_l,
-            strength,
-            descs,
-            since,
-            comp_arg,
-            repeat(()) if path_col is None else pend,
-        )
+    return HitColumns(
+        FactHit,
+        n,
+        {
+            "id": fids,
+            "subject": subj_ids,
+            "subject_name": subj_names,
+            "predicate": pred_l,
+            "object": obj_id_l,
+            "object_name": obj_names,
+            "object_value": values,
+            "confidence": confidence,
+            "score": np.asarray(scores, dtype=np.float64).tolist(),
+            "hop": hop_l,
+            "anchor": anchor_l,
+            "strength": strength,
+            "description": descs,
+            "since": since,
+            "components": components,
+            "path": path_col,
+        },
     )
 
 
@@ -365,12 +387,39 @@ def entity_hits(
     strengths: Sequence[float | None] | None = None,
     paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
 ) -> list[EntityHit]:
-    """:class:`EntityHit` s for many dense entities at once (what :func:`entity_hit` gives
-    one by one): ids gathered with one numpy call, hits built positionally by ``map``.
-    ``rows`` as a list or an int64 array. A scalar ``scores`` / ``how`` / ``hops`` applies
-    to every row; a :class:`LazyColumn` of paths is built on first read."""
-    if not len(rows):
-        return []
+    """:class:`EntityHit` s for many dense entities at once (:func:`entity_columns`' hits:
+    what :func:`entity_hit` gives one by one)."""
+    cols = entity_columns(
+        index,
+        rows,
+        scores=scores,
+        how=how,
+        hops=hops,
+        anchors=anchors,
+        strengths=strengths,
+        paths=paths,
+    )
+    return list(cols.hits())
+
+
+def entity_columns(
+    index: GraphIndex,
+    rows: Sequence[int] | I64,
+    *,
+    scores: Sequence[float] | float,
+    how: Sequence[str] | str,
+    hops: Sequence[int] | int = 0,
+    anchors: Sequence[int] | I64 | None = None,
+    strengths: Sequence[float | None] | None = None,
+    paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
+) -> HitColumns:
+    """The :class:`EntityHit` s of many dense entities as columns (hits built on first
+    read): ids gathered with one numpy call. ``rows`` as a list or an int64 array. A
+    scalar ``scores`` / ``how`` / ``hops`` applies to every row; a :class:`LazyColumn` of
+    paths is built on first read."""
+    n = len(rows)
+    if not n:
+        return HitColumns(EntityHit, 0, {})
     ent_ids = index.graph.entity_ids
     names = index.entity_name
     types = index.entity_type
@@ -380,33 +429,35 @@ def entity_hits(
     else:
         rl = rows if isinstance(rows, list) else list(rows)
         ids = ent_ids[rl].tolist()
-    anchor_l: Any = repeat(None) if anchors is None else _anchor_ids(ent_ids, anchors)
-    return list(
-        map(
-            _new_entity_hit,
-            ids,
-            [names[r] for r in rl],
-            repeat(scores) if isinstance(scores, float) else scores,
-            repeat(hops) if isinstance(hops, int) else hops,
-            repeat(how) if isinstance(how, str) else how,
-            anchor_l,
-            [types[r] for r in rl],
-            repeat(None) if strengths is None else strengths,
-            repeat(())
-            if paths is None
-            else pending(paths, None, len(rl))
-            if isinstance(paths, LazyColumn)
-            else paths,
-        )
+    return HitColumns(
+        EntityHit,
+        n,
+        {
+            "id": ids,
+            "name": [names[r] for r in rl],
+            "score": Const(scores) if isinstance(scores, float) else scores,
+            "hop": Const(hops) if isinstance(hops, int) else hops,
+            "how": Const(how) if isinstance(how, str) else how,
+            "anchor": Const(None) if anchors is None else _anchor_ids(ent_ids, anchors),
+            "type": [types[r] for r in rl],
+            "strength": Const(None) if strengths is None else strengths,
+            "path": Const(()) if paths is None else paths,
+        },
     )
 
 
 def anchor_hits(index: GraphIndex, found: Sequence[tuple[int, float, str]]) -> list[EntityHit]:
     """:class:`EntityHit` s of a query's anchors given as (dense row, score, how)."""
+    return list(anchor_columns(index, found).hits())
+
+
+def anchor_columns(index: GraphIndex, found: Sequence[tuple[int, float, str]]) -> HitColumns:
+    """The :class:`EntityHit` s of a query's anchors given as (dense row, score, how), as
+    columns."""
     if not found:
-        return []
+        return HitColumns(EntityHit, 0, {})
     rows, scores, hows = zip(*found, strict=True)
-    return entity_hits(index, list(rows), scores=scores, how=hows)
+    return entity_columns(index, list(rows), scores=scores, how=hows)
 
 
 def chunk_hits(
@@ -418,31 +469,41 @@ def chunk_hits(
     components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
     paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
 ) -> list[ChunkHit]:
-    """:class:`ChunkHit` s for many dense chunks at once (what :func:`chunk_hit` gives one
-    by one); a :class:`LazyColumn` of components or paths is built on first read."""
-    if not len(rows):
-        return []
+    """:class:`ChunkHit` s for many dense chunks at once (:func:`chunk_columns`' hits:
+    what :func:`chunk_hit` gives one by one)."""
+    cols = chunk_columns(
+        index, rows, scores=scores, sources=sources, components=components, paths=paths
+    )
+    return list(cols.hits())
+
+
+def chunk_columns(
+    index: GraphIndex,
+    rows: Sequence[int],
+    *,
+    scores: Sequence[float],
+    sources: Sequence[str] | str,
+    components: Sequence[Mapping[str, float]] | LazyColumn[Mapping[str, float]],
+    paths: Sequence[tuple[Step, ...]] | LazyColumn[tuple[Step, ...]] | None = None,
+) -> HitColumns:
+    """The :class:`ChunkHit` s of many dense chunks as columns (hits built on first read);
+    a :class:`LazyColumn` of components or paths is built on first read."""
+    n = len(rows)
+    if not n:
+        return HitColumns(ChunkHit, 0, {})
     text = index.chunk_text
     scope = index.chunk_scope
     rl = rows if isinstance(rows, list) else list(rows)
-    comp_col = components if isinstance(components, LazyColumn) else None
-    path_col = paths if isinstance(paths, LazyColumn) else None
-    pend: Any = (
-        pending(path_col, comp_col, len(rl))
-        if path_col is not None or comp_col is not None
-        else None
-    )
-    comp_arg: Any = components if comp_col is None else pend
-    path_arg: Any = repeat(()) if paths is None else paths if path_col is None else pend
-    return list(
-        map(
-            _new_chunk_hit,
-            index.graph.chunk_ids[rl].tolist(),
-            [text[c] for c in rl],
-            scores,
-            repeat(sources) if isinstance(sources, str) else sources,
-            comp_arg,
-            path_arg,
-            [scope[c] for c in rl],
-        )
+    return HitColumns(
+        ChunkHit,
+        n,
+        {
+            "id": index.graph.chunk_ids[rl].tolist(),
+            "text": [text[c] for c in rl],
+            "score": scores,
+            "source": Const(sources) if isinstance(sources, str) else sources,
+            "components": components,
+            "path": Const(()) if paths is None else paths,
+            "tier": [scope[c] for c in rl],
+        },
     )

@@ -16,17 +16,20 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from ..router import Route
+    from .columns import HitColumns
 
 __all__ = [
     "ChunkHit",
     "EntityHit",
     "FactHit",
     "LazyColumn",
+    "LazyHits",
     "ReadOnlyDict",
     "RetrievalResult",
     "Step",
     "freeze_stats",
     "hit_builder",
+    "hit_columns",
     "make_result",
     "pending",
 ]
@@ -280,6 +283,34 @@ def hit_builder(cls: type[_T]) -> Callable[..., _T]:
 _BUILDERS: dict[type, Any] = {}
 
 
+class LazyHits:
+    """A result's list of hits held as columns (:mod:`.columns`), the hit objects built on
+    first read.
+
+    :class:`RetrievalResult` holds one in its ``anchors`` / ``entities`` / ``facts`` /
+    ``chunks`` slot until the attribute is read; writers that need only some fields (the
+    service's lean bodies) read the columns (:func:`hit_columns`) and never build a hit."""
+
+    __slots__ = ("_hits",)
+
+    def __init__(self) -> None:
+        self._hits: tuple[Any, ...] | None = None
+
+    def hits(self) -> tuple[Any, ...]:
+        """The hit objects (built once)."""
+        hits = self._hits
+        if hits is None:
+            hits = self._hits = self._build()
+        return hits
+
+    def _build(self) -> tuple[Any, ...]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def parts(self) -> tuple[HitColumns, ...]:
+        """The column sets whose hits, in order, make the list."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """A read-only view of ``value``, nested dicts and lists frozen too (a mapping already
     read-only is kept as it is)."""
@@ -431,6 +462,43 @@ def _fast_constructor() -> Callable[..., RetrievalResult]:
 #: ``make_result(recipe, query, tenant, anchors, entities, facts, chunks, tiers, timings,
 #: stats, route, params, fallback)``, every sequence a tuple and every mapping read-only.
 make_result = _fast_constructor()
+
+
+#: The raw slot readers of the result's hit lists (:func:`hit_columns`).
+_RAW_HITS: dict[str, Callable[[RetrievalResult], Any]] = {}
+
+
+def _lazy_hits_slot(name: str) -> None:
+    """Turn slot ``name`` of :class:`RetrievalResult` into a property that builds a
+    :class:`LazyHits` into its tuple of hits on first read (construction, equality, repr,
+    ``replace``, pickling all read the attribute)."""
+    slot = RetrievalResult.__dict__[name]
+    get, put, drop = slot.__get__, slot.__set__, slot.__delete__
+
+    def fget(self: RetrievalResult) -> Any:
+        v = get(self)
+        if type(v) is tuple:
+            return v
+        if isinstance(v, LazyHits):
+            v = v.hits()
+            put(self, v)
+        return v
+
+    _RAW_HITS[name] = get
+    doc = f"RetrievalResult.{name} (built on first read when held as columns)"
+    setattr(RetrievalResult, name, property(fget, put, drop, doc=doc))
+
+
+for _name in ("anchors", "entities", "facts", "chunks"):
+    _lazy_hits_slot(_name)
+del _name
+
+
+def hit_columns(result: RetrievalResult, name: str) -> LazyHits | None:
+    """The columns that ``result``'s hit list ``name`` ("anchors", "entities", "facts",
+    "chunks") is held as until it is read, or None once it is a tuple of hits."""
+    v = _RAW_HITS[name](result)
+    return v if isinstance(v, LazyHits) else None
 
 
 def freeze_stats(stats: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -37,7 +37,15 @@ from .anchoring import (
     entity_search,
     name_anchors,
 )
-from .base import ChunkHit, LazyColumn, anchor_hits, check_count, chunk_hits, entity_hits, fact_hits
+from .base import (
+    LazyColumn,
+    anchor_columns,
+    check_count,
+    chunk_columns,
+    entity_columns,
+    fact_columns,
+)
+from .columns import HitChain, HitColumns
 from .hits import RetrievalResult
 from .overrides import SpreadingActivationOverrides
 from .registry import FunctionRecipe
@@ -201,7 +209,7 @@ def _pipeline(
         for q in range(len(qs)):
             a, b = fo[q], fo[q + 1]
             hops = all_hops[a:b].tolist()
-            hits = fact_hits(
+            hits = fact_columns(
                 index,
                 all_facts[a:b],
                 scores=scores[a:b] if scores is not None else [0.0] * (b - a),
@@ -210,7 +218,7 @@ def _pipeline(
                 components=LazyColumn(partial(_slice, comps, a, b)),
                 parents=all_parents[a:b],
             )
-            anchor_list = anchor_hits(index, found[q])
+            anchor_list = anchor_columns(index, found[q])
             ea, eb = eo[q], eo[q + 1]
             # Reached entities but the anchors (a few comparisons, no set ops on arrays).
             keep = slice(ea, eb)
@@ -220,7 +228,7 @@ def _pipeline(
                 for r, _, _ in found[q][1:]:
                     mask &= e_rows != r
                 keep = np.flatnonzero(mask) + ea
-            reached = entity_hits(
+            reached = entity_columns(
                 index,
                 ents[keep],
                 scores=0.0,
@@ -243,9 +251,9 @@ def _pipeline(
                 batch.result(
                     q,
                     anchors=anchor_list,
-                    entities=anchor_list + reached,
+                    entities=HitChain(anchor_list, reached),
                     facts=hits,
-                    chunks=chunks,
+                    chunks=() if chunks is None else chunks,
                     stats={"facts_per_hop": hops_fanout, "entities_reached": eb - ea},
                     fallback=fallback if why_chunks is None else why_chunks,
                 )
@@ -261,31 +269,42 @@ def _passages(
     qv: npt.NDArray[np.float32] | None,
     q: int,
     tenant: int,
-) -> tuple[list[ChunkHit], str | None]:
+) -> tuple[HitColumns | None, str | None]:
     """Query ``q``'s passages: the chunks supporting its facts, else (no fact reaches a
     chunk) its top chunks by cosine and why."""
     if not n:
-        return [], None
+        return None, None
     rows, sc, counts = supporting_chunks(index, facts, scores, n)
     if rows:
-        return chunk_hits(
+        return chunk_columns(
             index,
             rows,
             scores=sc,
             sources="facts",
-            components=[
-                {"fact_score": s, "mentions": float(c)} for s, c in zip(sc, counts, strict=True)
-            ],
+            components=LazyColumn(partial(_support_components, sc, counts)),
         ), None
     found = chunk_search(index, None if qv is None else qv[q : q + 1], tenant, n)
     if not found or not len(found[0][0]):
-        return [], None
+        return None, None
     r, cos = found[0]
     cl = [float(x) for x in cos.tolist()]
-    hits = chunk_hits(
-        index, r.tolist(), scores=cl, sources="vector", components=[{"cosine": x} for x in cl]
+    hits = chunk_columns(
+        index,
+        r.tolist(),
+        scores=cl,
+        sources="vector",
+        components=LazyColumn(partial(_cosine_components, cl)),
     )
     return hits, "no ranked fact is mentioned by a chunk: passages by cosine"
+
+
+def _support_components(scores: list[float], counts: list[int]) -> list[dict[str, float]]:
+    """A supporting chunk's score components: its fact's score and its mentions."""
+    return [{"fact_score": s, "mentions": float(c)} for s, c in zip(scores, counts, strict=True)]
+
+
+def _cosine_components(cosines: list[float]) -> list[dict[str, float]]:
+    return [{"cosine": x} for x in cosines]
 
 
 def _slice(column: LazyColumn[_T], a: int, b: int) -> Sequence[_T]:

@@ -17,7 +17,15 @@ from ..errors import ParameterError
 from ..index import GraphIndex
 from .anchoring import params_of, with_params
 from .base import Timer, check_queries
-from .hits import ChunkHit, EntityHit, FactHit, RetrievalResult, freeze_stats, make_result
+from .hits import (
+    ChunkHit,
+    EntityHit,
+    FactHit,
+    LazyHits,
+    RetrievalResult,
+    freeze_stats,
+    make_result,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -102,24 +110,25 @@ class Batch:
         self,
         q: int,
         *,
-        anchors: Sequence[EntityHit] = (),
-        entities: Sequence[EntityHit] = (),
-        facts: Sequence[FactHit] = (),
-        chunks: Sequence[ChunkHit] = (),
+        anchors: Sequence[EntityHit] | LazyHits = (),
+        entities: Sequence[EntityHit] | LazyHits = (),
+        facts: Sequence[FactHit] | LazyHits = (),
+        chunks: Sequence[ChunkHit] | LazyHits = (),
         tiers: Mapping[str, Sequence[ChunkHit]] | None = None,
         stats: Mapping[str, Any] | None = None,
         route: Route | None = None,
         fallback: str | None = None,
     ) -> RetrievalResult:
-        """Query ``q``'s result with the batch's recipe, tenant, timings and parameters."""
+        """Query ``q``'s result with the batch's recipe, tenant, timings and parameters (hit
+        lists given as :class:`~.hits.LazyHits` are built on first read)."""
         return make_result(
             self.recipe,
             self.queries[q],
             self.tenant_name,
-            anchors if type(anchors) is tuple else tuple(anchors),
-            entities if type(entities) is tuple else tuple(entities),
-            facts if type(facts) is tuple else tuple(facts),
-            chunks if type(chunks) is tuple else tuple(chunks),
+            _hits(anchors),
+            _hits(entities),
+            _hits(facts),
+            _hits(chunks),
             None if tiers is None else MappingProxyType({t: tuple(c) for t, c in tiers.items()}),
             self.timer.view,
             _NO_STATS if stats is None else freeze_stats(stats),
@@ -127,6 +136,11 @@ class Batch:
             self.params,
             fallback,
         )
+
+
+def _hits(v: Any) -> Any:
+    """A result's hit list as its slot holds it: a tuple, or columns built on first read."""
+    return v if type(v) is tuple or isinstance(v, LazyHits) else tuple(v)
 
 
 def begin(

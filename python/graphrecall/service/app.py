@@ -21,7 +21,9 @@ Endpoints (JSON in, JSON out; errors as in :mod:`.errors`):
 Single queries with the same recipe, tenant and parameters are coalesced into one
 ``retrieve_batch`` call, and the batches open at once, whatever their tenants, go to the
 free worker threads together (:mod:`.batcher`); every retrieval, and the writing of its
-JSON body, runs on a worker thread, never on the event loop. ``POST /retrieve`` is served
+JSON body, runs on a worker thread, but for a flush of a few queries that carry their
+vectors (``ServiceConfig.inline_max``), which runs on the event loop's thread: cheaper
+than the hop. ``POST /retrieve`` is served
 by a thin ASGI handler ahead of Starlette's router and middleware (the same checks, errors
 and metrics, less Python per request); the other endpoints go through Starlette. Writes
 respond after the SQLite commit and the index swap.

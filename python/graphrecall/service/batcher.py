@@ -11,9 +11,13 @@ current turn when a worker is free (a lone query waits for nothing), else after 
 ``wait_s``, when a worker frees up, or as soon as a batch holds ``max_size`` queries. If a
 batch fails, its queries are run one by one so that one bad query fails alone.
 
-Each query may carry a ``render`` function applied to its result on the worker thread (the
-service writes the JSON body there, off the event loop); a render error fails that query
-alone.
+A flush whose batches are all cheap (``cheap(key)``: e.g. their vectors are given, so no
+embedding runs) and hold at most ``inline_max`` queries in all runs on the event loop's
+thread instead: a query of ~0.5 ms costs less than the hop to a worker and back, and the
+queries read from the sockets in one turn of the loop still share one flush.
+
+Each query may carry a ``render`` function applied to its result on the thread that ran
+its batch (the service writes the JSON body there); a render error fails that query alone.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ class MicroBatcher(Generic[K]):
         wait_s: The longest a query waits for company while every worker is busy.
         max_size: The most queries in one batch.
         on_batch: Called with each batch's size (metrics).
+        cheap: Whether a key's queries may run on the event loop's thread (None: never).
+        inline_max: The most queries a flush runs on the event loop's thread.
     """
 
     def __init__(
@@ -76,6 +82,8 @@ class MicroBatcher(Generic[K]):
         wait_s: float,
         max_size: int,
         on_batch: Callable[[int], None] | None = None,
+        cheap: Callable[[K], bool] | None = None,
+        inline_max: int = 0,
     ) -> None:
         self._run = run
         self._executor = executor
@@ -83,6 +91,8 @@ class MicroBatcher(Generic[K]):
         self._wait_s = max(0.0, wait_s)
         self._max = max(1, max_size)
         self._on_batch = on_batch
+        self._cheap = cheap
+        self._inline_max = inline_max if cheap is not None else 0
         self._open: dict[K, _Pending] = {}
         self._handle: asyncio.Handle | asyncio.TimerHandle | None = None
         self._running = 0
@@ -127,6 +137,8 @@ class MicroBatcher(Generic[K]):
         if self._on_batch is not None:
             for _, p in batches:
                 self._on_batch(len(p.queries))
+        if self._inline_max and self._inline(batches):
+            return
         n_jobs = min(len(batches), max(1, self._workers - self._running))
         groups: list[list[tuple[K, _Pending]]]
         if n_jobs == 1:
@@ -143,6 +155,22 @@ class MicroBatcher(Generic[K]):
             self._running += 1
             task = loop.run_in_executor(self._executor, self._run_all, jobs)
             task.add_done_callback(functools.partial(self._done, jobs=jobs))
+
+    def _inline(self, batches: list[tuple[K, _Pending]]) -> bool:
+        """Run ``batches`` here, on the event loop's thread, when they are cheap and
+        small enough; whether they ran."""
+        cheap = self._cheap
+        if cheap is None or sum(len(p.queries) for _, p in batches) > self._inline_max:
+            return False
+        if not all(cheap(k) for k, _ in batches):
+            return False
+        try:
+            outs: Any = self._run_all(batches)
+            exc: BaseException | None = None
+        except Exception as e:  # handed to the waiting requests
+            outs, exc = None, e
+        self._settle(batches, outs, exc)
+        return True
 
     def _run_all(self, jobs: list[tuple[K, _Pending]]) -> list[list[Any]]:
         """Each batch's rendered results or errors (on a worker thread)."""
@@ -178,7 +206,14 @@ class MicroBatcher(Generic[K]):
     def _done(self, task: asyncio.Future[Any], *, jobs: list[tuple[K, _Pending]]) -> None:
         self._running -= 1
         exc = task.exception() if not task.cancelled() else asyncio.CancelledError()
-        outs = None if exc is not None else task.result()
+        self._settle(jobs, None if exc is not None else task.result(), exc)
+        # Queries that gathered while every worker was busy go now.
+        if self._open and self._running < self._workers:
+            self._flush()
+
+    @staticmethod
+    def _settle(jobs: list[tuple[K, _Pending]], outs: Any, exc: BaseException | None) -> None:
+        """Hand each waiting query its result, its own error, or the job's error."""
         for j, (_, pending) in enumerate(jobs):
             for i, fut in enumerate(pending.futures):
                 if fut.done():  # the request timed out or its client left
@@ -186,11 +221,8 @@ class MicroBatcher(Generic[K]):
                 if exc is not None:
                     fut.set_exception(exc)
                     continue
-                r = outs[j][i]  # type: ignore[index]
+                r = outs[j][i]
                 if isinstance(r, BaseException):
                     fut.set_exception(r)
                 else:
                     fut.set_result(r)
-        # Queries that gathered while every worker was busy go now.
-        if self._open and self._running < self._workers:
-            self._flush()

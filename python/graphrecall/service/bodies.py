@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ParameterError
 from ..recipes import ChunkHit, EntityHit, FactHit, RetrievalResult
+from ..recipes.hits import hit_columns
 
 __all__ = [
     "CONTEXT_FIELDS",
@@ -75,6 +76,28 @@ _LEAN_FACTS = _lean_rows(FactHit)
 _LEAN_CHUNKS = _lean_rows(ChunkHit)
 
 
+#: The fields of a lean body's hits, per hit class.
+_LEAN_FIELDS: dict[type, tuple[str, ...]] = {
+    c: tuple(f.name for f in fields(c) if f.name not in EXPLAIN_FIELDS)
+    for c in (EntityHit, FactHit, ChunkHit)
+}
+
+
+def _lean_hits(r: RetrievalResult, name: str, rows: Callable[[Any], list[dict[str, Any]]]) -> Any:
+    """The lean dicts of ``r``'s hit list ``name``, from its columns while it has not been
+    built (the same dicts either way)."""
+    lazy = hit_columns(r, name)
+    if lazy is None:
+        return rows(getattr(r, name))
+    parts = lazy.parts()
+    if len(parts) == 1:
+        return parts[0].dicts(_LEAN_FIELDS[parts[0].cls])
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        out += part.dicts(_LEAN_FIELDS[part.cls])
+    return out
+
+
 def _plain(value: Any) -> Any:
     """``value`` with every mapping as a dict (nested ones too)."""
     if isinstance(value, Mapping):
@@ -84,15 +107,16 @@ def _plain(value: Any) -> Any:
 
 def lean_dict(r: RetrievalResult) -> dict[str, Any]:
     """``r.to_dict()`` without the hits' ``path`` and ``components``: the default
-    ``/retrieve`` body of one result."""
+    ``/retrieve`` body of one result (hit lists still held as columns are written from
+    them, without building the hits)."""
     return {
         "recipe": r.recipe,
         "query": r.query,
         "tenant": r.tenant,
-        "anchors": _LEAN_ENTITIES(r.anchors),
-        "entities": _LEAN_ENTITIES(r.entities),
-        "facts": _LEAN_FACTS(r.facts),
-        "chunks": _LEAN_CHUNKS(r.chunks),
+        "anchors": _lean_hits(r, "anchors", _LEAN_ENTITIES),
+        "entities": _lean_hits(r, "entities", _LEAN_ENTITIES),
+        "facts": _lean_hits(r, "facts", _LEAN_FACTS),
+        "chunks": _lean_hits(r, "chunks", _LEAN_CHUNKS),
         "tiers": None if r.tiers is None else {t: _LEAN_CHUNKS(cs) for t, cs in r.tiers.items()},
         "timings": dict(r.timings),
         "stats": _plain(r.stats),

@@ -222,6 +222,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-batching", action="store_true", help="one call per request")
     p.add_argument("--workers", type=int, default=d.workers, help="retrieval threads")
     p.add_argument(
+        "--inline-max",
+        type=int,
+        default=d.inline_max,
+        help="run a flush of at most this many queries with vectors on the event loop "
+        "(0: always on a retrieval thread)",
+    )
+    p.add_argument(
         "--processes",
         type=int,
         default=1,
@@ -254,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
             batch_max=args.batch_max,
             batching=not args.no_batching,
             workers=args.workers,
+            inline_max=args.inline_max,
             use_cache=not args.no_cache,
         )
         serve(

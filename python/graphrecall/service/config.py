@@ -29,6 +29,9 @@ class ServiceConfig:
         batching: Coalesce concurrent single queries (False: one call per request).
         workers: Threads that run retrieval off the event loop (the native work releases
             the GIL).
+        inline_max: A flush of at most this many single queries, every one with its
+            vector given (no embedding), runs on the event loop's thread rather than a
+            worker's: cheaper than the thread hop (0: always on a worker).
         use_cache: Let requests use the result cache by default.
     """
 
@@ -42,6 +45,7 @@ class ServiceConfig:
     batch_max: int = 64
     batching: bool = True
     workers: int = 2
+    inline_max: int = 4
     use_cache: bool = True
 
     def __post_init__(self) -> None:
@@ -54,7 +58,7 @@ class ServiceConfig:
             v = getattr(self, f.name)
             if isinstance(v, bool) or f.name == "api_key":
                 continue
-            lowest = 0 if f.name == "batch_wait_ms" else 1e-9
+            lowest = 0 if f.name in ("batch_wait_ms", "inline_max") else 1e-9
             if not isinstance(v, (int, float)) or not v >= lowest:
                 raise ParameterError(
                     f"invalid parameter {f.name}: {v!r} (give a positive number)",

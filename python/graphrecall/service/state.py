@@ -70,6 +70,12 @@ def _lean_body(result: RetrievalResult) -> bytes:
     return results_body("result", [result], explain=False)
 
 
+def _cheap(spec: Spec) -> bool:
+    """Whether a batch may run on the event loop's thread: its vectors are given (no
+    embedding runs, nor the result cache) and its recipe is named (no routing)."""
+    return spec.vectors and spec.recipe is not None
+
+
 class Service:
     """The state behind the app: the backend, the worker threads, the batcher, metrics.
 
@@ -97,6 +103,8 @@ class Service:
             wait_s=self.config.batch_wait_ms / 1e3,
             max_size=self.config.batch_max,
             on_batch=self.metrics.batch.observe,
+            cheap=_cheap,
+            inline_max=self.config.inline_max,
         )
         self._key = None if self.config.api_key is None else self.config.api_key.encode()
         self._dim = self._vector_dim()
