@@ -15,29 +15,11 @@ use super::{Column, FactRec, KnowledgeGraph, NONE};
 use crate::alloc;
 use crate::error::{Error, Result};
 
-/// New index of each old index (`NONE` for a deleted one), the deleted indices checked.
-fn renumbered(n: usize, dead: &[u32], table: &'static str) -> Result<(Vec<u32>, u32)> {
-    let mut new = alloc::filled(n, 0u32, "renumbering")?;
-    for (k, &i) in dead.iter().enumerate() {
-        match new.get_mut(i as usize) {
-            None => {
-                return Err(Error::InvalidValue {
-                    table,
-                    row: k,
-                    column: "id",
-                    value: i.to_string(),
-                    problem: format!("out of range (the graph has {n} {table})"),
-                })
-            }
-            Some(v) if *v == NONE => {
-                return Err(Error::Duplicate {
-                    table,
-                    row: k,
-                    what: format!("{table} {i} (deleted twice in one change)"),
-                })
-            }
-            Some(v) => *v = NONE,
-        }
+/// New index of each old index (`NONE` for a deleted one) of `dead`, checked and sorted.
+fn renumbered(n: usize, dead: &[u32], what: &'static str) -> Result<(Vec<u32>, u32)> {
+    let mut new = alloc::filled(n, 0u32, what)?;
+    for &i in dead {
+        new[i as usize] = NONE;
     }
     let mut next = 0u32;
     for v in &mut new {
@@ -77,6 +59,54 @@ fn csr<'a>(
     Ok((offsets, keys, counts))
 }
 
+/// The fact arrays of a new base: records, optional time columns, out-offsets, fact
+/// positions, in-offsets, in-positions and in-subjects.
+#[derive(Debug, PartialEq)]
+struct FactArrays {
+    rec: Vec<FactRec>,
+    times: [Option<Vec<i64>>; 4],
+    out_offsets: Vec<u32>,
+    fact_to_pos: Vec<u32>,
+    in_offsets: Vec<u32>,
+    in_pos: Vec<u32>,
+    in_subject: Vec<u32>,
+}
+
+/// The number of values of `sorted` below `x`.
+#[inline]
+fn rank(sorted: &[u32], x: u32) -> u32 {
+    sorted.partition_point(|&d| d < x) as u32
+}
+
+/// `dead` sorted, each checked to be below `n` and given once.
+fn sorted_dead(dead: &[u32], n: usize, table: &'static str) -> Result<Vec<u32>> {
+    for (k, &i) in dead.iter().enumerate() {
+        if i as usize >= n {
+            return Err(Error::InvalidValue {
+                table,
+                row: k,
+                column: "id",
+                value: i.to_string(),
+                problem: format!("out of range (the graph has {n} {table})"),
+            });
+        }
+    }
+    let mut sorted = alloc::copied(dead, "deleted rows")?;
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        let row = dead.iter().rposition(|&i| i == w[0]).unwrap_or(0);
+        return Err(Error::Duplicate {
+            table,
+            row,
+            what: format!("{table} {} (deleted twice in one change)", w[0]),
+        });
+    }
+    Ok(sorted)
+}
+
+/// Deletes at most one in this many facts take the streaming path on a base.
+const STREAMING_BELOW: usize = 64;
+
 impl KnowledgeGraph {
     /// A new base without the entities, facts and chunks given (dense indices of this
     /// generation): the rows that stay are renumbered in order and every array is laid
@@ -93,11 +123,42 @@ impl KnowledgeGraph {
         facts: &[u32],
         chunks: &[u32],
     ) -> Result<KnowledgeGraph> {
-        let (new_ent, n_ent) = renumbered(self.n_entities as usize, entities, "entities")?;
-        let (new_fact, n_facts) = renumbered(self.n_facts as usize, facts, "facts")?;
-        let (new_chunk, n_chunks) = renumbered(self.n_chunks as usize, chunks, "chunks")?;
+        let de = sorted_dead(entities, self.n_entities as usize, "entities")?;
+        let df = sorted_dead(facts, self.n_facts as usize, "facts")?;
+        let dc = sorted_dead(chunks, self.n_chunks as usize, "chunks")?;
+        let n_ent = self.n_entities - de.len() as u32;
+        let n_chunks = self.n_chunks - dc.len() as u32;
+        let is_base =
+            self.ov.is_none() && self.rec.ext().is_empty() && self.in_pos.ext().is_empty();
+        let fa = if is_base && df.len() * STREAMING_BELOW <= self.n_facts as usize {
+            self.base_facts_without(&de, &df)?
+        } else {
+            let (new_ent, _) = renumbered(self.n_entities as usize, &de, "entities")?;
+            self.facts_without(&new_ent, &df)?
+        };
 
-        // Entities and tenants.
+        // Entities, tenants and mentions: shared when no entity or chunk goes.
+        let mut out = KnowledgeGraph {
+            n_facts: self.n_facts - df.len() as u32,
+            rec: Column::from(fa.rec),
+            fact_to_pos: Arc::new(fa.fact_to_pos),
+            out_offsets: Arc::new(fa.out_offsets),
+            in_offsets: Arc::new(fa.in_offsets),
+            in_pos: Column::from(fa.in_pos),
+            in_subject: Column::from(fa.in_subject),
+            ov: None,
+            ..self.clone()
+        };
+        let [created_at, valid_from, valid_to, sequence] = fa.times;
+        out.created_at = created_at.map(Column::from);
+        out.valid_from = valid_from.map(Column::from);
+        out.valid_to = valid_to.map(Column::from);
+        out.sequence = sequence.map(Column::from);
+        if de.is_empty() && dc.is_empty() && self.ov.is_none() {
+            return Ok(out);
+        }
+        let (new_ent, _) = renumbered(self.n_entities as usize, &de, "entities")?;
+        let (new_chunk, _) = renumbered(self.n_chunks as usize, &dc, "chunks")?;
         let mut entity_tenant = alloc::with_capacity(n_ent as usize, "entity tenants")?;
         for (e, &ne) in new_ent.iter().enumerate() {
             if ne != NONE {
@@ -123,14 +184,146 @@ impl KnowledgeGraph {
         for t in 0..n_tenants as usize {
             tenant_offsets[t + 1] += tenant_offsets[t];
         }
-        let mut cursor = tenant_offsets.clone();
+        let mut cursor = alloc::copied(&tenant_offsets, "tenant offsets")?;
         let mut tenant_entities = alloc::filled(n_ent as usize, 0u32, "tenant entities")?;
         for (e, &t) in entity_tenant.iter().enumerate() {
             tenant_entities[cursor[t as usize] as usize] = e as u32;
             cursor[t as usize] += 1;
         }
+        let (chunk_offsets, chunk_entity, chunk_count) =
+            csr(self.n_chunks as usize, &new_chunk, &new_ent, |c| {
+                self.chunk_mentions(c)
+            })?;
+        let (mention_offsets, mention_chunk, mention_count) =
+            csr(self.n_entities as usize, &new_ent, &new_chunk, |e| {
+                self.entity_mentions(e)
+            })?;
+        out.n_entities = n_ent;
+        out.n_tenants = n_tenants;
+        out.n_chunks = n_chunks;
+        out.entity_tenant = Arc::new(entity_tenant);
+        out.tenant_offsets = Arc::new(tenant_offsets);
+        out.tenant_entities = Arc::new(tenant_entities);
+        out.chunk_tenant = Arc::new(chunk_tenant);
+        out.chunk_offsets = Arc::new(chunk_offsets);
+        out.chunk_entity = Arc::new(chunk_entity);
+        out.chunk_count = Arc::new(chunk_count);
+        out.mention_offsets = Arc::new(mention_offsets);
+        out.mention_chunk = Arc::new(mention_chunk);
+        out.mention_count = Arc::new(mention_count);
+        Ok(out)
+    }
 
-        // Out-rows: the kept facts at their new positions, renumbered.
+    /// The fact arrays of a base without a few facts (`df`, sorted) and entities (`de`,
+    /// sorted): the base's arrays with the dead positions cut out, each index lowered by
+    /// the dead ones below it. Every pass reads the old arrays in order (a binary search
+    /// in the short dead lists per element, no random read of an n-sized map).
+    fn base_facts_without(&self, de: &[u32], df: &[u32]) -> Result<FactArrays> {
+        let holds = |sorted: &[u32], x: u32| sorted.binary_search(&x).is_ok();
+        for &e in de {
+            for p in self.out_range(e) {
+                if !holds(df, self.rec[p].fact) {
+                    return Err(dangling(self.rec[p].fact, "subject"));
+                }
+            }
+            for i in self.in_range(e) {
+                let f = self.rec[self.in_pos[i] as usize].fact;
+                if !holds(df, f) {
+                    return Err(dangling(f, "object"));
+                }
+            }
+        }
+        let mut dp = alloc::with_capacity(df.len(), "deleted positions")?;
+        dp.extend(df.iter().map(|&f| self.fact_to_pos[f as usize]));
+        dp.sort_unstable();
+        let n = self.n_facts as usize - df.len();
+        let n_ent = self.n_entities as usize - de.len();
+        let lower = |sorted: &[u32], x: u32| {
+            if x == NONE {
+                NONE
+            } else {
+                x - rank(sorted, x)
+            }
+        };
+
+        let mut rec = alloc::with_capacity(n, "fact records")?;
+        let cols = [
+            &self.created_at,
+            &self.valid_from,
+            &self.valid_to,
+            &self.sequence,
+        ];
+        let mut times: [Option<Vec<i64>>; 4] = [None, None, None, None];
+        for (t, col) in cols.iter().enumerate() {
+            if col.is_some() {
+                times[t] = Some(alloc::with_capacity(n, "fact times")?);
+            }
+        }
+        let mut next_dead = dp.iter().peekable();
+        for (p, r) in self.rec.base().iter().enumerate() {
+            if next_dead.peek().is_some_and(|&&d| d as usize == p) {
+                next_dead.next();
+                continue;
+            }
+            rec.push(FactRec {
+                fact: lower(df, r.fact),
+                object: lower(de, r.object),
+                ..*r
+            });
+            for (t, col) in cols.iter().enumerate() {
+                if let (Some(out), Some(c)) = (times[t].as_mut(), col.as_ref()) {
+                    out.push(c.base()[p]);
+                }
+            }
+        }
+        let mut out_offsets = alloc::with_capacity(n_ent + 1, "out offsets")?;
+        out_offsets.push(0u32);
+        let mut fact_to_pos = alloc::with_capacity(n, "fact positions")?;
+        let mut next_dead = df.iter().peekable();
+        for (f, &p) in self.fact_to_pos.iter().enumerate() {
+            if next_dead.peek().is_some_and(|&&d| d as usize == f) {
+                next_dead.next();
+                continue;
+            }
+            fact_to_pos.push(p - rank(&dp, p));
+        }
+        let mut in_offsets = alloc::with_capacity(n_ent + 1, "in offsets")?;
+        in_offsets.push(0u32);
+        let mut in_pos = alloc::with_capacity(n, "in positions")?;
+        let mut in_subject = alloc::with_capacity(n, "in subjects")?;
+        let (base_pos, base_subject) = (self.in_pos.base(), self.in_subject.base());
+        for e in 0..self.n_entities {
+            if holds(de, e) {
+                continue;
+            }
+            let end = self.out_offsets[e as usize + 1];
+            out_offsets.push(end - rank(&dp, end));
+            for i in self.in_range(e) {
+                let p = base_pos[i];
+                let r = rank(&dp, p);
+                if dp.get(r as usize) == Some(&p) {
+                    continue;
+                }
+                in_pos.push(p - r);
+                in_subject.push(lower(de, base_subject[i]));
+            }
+            in_offsets.push(in_pos.len() as u32);
+        }
+        Ok(FactArrays {
+            rec,
+            times,
+            out_offsets,
+            fact_to_pos,
+            in_offsets,
+            in_pos,
+            in_subject,
+        })
+    }
+
+    /// The fact arrays of any generation without the facts `df` (sorted) and the
+    /// entities `new_ent` marks `NONE`: its out-rows and in-rows walked in order.
+    fn facts_without(&self, new_ent: &[u32], df: &[u32]) -> Result<FactArrays> {
+        let (new_fact, n_facts) = renumbered(self.n_facts as usize, df, "facts")?;
         let dead_fact = |f: u32| new_fact[f as usize] == NONE;
         let n = n_facts as usize;
         let mut rec: Vec<FactRec> = alloc::with_capacity(n, "fact records")?;
@@ -147,7 +340,7 @@ impl KnowledgeGraph {
             }
         }
         let mut new_pos = alloc::filled(self.rec.len(), NONE, "positions")?;
-        let mut out_offsets = alloc::with_capacity(n_ent as usize + 1, "out offsets")?;
+        let mut out_offsets = alloc::with_capacity(new_ent.len() + 1, "out offsets")?;
         out_offsets.push(0u32);
         for (e, &ne) in new_ent.iter().enumerate() {
             let row = self.out_range(e as u32);
@@ -187,9 +380,7 @@ impl KnowledgeGraph {
         for (p, r) in rec.iter().enumerate() {
             fact_to_pos[r.fact as usize] = p as u32;
         }
-
-        // In-rows: the kept entries, at the kept positions, subjects renumbered.
-        let mut in_offsets = alloc::with_capacity(n_ent as usize + 1, "in offsets")?;
+        let mut in_offsets = alloc::with_capacity(new_ent.len() + 1, "in offsets")?;
         in_offsets.push(0u32);
         let mut in_pos = alloc::with_capacity(n, "in positions")?;
         let mut in_subject = alloc::with_capacity(n, "in subjects")?;
@@ -206,47 +397,14 @@ impl KnowledgeGraph {
             }
             in_offsets.push(in_pos.len() as u32);
         }
-
-        // Mentions, both ways.
-        let (chunk_offsets, chunk_entity, chunk_count) =
-            csr(self.n_chunks as usize, &new_chunk, &new_ent, |c| {
-                self.chunk_mentions(c)
-            })?;
-        let (mention_offsets, mention_chunk, mention_count) =
-            csr(self.n_entities as usize, &new_ent, &new_chunk, |e| {
-                self.entity_mentions(e)
-            })?;
-
-        let [created_at, valid_from, valid_to, sequence] = times;
-        Ok(KnowledgeGraph {
-            n_entities: n_ent,
-            n_facts,
-            n_tenants,
-            n_statuses: self.n_statuses,
-            n_sources: self.n_sources,
-            n_predicates: self.n_predicates,
-            entity_tenant: Arc::new(entity_tenant),
-            tenant_offsets: Arc::new(tenant_offsets),
-            tenant_entities: Arc::new(tenant_entities),
-            out_offsets: Arc::new(out_offsets),
-            rec: Column::from(rec),
-            created_at: created_at.map(Column::from),
-            valid_from: valid_from.map(Column::from),
-            valid_to: valid_to.map(Column::from),
-            sequence: sequence.map(Column::from),
-            fact_to_pos: Arc::new(fact_to_pos),
-            in_offsets: Arc::new(in_offsets),
-            in_pos: Column::from(in_pos),
-            in_subject: Column::from(in_subject),
-            n_chunks,
-            chunk_tenant: Arc::new(chunk_tenant),
-            chunk_offsets: Arc::new(chunk_offsets),
-            chunk_entity: Arc::new(chunk_entity),
-            chunk_count: Arc::new(chunk_count),
-            mention_offsets: Arc::new(mention_offsets),
-            mention_chunk: Arc::new(mention_chunk),
-            mention_count: Arc::new(mention_count),
-            ov: None,
+        Ok(FactArrays {
+            rec,
+            times,
+            out_offsets,
+            fact_to_pos,
+            in_offsets,
+            in_pos,
+            in_subject,
         })
     }
 }
@@ -397,6 +555,15 @@ mod tests {
                 }
             }
             let chunk = picked(c.chunk_tenant.len(), &chunks);
+            if g.ov.is_none() {
+                // The streaming path of a base lays out what the general walk does.
+                let (de, df) = (indices(&ent), indices(&fact));
+                let (new_ent, _) = renumbered(ent.len(), &de, "entities").unwrap();
+                prop_assert_eq!(
+                    g.base_facts_without(&de, &df).unwrap(),
+                    g.facts_without(&new_ent, &df).unwrap()
+                );
+            }
             let got = g.without(&indices(&ent), &indices(&fact), &indices(&chunk)).unwrap();
             let fresh = kept(&c, &ent, &fact, &chunk).graph();
             prop_assert_eq!(got.to_parts().unwrap(), fresh.to_parts().unwrap());
