@@ -94,6 +94,17 @@ def _ids(table: dict[str, Array] | None, n: int, kind: str) -> IdMap | None:
     return IdMap(np.asarray(ids), n, kind)
 
 
+def entity_facts(graph: KnowledgeGraph, entities: I64) -> I64:
+    """Rows of the facts whose subject or object is one of ``entities`` (rows), read
+    from ``graph``'s adjacency: the cost is their facts, not the table (rows of the
+    graph == rows of its tables)."""
+    parts = [np.zeros(0, dtype=np.int64)]
+    for e in np.unique(entities).tolist():
+        out, inn = graph.core.adjacency(int(e))
+        parts += [out, inn]
+    return np.unique(np.concatenate(parts)).astype(np.int64)
+
+
 def deletion(
     graph: KnowledgeGraph,
     before: GraphTables,

@@ -30,7 +30,7 @@ from .changes import (
     _replace_table,
     _time,
 )
-from .delete import Deletion, deletion
+from .delete import Deletion, deletion, entity_facts
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
@@ -263,7 +263,7 @@ class LiveGraph:
                 dead_ids = base.entities["id"][rows]
                 facts = base.facts
                 f_dead = np.zeros(base.n_rows("facts"), dtype=bool)
-                f_dead[self._facts_of(rows)] = True
+                f_dead[entity_facts(self._current.graph, rows)] = True
                 out: dict[str, dict[str, Array] | None] = {
                     "entities": _keep_rows(base.entities, ~dead),
                     "facts": _keep_rows(facts, ~f_dead),
@@ -489,17 +489,6 @@ class LiveGraph:
             if made is not None:
                 return made
         return tables.build_graph(), None
-
-    def _facts_of(self, entities: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        """Rows of the committed facts whose subject or object is one of ``entities``
-        (rows of the entities), read from the graph's adjacency: the cost is their
-        facts, not the table (rows of the graph == rows of the tables)."""
-        core = self._current.graph.core
-        parts = [np.zeros(0, dtype=np.int64)]
-        for e in np.unique(entities).tolist():
-            out, inn = core.adjacency(int(e))
-            parts += [out, inn]
-        return np.unique(np.concatenate(parts)).astype(np.int64)
 
     def _deletion(
         self,
