@@ -18,6 +18,10 @@ query sees it):
   rebuild it replaces costs (``tables.build_graph()``);
 * W1 / W4 single-query medians (``benches/peers.py``'s parameters, through prepared plans)
   on the compacted graph and on the same graph with 1 % of its facts changed in the overlay.
+
+``--deletes`` times only one-fact and one-entity deletes instead (``--updates`` each), on the
+loaded base and on a generation with 1,000 changed facts in its overlay, with the part that
+makes the new graph (``LiveGraph._deletion``; a rebuild where the tree has none).
 """
 
 from __future__ import annotations
@@ -263,6 +267,77 @@ def entity_checks(n_entities: int, rounds: int = 4, calls: int = 25) -> list[str
     return lines
 
 
+def delete_checks(n_entities: int, n: int) -> list[str]:
+    """One-fact and one-entity deletes on a live store of the workload graph."""
+    rng = np.random.default_rng(0)
+    lines: list[str] = []
+
+    def say(s: str) -> None:
+        print(s, flush=True)
+        lines.append(s)
+
+    g = workload.generate(n_entities, seed=0)
+    with tempfile.TemporaryDirectory() as d:
+        store = SQLiteStore.create(Path(d) / "live.db")
+        store.write(tables_of(g))
+        live = store.load(verify=False)
+        live.compact_at = 1.0
+        part = {"last": 0.0, "rebuilds": 0}
+        inner = getattr(live, "_deletion", None)
+        if inner is not None:
+
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                t0 = time.perf_counter()
+                graph, change = inner(*args, **kwargs)
+                part["last"] = time.perf_counter() - t0
+                part["rebuilds"] += change is None
+                return graph, change
+
+            live._deletion = timed  # type: ignore[method-assign]
+        t0 = time.perf_counter()
+        live.tables.build_graph()
+        rebuild_s = time.perf_counter() - t0
+        say(f"# Deletes: {g.n_entities:,} entities, {live.graph.n_facts:,} facts\n")
+        say(f"One full rebuild (`tables.build_graph()`): {rebuild_s * 1e3:,.0f} ms.\n")
+        say("| operation | n | p50 ms | p99 ms | graph part p50 ms | rebuilds |")
+        say("|---|---:|---:|---:|---:|---:|")
+
+        def run(name: str, call: Any, pick: Any) -> None:
+            total, made = [], []
+            r0 = part["rebuilds"]
+            for _ in range(n):
+                arg = pick()
+                t0 = time.perf_counter()
+                call(arg)
+                total.append(time.perf_counter() - t0)
+                made.append(part["last"])
+            graph_part = f"{pct(made, 50):.2f}" if inner is not None else "(rebuild)"
+            rebuilds = part["rebuilds"] - r0 if inner is not None else n
+            say(
+                f"| {name} | {n} | {pct(total, 50):.2f} | {pct(total, 99):.2f} | "
+                f"{graph_part} | {rebuilds} |"
+            )
+
+        def fact() -> list[int]:
+            ids = live.tables.facts["id"]
+            return [int(ids[int(rng.integers(0, len(ids)))])]
+
+        def entity() -> list[int]:
+            ids = live.tables.entities["id"]
+            return [int(ids[int(rng.integers(0, len(ids)))])]
+
+        run("delete_facts, 1 fact (base)", live.delete_facts, fact)
+        rows = rng.choice(live.graph.n_facts, 1000, replace=False)
+        live.update_facts(
+            [{"id": int(f), "confidence": 0.5} for f in live.tables.facts["id"][rows].tolist()]
+        )
+        say(f"| (1,000 facts updated: {live.overlay_len:,} overlay positions) | | | | | |")
+        run("delete_facts, 1 fact (overlay)", live.delete_facts, fact)
+        run("delete_entities, 1 entity", live.delete_entities, entity)
+        store.close()
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -294,7 +369,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only time one-entity add_entities, rows checked alone vs the whole table",
     )
+    ap.add_argument(
+        "--deletes",
+        action="store_true",
+        help="only time one-fact and one-entity deletes (--updates each)",
+    )
     args = ap.parse_args(argv)
+    if args.deletes:
+        lines = delete_checks(args.entities, args.updates)
+        if args.out is not None:
+            cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
+            args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")
+        return 0
     if args.cores:
         lines = compare_cores(args.cores, args.entities, args.runs, args.rounds, args.clock)
         if args.out is not None:

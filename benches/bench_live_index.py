@@ -16,10 +16,11 @@ the built index, each operation makes the next tables and times ``rag.update`` o
 * ``facts_1000``: 1,000 facts added at once.
 
 With ``--live``, each update also gets the new tables' graph made the way
-:class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph, untimed;
-a delete rebuilds, as LiveGraph does) and passes it (``rag.update(tables, graph=...)``), so
-the index does not compile it again. ``--checked`` passes ``checked=True``, as the service
-does after a LiveGraph write (the tables were checked by the write).
+:class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph, or for a
+delete the new base made from it; untimed) and passes it (``rag.update(tables,
+graph=...)``), so the index does not compile it again. ``--checked`` passes
+``checked=True``, as the service does after a LiveGraph write (the tables were checked by
+the write).
 
 Each is repeated ``--repeats`` times (p50 and the maximum, which is p99 at this count), with
 the median of each ``build_seconds`` phase. Run it once per code version (e.g. with
@@ -48,6 +49,11 @@ from graphrecall import GraphRAG  # noqa: E402
 from graphrecall.graph import KnowledgeGraph  # noqa: E402
 from graphrecall.index import GraphIndex  # noqa: E402
 from graphrecall.live.overlay import fact_generation, table_generation  # noqa: E402
+
+try:  # a tree whose LiveGraph makes a delete's graph from the current one
+    from graphrecall.live.delete import deletion
+except ImportError:  # pragma: no cover - an older tree: a delete rebuilds
+    deletion = None  # type: ignore[assignment]
 from graphrecall.tables import EmbeddingSet, GraphTables  # noqa: E402
 
 DIM = 32
@@ -146,10 +152,15 @@ OPS: dict[str, Callable[[GraphTables, int], GraphTables]] = {
 }
 
 
-def live_graph(name: str, graph: KnowledgeGraph, before: GraphTables, after: GraphTables) -> Any:
-    """The graph of ``after`` as LiveGraph makes it after operation ``name`` on ``before``
-    (whose graph is ``graph``): an overlay generation, or a rebuild for a delete."""
+def live_graph(
+    name: str, graph: KnowledgeGraph, before: GraphTables, after: GraphTables, step: int
+) -> Any:
+    """The graph of ``after`` as LiveGraph makes it after operation ``name`` (number
+    ``step``) on ``before`` (whose graph is ``graph``): an overlay generation, a delete's
+    new base, or a rebuild where the tree has neither."""
     made: Any = None
+    if name == "fact_delete" and deletion is not None:
+        made = deletion(graph, before, after, facts=np.array([step], dtype=np.int64))
     if name in ("fact", "facts_1000"):
         n_old, n_new = before.n_rows("facts"), after.n_rows("facts")
         made = fact_generation(graph, before, after, np.arange(n_old, n_new, dtype=np.int64))
@@ -180,7 +191,7 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
             new = op(tables, i)
             if live:
                 t0 = time.perf_counter()
-                kw["graph"] = live_graph(name, base_graph, tables, new)
+                kw["graph"] = live_graph(name, base_graph, tables, new, i)
                 gen_times.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             idx = rag.update(new, **kw)

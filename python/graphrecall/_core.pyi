@@ -103,6 +103,13 @@ class CoreGraph:
         count: npt.NDArray[np.uint32],
     ) -> CoreGraph: ...
     def compacted(self) -> CoreGraph: ...
+    def without(
+        self,
+        *,
+        entities: npt.NDArray[np.uint32],
+        facts: npt.NDArray[np.uint32],
+        chunks: npt.NDArray[np.uint32],
+    ) -> CoreGraph: ...
     @property
     def overlay_len(self) -> int: ...
     @property

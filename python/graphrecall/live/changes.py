@@ -183,8 +183,21 @@ def _replace_table(tables: GraphTables, table: str, cols: dict[str, Array]) -> G
     return replace(tables, **changes)
 
 
+#: Rows dropped at most for which :func:`_keep_rows` copies the runs between them (a
+#: slice copy is a memcpy; a boolean mask reads every row of it, and costs most on
+#: object columns).
+_FEW = 64
+
+
 def _keep_rows(cols: dict[str, Array], keep: npt.NDArray[np.bool_]) -> dict[str, Array]:
-    return {c: a[keep] for c, a in cols.items()}
+    """The rows of ``cols`` where ``keep`` is True (new arrays)."""
+    gone = np.flatnonzero(~keep)
+    if not len(gone) or len(gone) > _FEW:
+        return {c: a[keep] for c, a in cols.items()}
+    starts = [0, *(gone + 1).tolist()]
+    ends = [*gone.tolist(), len(keep)]
+    runs = [(s, e) for s, e in zip(starts, ends, strict=True) if e > s]
+    return {c: np.concatenate([a[s:e] for s, e in runs] or [a[:0]]) for c, a in cols.items()}
 
 
 def _member(values: Array, ids: Array) -> npt.NDArray[np.bool_]:

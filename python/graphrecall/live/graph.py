@@ -1,6 +1,6 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the new graph (a generation of the current one for adds and fact changes, else a
-rebuild)."""
+swap in the new graph (a generation of the current one for adds and fact changes, a new
+base made from the current one for deletes, else a rebuild)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from .changes import (
     _replace_table,
     _time,
 )
+from .delete import Deletion, deletion, entity_facts
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
@@ -84,7 +85,7 @@ class LiveGraph:
         self.compact_at = compact_at
         # Fact changes since the graph's base (replayed on a compaction's new base), and
         # the number of rebuilds (a compaction of an older base is dropped).
-        self._log: list[Change] = []
+        self._log: list[Change | Deletion] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
@@ -261,9 +262,8 @@ class LiveGraph:
                 dead[rows] = True
                 dead_ids = base.entities["id"][rows]
                 facts = base.facts
-                f_dead = _member(facts["subject"], dead_ids)
-                if "object" in facts:
-                    f_dead |= _member(facts["object"], dead_ids)
+                f_dead = np.zeros(base.n_rows("facts"), dtype=bool)
+                f_dead[entity_facts(self._current.graph, rows)] = True
                 out: dict[str, dict[str, Array] | None] = {
                     "entities": _keep_rows(base.entities, ~dead),
                     "facts": _keep_rows(facts, ~f_dead),
@@ -278,7 +278,9 @@ class LiveGraph:
                 tables = replace(base, **out)  # type: ignore[arg-type]
                 tables, n_emb = _drop_orphan_embeddings(tables)
                 counts["embeddings"] = n_emb
-                graph = tables.build_graph()
+                graph, change = self._deletion(
+                    tables, entities=rows, facts=np.flatnonzero(f_dead).astype(np.int64)
+                )
                 key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'entity' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE entity = ?", key)
@@ -291,7 +293,7 @@ class LiveGraph:
                     "DELETE FROM facts WHERE subject = ? OR object = ?", [(i, i) for (i,) in key]
                 )
                 cur.executemany("DELETE FROM entities WHERE id = ?", key)
-            return self._swap("delete_entities", graph, tables, counts, None)
+            return self._swap("delete_entities", graph, tables, counts, None, change)
 
     def delete_facts(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete facts by id.
@@ -307,10 +309,12 @@ class LiveGraph:
                 dead = np.zeros(base.n_rows("facts"), dtype=bool)
                 dead[rows] = True
                 tables = replace(base, facts=_keep_rows(base.facts, ~dead))
-                graph = tables.build_graph()
+                graph, change = self._deletion(tables, facts=rows)
                 fact_ids = base.facts["id"][rows].tolist() if "id" in base.facts else rows.tolist()
                 cur.executemany("DELETE FROM facts WHERE id = ?", [(i,) for i in fact_ids])
-            return self._swap("delete_facts", graph, tables, {"facts": int(dead.sum())}, None)
+            return self._swap(
+                "delete_facts", graph, tables, {"facts": int(dead.sum())}, None, change
+            )
 
     def delete_chunks(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete chunks, their mentions and embeddings; entities whose primary chunk was
@@ -346,7 +350,7 @@ class LiveGraph:
                 tables = replace(base, **out)
                 tables, n_emb = _drop_orphan_embeddings(tables)
                 counts["embeddings"] = n_emb
-                graph = tables.build_graph()
+                graph, change = self._deletion(tables, chunks=rows)
                 key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
@@ -354,7 +358,7 @@ class LiveGraph:
                     "UPDATE entities SET primary_chunk = NULL WHERE primary_chunk = ?", key
                 )
                 cur.executemany("DELETE FROM chunks WHERE id = ?", key)
-            return self._swap("delete_chunks", graph, tables, counts, None)
+            return self._swap("delete_chunks", graph, tables, counts, None, change)
 
     # ------------------------------------------------------------------ usage write-back
 
@@ -486,6 +490,23 @@ class LiveGraph:
                 return made
         return tables.build_graph(), None
 
+    def _deletion(
+        self,
+        tables: GraphTables,
+        *,
+        entities: npt.NDArray[np.int64] | None = None,
+        facts: npt.NDArray[np.int64] | None = None,
+        chunks: npt.NDArray[np.int64] | None = None,
+    ) -> tuple[KnowledgeGraph, Deletion | None]:
+        """The graph of ``tables``, the current tables without the rows given: made from
+        the current graph when it can be (no rebuild), else rebuilt (no change to log)."""
+        cur = self._current
+        if self._tables is cur.tables:  # no usage counts waiting for a refresh
+            made = deletion(cur.graph, cur.tables, tables, entities, facts, chunks)
+            if made is not None:
+                return made
+        return tables.build_graph(), None
+
     def _table_generation(
         self, table: str, tables: GraphTables
     ) -> tuple[KnowledgeGraph, Change | None]:
@@ -506,11 +527,12 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
-        change: Change | None = None,
+        change: Change | Deletion | None = None,
     ) -> UpdateReport:
         """Publish a new state (the caller holds the update lock, or is the constructor's
-        load). ``change``: the fact change that made ``graph`` a generation of the current
-        graph; None for a rebuilt graph (a new base)."""
+        load). ``change``: the change that made ``graph`` from the current graph (a
+        generation, or a delete's new base), replayed on a running compaction's base;
+        None for a rebuilt graph (a new base)."""
         with self._swap_lock:
             version = self._current.version + 1
             self._current = GraphVersion(version, graph, tables)

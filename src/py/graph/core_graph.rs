@@ -193,6 +193,29 @@ impl CoreGraph {
         })
     }
 
+    /// A new base without the entities, facts and chunks at these dense indices (the
+    /// rows that stay renumbered in order, as a fresh build of them numbers them); a
+    /// deleted entity's facts must be deleted with it. This graph is left as it is.
+    #[pyo3(signature = (*, entities, facts, chunks))]
+    fn without(
+        &self,
+        py: Python<'_>,
+        entities: Arr<'_, u32>,
+        facts: Arr<'_, u32>,
+        chunks: Arr<'_, u32>,
+    ) -> PyResult<Self> {
+        let (e, f, c) = (
+            slice(&entities, "entities")?,
+            slice(&facts, "facts")?,
+            slice(&chunks, "chunks")?,
+        );
+        let inner = enter(py, || self.inner.without(e, f, c))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
     /// Appended positions not yet compacted (0 for a base).
     #[getter]
     fn overlay_len(&self) -> usize {
