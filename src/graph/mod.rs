@@ -8,6 +8,7 @@
 //! the subject inlined so that walking an edge backwards costs no extra random read.
 
 mod build;
+mod multiset;
 mod overlay;
 mod parts;
 
