@@ -401,8 +401,8 @@ fn subject_at(out_offsets: &[u32], pos: usize, hint: usize) -> usize {
 }
 
 /// The fingerprint of every in-adjacency entry as `(position, entity, subject)`: equal to
-/// the records pass's fingerprint of the facts' links when the in-adjacency holds exactly the facts that point at an
-/// entity, each under that entity with its subject.
+/// the records pass's fingerprint of the facts' links when the in-adjacency holds exactly
+/// the facts that point at an entity, each under that entity with its subject.
 fn in_facts_fingerprint(
     fp: &Fingerprint,
     in_offsets: &[u32],
