@@ -140,7 +140,9 @@ def test_unknown_format_version(tmp_path: Path) -> None:
         load_snapshot(tmp_path / "s")
 
 
-@pytest.mark.parametrize("part", ["object", "out_offsets", "confidence", "in_pos", "chunk_entity"])
+@pytest.mark.parametrize(
+    "part", ["object", "out_offsets", "confidence", "fact_to_pos", "in_pos", "chunk_entity"]
+)
 def test_corrupted_or_truncated_files_are_refused(tmp_path: Path, part: str) -> None:
     save_snapshot(_graph("str"), tmp_path / "s")
     path = tmp_path / "s" / f"{part}.npy"
@@ -187,7 +189,7 @@ def _forge_array(root: Path, name: str, change: Any) -> None:
     np.save(path, arr)
     h = json.loads((root / "header.json").read_text())
     data = path.read_bytes()
-    h["files"][f"{name}.npy"].update(crc32=zlib.crc32(data), size=len(data))
+    h["files"][f"{name}.npy"].update(crc32=zlib.crc32(data), size=len(data), shape=list(arr.shape))
     h["files"][f"{name}.npy"].pop("xxh3", None)  # without it, the CRC-32 is what is verified
     (root / "header.json").write_text(json.dumps(h))
 
@@ -232,6 +234,39 @@ def test_a_forged_in_adjacency_across_tenants_is_refused_by_default(
     with pytest.raises(CorruptStoreError, match="entity 1: the in-facts do not match"):
         load_snapshot(tmp_path / "s")
     load_snapshot(tmp_path / "s", verify="trusted")  # memory-safe, not isolated
+
+
+def test_a_forged_fact_inverse_is_refused_at_every_level(tmp_path: Path) -> None:
+    """The stored fact id -> position inverse must invert the fact column."""
+    save_snapshot(_graph("str"), tmp_path / "s")
+
+    def swap(inverse: Any) -> None:
+        inverse[[0, 1]] = inverse[[1, 0]]
+
+    _forge_array(tmp_path / "s", "fact_to_pos", swap)
+    for verify in ("safe", "trusted", "full"):
+        with pytest.raises(CorruptStoreError, match="fact_to_pos: is not the inverse of fact"):
+            load_snapshot(tmp_path / "s", verify=verify)  # type: ignore[arg-type]
+
+
+def test_a_dropped_in_fact_is_refused_by_default(tmp_path: Path) -> None:
+    """An in-adjacency missing a fact (every link left in its tenant) is not the graph's."""
+    g = _graph("str")
+    save_snapshot(g, tmp_path / "s")
+    parts = g.core.to_parts()
+    jacq_in = int(parts["in_offsets"][1])  # jacq's only in-fact (user -> jacq)
+    for name in ("in_pos", "in_subject"):
+        path = tmp_path / "s" / f"{name}.npy"
+        np.save(path, np.delete(np.load(path), jacq_in))
+        _forge_array(tmp_path / "s", name, lambda col: None)  # its checksum and shape
+
+    def shift(offsets: Any) -> None:
+        offsets[2:] -= 1
+
+    _forge_array(tmp_path / "s", "in_offsets", shift)
+    with pytest.raises(CorruptStoreError, match="entity 1: the in-facts do not match"):
+        load_snapshot(tmp_path / "s")
+    load_snapshot(tmp_path / "s", verify="trusted")  # memory-safe, not checked
 
 
 def test_a_forged_mention_across_tenants_is_refused_by_default(tmp_path: Path) -> None:
@@ -356,6 +391,19 @@ def test_reads_format_version_2(tmp_path: Path, ids: str) -> None:
         load_snapshot(root)
 
 
+@pytest.mark.parametrize("verify", ["safe", "trusted", "full"])
+def test_reads_format_version_3(tmp_path: Path, verify: str) -> None:
+    """A version 3 snapshot (no stored fact inverse: the core computes it) still loads."""
+    g = _graph("str")
+    root = save_snapshot(g, tmp_path / "s")
+    (root / "fact_to_pos.npy").unlink()
+    h = json.loads((root / "header.json").read_text())
+    del h["files"]["fact_to_pos.npy"]
+    h["format_version"] = 3
+    (root / "header.json").write_text(json.dumps(h))
+    _same(g, load_snapshot(root, verify=verify))  # type: ignore[arg-type]
+
+
 def test_reads_format_version_1(tmp_path: Path) -> None:
     """A version 1 snapshot (text columns as JSON lists in python.json) still loads."""
     g = _graph("int")
@@ -477,7 +525,7 @@ def test_header_byte_flips_are_refused_as_corruption(tmp_path: Path) -> None:
     data = (root / "header.json").read_bytes()
     version = data.index(b'"format_version": ') + len(b'"format_version": ')
     refused = 0
-    flips = [(version, 0x01)]  # version 3 -> 2: the older layout's keys are missing
+    flips = [(version, 0x01)]  # version 4 -> 5: unknown
     flips += [(at, 0x04) for at in range(0, len(data), max(1, len(data) // 150))]
     for at, mask in flips:
         broken = bytearray(data)

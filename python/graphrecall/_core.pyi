@@ -161,6 +161,7 @@ class CoreGraph:
         chunk_offsets: npt.NDArray[np.uint32],
         chunk_entity: npt.NDArray[np.uint32],
         chunk_count: npt.NDArray[np.uint32],
+        fact_to_pos: npt.NDArray[np.uint32] | None = None,
         created_at: npt.NDArray[np.int64] | None = None,
         valid_from: npt.NDArray[np.int64] | None = None,
         valid_to: npt.NDArray[np.int64] | None = None,

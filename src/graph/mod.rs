@@ -9,6 +9,7 @@
 
 mod build;
 mod delete;
+mod multiset;
 mod overlay;
 mod parts;
 

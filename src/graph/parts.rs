@@ -8,10 +8,11 @@
 //! array is read once, in parallel, by the pass that checks it and copies it into the
 //! graph's own layout.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
+use super::multiset::{self, Fingerprint, Lanes};
 use super::{Column, FactRec, KnowledgeGraph, NONE, NULL_TIME};
 use crate::alloc;
 use crate::error::{Error, Result};
@@ -30,6 +31,9 @@ pub struct GraphParts {
     pub confidence: Vec<f32>,
     pub strength: Vec<f32>,
     pub fact: Vec<u32>,
+    /// The inverse of `fact` (fact id -> position); optional on the way in (computed when
+    /// absent), always given on the way out.
+    pub fact_to_pos: Option<Vec<u32>>,
     pub access_count: Vec<u32>,
     pub predicate: Vec<u16>,
     pub status: Vec<u8>,
@@ -61,6 +65,7 @@ pub struct PartsRef<'a> {
     pub confidence: &'a [f32],
     pub strength: &'a [f32],
     pub fact: &'a [u32],
+    pub fact_to_pos: Option<&'a [u32]>,
     pub access_count: &'a [u32],
     pub predicate: &'a [u16],
     pub status: &'a [u8],
@@ -92,6 +97,7 @@ impl GraphParts {
             confidence: &self.confidence,
             strength: &self.strength,
             fact: &self.fact,
+            fact_to_pos: self.fact_to_pos.as_deref(),
             access_count: &self.access_count,
             predicate: &self.predicate,
             status: &self.status,
@@ -331,6 +337,132 @@ fn locate_bad_fact(fact: &[u32]) -> Result<std::result::Result<Vec<u32>, usize>>
     Ok(Err(m)) // unreachable: the parallel passes found a problem
 }
 
+/// Items per parallel task of the fingerprint passes.
+const FP_CHUNK: usize = 1 << 16;
+
+/// The product of `fp`'s factors of `(inverse[id], id, 0)` over every fact id: equal to
+/// the records pass's product over `(position, fact[position], 0)` when `inverse` inverts
+/// `fact` (see [`multiset`]).
+fn inverse_fingerprint(fp: &Fingerprint, inverse: &[u32]) -> u64 {
+    inverse
+        .par_chunks(FP_CHUNK)
+        .enumerate()
+        .map(|(c, part)| {
+            let start = c * FP_CHUNK;
+            fp.product(0..part.len(), |i| (part[i], (start + i) as u32, 0))
+        })
+        .reduce(|| 1, multiset::mul)
+}
+
+/// Entities per parallel task of the tenant passes.
+const ENTITY_CHUNK: usize = 1 << 12;
+
+/// The first entity (in index order) one of whose out-facts points at an entity of another
+/// tenant. Objects must already be known to be `NONE` or `< tenant.len()`. The random reads
+/// of `tenant` are independent, so their misses overlap (keep other work out of this loop);
+/// with few tenants they read a narrower copy, which the cache holds whole.
+fn cross_tenant_fact(out_offsets: &[u32], object: &[u32], tenant: &[u32]) -> Result<Option<usize>> {
+    fn first<T: Copy + PartialEq + Sync>(
+        out_offsets: &[u32],
+        object: &[u32],
+        tenant: &[T],
+    ) -> Option<usize> {
+        (0..tenant.len()).into_par_iter().position_first(|e| {
+            let t = tenant[e];
+            object[out_offsets[e] as usize..out_offsets[e + 1] as usize]
+                .iter()
+                .any(|&o| o != NONE && tenant[o as usize] != t)
+        })
+    }
+    let max = tenant.par_iter().copied().max().unwrap_or(0);
+    Ok(if u8::try_from(max).is_ok() {
+        let narrow = alloc::collect(tenant.par_iter().map(|&t| t as u8), "entity tenants")?;
+        first(out_offsets, object, &narrow)
+    } else if u16::try_from(max).is_ok() {
+        let narrow = alloc::collect(tenant.par_iter().map(|&t| t as u16), "entity tenants")?;
+        first(out_offsets, object, &narrow)
+    } else {
+        first(out_offsets, object, tenant)
+    })
+}
+
+/// The subject of position `pos` (`< out_offsets[n]`), found from `hint` (the subject of an
+/// earlier position of the same pass, or anything else) by walking, or else by a search.
+#[inline]
+fn subject_at(out_offsets: &[u32], pos: usize, hint: usize) -> usize {
+    let mut e = hint;
+    if e >= out_offsets.len() - 1 || pos < out_offsets[e] as usize {
+        e = out_offsets.partition_point(|&o| o as usize <= pos) - 1;
+    }
+    while out_offsets[e + 1] as usize <= pos {
+        e += 1;
+    }
+    e
+}
+
+/// The fingerprint of every in-adjacency entry as `(position, entity, subject)`: equal to
+/// the records pass's fingerprint of the facts' links when the in-adjacency holds exactly
+/// the facts that point at an entity, each under that entity with its subject.
+fn in_facts_fingerprint(
+    fp: &Fingerprint,
+    in_offsets: &[u32],
+    in_pos: &[u32],
+    in_subject: &[u32],
+) -> u64 {
+    let n = in_offsets.len() - 1;
+    (0..n.div_ceil(ENTITY_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut acc = [1u64; 4];
+            let mut k = 0usize;
+            for e in c * ENTITY_CHUNK..n.min((c + 1) * ENTITY_CHUNK) {
+                for i in in_offsets[e] as usize..in_offsets[e + 1] as usize {
+                    let a = &mut acc[k & 3];
+                    *a = multiset::mul(*a, fp.factor(in_pos[i], e as u32, in_subject[i]));
+                    k += 1;
+                }
+            }
+            multiset::mul(multiset::mul(acc[0], acc[1]), multiset::mul(acc[2], acc[3]))
+        })
+        .reduce(|| 1, multiset::mul)
+}
+
+/// The first entity whose in-adjacency is not exactly the facts pointing at it, each with
+/// its subject (sequential, for the error after a fingerprint mismatch). `in_pos` and
+/// `in_subject` must already be in bounds.
+fn locate_in_mismatch(
+    p: &PartsRef<'_>,
+    in_pos: &[u32],
+    in_subject: &[u32],
+) -> Result<Option<usize>> {
+    let (n, m) = (p.entity_tenant.len(), p.object.len());
+    let mut subject = alloc::filled(m, 0u32, "fact subjects")?;
+    let mut in_count = alloc::filled(n, 0usize, "in-adjacency counts")?;
+    for e in 0..n {
+        subject[p.out_offsets[e] as usize..p.out_offsets[e + 1] as usize].fill(e as u32);
+    }
+    for &o in p.object {
+        if o != NONE {
+            in_count[o as usize] += 1;
+        }
+    }
+    let mut seen = alloc::filled(m, false, "fact positions")?;
+    for (e, &count) in in_count.iter().enumerate() {
+        let r = p.in_offsets[e] as usize..p.in_offsets[e + 1] as usize;
+        if r.len() != count {
+            return Ok(Some(e));
+        }
+        for i in r {
+            let pos = in_pos[i] as usize;
+            if p.object[pos] != e as u32 || in_subject[i] != subject[pos] || seen[pos] {
+                return Ok(Some(e));
+            }
+            seen[pos] = true;
+        }
+    }
+    Ok(None)
+}
+
 /// How much of a graph's parts [`KnowledgeGraph::from_parts_ref`] checks. Every level
 /// checks what memory safety needs (lengths, bounds, codes, the fact/position bijection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -345,37 +477,6 @@ pub enum Check {
     /// Every invariant: also orders, validity and that the in-adjacency is exactly the facts'
     /// objects.
     Full,
-}
-
-/// The first entity (in index order) one of whose out-facts points at an entity of another
-/// tenant. Objects must already be known to be `NONE` or `< tenant.len()`.
-fn cross_tenant_fact(out_offsets: &[u32], object: &[u32], tenant: &[u32]) -> Option<usize> {
-    (0..tenant.len()).into_par_iter().position_first(|e| {
-        let t = tenant[e];
-        object[out_offsets[e] as usize..out_offsets[e + 1] as usize]
-            .iter()
-            .any(|&o| o != NONE && tenant[o as usize] != t)
-    })
-}
-
-/// The first entity whose in-adjacency holds a fact not pointing at it, or a subject of
-/// another tenant (with the out-facts' tenant check, every in-fact is then the entity's
-/// tenant's). `in_pos` and `in_subject` must already be in bounds. The reads of `object` at
-/// `in_pos` are random but independent, so their misses overlap: bucketing them as
-/// [`invert_bucketed`] does costs more (`benches/results/scale.md`).
-fn foreign_in_fact(
-    p: &PartsRef<'_>,
-    in_pos: &[u32],
-    in_subject: &[u32],
-    tenant: &[u32],
-) -> Option<usize> {
-    (0..tenant.len()).into_par_iter().position_first(|e| {
-        let r = p.in_offsets[e] as usize..p.in_offsets[e + 1] as usize;
-        let t = tenant[e];
-        r.into_iter().any(|i| {
-            p.object[in_pos[i] as usize] != e as u32 || tenant[in_subject[i] as usize] != t
-        })
-    })
 }
 
 fn same_len(part: &'static str, len: usize, expected: usize) -> Result<()> {
@@ -409,6 +510,7 @@ impl KnowledgeGraph {
             confidence: alloc::collect(rec.par_iter().map(|r| r.confidence), "confidence")?,
             strength: alloc::collect(rec.par_iter().map(|r| r.strength), "strength")?,
             fact: alloc::collect(rec.par_iter().map(|r| r.fact), "fact")?,
+            fact_to_pos: Some(alloc::copied(&self.fact_to_pos, "fact_to_pos")?),
             access_count: alloc::collect(rec.par_iter().map(|r| r.access_count), "access_count")?,
             predicate: alloc::collect(rec.par_iter().map(|r| r.predicate), "predicate")?,
             status: alloc::collect(rec.par_iter().map(|r| r.status), "status")?,
@@ -508,15 +610,15 @@ impl KnowledgeGraph {
             }
         }
         // Fact columns: ranges, codes, tenants, and the fact <-> position bijection.
-        let fact_to_pos = invert(p.fact)?.map_err(|pos| {
-            bad(
-                "fact",
-                format!(
-                    "position {pos}: fact id {} is out of range or repeated",
-                    p.fact.get(pos).copied().unwrap_or(NONE)
-                ),
-            )
-        })?;
+        // The stored inverse of `fact`, range-checked; whether it inverts `fact` is checked
+        // by fingerprints after the records pass, which folds `fact`'s own.
+        let inverse = p
+            .fact_to_pos
+            .map(|inverse| {
+                same_len("fact_to_pos", inverse.len(), m)?;
+                copy_below("fact_to_pos", inverse, m)
+            })
+            .transpose()?;
         let tenant = &entity_tenant;
         let row_ok = |pos: usize| -> bool {
             let o = p.object[pos];
@@ -530,28 +632,64 @@ impl KnowledgeGraph {
                 && u32::from(p.status[pos]) < p.n_statuses
                 && u32::from(p.source[pos]) < p.n_sources
         };
-        // One pass reads the fact columns, checks each row and writes its record.
+        // One pass reads the fact columns, checks each row and writes its record, folding
+        // the fingerprints of its (position, fact id) pairs (against the stored inverse) and
+        // of its (position, object, subject) links (against the in-adjacency).
+        let fp = Fingerprint::random();
+        let (want_by_fact, want_by_object) = (inverse.is_some(), tenants && !full);
+        let (by_fact, by_object) = (AtomicU64::new(1), AtomicU64::new(1));
         let first_bad = AtomicUsize::new(usize::MAX);
         let mut rec: Vec<FactRec> = alloc::with_capacity(m, "fact records")?;
         (0..m)
             .into_par_iter()
-            .map(|pos| {
-                if !row_ok(pos) {
-                    first_bad.fetch_min(pos, Ordering::Relaxed);
-                }
-                FactRec {
-                    last_accessed: p.last_accessed[pos],
-                    object: p.object[pos],
-                    confidence: p.confidence[pos],
-                    strength: p.strength[pos],
-                    fact: p.fact[pos],
-                    access_count: p.access_count[pos],
-                    predicate: p.predicate[pos],
-                    status: p.status[pos],
-                    source: p.source[pos],
-                }
-            })
+            .map_init(
+                || (Lanes::new(&by_fact), Lanes::new(&by_object), usize::MAX),
+                |(fact_lanes, object_lanes, subject), pos| {
+                    if !row_ok(pos) {
+                        first_bad.fetch_min(pos, Ordering::Relaxed);
+                    }
+                    let r = FactRec {
+                        last_accessed: p.last_accessed[pos],
+                        object: p.object[pos],
+                        confidence: p.confidence[pos],
+                        strength: p.strength[pos],
+                        fact: p.fact[pos],
+                        access_count: p.access_count[pos],
+                        predicate: p.predicate[pos],
+                        status: p.status[pos],
+                        source: p.source[pos],
+                    };
+                    if want_by_fact {
+                        fact_lanes.push(fp.factor(pos as u32, r.fact, 0));
+                    }
+                    if want_by_object && r.object != NONE {
+                        *subject = subject_at(p.out_offsets, pos, *subject);
+                        object_lanes.push(fp.factor(pos as u32, r.object, *subject as u32));
+                    }
+                    r
+                },
+            )
             .collect_into_vec(&mut rec);
+        let fact_to_pos = match inverse {
+            Some(Ok(slots)) if inverse_fingerprint(&fp, &slots) == by_fact.into_inner() => {
+                // m pairs (position, id), one per position and one per id: a bijection.
+                Ok(slots)
+            }
+            Some(_) => match locate_bad_fact(p.fact)? {
+                Err(pos) if pos < m => Err(pos),
+                _ => return Err(bad("fact_to_pos", "is not the inverse of fact")),
+            },
+            None => invert(p.fact)?,
+        }
+        .map_err(|pos| {
+            bad(
+                "fact",
+                format!(
+                    "position {pos}: fact id {} is out of range or repeated",
+                    p.fact.get(pos).copied().unwrap_or(NONE)
+                ),
+            )
+        })?;
         let pos = first_bad.into_inner();
         if pos != usize::MAX {
             return Err(bad(
@@ -559,8 +697,9 @@ impl KnowledgeGraph {
                 format!("position {pos} holds an invalid fact"),
             ));
         }
+        let out_fingerprint = by_object.into_inner();
         if tenants {
-            if let Some(e) = cross_tenant_fact(p.out_offsets, p.object, tenant) {
+            if let Some(e) = cross_tenant_fact(p.out_offsets, p.object, tenant)? {
                 return Err(bad(
                     "object",
                     format!("entity {e} has a fact pointing at an entity of another tenant"),
@@ -616,8 +755,15 @@ impl KnowledgeGraph {
         let in_subject = copy_below("in_subject", p.in_subject, n)?.map_err(out_of_range)?;
         let bad_in = if full {
             (0..n).into_par_iter().position_first(|e| !in_ok(e))
-        } else if tenants {
-            foreign_in_fact(p, &in_pos, &in_subject, tenant)
+        } else if tenants
+            && in_facts_fingerprint(&fp, p.in_offsets, &in_pos, &in_subject) != out_fingerprint
+        {
+            // Every in-adjacency entry is a fact pointing at its entity, with its subject, so
+            // (the out-facts being checked) of the entity's tenant.
+            Some(
+                locate_in_mismatch(p, &in_pos, &in_subject)?
+                    .ok_or_else(|| bad("in_pos", "the in-adjacency does not match the facts"))?,
+            )
         } else {
             None
         };
@@ -929,6 +1075,7 @@ mod tests {
                 confidence: (0..sizes[2]).map(|i| floats[i % floats.len()]).collect(),
                 strength: (0..sizes[2]).map(|i| floats[(i + 7) % floats.len()]).collect(),
                 fact: take(sizes[2], sm),
+                fact_to_pos: (sizes[9] % 2 == 0).then(|| take(sizes[2], sm)),
                 access_count: take(sizes[2], false),
                 predicate: take(sizes[2], sm).into_iter().map(|v| v as u16).collect(),
                 status: take(sizes[2], sm).into_iter().map(|v| v as u8).collect(),
@@ -955,7 +1102,7 @@ mod tests {
         #[test]
         fn fuzz_mutated_parts(
             c in arb_cols(),
-            edits in proptest::collection::vec((0u8..24, any::<u8>(), any::<usize>(), any::<u32>()), 1..5),
+            edits in proptest::collection::vec((0u8..25, any::<u8>(), any::<usize>(), any::<u32>()), 1..5),
             level in any::<u8>(),
         ) {
             let mut p = c.graph().to_parts().unwrap();
@@ -986,7 +1133,8 @@ mod tests {
                     20 => p.n_predicates = v,
                     21 => p.n_statuses = v % 512,
                     22 => mutate(&mut p.object, how, at, v % 64),
-                    _ => mutate(&mut p.in_pos, how, at, v % 64),
+                    23 => mutate(&mut p.in_pos, how, at, v % 64),
+                    _ => mutate(p.fact_to_pos.get_or_insert_with(Vec::new), how, at, v % 64),
                 }
             }
             if let Ok(g) = KnowledgeGraph::from_parts_checked(p, check_of(level)) {
@@ -1096,6 +1244,52 @@ mod tests {
             e.as_deref(),
             Some("corrupted graph part fact: position 3: fact id 4 is out of range or repeated")
         );
+    }
+
+    #[test]
+    fn a_wrong_fact_inverse_is_refused() {
+        let g = small();
+        let mut p = g.to_parts().unwrap();
+        p.fact_to_pos.as_mut().unwrap().swap(0, 1);
+        for check in [Check::Trusted, Check::Tenants, Check::Full] {
+            assert_eq!(
+                refusal(&p, check).as_deref(),
+                Some("corrupted graph part fact_to_pos: is not the inverse of fact")
+            );
+        }
+        p.fact_to_pos = Some(vec![0, 1, 2]);
+        assert_eq!(
+            refusal(&p, Check::Trusted).as_deref(),
+            Some("corrupted graph part fact_to_pos: has 3 entries, expected 4")
+        );
+        // Without the inverse (older snapshots) it is computed: the same graph.
+        p.fact_to_pos = None;
+        let back = KnowledgeGraph::from_parts_checked(p, Check::Tenants).unwrap();
+        assert_eq!(back.fact_to_pos, g.fact_to_pos);
+    }
+
+    #[test]
+    fn a_missing_or_repeated_in_fact_is_refused_unless_trusted() {
+        let g = two_tenants();
+        let p = g.to_parts().unwrap();
+        // Entity 1's only in-fact dropped.
+        let mut dropped = p.clone();
+        dropped.in_pos.remove(0);
+        dropped.in_subject.remove(0);
+        for o in &mut dropped.in_offsets[2..] {
+            *o -= 1;
+        }
+        // Entity 3's in-fact listed twice, in place of entity 1's.
+        let mut repeated = p.clone();
+        repeated.in_pos[0] = p.in_pos[1];
+        repeated.in_subject[0] = p.in_subject[1];
+        for q in [dropped, repeated] {
+            assert_eq!(
+                refusal(&q, Check::Tenants).as_deref(),
+                Some("corrupted graph part in_pos: entity 1: the in-facts do not match the facts pointing at it")
+            );
+            assert!(refusal(&q, Check::Trusted).is_none());
+        }
     }
 
     #[test]

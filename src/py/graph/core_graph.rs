@@ -364,6 +364,10 @@ impl CoreGraph {
         d.set_item("confidence", p.confidence.into_pyarray(py))?;
         d.set_item("strength", p.strength.into_pyarray(py))?;
         d.set_item("fact", p.fact.into_pyarray(py))?;
+        match p.fact_to_pos {
+            Some(inverse) => d.set_item("fact_to_pos", inverse.into_pyarray(py))?,
+            None => d.set_item("fact_to_pos", py.None())?,
+        }
         d.set_item("access_count", p.access_count.into_pyarray(py))?;
         d.set_item("predicate", p.predicate.into_pyarray(py))?;
         d.set_item("status", p.status.into_pyarray(py))?;
@@ -391,14 +395,15 @@ impl CoreGraph {
 
     /// Rebuild a graph from `to_parts` arrays (a corrupted or foreign payload raises
     /// DataError, never a crash). `check`: "trusted" (memory safety only), "tenants"
-    /// (also isolation: no link crosses tenants) or "full" (every invariant).
+    /// (also isolation: no link crosses tenants) or "full" (every invariant). `fact_to_pos`
+    /// (the inverse of `fact`) is checked against `fact` when given, computed when not.
     #[staticmethod]
     #[pyo3(signature = (
         *, n_predicates, n_statuses, n_sources, entity_tenant, out_offsets, last_accessed,
         object, confidence, strength, fact, access_count, predicate, status, source,
         in_offsets, in_pos, in_subject, chunk_tenant, chunk_offsets, chunk_entity,
-        chunk_count, created_at=None, valid_from=None, valid_to=None, sequence=None,
-        check="full"
+        chunk_count, fact_to_pos=None, created_at=None, valid_from=None, valid_to=None,
+        sequence=None, check="full"
     ))]
     #[allow(clippy::too_many_arguments)]
     fn from_parts(
@@ -424,6 +429,7 @@ impl CoreGraph {
         chunk_offsets: Arr<'_, u32>,
         chunk_entity: Arr<'_, u32>,
         chunk_count: Arr<'_, u32>,
+        fact_to_pos: Option<Arr<'_, u32>>,
         created_at: Option<Arr<'_, i64>>,
         valid_from: Option<Arr<'_, i64>>,
         valid_to: Option<Arr<'_, i64>>,
@@ -453,6 +459,10 @@ impl CoreGraph {
             confidence: slice(&confidence, "confidence")?,
             strength: slice(&strength, "strength")?,
             fact: slice(&fact, "fact")?,
+            fact_to_pos: fact_to_pos
+                .as_ref()
+                .map(|a| slice(a, "fact_to_pos"))
+                .transpose()?,
             access_count: slice(&access_count, "access_count")?,
             predicate: slice(&predicate, "predicate")?,
             status: slice(&status, "status")?,
