@@ -4,8 +4,10 @@
 //! [`Overlay`]. Changing facts appends records after the base positions; every entity whose
 //! out-row or in-row changes gets its whole row rewritten, in the build's order
 //! (confidence descending, fact id ascending), to the appended positions, and the overlay
-//! points the entity there. Facts of a rewritten out-row move with it, and the in-rows that
-//! held them are rewritten too, so every live fact has exactly one position. Kernels read
+//! points the entity there. Facts of a rewritten out-row move with it; the in-rows that
+//! hold them keep their old positions (the records there never change), which a read
+//! resolves to the current one, so a fact still has one position and a change rewrites
+//! the in-rows of the changed facts' objects only, not those of every fact that moved. Kernels read
 //! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
 //! index: a query on a generation walks the same rows, in the same order, as a fresh build
 //! of the same facts, so it gives the same answer bit for bit.
@@ -113,6 +115,12 @@ pub(crate) struct Overlay {
     in_rows: IdMap<(u32, u32)>,
     /// Fact id -> position, for the facts moved or appended since the base.
     fact_pos: IdMap<u32>,
+    /// Positions whose fact moved (one bit per position). An in-row keeps the position a
+    /// fact had when the row was written: a record never changes in place, so the old
+    /// position still holds the fact's record, and a read of a marked one goes to the
+    /// fact's current position. A fact that moves with its subject's out-row leaves the
+    /// in-row of its object (a hub's, often) as it is.
+    moved: Vec<u64>,
     /// Subject of each appended position.
     ext_subject: Vec<u32>,
     /// Chunk -> its rewritten mention row (entities ascending, counts), and entity -> its
@@ -153,6 +161,15 @@ impl Overlay {
     pub(crate) fn fact_pos(&self, f: u32) -> Option<u32> {
         self.fact_pos.get(&f).copied()
     }
+    /// The current position of the fact an in-row entry holding `p` names.
+    #[inline]
+    fn current(&self, p: u32, fact_at: impl FnOnce(usize) -> u32) -> u32 {
+        if bit(&self.moved, p) {
+            self.fact_pos(fact_at(p as usize)).unwrap_or(p)
+        } else {
+            p
+        }
+    }
     pub(crate) fn ext_subject(&self, i: usize) -> Option<u32> {
         self.ext_subject.get(i).copied()
     }
@@ -160,6 +177,7 @@ impl Overlay {
         8 * (self.out_dirty.len() + self.in_dirty.len())
             + 12 * (self.out_rows.len() + self.in_rows.len())
             + 8 * self.fact_pos.len()
+            + 8 * self.moved.len()
             + 4 * self.ext_subject.len()
             + self
                 .chunk_ment
@@ -289,7 +307,7 @@ impl KnowledgeGraph {
             }
         }
         let n_old = self.n_facts as usize;
-        let mut replaced: HashMap<u32, usize> = HashMap::with_capacity(n);
+        let mut replaced: IdMap<usize> = IdMap::default();
         let mut next = n_old;
         for (k, &f) in fact.iter().enumerate() {
             let fresh = f as usize == next;
@@ -352,9 +370,12 @@ impl KnowledgeGraph {
         let mut in_pos = self.in_pos.ext().to_vec();
         let mut in_subject = self.in_subject.ext().to_vec();
 
-        // Rows to rewrite: the new subjects and objects, and the old ones of replaced facts.
-        let mut by_subject: HashMap<u32, Vec<usize>> = HashMap::new();
-        let mut by_object: HashMap<u32, Vec<usize>> = HashMap::new();
+        // Rows to rewrite: the out-rows of the new subjects and of the old subjects of
+        // replaced facts, and the in-rows of the new objects and of the old objects of
+        // replaced facts. The other facts of a rewritten out-row move with it but keep
+        // their in-row entries (`Overlay::moved`).
+        let mut by_subject: IdMap<Vec<usize>> = IdMap::default();
+        let mut by_object: IdMap<Vec<usize>> = IdMap::default();
         let mut dirty_out: Vec<u32> = Vec::with_capacity(2 * n);
         let mut dirty_in: Vec<u32> = Vec::with_capacity(2 * n);
         for k in 0..n {
@@ -388,13 +409,14 @@ impl KnowledgeGraph {
             status: input.fact_status[k],
             source: input.fact_source[k],
         };
-        let mut moved: HashMap<u32, u32> = HashMap::new();
+        let mut moved: IdMap<u32> = IdMap::default();
+        let mut left: Vec<u32> = Vec::new();
         let mut row: Vec<(u64, Src)> = Vec::new();
         for &s in &dirty_out {
             row.clear();
             for p in self.out_range(s) {
                 let r = &self.rec[p];
-                if !replaced.contains_key(&r.fact) {
+                if replaced.is_empty() || !replaced.contains_key(&r.fact) {
                     row.push((order_key(r.confidence, r.fact), Src::Old(p)));
                 }
             }
@@ -405,7 +427,10 @@ impl KnowledgeGraph {
             let start = base_pos + rec.len();
             for &(_, src) in &row {
                 let r = match src {
-                    Src::Old(p) => self.rec[p],
+                    Src::Old(p) => {
+                        left.push(p as u32);
+                        self.rec[p]
+                    }
                     Src::New(k) => new_rec(k),
                 };
                 for (t, col) in times.iter_mut().enumerate() {
@@ -417,9 +442,6 @@ impl KnowledgeGraph {
                     }
                 }
                 moved.insert(r.fact, (base_pos + rec.len()) as u32);
-                if r.object != NONE {
-                    dirty_in.push(r.object);
-                }
                 rec.push(r);
                 ov.ext_subject.push(s);
             }
@@ -430,6 +452,8 @@ impl KnowledgeGraph {
         dirty_in.sort_unstable();
         dirty_in.dedup();
 
+        // In-rows: the old entries stay in their order (a moved fact keeps its key); the
+        // new ones go in by binary search, so only the changed rows' keys are read.
         let key_at = |p: usize| {
             let r = if p >= base_pos {
                 &rec[p - base_pos]
@@ -438,31 +462,56 @@ impl KnowledgeGraph {
             };
             order_key(r.confidence, r.fact)
         };
-        let mut in_row: Vec<(u64, u32, u32)> = Vec::new();
+        let mut fresh: Vec<(u64, u32, u32)> = Vec::new();
         for &o in &dirty_in {
-            in_row.clear();
-            for i in self.in_range(o) {
-                let p = self.in_pos[i] as usize;
-                let f = self.rec[p].fact;
-                if replaced.contains_key(&f) {
-                    continue;
-                }
-                let p = moved.get(&f).map_or(p, |&q| q as usize);
-                in_row.push((key_at(p), p as u32, self.in_subject[i]));
-            }
+            fresh.clear();
             for &k in by_object.get(&o).map_or(&[][..], Vec::as_slice) {
-                let p = moved.get(&fact[k]).copied().unwrap_or(NONE) as usize;
-                in_row.push((key_at(p), p as u32, input.fact_subject[k]));
+                let p = moved.get(&fact[k]).copied().unwrap_or(NONE);
+                fresh.push((
+                    order_key(input.fact_confidence[k], fact[k]),
+                    p,
+                    input.fact_subject[k],
+                ));
             }
-            in_row.sort_unstable_by_key(|x| x.0);
+            fresh.sort_unstable_by_key(|x| x.0);
+            let old = self.in_range(o);
             let start = base_in + in_pos.len();
-            for &(_, p, s) in &in_row {
+            let copy_old =
+                |from: usize, to: usize, in_pos: &mut Vec<u32>, in_subject: &mut Vec<u32>| {
+                    for i in from..to {
+                        let p = self.in_pos[i];
+                        if !replaced.is_empty() && replaced.contains_key(&self.rec[p as usize].fact)
+                        {
+                            continue;
+                        }
+                        in_pos.push(p);
+                        in_subject.push(self.in_subject[i]);
+                    }
+                };
+            let mut i = old.start;
+            for &(key, p, s) in &fresh {
+                let (mut lo, mut hi) = (i, old.end);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if key_at(self.in_pos[mid] as usize) < key {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                copy_old(i, lo, &mut in_pos, &mut in_subject);
+                i = lo;
                 in_pos.push(p);
                 in_subject.push(s);
             }
+            copy_old(i, old.end, &mut in_pos, &mut in_subject);
             ov.in_rows
                 .insert(o, (start as u32, (base_in + in_pos.len()) as u32));
             set_bit(&mut ov.in_dirty, o);
+        }
+        ov.moved.resize((base_pos + rec.len()).div_ceil(64), 0);
+        for &p in &left {
+            set_bit(&mut ov.moved, p);
         }
         ov.fact_pos.extend(moved);
         if base_pos + rec.len() >= NONE as usize || base_in + in_pos.len() >= NONE as usize {
@@ -906,6 +955,13 @@ mod tests {
                 let p = a.in_pos[i] as usize;
                 prop_assert_eq!(a.subject_at(p as u32), a.in_subject[i]);
                 prop_assert_eq!(a.rec[p].object, e);
+                // A read resolves a moved fact's entry to its one current position.
+                let q = Adjacency::in_pos(a, i) as usize;
+                prop_assert_eq!(q, a.pos_of(a.rec[p].fact));
+                prop_assert!(a.out_range(a.subject_at(q as u32)).contains(&q));
+                if let Some(ov) = a.ov.as_deref() {
+                    prop_assert_eq!(OverlaidAdj::of(a, ov).in_pos(i) as usize, q);
+                }
             }
         }
         for f in 0..a.n_facts() as u32 {
@@ -1168,7 +1224,11 @@ impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
     }
     #[inline]
     fn in_pos(self, i: usize) -> u32 {
-        self.in_pos[i]
+        let p = self.in_pos[i];
+        match &self.ov {
+            Some(ov) => ov.current(p, |q| self.rec[q].fact),
+            None => p,
+        }
     }
     #[inline]
     fn in_subject(self, i: usize) -> u32 {
@@ -1236,10 +1296,11 @@ impl<'a> Adjacency<'a> for OverlaidAdj<'a> {
     }
     #[inline]
     fn in_pos(self, i: usize) -> u32 {
-        match self.base.in_pos.get(i) {
+        let p = match self.base.in_pos.get(i) {
             Some(&p) => p,
             None => self.in_pos_ext[i - self.base.in_pos.len()],
-        }
+        };
+        self.ov.current(p, |q| self.rec(q).fact)
     }
     #[inline]
     fn in_subject(self, i: usize) -> u32 {
