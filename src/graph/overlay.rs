@@ -4,10 +4,10 @@
 //! [`Overlay`]. Changing facts appends records after the base positions; every entity whose
 //! out-row or in-row changes gets its whole row rewritten, in the build's order
 //! (confidence descending, fact id ascending), to the appended positions, and the overlay
-//! points the entity there. Facts of a rewritten out-row move with it; the in-rows that
-//! hold them keep their old positions (the records there never change), which a read
-//! resolves to the current one, so a fact still has one position and a change rewrites
-//! the in-rows of the changed facts' objects only, not those of every fact that moved. Kernels read
+//! points the entity there. Facts of a rewritten out-row move with it, and the in-rows that
+//! held them are rewritten too, so every live fact has exactly one position. An in-row
+//! keeps its order when its facts move (their keys do not change): it is copied, the
+//! positions of moved facts looked up, and new facts put in by binary search. Kernels read
 //! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
 //! index: a query on a generation walks the same rows, in the same order, as a fresh build
 //! of the same facts, so it gives the same answer bit for bit.
@@ -115,12 +115,6 @@ pub(crate) struct Overlay {
     in_rows: IdMap<(u32, u32)>,
     /// Fact id -> position, for the facts moved or appended since the base.
     fact_pos: IdMap<u32>,
-    /// Positions whose fact moved (one bit per position). An in-row keeps the position a
-    /// fact had when the row was written: a record never changes in place, so the old
-    /// position still holds the fact's record, and a read of a marked one goes to the
-    /// fact's current position. A fact that moves with its subject's out-row leaves the
-    /// in-row of its object (a hub's, often) as it is.
-    moved: Vec<u64>,
     /// Subject of each appended position.
     ext_subject: Vec<u32>,
     /// Chunk -> its rewritten mention row (entities ascending, counts), and entity -> its
@@ -161,15 +155,6 @@ impl Overlay {
     pub(crate) fn fact_pos(&self, f: u32) -> Option<u32> {
         self.fact_pos.get(&f).copied()
     }
-    /// The current position of the fact an in-row entry holding `p` names.
-    #[inline]
-    fn current(&self, p: u32, fact_at: impl FnOnce(usize) -> u32) -> u32 {
-        if bit(&self.moved, p) {
-            self.fact_pos(fact_at(p as usize)).unwrap_or(p)
-        } else {
-            p
-        }
-    }
     pub(crate) fn ext_subject(&self, i: usize) -> Option<u32> {
         self.ext_subject.get(i).copied()
     }
@@ -177,7 +162,6 @@ impl Overlay {
         8 * (self.out_dirty.len() + self.in_dirty.len())
             + 12 * (self.out_rows.len() + self.in_rows.len())
             + 8 * self.fact_pos.len()
-            + 8 * self.moved.len()
             + 4 * self.ext_subject.len()
             + self
                 .chunk_ment
@@ -347,14 +331,6 @@ impl KnowledgeGraph {
         };
         ov.out_dirty.resize(n_words, 0);
         ov.in_dirty.resize(n_words, 0);
-        let mut rec = self.rec.ext().to_vec();
-        let ext_of = |c: &Option<Column<i64>>| c.as_ref().map(|c| c.ext().to_vec());
-        let mut times = [
-            ext_of(&self.created_at),
-            ext_of(&self.valid_from),
-            ext_of(&self.valid_to),
-            ext_of(&self.sequence),
-        ];
         let old_times = [
             &self.created_at,
             &self.valid_from,
@@ -367,13 +343,10 @@ impl KnowledgeGraph {
             input.fact_valid_to,
             input.fact_sequence,
         ];
-        let mut in_pos = self.in_pos.ext().to_vec();
-        let mut in_subject = self.in_subject.ext().to_vec();
 
         // Rows to rewrite: the out-rows of the new subjects and of the old subjects of
-        // replaced facts, and the in-rows of the new objects and of the old objects of
-        // replaced facts. The other facts of a rewritten out-row move with it but keep
-        // their in-row entries (`Overlay::moved`).
+        // replaced facts, and the in-rows of the new objects, of the old objects of
+        // replaced facts and of the objects of every fact that moves with its out-row.
         let mut by_subject: IdMap<Vec<usize>> = IdMap::default();
         let mut by_object: IdMap<Vec<usize>> = IdMap::default();
         let mut dirty_out: Vec<u32> = Vec::with_capacity(2 * n);
@@ -397,6 +370,39 @@ impl KnowledgeGraph {
         }
         dirty_out.sort_unstable();
         dirty_out.dedup();
+        // The subjects whose out-rows move (one bit per entity): an in-row entry whose
+        // subject is not one of them keeps its position.
+        let mut rewritten = vec![0u64; n_words];
+        for &s in &dirty_out {
+            set_bit(&mut rewritten, s);
+        }
+        // The appended parts are copied once, with room for what this change appends (a
+        // vector that doubles while it is filled copies them again).
+        let grow_out = n + dirty_out
+            .iter()
+            .map(|&s| self.out_range(s).len())
+            .sum::<usize>();
+        let with_room = |old: &[u32], more: usize| {
+            let mut v = Vec::with_capacity(old.len() + more);
+            v.extend_from_slice(old);
+            v
+        };
+        let mut rec = Vec::with_capacity(self.rec.ext().len() + grow_out);
+        rec.extend_from_slice(self.rec.ext());
+        let ext_of = |c: &Option<Column<i64>>| {
+            c.as_ref().map(|c| {
+                let mut v = Vec::with_capacity(c.ext().len() + grow_out);
+                v.extend_from_slice(c.ext());
+                v
+            })
+        };
+        let mut times = [
+            ext_of(&self.created_at),
+            ext_of(&self.valid_from),
+            ext_of(&self.valid_to),
+            ext_of(&self.sequence),
+        ];
+        ov.ext_subject.reserve(grow_out);
 
         let new_rec = |k: usize| FactRec {
             last_accessed: time_at(input.fact_last_accessed, k),
@@ -410,7 +416,7 @@ impl KnowledgeGraph {
             source: input.fact_source[k],
         };
         let mut moved: IdMap<u32> = IdMap::default();
-        let mut left: Vec<u32> = Vec::new();
+        moved.reserve(grow_out);
         let mut row: Vec<(u64, Src)> = Vec::new();
         for &s in &dirty_out {
             row.clear();
@@ -427,10 +433,7 @@ impl KnowledgeGraph {
             let start = base_pos + rec.len();
             for &(_, src) in &row {
                 let r = match src {
-                    Src::Old(p) => {
-                        left.push(p as u32);
-                        self.rec[p]
-                    }
+                    Src::Old(p) => self.rec[p],
                     Src::New(k) => new_rec(k),
                 };
                 for (t, col) in times.iter_mut().enumerate() {
@@ -442,6 +445,9 @@ impl KnowledgeGraph {
                     }
                 }
                 moved.insert(r.fact, (base_pos + rec.len()) as u32);
+                if r.object != NONE {
+                    dirty_in.push(r.object);
+                }
                 rec.push(r);
                 ov.ext_subject.push(s);
             }
@@ -451,9 +457,17 @@ impl KnowledgeGraph {
         }
         dirty_in.sort_unstable();
         dirty_in.dedup();
+        let grow_in = n + dirty_in
+            .iter()
+            .map(|&o| self.in_range(o).len())
+            .sum::<usize>();
+        let mut in_pos = with_room(self.in_pos.ext(), grow_in);
+        let mut in_subject = with_room(self.in_subject.ext(), grow_in);
 
-        // In-rows: the old entries stay in their order (a moved fact keeps its key); the
-        // new ones go in by binary search, so only the changed rows' keys are read.
+        // In-rows keep their order (a moved fact keeps its key): the old entries are
+        // copied, a moved fact's position looked up, a replaced one dropped, and the new
+        // entries put in by binary search, so only the rewritten subjects' facts and the
+        // search probes read records.
         let key_at = |p: usize| {
             let r = if p >= base_pos {
                 &rec[p - base_pos]
@@ -462,6 +476,21 @@ impl KnowledgeGraph {
             };
             order_key(r.confidence, r.fact)
         };
+        let copy_old =
+            |from: usize, to: usize, in_pos: &mut Vec<u32>, in_subject: &mut Vec<u32>| {
+                for i in from..to {
+                    let (mut p, s) = (self.in_pos[i], self.in_subject[i]);
+                    if bit(&rewritten, s) {
+                        let f = self.rec[p as usize].fact;
+                        match moved.get(&f) {
+                            Some(&q) if !replaced.contains_key(&f) => p = q,
+                            _ => continue, // replaced: its new entry, if any, is among the new
+                        }
+                    }
+                    in_pos.push(p);
+                    in_subject.push(s);
+                }
+            };
         let mut fresh: Vec<(u64, u32, u32)> = Vec::new();
         for &o in &dirty_in {
             fresh.clear();
@@ -476,18 +505,6 @@ impl KnowledgeGraph {
             fresh.sort_unstable_by_key(|x| x.0);
             let old = self.in_range(o);
             let start = base_in + in_pos.len();
-            let copy_old =
-                |from: usize, to: usize, in_pos: &mut Vec<u32>, in_subject: &mut Vec<u32>| {
-                    for i in from..to {
-                        let p = self.in_pos[i];
-                        if !replaced.is_empty() && replaced.contains_key(&self.rec[p as usize].fact)
-                        {
-                            continue;
-                        }
-                        in_pos.push(p);
-                        in_subject.push(self.in_subject[i]);
-                    }
-                };
             let mut i = old.start;
             for &(key, p, s) in &fresh {
                 let (mut lo, mut hi) = (i, old.end);
@@ -509,10 +526,7 @@ impl KnowledgeGraph {
                 .insert(o, (start as u32, (base_in + in_pos.len()) as u32));
             set_bit(&mut ov.in_dirty, o);
         }
-        ov.moved.resize((base_pos + rec.len()).div_ceil(64), 0);
-        for &p in &left {
-            set_bit(&mut ov.moved, p);
-        }
+        ov.fact_pos.reserve(moved.len());
         ov.fact_pos.extend(moved);
         if base_pos + rec.len() >= NONE as usize || base_in + in_pos.len() >= NONE as usize {
             return Err(Error::Capacity {
@@ -955,13 +969,8 @@ mod tests {
                 let p = a.in_pos[i] as usize;
                 prop_assert_eq!(a.subject_at(p as u32), a.in_subject[i]);
                 prop_assert_eq!(a.rec[p].object, e);
-                // A read resolves a moved fact's entry to its one current position.
-                let q = Adjacency::in_pos(a, i) as usize;
-                prop_assert_eq!(q, a.pos_of(a.rec[p].fact));
-                prop_assert!(a.out_range(a.subject_at(q as u32)).contains(&q));
-                if let Some(ov) = a.ov.as_deref() {
-                    prop_assert_eq!(OverlaidAdj::of(a, ov).in_pos(i) as usize, q);
-                }
+                // Every live fact has one position: the one its out-row holds.
+                prop_assert_eq!(p, a.pos_of(a.rec[p].fact));
             }
         }
         for f in 0..a.n_facts() as u32 {
@@ -1224,11 +1233,7 @@ impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
     }
     #[inline]
     fn in_pos(self, i: usize) -> u32 {
-        let p = self.in_pos[i];
-        match &self.ov {
-            Some(ov) => ov.current(p, |q| self.rec[q].fact),
-            None => p,
-        }
+        self.in_pos[i]
     }
     #[inline]
     fn in_subject(self, i: usize) -> u32 {
@@ -1296,11 +1301,10 @@ impl<'a> Adjacency<'a> for OverlaidAdj<'a> {
     }
     #[inline]
     fn in_pos(self, i: usize) -> u32 {
-        let p = match self.base.in_pos.get(i) {
+        match self.base.in_pos.get(i) {
             Some(&p) => p,
             None => self.in_pos_ext[i - self.base.in_pos.len()],
-        };
-        self.ov.current(p, |q| self.rec(q).fact)
+        }
     }
     #[inline]
     fn in_subject(self, i: usize) -> u32 {
