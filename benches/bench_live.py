@@ -307,6 +307,48 @@ def overlay_only(
     return out
 
 
+def add_cpu(n_entities: int, batches: int) -> dict[str, float]:
+    """1,000-fact ``LiveGraph.add_facts`` on a SQLite store (in-place writes, no
+    compaction): p50 wall and thread-CPU ms per call and of its generation part, after
+    two warm-up batches. The CPU time leaves out the waits: the commit's sync and, on a
+    shared machine, the time spent waiting for a core."""
+    import shutil
+
+    g = workload.generate(n_entities, seed=0)
+    d = tempfile.mkdtemp()
+    try:
+        store = SQLiteStore.create(Path(d) / "s.db")
+        store.write(tables_of(g))
+        store.close()
+        store = SQLiteStore.open(Path(d) / "s.db")
+        live = store.load(verify=False)
+        live.compact_at = 1.0
+        live.write_in_place = True
+        generation, part = live._generation, [0.0, 0.0]
+
+        def timed(*a: Any) -> Any:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            out = generation(*a)
+            part[:] = [time.perf_counter() - t0, time.thread_time() - c0]
+            return out
+
+        live._generation = timed  # type: ignore[method-assign]
+        rng = np.random.default_rng(1)
+        next_id = live.graph.n_facts
+        rows = []
+        for i in range(batches + 2):
+            batch = new_facts(rng, g, next_id + 1000 * i, 1000)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            live.add_facts(batch)
+            rows.append((time.perf_counter() - t0, time.thread_time() - c0, *part))
+        store.close()
+    finally:
+        shutil.rmtree(d)
+    a = np.asarray(rows[2:]) * 1e3
+    names = ("wall_ms_p50", "cpu_ms_p50", "generation_wall_ms_p50", "generation_cpu_ms_p50")
+    return {k: float(np.median(a[:, j])) for j, k in enumerate(names)}
+
+
 def entity_checks(n_entities: int, rounds: int = 4, calls: int = 25) -> list[str]:
     """One-entity ``add_entities`` with the new row checked alone against the same with the
     whole entities table checked, in alternating blocks on one live graph."""
@@ -391,7 +433,25 @@ def main(argv: list[str] | None = None) -> int:
         help="only the overlay generations of --batches 1,000-fact changes, in memory (no "
         "store), timed by CPU; with --rounds, queries on the result against the compacted graph",
     )
+    ap.add_argument(
+        "--add-cpu",
+        action="store_true",
+        help="only --batches 1,000-fact add_facts on a store, wall and CPU time (with "
+        "--cores: one process per extension, --runs times)",
+    )
     args = ap.parse_args(argv)
+    if args.add_cpu:
+        import json
+
+        call = f"add_cpu({args.entities}, {args.batches})"
+        if not args.cores:
+            print(json.dumps(add_cpu(args.entities, args.batches)))
+            return 0
+        for run in range(args.runs):
+            for core, got in zip(args.cores, in_trees(args.cores, call), strict=True):
+                cells = ", ".join(f"{k} {v:.3g}" for k, v in got.items())
+                print(f"run {run + 1} {core}: {cells}", flush=True)
+        return 0
     if args.overlay_only:
         import json
 
