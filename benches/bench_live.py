@@ -171,6 +171,31 @@ def peer_medians(n_entities: int, rounds: int, clock: str = "wall") -> dict[str,
     return {w: float(np.median(v)) for w, v in out.items()}
 
 
+def in_trees(cores: list[Path], call: str) -> list[dict[str, Any]]:
+    """``bench_live.<call>`` (a JSON-able result) in one process per extension in
+    ``cores``, each with this tree's Python package around it, one after the other."""
+    import json
+    import shutil
+    import subprocess
+
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        for k, core in enumerate(cores):
+            tree = Path(d) / str(k)
+            shutil.copytree(ROOT.parent / "python" / "graphrecall", tree / "graphrecall")
+            shutil.copy(core, tree / "graphrecall" / "_core.abi3.so")
+            code = (
+                f"import sys, json; sys.path[:0] = [{str(tree)!r}, {str(ROOT)!r}]; "
+                "import graphrecall, bench_live; "
+                f"print(json.dumps(bench_live.{call}))"
+            )
+            res = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            out.append(json.loads(res.stdout.strip().splitlines()[-1]))
+    return out
+
+
 def compare_cores(
     cores: list[Path], n_entities: int, runs: int, rounds: int, clock: str = "wall"
 ) -> list[str]:
@@ -199,7 +224,8 @@ def compare_cores(
             for tree in trees:
                 code = (
                     f"import sys, json; sys.path[:0] = [{str(tree)!r}, {str(ROOT)!r}]; "
-                    "import bench_live; "
+                    # graphrecall first: bench_live puts this tree's package on the path
+                    "import graphrecall, bench_live; "
                     f"print(json.dumps(bench_live.peer_medians({n_entities}, {rounds}, "
                     f"{clock!r})))"
                 )
@@ -219,6 +245,112 @@ def compare_cores(
     lines.append("| median | " + " | ".join(f"{m:.2f}" for m in med) + " |")
     print(lines[-1], flush=True)
     return lines
+
+
+def overlay_only(
+    n_entities: int, batches: int, mode: str, rounds: int, clock: str = "wall"
+) -> dict[str, Any]:
+    """The overlay without a store: ``batches`` changes of 1,000 facts made generations of
+    an in-memory graph (``live.overlay.fact_generation``, what ``LiveGraph`` calls after
+    its checks), each timed by the thread's CPU time; ``mode`` "adds" (new facts) or "mix"
+    (adds and confidence updates alternating, as the query comparison's 1 % overlay).
+    With ``rounds``, W1 / W4 medians on the compacted graph and on the overlay."""
+    from dataclasses import replace
+
+    from graphrecall.live.overlay import fact_generation
+
+    g = workload.generate(n_entities, seed=0)
+    tables, _ = tables_of(g).check()
+    graph = tables.build_graph()
+    rng = np.random.default_rng(0)
+    cpu: list[float] = []
+    for b in range(batches):
+        facts = dict(tables.facts)
+        n, k = tables.n_rows("facts"), 1000
+        if mode == "adds" or b % 2 == 0:
+            new = new_facts(rng, g, n, k)
+            rows = np.arange(n, n + k, dtype=np.int64)
+            fill = {"id": rows, "strength": 1.0, "access_count": 0}
+            for col, arr in facts.items():
+                if col in fill:
+                    vals = np.broadcast_to(np.asarray(fill[col]), (k,))
+                elif col == "last_accessed":
+                    vals = np.full(k, arr[0])
+                else:
+                    vals = np.asarray([r[col] for r in new])
+                facts[col] = np.concatenate([arr, vals.astype(arr.dtype)])
+        else:
+            rows = np.sort(rng.choice(n, k, replace=False))
+            conf = facts["confidence"].copy()
+            conf[rows] = rng.random(k).astype(conf.dtype)
+            facts["confidence"] = conf
+        after = replace(tables, facts=facts)
+        t0 = time.thread_time()
+        made = fact_generation(graph, tables, after, rows)
+        cpu.append(time.thread_time() - t0)
+        if made is None:
+            raise RuntimeError("the change took a rebuild")
+        graph, tables = made[0], after
+    out: dict[str, Any] = {
+        "generation_cpu_ms_p50": pct(cpu, 50),
+        "generation_cpu_ms_last": cpu[-1] * 1e3,
+        "overlay_positions": graph.core.overlay_len,
+    }
+    if rounds:
+        compacted = tables.build_graph()
+        queries = np.ascontiguousarray(g.queries, dtype=np.int64)
+        res: dict[str, list[dict[str, float]]] = {"compacted": [], "overlay": []}
+        for _ in range(rounds):
+            res["compacted"].append(query_medians(compacted, queries, clock))
+            res["overlay"].append(query_medians(graph, queries, clock))
+        for name, got in res.items():
+            for w in ("W1", "W4"):
+                out[f"{name}_{w}_us"] = float(np.median([r[w] for r in got]))
+        for w in ("W1", "W4"):
+            out[f"ratio_{w}"] = out[f"overlay_{w}_us"] / out[f"compacted_{w}_us"]
+    return out
+
+
+def add_cpu(n_entities: int, batches: int) -> dict[str, float]:
+    """1,000-fact ``LiveGraph.add_facts`` on a SQLite store (in-place writes, no
+    compaction): p50 wall and thread-CPU ms per call and of its generation part, after
+    two warm-up batches. The CPU time leaves out the waits: the commit's sync and, on a
+    shared machine, the time spent waiting for a core."""
+    import shutil
+
+    g = workload.generate(n_entities, seed=0)
+    d = tempfile.mkdtemp()
+    try:
+        store = SQLiteStore.create(Path(d) / "s.db")
+        store.write(tables_of(g))
+        store.close()
+        store = SQLiteStore.open(Path(d) / "s.db")
+        live = store.load(verify=False)
+        live.compact_at = 1.0
+        live.write_in_place = True
+        generation, part = live._generation, [0.0, 0.0]
+
+        def timed(*a: Any) -> Any:
+            t0, c0 = time.perf_counter(), time.thread_time()
+            out = generation(*a)
+            part[:] = [time.perf_counter() - t0, time.thread_time() - c0]
+            return out
+
+        live._generation = timed  # type: ignore[method-assign]
+        rng = np.random.default_rng(1)
+        next_id = live.graph.n_facts
+        rows = []
+        for i in range(batches + 2):
+            batch = new_facts(rng, g, next_id + 1000 * i, 1000)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            live.add_facts(batch)
+            rows.append((time.perf_counter() - t0, time.thread_time() - c0, *part))
+        store.close()
+    finally:
+        shutil.rmtree(d)
+    a = np.asarray(rows[2:]) * 1e3
+    names = ("wall_ms_p50", "cpu_ms_p50", "generation_wall_ms_p50", "generation_cpu_ms_p50")
+    return {k: float(np.median(a[:, j])) for j, k in enumerate(names)}
 
 
 def entity_checks(n_entities: int, rounds: int = 4, calls: int = 25) -> list[str]:
@@ -374,12 +506,55 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only time one-fact and one-entity deletes (--updates each)",
     )
+    ap.add_argument(
+        "--overlay-only",
+        choices=("adds", "mix"),
+        default=None,
+        help="only the overlay generations of --batches 1,000-fact changes, in memory (no "
+        "store), timed by CPU; with --rounds, queries on the result against the compacted graph",
+    )
+    ap.add_argument(
+        "--add-cpu",
+        action="store_true",
+        help="only --batches 1,000-fact add_facts on a store, wall and CPU time (with "
+        "--cores: one process per extension, --runs times)",
+    )
     args = ap.parse_args(argv)
     if args.deletes:
         lines = delete_checks(args.entities, args.updates)
         if args.out is not None:
             cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
             args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")
+        return 0
+    if args.add_cpu:
+        import json
+
+        call = f"add_cpu({args.entities}, {args.batches})"
+        if not args.cores:
+            print(json.dumps(add_cpu(args.entities, args.batches)))
+            return 0
+        for run in range(args.runs):
+            for core, got in zip(args.cores, in_trees(args.cores, call), strict=True):
+                cells = ", ".join(f"{k} {v:.3g}" for k, v in got.items())
+                print(f"run {run + 1} {core}: {cells}", flush=True)
+        return 0
+    if args.overlay_only:
+        import json
+
+        if not args.cores:
+            got = overlay_only(
+                args.entities, args.batches, args.overlay_only, args.rounds, args.clock
+            )
+            print(json.dumps(got))
+            return 0
+        call = (
+            f"overlay_only({args.entities}, {args.batches}, {args.overlay_only!r}, "
+            f"{args.rounds}, {args.clock!r})"
+        )
+        for run in range(args.runs):
+            for core, got in zip(args.cores, in_trees(args.cores, call), strict=True):
+                cells = ", ".join(f"{k} {v:.3g}" for k, v in got.items())
+                print(f"run {run + 1} {core}: {cells}", flush=True)
         return 0
     if args.cores:
         lines = compare_cores(args.cores, args.entities, args.runs, args.rounds, args.clock)

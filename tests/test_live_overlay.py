@@ -106,6 +106,30 @@ def _same_tenant_pair(tables: Any, i: int, j: int) -> tuple[Any, Any]:
     return s, mates[j % len(mates)]
 
 
+def hub_facts(tables: Any, a: int, b: int, c: int) -> list[dict[str, Any]]:
+    """One batch of facts into and out of one entity (a hub), from and to its tenant's
+    other entities: the hub's rows take several facts at once, and the rows of its
+    neighbours (holding facts that point at it) are rewritten too."""
+    fids = tables.facts["id"].tolist()
+    next_id = max(int(f) for f in fids) + 1
+    hub, _ = _same_tenant_pair(tables, a, 0)
+    preds = sorted({str(p) for p in tables.facts["predicate"].tolist()})
+    out = []
+    for k in range(2 + (a + b) % 5):
+        _, mate = _same_tenant_pair(tables, a, b + k)
+        s, o = (hub, mate) if (k + c) % 2 else (mate, hub)
+        out.append(
+            {
+                "id": next_id + k,
+                "subject": s,
+                "object": o,
+                "predicate": preds[(b + k) % len(preds)],
+                "confidence": CONFIDENCES[(c + k) % len(CONFIDENCES)],
+            }
+        )
+    return out
+
+
 step = st.one_of(
     st.tuples(st.just("add"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
     st.tuples(st.just("update"), st.integers(0, 999), st.integers(0, 3), st.booleans()),
@@ -117,9 +141,10 @@ step = st.one_of(
     st.tuples(st.just("chunk"), st.integers(0, 99), st.integers(0, 99), st.just(0)),
     st.tuples(st.just("mention"), st.integers(0, 999), st.integers(0, 999), st.just(0)),
     st.tuples(st.just("delete_chunk"), st.integers(0, 999), st.just(0), st.just(0)),
+    st.tuples(st.just("hub"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
 )
 #: Steps that land as a generation over the current graph (never a rebuild).
-GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention")
+GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention", "hub")
 #: Steps made from the current graph, rebuilt only where a fresh build's vocabularies
 #: lose a word with the deleted rows.
 DELETES = ("delete_fact", "delete_entity", "delete_chunk")
@@ -149,6 +174,8 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
                 }
             ]
         )
+    elif kind == "hub":
+        live.add_facts(hub_facts(tables, a, b, c))
     elif kind == "update":
         change: dict[str, Any] = {"id": fids[a % len(fids)], "confidence": CONFIDENCES[b]}
         if c:
@@ -232,6 +259,21 @@ def test_any_interleaving_answers_as_a_fresh_build(ops: list[tuple[str, int, int
             assert_fresh(live)
         live.compact()
         assert live.overlay_len == 0
+        assert_fresh(live)
+
+
+def test_hub_rows_and_moved_facts_answer_as_a_fresh_build() -> None:
+    """A hub gains facts in several batches while facts of its neighbours (pointing at it)
+    change and move: every recipe answers as a fresh build after each batch."""
+    with live_demo() as live:
+        for i in range(4):
+            live.add_facts(hub_facts(live.tables, 3, 7 * i, i))
+            fids = live.tables.facts["id"].tolist()
+            live.update_facts([{"id": fids[(5 * i + 1) % len(fids)], "confidence": 0.55}])
+            live.add_facts(hub_facts(live.tables, 11 + i, 3 * i, i + 1))
+            assert_fresh(live)
+        assert live.overlay_len > 0
+        live.compact()
         assert_fresh(live)
 
 

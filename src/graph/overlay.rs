@@ -5,7 +5,9 @@
 //! out-row or in-row changes gets its whole row rewritten, in the build's order
 //! (confidence descending, fact id ascending), to the appended positions, and the overlay
 //! points the entity there. Facts of a rewritten out-row move with it, and the in-rows that
-//! held them are rewritten too, so every live fact has exactly one position. Kernels read
+//! held them are rewritten too, so every live fact has exactly one position. An in-row
+//! keeps its order when its facts move (their keys do not change): it is copied, the
+//! positions of moved facts looked up, and new facts put in by binary search. Kernels read
 //! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
 //! index: a query on a generation walks the same rows, in the same order, as a fresh build
 //! of the same facts, so it gives the same answer bit for bit.
@@ -289,7 +291,7 @@ impl KnowledgeGraph {
             }
         }
         let n_old = self.n_facts as usize;
-        let mut replaced: HashMap<u32, usize> = HashMap::with_capacity(n);
+        let mut replaced: IdMap<usize> = IdMap::default();
         let mut next = n_old;
         for (k, &f) in fact.iter().enumerate() {
             let fresh = f as usize == next;
@@ -329,14 +331,6 @@ impl KnowledgeGraph {
         };
         ov.out_dirty.resize(n_words, 0);
         ov.in_dirty.resize(n_words, 0);
-        let mut rec = self.rec.ext().to_vec();
-        let ext_of = |c: &Option<Column<i64>>| c.as_ref().map(|c| c.ext().to_vec());
-        let mut times = [
-            ext_of(&self.created_at),
-            ext_of(&self.valid_from),
-            ext_of(&self.valid_to),
-            ext_of(&self.sequence),
-        ];
         let old_times = [
             &self.created_at,
             &self.valid_from,
@@ -349,12 +343,12 @@ impl KnowledgeGraph {
             input.fact_valid_to,
             input.fact_sequence,
         ];
-        let mut in_pos = self.in_pos.ext().to_vec();
-        let mut in_subject = self.in_subject.ext().to_vec();
 
-        // Rows to rewrite: the new subjects and objects, and the old ones of replaced facts.
-        let mut by_subject: HashMap<u32, Vec<usize>> = HashMap::new();
-        let mut by_object: HashMap<u32, Vec<usize>> = HashMap::new();
+        // Rows to rewrite: the out-rows of the new subjects and of the old subjects of
+        // replaced facts, and the in-rows of the new objects, of the old objects of
+        // replaced facts and of the objects of every fact that moves with its out-row.
+        let mut by_subject: IdMap<Vec<usize>> = IdMap::default();
+        let mut by_object: IdMap<Vec<usize>> = IdMap::default();
         let mut dirty_out: Vec<u32> = Vec::with_capacity(2 * n);
         let mut dirty_in: Vec<u32> = Vec::with_capacity(2 * n);
         for k in 0..n {
@@ -376,6 +370,39 @@ impl KnowledgeGraph {
         }
         dirty_out.sort_unstable();
         dirty_out.dedup();
+        // The subjects whose out-rows move (one bit per entity): an in-row entry whose
+        // subject is not one of them keeps its position.
+        let mut rewritten = vec![0u64; n_words];
+        for &s in &dirty_out {
+            set_bit(&mut rewritten, s);
+        }
+        // The appended parts are copied once, with room for what this change appends (a
+        // vector that doubles while it is filled copies them again).
+        let grow_out = n + dirty_out
+            .iter()
+            .map(|&s| self.out_range(s).len())
+            .sum::<usize>();
+        let with_room = |old: &[u32], more: usize| {
+            let mut v = Vec::with_capacity(old.len() + more);
+            v.extend_from_slice(old);
+            v
+        };
+        let mut rec = Vec::with_capacity(self.rec.ext().len() + grow_out);
+        rec.extend_from_slice(self.rec.ext());
+        let ext_of = |c: &Option<Column<i64>>| {
+            c.as_ref().map(|c| {
+                let mut v = Vec::with_capacity(c.ext().len() + grow_out);
+                v.extend_from_slice(c.ext());
+                v
+            })
+        };
+        let mut times = [
+            ext_of(&self.created_at),
+            ext_of(&self.valid_from),
+            ext_of(&self.valid_to),
+            ext_of(&self.sequence),
+        ];
+        ov.ext_subject.reserve(grow_out);
 
         let new_rec = |k: usize| FactRec {
             last_accessed: time_at(input.fact_last_accessed, k),
@@ -388,13 +415,14 @@ impl KnowledgeGraph {
             status: input.fact_status[k],
             source: input.fact_source[k],
         };
-        let mut moved: HashMap<u32, u32> = HashMap::new();
+        let mut moved: IdMap<u32> = IdMap::default();
+        moved.reserve(grow_out);
         let mut row: Vec<(u64, Src)> = Vec::new();
         for &s in &dirty_out {
             row.clear();
             for p in self.out_range(s) {
                 let r = &self.rec[p];
-                if !replaced.contains_key(&r.fact) {
+                if replaced.is_empty() || !replaced.contains_key(&r.fact) {
                     row.push((order_key(r.confidence, r.fact), Src::Old(p)));
                 }
             }
@@ -429,7 +457,17 @@ impl KnowledgeGraph {
         }
         dirty_in.sort_unstable();
         dirty_in.dedup();
+        let grow_in = n + dirty_in
+            .iter()
+            .map(|&o| self.in_range(o).len())
+            .sum::<usize>();
+        let mut in_pos = with_room(self.in_pos.ext(), grow_in);
+        let mut in_subject = with_room(self.in_subject.ext(), grow_in);
 
+        // In-rows keep their order (a moved fact keeps its key): the old entries are
+        // copied, a moved fact's position looked up, a replaced one dropped, and the new
+        // entries put in by binary search, so only the rewritten subjects' facts and the
+        // search probes read records.
         let key_at = |p: usize| {
             let r = if p >= base_pos {
                 &rec[p - base_pos]
@@ -438,32 +476,57 @@ impl KnowledgeGraph {
             };
             order_key(r.confidence, r.fact)
         };
-        let mut in_row: Vec<(u64, u32, u32)> = Vec::new();
-        for &o in &dirty_in {
-            in_row.clear();
-            for i in self.in_range(o) {
-                let p = self.in_pos[i] as usize;
-                let f = self.rec[p].fact;
-                if replaced.contains_key(&f) {
-                    continue;
+        let copy_old =
+            |from: usize, to: usize, in_pos: &mut Vec<u32>, in_subject: &mut Vec<u32>| {
+                for i in from..to {
+                    let (mut p, s) = (self.in_pos[i], self.in_subject[i]);
+                    if bit(&rewritten, s) {
+                        let f = self.rec[p as usize].fact;
+                        match moved.get(&f) {
+                            Some(&q) if !replaced.contains_key(&f) => p = q,
+                            _ => continue, // replaced: its new entry, if any, is among the new
+                        }
+                    }
+                    in_pos.push(p);
+                    in_subject.push(s);
                 }
-                let p = moved.get(&f).map_or(p, |&q| q as usize);
-                in_row.push((key_at(p), p as u32, self.in_subject[i]));
-            }
+            };
+        let mut fresh: Vec<(u64, u32, u32)> = Vec::new();
+        for &o in &dirty_in {
+            fresh.clear();
             for &k in by_object.get(&o).map_or(&[][..], Vec::as_slice) {
-                let p = moved.get(&fact[k]).copied().unwrap_or(NONE) as usize;
-                in_row.push((key_at(p), p as u32, input.fact_subject[k]));
+                let p = moved.get(&fact[k]).copied().unwrap_or(NONE);
+                fresh.push((
+                    order_key(input.fact_confidence[k], fact[k]),
+                    p,
+                    input.fact_subject[k],
+                ));
             }
-            in_row.sort_unstable_by_key(|x| x.0);
+            fresh.sort_unstable_by_key(|x| x.0);
+            let old = self.in_range(o);
             let start = base_in + in_pos.len();
-            for &(_, p, s) in &in_row {
+            let mut i = old.start;
+            for &(key, p, s) in &fresh {
+                let (mut lo, mut hi) = (i, old.end);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if key_at(self.in_pos[mid] as usize) < key {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                copy_old(i, lo, &mut in_pos, &mut in_subject);
+                i = lo;
                 in_pos.push(p);
                 in_subject.push(s);
             }
+            copy_old(i, old.end, &mut in_pos, &mut in_subject);
             ov.in_rows
                 .insert(o, (start as u32, (base_in + in_pos.len()) as u32));
             set_bit(&mut ov.in_dirty, o);
         }
+        ov.fact_pos.reserve(moved.len());
         ov.fact_pos.extend(moved);
         if base_pos + rec.len() >= NONE as usize || base_in + in_pos.len() >= NONE as usize {
             return Err(Error::Capacity {
@@ -906,6 +969,8 @@ mod tests {
                 let p = a.in_pos[i] as usize;
                 prop_assert_eq!(a.subject_at(p as u32), a.in_subject[i]);
                 prop_assert_eq!(a.rec[p].object, e);
+                // Every live fact has one position: the one its out-row holds.
+                prop_assert_eq!(p, a.pos_of(a.rec[p].fact));
             }
         }
         for f in 0..a.n_facts() as u32 {
