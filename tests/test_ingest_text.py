@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from conftest import PROPERTY, examples
-from graphrecall._core import count_tokens, scan_sentences
+from graphrecall._core import count_tokens, scan_names, scan_sentences
 from graphrecall.ingest import chunking
 from graphrecall.ingest.chunking import split_sentences
 from graphrecall.ingest.extract import (
@@ -129,3 +129,50 @@ def test_find_all_of_no_names_and_no_sentences() -> None:
     known.add("new york")
     assert known.find_all([]) == []
     assert known.find_all(["in NEW-york", ""]) == [["new york"], []]
+
+
+#: Names built from words whose case folding is not ``str.lower`` (ß, ﬁ, ΐ, İ, final sigma).
+FOLD_WORDS = ["Straße", "STRASSE", "ﬁle", "ΐ", "İstanbul", "ΣΟΦΟΣ", "ǅemal", "Ǆ", "The", "'s"]
+NAMED = st.one_of(
+    TEXT,
+    st.lists(
+        st.one_of(
+            st.sampled_from(FOLD_WORDS + WORDS + SPECIAL), st.characters(), st.just('"Hey Jude"')
+        ),
+        max_size=30,
+    ).map(" ".join),
+)
+
+
+def _names_by_kernel(texts: list[str]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each sentence of ``texts`` with its names, from one call of ``scan_names``."""
+    text_off, spans, sent_off, name_key, name_surface, keys, forms = scan_names(texts)
+    assert len(set(keys)) == len(keys) and len(set(forms)) == len(forms)
+    got = []
+    for t, text in enumerate(texts):
+        for s in range(text_off[t], text_off[t + 1]):
+            a, b = spans[s]
+            names = [
+                (keys[name_key[i]], forms[name_surface[i]])
+                for i in range(sent_off[s], sent_off[s + 1])
+            ]
+            got.append((text[a:b], names))
+    return got
+
+
+@settings(PROPERTY, max_examples=examples(80))
+@given(st.lists(NAMED, max_size=5))
+@example(['Visit the Louvre with "Hey Jude" and “Let It Be”. The Straße\'s 1999 and 12.'])
+def test_scan_names_equals_sentence_names(texts: list[str]) -> None:
+    want = [(s, sentence_names(s)) for t in texts for s in split_sentences(t)]
+    assert _names_by_kernel(texts) == want
+
+
+@settings(PROPERTY, max_examples=examples(200))
+@given(st.text(max_size=40))
+@example("ǅemal ΣΟΦΟΣ İstanbul ﬁle ΐ Straße")
+def test_quoted_random_unicode_keys_casefold_as_python(text: str) -> None:
+    # A quoted phrase's key is normalise() of any Unicode text: the casefold table's proof.
+    texts = [f'"{text}"', f"“{text}”"]
+    want = [(s, sentence_names(s)) for t in texts for s in split_sentences(t)]
+    assert _names_by_kernel(texts) == want

@@ -5,7 +5,7 @@
 //! that starts a known name the match is extended one word at a time while the words so
 //! far start some name, the longest full name wins, and its words are not matched again.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
 
@@ -20,7 +20,7 @@ pub struct KnownIndex {
 impl KnownIndex {
     /// The index of `names`, each its words joined by one space (name `i` is found as `i`).
     pub fn new(names: &[String]) -> Self {
-        let mut prefixes: HashMap<String, Option<u32>> = HashMap::new();
+        let mut prefixes: HashMap<String, Option<u32>> = HashMap::default();
         for (i, name) in names.iter().enumerate() {
             for (pos, _) in name.match_indices(' ') {
                 prefixes.entry(name[..pos].to_string()).or_insert(None);

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._core import count_tokens, scan_sentences
+from .._core import count_tokens, link_call_order, link_names, scan_names
 from ..errors import ParameterError
 from ..tables import EmbeddingSet, GraphTables
 from .chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_text
@@ -49,7 +48,7 @@ from .documents import (
     ReadReport,
     read_documents,
 )
-from .extract import KnownNames, NameMerger, normalise, phrase_names
+from .extract import KnownNames, NameMerger, normalise
 from .protocol import Extractor, Usage, add_extracted
 
 #: Most entities of one sentence paired into ``co_occurs`` facts (the first ones, in order):
@@ -107,18 +106,18 @@ class IngestReport:
         return sum(len(v) for v in self.skipped.values())
 
 
-def _scan(texts: list[str]) -> Iterator[list[tuple[str, list[tuple[str, str]]]]]:
-    """Each text's sentences with their names (:func:`.chunking.split_sentences` and
-    :func:`.extract.sentence_names`), the regex passes done by one call of the Rust kernel
-    ``scan_sentences``."""
-    text_off, sent, sent_off, phr = (a.tolist() for a in scan_sentences(texts))
-    for t, text in enumerate(texts):
-        out = []
-        for s in range(text_off[t], text_off[t + 1]):
-            a, b = sent[s]
-            sentence = text[a:b]
-            out.append((sentence, phrase_names(sentence, phr[sent_off[s] : sent_off[s + 1]])))
-        yield out
+def _merge(counter: Counter[tuple[int, int]], rows: npt.NDArray[np.int64]) -> None:
+    """Adds the ``(a, b, count)`` rows to ``counter``, new pairs in row order."""
+    if not len(rows):
+        return
+    a, b, n = rows.T.tolist()
+    items = zip(zip(a, b, strict=True), n, strict=True)
+    if not counter:
+        dict.update(counter, items)
+        return
+    get = counter.get
+    for k, v in items:
+        counter[k] = get(k, 0) + v
 
 
 def _title_key(title: str) -> str:
@@ -243,126 +242,209 @@ class Ingestor:
                 rep.skipped.setdefault("empty", []).append((str(doc.id), "blank text"))
                 continue
             chunked.append((doc, chunks))
-        scanned = _scan([ch.text for _, chunks in chunked for ch in chunks])
-        staged: list[tuple[Document, int, list[list[tuple[str, list[tuple[str, str]]]]]]] = []
-        for doc, chunks in chunked:
-            known = self._known.setdefault(doc.tenant, KnownNames())
-            first = len(self.chunk_text)
-            per_chunk = []
-            for ch in chunks:
-                sents = next(scanned)
-                if o.known_names:
-                    for _, names in sents:
-                        for k, _ in names:
-                            if " " in k:
-                                known.add(k)
-                per_chunk.append(sents)
-                text = f"{doc.title}\n{ch.text}" if doc.title and o.title_in_text else ch.text
-                meta: dict[str, Any] = {"document": doc.id, "position": ch.position}
-                if doc.title is not None:
-                    meta["title"] = doc.title
-                if doc.metadata:
-                    meta.update(doc.metadata)
-                self.chunk_text.append(text)
-                self.chunk_tenant.append(doc.tenant)
-                self.chunk_meta.append(meta)
-            if doc.title and o.known_names:
-                tk = _title_key(doc.title)
-                if len(tk) >= 3:
-                    known.add(tk)
-            staged.append((doc, first, per_chunk))
-            rep.documents += 1
-            rep.chunks += len(chunks)
-        # Pass 2: known names of every sentence (one Rust call per tenant), then entities,
-        # mentions and facts.
-        found: dict[Hashable, Iterator[list[str]]] = {}
-        if o.known_names:
-            by_tenant: dict[Hashable, list[str]] = {}
-            for doc, _, per_chunk in staged:
-                by_tenant.setdefault(doc.tenant, []).extend(
-                    s for sents in per_chunk for s, _ in sents
-                )
-            found = {t: iter(self._known[t].find_all(ss)) for t, ss in by_tenant.items()}
-        seen: dict[Hashable, dict[tuple[str, str], int]] = {}
-        for doc, first, per_chunk in staged:
-            self._link(
-                doc, first, per_chunk, found.get(doc.tenant), seen.setdefault(doc.tenant, {})
-            )
+        self._extract(chunked, rep)
         add_extracted(self, range(n_chunks, len(self.chunk_text)), rep)
         rep.new_entities = len(self.entity_name) - n_ent
         return rep
 
-    def _link(
-        self,
-        doc: Document,
-        first: int,
-        per_chunk: list[list[tuple[str, list[tuple[str, str]]]]],
-        known: Iterator[list[str]] | None,
-        seen: dict[tuple[str, str], int],
-    ) -> None:
-        """Adds the entities, mentions and facts of one document's chunks; ``known``
-        gives the known names of each of its sentences in order (None: not matched);
-        ``seen`` caches ``_entity(tenant, key, surface)`` of this tenant (a repeated call
-        returns the same id and changes nothing, so it is skipped)."""
+    def _extract(self, chunked: list[tuple[Document, list[Chunk]]], rep: IngestReport) -> None:
+        """Adds the chunks of ``chunked`` with their entities, mentions and facts.
+
+        Sentences and names (trimmed, normalised, interned) of every chunk come from one
+        call of the Rust kernel ``scan_names``; titles and multi-word names become known
+        names of their tenant (in document order: the first key with given words wins),
+        found in every sentence by ``find_known_names``; the walk over documents, chunks
+        and sentences (entity of each mention, a single word standing for the document's
+        multi-word name, co-occurrence and title-link counts) runs in ``link_call_order``
+        and ``link_names``. Between those two, near-duplicate keys are resolved by
+        :class:`NameMerger` in the order in which their entities are first asked for.
+        """
         o = self.options
-        tenant = doc.tenant
-        title_eid = None
-        if doc.title:
-            tk = _title_key(doc.title)
+        if not chunked:
+            return
+        texts = [ch.text for _, chunks in chunked for ch in chunks]
+        text_off, spans, sent_off, name_key, name_surface, keys, forms = scan_names(texts)
+        first_chunk = len(self.chunk_text)
+        tid: dict[Hashable, int] = {}
+        doc_tenant = np.empty(len(chunked), np.int64)
+        doc_chunks = np.zeros(len(chunked) + 1, np.int64)
+        for d, (doc, chunks) in enumerate(chunked):
+            doc_tenant[d] = tid.setdefault(doc.tenant, len(tid))
+            doc_chunks[d + 1] = doc_chunks[d] + len(chunks)
+            self._known.setdefault(doc.tenant, KnownNames())
+            head = f"{doc.title}\n" if doc.title and o.title_in_text else ""
+            base: dict[str, Any] = {"document": doc.id}
+            tail: dict[str, Any] = {} if doc.title is None else {"title": doc.title}
+            if doc.metadata:
+                tail.update(doc.metadata)
+            for ch in chunks:
+                self.chunk_text.append(head + ch.text if head else ch.text)
+                self.chunk_tenant.append(doc.tenant)
+                self.chunk_meta.append({**base, "position": ch.position, **tail})
+            rep.documents += 1
+            rep.chunks += len(chunks)
+        tenants = list(tid)
+        kid = {k: i for i, k in enumerate(keys)}
+        sid = {f: i for i, f in enumerate(forms)}
+        # Titles: a key and surface form of each document that has one.
+        title_key = np.full(len(chunked), -1, np.int64)
+        title_surface = np.full(len(chunked), -1, np.int64)
+        title_known: list[str | None] = []
+        for d, (doc, _) in enumerate(chunked):
+            tk = _title_key(doc.title) if doc.title else ""
+            title_known.append(tk if len(tk) >= 3 else None)
             if tk:
-                title_eid = self._entity(tenant, tk, _QUALIFIER.sub("", doc.title).strip())
-                if self.entity_primary[title_eid] is None:
-                    self.entity_primary[title_eid] = first
-        # Sentence keys, then the document's short-form aliases ("Obama" -> "Barack Obama").
-        sent_keys: list[list[list[tuple[str, str]]]] = []
-        last_word: dict[str, str | None] = {}
-        for sents in per_chunk:
-            ck = []
-            for _, names in sents:
-                keys = names
-                if known is not None:
-                    found = next(known)
-                    if found:
-                        have = {k for k, _ in names}
-                        keys = names + [(k, k) for k in found if k not in have]
-                for k, _ in keys:
-                    if " " in k:
-                        w = k.rsplit(" ", 1)[1]
-                        last_word[w] = k if last_word.get(w, k) == k else None
-                ck.append(keys)
-            sent_keys.append(ck)
-        entity = self._entity
-        surfaces = self._surfaces
-        cooccurs = self.cooccurs if o.cooccurrence else None
-        for c, ck in enumerate(sent_keys):
-            chunk = first + c
-            in_chunk: set[int] = set()
-            named = [] if title_eid is None else [title_eid]  # one entry per mention
-            for keys in ck:
-                ids: list[int] = []
-                for k, surface in keys:
-                    full = last_word.get(k) if " " not in k else None
-                    if full:
-                        eid = entity(tenant, full, full)
-                        surfaces[eid].add(surface)
-                    else:
-                        eid = seen.get((k, surface), -1)
-                        if eid < 0:
-                            eid = seen[(k, surface)] = entity(tenant, k, surface)
-                    named.append(eid)
-                    if eid not in ids:
-                        ids.append(eid)
-                in_chunk.update(ids)
-                if cooccurs is not None and len(ids) > 1:
-                    cooccurs.update(
-                        [
-                            (a, b) if a < b else (b, a)
-                            for a, b in combinations(ids[:MAX_SENTENCE_ENTITIES], 2)
-                        ]
-                    )
-            self.mentions.update([(chunk, eid) for eid in named])
-            if o.title_edges and title_eid is not None:
-                self.title_links.update([(title_eid, eid) for eid in in_chunk if eid != title_eid])
+                title_key[d] = kid.setdefault(tk, len(kid))
+                surface = _QUALIFIER.sub("", doc.title).strip()  # type: ignore[arg-type]
+                title_surface[d] = sid.setdefault(surface, len(sid))
+        sentence_known = np.zeros(0, np.int64)
+        known_key = np.zeros(0, np.int64)
+        if o.known_names:
+            chunk_doc = np.repeat(np.arange(len(chunked)), np.diff(doc_chunks))
+            sent_doc = np.repeat(chunk_doc, np.diff(text_off))
+            name_doc = np.repeat(sent_doc, np.diff(sent_off))
+            self._learn(chunked, keys, name_key, name_doc, doc_tenant, title_known)
+            sentence_known, known_key = self._find_known(
+                texts, text_off, spans, doc_tenant[sent_doc], tenants, kid
+            )
+        # Every key's last word (keys with a space) and the key as a surface form.
+        keys = list(kid)
+        last_word = np.full(len(keys), -1, np.int64)
+        for i, k in enumerate(keys):
+            if " " in k:
+                last_word[i] = kid.setdefault(k.rsplit(" ", 1)[1], len(kid))
+        keys = list(kid)
+        last_word = np.concatenate([last_word, np.full(len(keys) - len(last_word), -1, np.int64)])
+        key_surface = np.fromiter((sid.setdefault(k, len(sid)) for k in keys), np.int64, len(keys))
+        arrays = (
+            doc_tenant,
+            title_key,
+            title_surface,
+            doc_chunks,
+            text_off,
+            sent_off,
+            name_key,
+            name_surface,
+            sentence_known,
+            known_key,
+            last_word,
+            key_surface,
+        )
+        # Each (tenant, key) asked for: its entity so far and its canonical key's.
+        ent = self._ent
+        resolve = self._merger.resolve
+        call = link_call_order(arrays, len(sid)).tolist()
+        p_ent = np.empty(len(call), np.int64)
+        p_canon = np.empty(len(call), np.int64)
+        p_canon_ent = np.empty(len(call), np.int64)
+        for i, (t, k) in enumerate(call):
+            tenant, key = tenants[t], keys[k]
+            p_ent[i] = ent.get((tenant, key), -1)
+            c = resolve(key)
+            p_canon[i] = kid.setdefault(c, len(kid))
+            p_canon_ent[i] = ent.get((tenant, c), -1)
+        if len(kid) > len(keys):
+            extra = np.full(len(kid) - len(keys), -1, np.int64)
+            last_word = np.concatenate([last_word, extra])
+            key_surface = np.concatenate([key_surface, extra])
+            arrays = (*arrays[:10], last_word, key_surface)
+            keys = list(kid)
+        new, registered, surfaces, title_entity, mentions, cooccurs, title_links = link_names(
+            arrays,
+            len(sid),
+            first_chunk,
+            p_ent,
+            p_canon,
+            p_canon_ent,
+            len(self.entity_name),
+            o.cooccurrence,
+            o.title_edges,
+            MAX_SENTENCE_ENTITIES,
+        )
+        forms = list(sid)
+        for t, f in new.tolist():
+            self.entity_name.append(forms[f])
+            self.entity_tenant.append(tenants[t])
+            self.entity_primary.append(None)
+            self._surfaces.append(set())
+        for t, k, e in registered.tolist():
+            ent[(tenants[t], keys[k])] = e
+        names = self.entity_name
+        sets = self._surfaces
+        for e, f, always in surfaces.tolist():
+            form = forms[f]
+            if always or form != names[e]:
+                sets[e].add(form)
+        primary = self.entity_primary
+        for first, e in zip(doc_chunks[:-1].tolist(), title_entity.tolist(), strict=True):
+            if e >= 0 and primary[e] is None:
+                primary[e] = first_chunk + first
+        _merge(self.mentions, mentions)
+        _merge(self.cooccurs, cooccurs)
+        _merge(self.title_links, title_links)
+
+    def _learn(
+        self,
+        chunked: list[tuple[Document, list[Chunk]]],
+        keys: list[str],
+        name_key: npt.NDArray[np.int64],
+        name_doc: npt.NDArray[np.int64],
+        doc_tenant: npt.NDArray[np.int64],
+        title_known: list[str | None],
+    ) -> None:
+        """Makes the multi-word names and the titles known to their tenant, in document
+        order (each document's names in order, then its title); a key given to
+        :meth:`KnownNames.add` before is skipped (a repeated add changes nothing)."""
+        multi = np.fromiter((" " in k for k in keys), bool, len(keys))
+        pick = np.flatnonzero(multi[name_key])
+        # The first mention of each (tenant, key) among the multi-word names.
+        tk = doc_tenant[name_doc[pick]] * len(keys) + name_key[pick]
+        _, first = np.unique(tk, return_index=True)
+        first = np.sort(pick[first])
+        ends = np.searchsorted(name_doc[first], np.arange(len(chunked)), side="right").tolist()
+        learn = name_key[first].tolist()
+        a = 0
+        for (doc, _), b, title in zip(chunked, ends, title_known, strict=True):
+            known = self._known[doc.tenant]
+            for k in learn[a:b]:
+                known.add(keys[k])
+            a = b
+            if title is not None:
+                known.add(title)
+
+    def _find_known(
+        self,
+        texts: list[str],
+        text_off: npt.NDArray[np.int64],
+        spans: npt.NDArray[np.int64],
+        sent_tenant: npt.NDArray[np.int64],
+        tenants: list[Hashable],
+        kid: dict[str, int],
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The known names of every sentence (one Rust call per tenant): ``(offsets,
+        key ids)`` in sentence order, keys interned into ``kid``."""
+        sentences = [
+            text[a:b]
+            for text, s0, s1 in zip(
+                texts, text_off[:-1].tolist(), text_off[1:].tolist(), strict=True
+            )
+            for a, b in spans[s0:s1].tolist()
+        ]
+        n_sents = len(sentences)
+        where: list[npt.NDArray[np.int64]] = []
+        what: list[npt.NDArray[np.int64]] = []
+        for t, tenant in enumerate(tenants):
+            at = np.flatnonzero(sent_tenant == t) if len(tenants) > 1 else np.arange(n_sents)
+            ss = [sentences[i] for i in at.tolist()] if len(tenants) > 1 else sentences
+            off, keys, found = self._known[tenant].find_keys(ss)
+            ids = np.fromiter((kid.setdefault(k, len(kid)) for k in keys), np.int64, len(keys))
+            where.append(np.repeat(at, np.diff(off)))
+            what.append(ids[found])
+        at_all = np.concatenate(where)
+        order = np.argsort(at_all, kind="stable")
+        offsets = np.zeros(n_sents + 1, np.int64)
+        np.cumsum(np.bincount(at_all, minlength=n_sents), out=offsets[1:])
+        return offsets, np.concatenate(what)[order].astype(np.int64)
 
     # ------------------------------------------------------------------ vectors and tables
 

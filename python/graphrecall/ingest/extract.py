@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
+import numpy as np
+import numpy.typing as npt
 from rapidfuzz import fuzz
 
 from .._core import find_known_names
@@ -190,17 +192,24 @@ class KnownNames:
                 done = end
         return out
 
+    def find_keys(
+        self, sentences: Sequence[str]
+    ) -> tuple[npt.NDArray[np.int64], list[str], npt.NDArray[np.int64]]:
+        """:meth:`find` of each sentence as arrays, from one call of the Rust kernel
+        ``find_known_names``: ``(offsets, keys, found)``, sentence ``s``'s keys are
+        ``keys[i]`` for ``i`` in ``found[offsets[s]:offsets[s + 1]]``."""
+        if not self._prefixes or not sentences:
+            return np.zeros(len(sentences) + 1, np.int64), [], np.zeros(0, np.int64)
+        joined = list(self.keys)
+        off, ids = find_known_names(joined, [s.casefold() for s in sentences])
+        return off, list(self.keys.values()), ids
+
     def find_all(self, sentences: Sequence[str]) -> list[list[str]]:
         """:meth:`find` of each sentence, in one call of the Rust kernel
         ``find_known_names`` (the same keys in the same order)."""
-        if not self._prefixes or not sentences:
-            return [[] for _ in sentences]
-        joined = list(self.keys)
-        off, ids = find_known_names(joined, [s.casefold() for s in sentences])
-        keys = [self.keys[j] for j in joined]
+        off, keys, ids = self.find_keys(sentences)
         found = [keys[i] for i in ids.tolist()]
-        bounds = off.tolist()
-        return [found[a:b] for a, b in pairwise(bounds)]
+        return [found[a:b] for a, b in pairwise(off.tolist())]
 
 
 class NameMerger:
