@@ -31,6 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,15 @@ class IngestReport:
     def n_skipped(self) -> int:
         """How many documents were skipped, all kinds together."""
         return sum(len(v) for v in self.skipped.values())
+
+
+def _pairs(
+    counter: Counter[tuple[int, int]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The ``(n, 2)`` pairs and the counts of ``counter``, in its order."""
+    n = len(counter)
+    ab = np.fromiter(chain.from_iterable(counter), np.int64, 2 * n).reshape(n, 2)
+    return ab, np.fromiter(counter.values(), np.int64, n)
 
 
 def _merge(counter: Counter[tuple[int, int]], rows: npt.NDArray[np.int64]) -> None:
@@ -480,17 +490,15 @@ class Ingestor:
     def tables(self) -> GraphTables:
         """The graph so far as tables (unchecked: :meth:`GraphTables.check` validates)."""
         tenants = any(t is not None for t in self.chunk_tenant)
-        n_chunks = np.bincount(
-            np.fromiter((e for _, e in self.mentions), np.int64, len(self.mentions)),
-            minlength=len(self.entity_name),
-        )
+        men, men_n = _pairs(self.mentions)
+        n_chunks = np.bincount(men[:, 1], minlength=len(self.entity_name))
         has_title = np.array([p is not None for p in self.entity_primary], dtype=bool)
         keep = (n_chunks >= self.options.min_chunks) | has_title
         kept = np.flatnonzero(keep)
         entities: dict[str, Any] = {
             "id": kept.astype(np.int64),
-            "name": [self.entity_name[i] for i in kept],
-            "primary_chunk": [self.entity_primary[i] for i in kept],
+            "name": [self.entity_name[i] for i in kept.tolist()],
+            "primary_chunk": [self.entity_primary[i] for i in kept.tolist()],
         }
         chunks: dict[str, Any] = {
             "id": np.arange(len(self.chunk_text), dtype=np.int64),
@@ -498,36 +506,30 @@ class Ingestor:
             "metadata": list(self.chunk_meta),
         }
         if tenants:
-            entities["tenant"] = [self.entity_tenant[i] for i in kept]
+            entities["tenant"] = [self.entity_tenant[i] for i in kept.tolist()]
             chunks["tenant"] = list(self.chunk_tenant)
-        subj: list[int] = []
-        obj: list[int] = []
-        pred: list[str] = []
-        strength: list[float] = []
         own = ((self.cooccurs, "co_occurs"), (self.title_links, "mentions"))
+        parts = []
         for counter, p in (*own, *((c, p) for p, c in self.relations.items())):
-            for (a, b), n in counter.items():
-                if not (keep[a] and keep[b]):
-                    continue
-                subj.append(a)
-                obj.append(b)
-                pred.append(p)
-                strength.append(float(n))
-        nf = len(subj)
+            ab, n = _pairs(counter)
+            ok = keep[ab[:, 0]] & keep[ab[:, 1]]
+            parts.append((ab[ok], n[ok], p))
+        ab = np.concatenate([x[0] for x in parts])
+        nf = len(ab)
         facts: dict[str, Any] = {
             "id": np.arange(nf, dtype=np.int64),
-            "subject": np.array(subj, dtype=np.int64),
-            "object": obj,
-            "predicate": pred,
-            "strength": np.array(strength),
+            "subject": ab[:, 0].copy(),
+            "object": ab[:, 1].tolist(),
+            "predicate": [p for _, n, p in parts for _ in range(len(n))],
+            "strength": np.concatenate([x[1] for x in parts]).astype(np.float64),
             "status": ["confirmed"] * nf,
             "source": ["system"] * nf,
         }
-        ms = [(c, e, n) for (c, e), n in self.mentions.items() if keep[e]]
+        ok = keep[men[:, 1]]
         mentions = {
-            "chunk": np.array([m[0] for m in ms], dtype=np.int64),
-            "entity": np.array([m[1] for m in ms], dtype=np.int64),
-            "count": np.array([m[2] for m in ms], dtype=np.int64),
+            "chunk": men[ok, 0].copy(),
+            "entity": men[ok, 1].copy(),
+            "count": men_n[ok],
         }
         al_e: list[int] = []
         al_a: list[str] = []
