@@ -116,20 +116,13 @@ pub fn phrase_name(phrase: &str, initial: bool) -> Option<(String, String)> {
     is_name(&key).then_some((key, surface))
 }
 
-/// `extract.phrase_names` of one sentence from its phrases' spans.
-pub fn sentence_names(sentence: &[char], spans: &[(usize, usize)]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for &(a, b) in spans {
-        let phrase: String = sentence[a..b].iter().collect();
-        if let Some(name) = phrase_name(&phrase, a == 0) {
-            out.push(name);
-        }
-    }
+/// The quoted phrases of a sentence (`[\"“]([^\"”\n]{2,80})[\"”]`), stripped, those of 1
+/// to 8 words.
+fn quoted(sentence: &[char]) -> Vec<String> {
+    let mut out = Vec::new();
     if !sentence.iter().any(|&c| c == '"' || c == '“') {
         return out;
     }
-    // `[\"“]([^\"”\n]{2,80})[\"”]`, each quoted phrase of 1 to 8 words not named yet.
-    let have: Vec<String> = out.iter().map(|(k, _)| k.clone()).collect();
     let n = sentence.len();
     let mut i = 0;
     while i < n {
@@ -141,12 +134,8 @@ pub fn sentence_names(sentence: &[char], spans: &[(usize, usize)]) -> Vec<(Strin
             if j - i - 1 >= 2 && j < n && matches!(sentence[j], '"' | '”') {
                 let group: String = sentence[i + 1..j].iter().collect();
                 let surface = group.trim_matches(is_space);
-                let words = py_split(surface).len();
-                if (1..=8).contains(&words) {
-                    let key = normalise(surface);
-                    if is_name(&key) && !have.contains(&key) {
-                        out.push((key, surface.to_string()));
-                    }
+                if (1..=8).contains(&py_split(surface).len()) {
+                    out.push(surface.to_string());
                 }
                 i = j + 1;
                 continue;
@@ -176,7 +165,22 @@ pub struct ScanNames {
     pub surfaces: Vec<String>,
 }
 
-type Named = ((usize, usize), Vec<(String, String)>);
+/// A sentence's span, its capitalised phrases (with "starts the sentence") and its quoted
+/// phrases, before names are made of them.
+struct Raw {
+    span: (usize, usize),
+    phrases: Vec<(String, bool)>,
+    quoted: Vec<String>,
+}
+
+/// Interned keys and surfaces, with the name of each distinct phrase remembered.
+#[derive(Default)]
+struct Interner {
+    keys: FxHashMap<String, i64>,
+    surfaces: FxHashMap<String, i64>,
+    phrase: [FxHashMap<String, Option<(i64, i64)>>; 2],
+    quoted: FxHashMap<String, Option<i64>>,
+}
 
 fn intern(map: &mut FxHashMap<String, i64>, list: &mut Vec<String>, s: String) -> i64 {
     if let Some(&i) = map.get(&s) {
@@ -189,9 +193,10 @@ fn intern(map: &mut FxHashMap<String, i64>, list: &mut Vec<String>, s: String) -
 }
 
 /// The sentences of each text (`split_sentences`) and the names of each sentence
-/// (`sentence_names`), in parallel; keys and surfaces interned in order of appearance.
+/// ([`sentence_names`]): sentences and phrases found in parallel, then each distinct
+/// phrase made a name once; keys and surfaces interned in order of appearance.
 pub fn scan_names(texts: &[String]) -> ScanNames {
-    let per_text: Vec<Vec<Named>> = texts
+    let per_text: Vec<Vec<Raw>> = texts
         .par_iter()
         .map(|text| {
             let chars: Vec<char> = text.chars().collect();
@@ -199,7 +204,14 @@ pub fn scan_names(texts: &[String]) -> ScanNames {
                 .into_iter()
                 .map(|(a, b)| {
                     let s = &chars[a..b];
-                    ((a, b), sentence_names(s, &phrases(s)))
+                    Raw {
+                        span: (a, b),
+                        phrases: phrases(s)
+                            .into_iter()
+                            .map(|(x, y)| (s[x..y].iter().collect(), x == 0))
+                            .collect(),
+                        quoted: quoted(s),
+                    }
                 })
                 .collect()
         })
@@ -209,15 +221,49 @@ pub fn scan_names(texts: &[String]) -> ScanNames {
         sentence_offsets: vec![0],
         ..ScanNames::default()
     };
-    let mut kmap: FxHashMap<String, i64> = FxHashMap::default();
-    let mut smap: FxHashMap<String, i64> = FxHashMap::default();
+    let mut it = Interner::default();
     for sents in per_text {
-        for ((a, b), names) in sents {
-            out.sentences.push([a as i64, b as i64]);
-            for (k, s) in names {
-                out.name_key.push(intern(&mut kmap, &mut out.keys, k));
-                out.name_surface
-                    .push(intern(&mut smap, &mut out.surfaces, s));
+        for raw in sents {
+            out.sentences.push([raw.span.0 as i64, raw.span.1 as i64]);
+            let start = out.name_key.len();
+            for (phrase, initial) in raw.phrases {
+                let cache = &mut it.phrase[usize::from(initial)];
+                let name = match cache.get(&phrase) {
+                    Some(&name) => name,
+                    None => {
+                        let name = phrase_name(&phrase, initial).map(|(k, f)| {
+                            (
+                                intern(&mut it.keys, &mut out.keys, k),
+                                intern(&mut it.surfaces, &mut out.surfaces, f),
+                            )
+                        });
+                        cache.insert(phrase, name);
+                        name
+                    }
+                };
+                if let Some((k, f)) = name {
+                    out.name_key.push(k);
+                    out.name_surface.push(f);
+                }
+            }
+            let named = out.name_key.len();
+            for surface in raw.quoted {
+                let key = match it.quoted.get(&surface) {
+                    Some(&key) => key,
+                    None => {
+                        let key = normalise(&surface);
+                        let key = is_name(&key).then(|| intern(&mut it.keys, &mut out.keys, key));
+                        it.quoted.insert(surface.clone(), key);
+                        key
+                    }
+                };
+                if let Some(k) = key {
+                    if !out.name_key[start..named].contains(&k) {
+                        out.name_key.push(k);
+                        out.name_surface
+                            .push(intern(&mut it.surfaces, &mut out.surfaces, surface));
+                    }
+                }
             }
             out.sentence_offsets.push(out.name_key.len() as i64);
         }
@@ -229,6 +275,25 @@ pub fn scan_names(texts: &[String]) -> ScanNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `extract.phrase_names` of one sentence from its phrases' spans.
+    fn sentence_names(sentence: &[char], spans: &[(usize, usize)]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for &(a, b) in spans {
+            let phrase: String = sentence[a..b].iter().collect();
+            if let Some(name) = phrase_name(&phrase, a == 0) {
+                out.push(name);
+            }
+        }
+        let have: Vec<String> = out.iter().map(|(k, _)| k.clone()).collect();
+        for surface in quoted(sentence) {
+            let key = normalise(&surface);
+            if is_name(&key) && !have.contains(&key) {
+                out.push((key, surface));
+            }
+        }
+        out
+    }
 
     fn names(s: &str) -> Vec<(String, String)> {
         let c: Vec<char> = s.chars().collect();
@@ -256,7 +321,8 @@ mod tests {
             pairs(&[
                 ("louvre", "Louvre"),
                 ("hey jude", "Hey Jude"),
-                ("let it be", "Let It Be")
+                ("let", "Let"),
+                ("let it be", "Let It Be"),
             ])
         );
         assert_eq!(casefold("Straße ΣΑΣ"), "strasse σασ");
