@@ -169,9 +169,12 @@ class Ingestor:
         self.entity_tenant: list[Hashable] = []
         self.entity_primary: list[int | None] = []
         self._surfaces: list[set[str]] = []
-        self.mentions: Counter[tuple[int, int]] = Counter()
-        self.cooccurs: Counter[tuple[int, int]] = Counter()
-        self.title_links: Counter[tuple[int, int]] = Counter()
+        # (a, b) -> count of mentions, co-occurrences and title links: a Counter each, and
+        # the (a, b, count) rows of the batches not merged into it yet (see _counter).
+        self._counters: dict[str, Counter[tuple[int, int]]] = {
+            k: Counter() for k in ("mentions", "cooccurs", "title_links")
+        }
+        self._pending: dict[str, list[npt.NDArray[np.int64]]] = {k: [] for k in self._counters}
         self.chunk_vectors: dict[int, npt.NDArray[np.float32]] = {}
         self.entity_vectors: dict[int, npt.NDArray[np.float32]] = {}
         self.model: str | None = None
@@ -389,9 +392,44 @@ class Ingestor:
         for first, e in zip(doc_chunks[:-1].tolist(), title_entity.tolist(), strict=True):
             if e >= 0 and primary[e] is None:
                 primary[e] = first_chunk + first
-        _merge(self.mentions, mentions)
-        _merge(self.cooccurs, cooccurs)
-        _merge(self.title_links, title_links)
+        for name, rows in (
+            ("mentions", mentions),
+            ("cooccurs", cooccurs),
+            ("title_links", title_links),
+        ):
+            if len(rows):
+                self._pending[name].append(rows)
+
+    def _counter(self, name: str) -> Counter[tuple[int, int]]:
+        """The counter ``name`` with every pending batch merged into it."""
+        counter = self._counters[name]
+        for rows in self._pending[name]:
+            _merge(counter, rows)
+        self._pending[name].clear()
+        return counter
+
+    def _pair_arrays(self, name: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:func:`_pairs` of the counter ``name``, straight from the batch's rows when one
+        batch is all there is (the rows are the counter's items in its order)."""
+        pending = self._pending[name]
+        if not self._counters[name] and len(pending) == 1:
+            return pending[0][:, :2], pending[0][:, 2]
+        return _pairs(self._counter(name))
+
+    @property
+    def mentions(self) -> Counter[tuple[int, int]]:
+        """``(chunk, entity)`` -> the number of mentions."""
+        return self._counter("mentions")
+
+    @property
+    def cooccurs(self) -> Counter[tuple[int, int]]:
+        """``(entity, entity)`` -> the number of sentences naming both (smaller id first)."""
+        return self._counter("cooccurs")
+
+    @property
+    def title_links(self) -> Counter[tuple[int, int]]:
+        """``(title entity, entity)`` -> the number of the title's chunks naming it."""
+        return self._counter("title_links")
 
     def _learn(
         self,
@@ -490,7 +528,7 @@ class Ingestor:
     def tables(self) -> GraphTables:
         """The graph so far as tables (unchecked: :meth:`GraphTables.check` validates)."""
         tenants = any(t is not None for t in self.chunk_tenant)
-        men, men_n = _pairs(self.mentions)
+        men, men_n = self._pair_arrays("mentions")
         n_chunks = np.bincount(men[:, 1], minlength=len(self.entity_name))
         has_title = np.array([p is not None for p in self.entity_primary], dtype=bool)
         keep = (n_chunks >= self.options.min_chunks) | has_title
@@ -508,10 +546,10 @@ class Ingestor:
         if tenants:
             entities["tenant"] = [self.entity_tenant[i] for i in kept.tolist()]
             chunks["tenant"] = list(self.chunk_tenant)
-        own = ((self.cooccurs, "co_occurs"), (self.title_links, "mentions"))
+        own = [(*self._pair_arrays("cooccurs"), "co_occurs")]
+        own.append((*self._pair_arrays("title_links"), "mentions"))
         parts = []
-        for counter, p in (*own, *((c, p) for p, c in self.relations.items())):
-            ab, n = _pairs(counter)
+        for ab, n, p in (*own, *((*_pairs(c), p) for p, c in self.relations.items())):
             ok = keep[ab[:, 0]] & keep[ab[:, 1]]
             parts.append((ab[ok], n[ok], p))
         ab = np.concatenate([x[0] for x in parts])
