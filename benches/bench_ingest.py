@@ -109,7 +109,7 @@ def stages(recs: list[dict[str, str]]) -> None:
     spent: dict[str, float] = {}
     for name in ("scan_names", "link_call_order", "link_names"):
         _timed(builder, name, spent)
-    _timed(extract, "find_known_names", spent)
+    _timed(extract, "find_known_names_in", spent)
     _timed(builder.NameMerger, "resolve", spent)
     t = cpu()
     ing = Ingestor()

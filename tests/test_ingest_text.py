@@ -5,9 +5,13 @@ the characters the patterns treat specially."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
+import pytest
 from conftest import PROPERTY, examples
 from graphrecall._core import count_tokens, scan_names, scan_sentences
+from graphrecall.errors import ParameterError
 from graphrecall.ingest import chunking
 from graphrecall.ingest.chunking import split_sentences
 from graphrecall.ingest.extract import (
@@ -120,6 +124,23 @@ def test_find_all_equals_find(names: list[str], sentences: list[str]) -> None:
     for n in names:
         known.add(normalise(n))
     assert known.find_all(sentences) == [known.find(s) for s in sentences]
+    # The same sentences as spans of one text (joined by a space), folded in the kernel.
+    text = " ".join(sentences)
+    starts = np.cumsum([0] + [len(s) + 1 for s in sentences])[:-1]
+    pairs = [[a, a + len(s)] for a, s in zip(starts, sentences, strict=True)]
+    spans = np.array(pairs, np.int64).reshape(-1, 2)
+    off, keys, found = known.find_keys_in([text], np.zeros(len(spans), np.int64), spans)
+    got = [[keys[i] for i in found[a:b]] for a, b in pairwise(off.tolist())]
+    assert got == [known.find(s) for s in sentences]
+
+
+def test_find_keys_in_rejects_spans_outside_the_text() -> None:
+    known = KnownNames()
+    known.add("new york")
+    with pytest.raises(ParameterError):
+        known.find_keys_in(["new york"], np.zeros(1, np.int64), np.array([[0, 9]], np.int64))
+    with pytest.raises(ParameterError):
+        known.find_keys_in(["new york"], np.ones(1, np.int64), np.array([[0, 3]], np.int64))
 
 
 def test_find_all_of_no_names_and_no_sentences() -> None:

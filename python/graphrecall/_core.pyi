@@ -29,6 +29,7 @@ __all__ = [
     "entity_chunk_scores",
     "exact_search",
     "find_known_names",
+    "find_known_names_in",
     "graph_proximity_chunks",
     "graph_proximity_score",
     "hybrid_merge",
@@ -745,6 +746,20 @@ def link_names(
 
     Raises:
         ParameterError: Offsets or ids out of range.
+    """
+
+def find_known_names_in(
+    names: list[str],
+    texts: list[str],
+    sentence_text: npt.NDArray[np.int64],
+    spans: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`find_known_names` of sentences given as ``(n, 2)`` code point ``spans`` of
+    ``texts`` (sentence ``s`` is ``spans[s]`` of ``texts[sentence_text[s]]``), case-folded
+    in the kernel with ``str.casefold``'s mapping.
+
+    Raises:
+        ParameterError: A span outside its text, or shapes that do not match.
     """
 
 def count_tokens(texts: list[str]) -> npt.NDArray[np.int64]:

@@ -33,18 +33,23 @@ fn is_py_digit(c: char) -> bool {
     }
 }
 
+/// Pushes Python's `c.casefold()` onto `out`.
+pub fn push_casefold(out: &mut String, c: char) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+    } else {
+        match tables::CASEFOLD.binary_search_by_key(&(c as u32), |&(k, _)| k) {
+            Ok(i) => out.push_str(tables::CASEFOLD[i].1),
+            Err(_) => out.push(c),
+        }
+    }
+}
+
 /// Python's `str.casefold` (it maps each code point on its own).
 pub fn casefold(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        if c.is_ascii() {
-            out.push(c.to_ascii_lowercase());
-        } else {
-            match tables::CASEFOLD.binary_search_by_key(&(c as u32), |&(k, _)| k) {
-                Ok(i) => out.push_str(tables::CASEFOLD[i].1),
-                Err(_) => out.push(c),
-            }
-        }
+        push_casefold(&mut out, c);
     }
     out
 }

@@ -1,7 +1,10 @@
 //! Ingestion's text kernels (`crate::ingest_text`) as a `#[pyfunction]`: one call per batch
 //! of texts, the scan done with the GIL released.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 
 use crate::ingest_text;
@@ -198,4 +201,29 @@ pub fn scan_names<'py>(
         s.keys,
         s.surfaces,
     ))
+}
+
+/// The known names found in each sentence, given as `(n, 2)` code point spans of `texts`
+/// (sentence `s` is `spans[s]` of `texts[sentence_text[s]]`) and case-folded in the kernel
+/// (`ingest_text::KnownIndex::find_in`): returns `(offsets, names)` as `find_known_names`.
+#[pyfunction]
+pub fn find_known_names_in<'py>(
+    py: Python<'py>,
+    names: Vec<String>,
+    texts: Vec<String>,
+    sentence_text: PyReadonlyArray1<'py, i64>,
+    spans: PyReadonlyArray2<'py, i64>,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
+    let sentence_text = slice(&sentence_text, "sentence_text")?;
+    if spans.shape()[1] != 2 {
+        return Err(crate::Error::param("spans", "must have shape (n, 2)").into());
+    }
+    let flat = spans
+        .as_slice()
+        .map_err(|_| crate::Error::param("spans", "array must be C-contiguous"))?;
+    let pairs: Vec<[i64; 2]> = flat.chunks_exact(2).map(|p| [p[0], p[1]]).collect();
+    let (offsets, found) = enter(py, || {
+        ingest_text::KnownIndex::new(&names).find_in(&texts, sentence_text, &pairs)
+    })?;
+    Ok((offsets.into_pyarray(py), found.into_pyarray(py)))
 }

@@ -54,7 +54,8 @@ mod _core {
 
     #[pymodule_export]
     use super::ingest_text::{
-        count_tokens, find_known_names, link_call_order, link_names, scan_names, scan_sentences,
+        count_tokens, find_known_names, find_known_names_in, link_call_order, link_names,
+        scan_names, scan_sentences,
     };
 
     #[pymodule_export]

@@ -471,21 +471,17 @@ class Ingestor:
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """The known names of every sentence (one Rust call per tenant): ``(offsets,
         key ids)`` in sentence order, keys interned into ``kid``."""
-        sentences = [
-            text[a:b]
-            for text, s0, s1 in zip(
-                texts, text_off[:-1].tolist(), text_off[1:].tolist(), strict=True
-            )
-            for a, b in spans[s0:s1].tolist()
-        ]
-        n_sents = len(sentences)
+        n_sents = len(spans)
+        sent_text = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(text_off))
         where: list[npt.NDArray[np.int64]] = []
         what: list[npt.NDArray[np.int64]] = []
         for t, tenant in enumerate(tenants):
             at = np.flatnonzero(sent_tenant == t) if len(tenants) > 1 else np.arange(n_sents)
-            ss = [sentences[i] for i in at.tolist()] if len(tenants) > 1 else sentences
-            off, keys, found = self._known[tenant].find_keys(ss)
+            own = (sent_text[at], spans[at]) if len(tenants) > 1 else (sent_text, spans)
+            off, keys, found = self._known[tenant].find_keys_in(texts, *own)
             ids = np.fromiter((kid.setdefault(k, len(kid)) for k in keys), np.int64, len(keys))
+            if len(tenants) == 1:
+                return off, ids[found]
             where.append(np.repeat(at, np.diff(off)))
             what.append(ids[found])
         at_all = np.concatenate(where)

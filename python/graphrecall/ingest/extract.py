@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz
 
-from .._core import find_known_names
+from .._core import find_known_names, find_known_names_in
 
 #: Longest name matched case-insensitively, in words.
 MAX_NAME_WORDS = 6
@@ -202,6 +202,20 @@ class KnownNames:
             return np.zeros(len(sentences) + 1, np.int64), [], np.zeros(0, np.int64)
         joined = list(self.keys)
         off, ids = find_known_names(joined, [s.casefold() for s in sentences])
+        return off, list(self.keys.values()), ids
+
+    def find_keys_in(
+        self,
+        texts: list[str],
+        sentence_text: npt.NDArray[np.int64],
+        spans: npt.NDArray[np.int64],
+    ) -> tuple[npt.NDArray[np.int64], list[str], npt.NDArray[np.int64]]:
+        """:meth:`find_keys` of sentences given as ``(n, 2)`` code point ``spans`` of
+        ``texts`` (sentence ``s`` is ``spans[s]`` of ``texts[sentence_text[s]]``), sliced and
+        case-folded in the Rust kernel ``find_known_names_in``."""
+        if not self._prefixes or not len(spans):
+            return np.zeros(len(spans) + 1, np.int64), [], np.zeros(0, np.int64)
+        off, ids = find_known_names_in(list(self.keys), texts, sentence_text, spans)
         return off, list(self.keys.values()), ids
 
     def find_all(self, sentences: Sequence[str]) -> list[list[str]]:
