@@ -136,7 +136,7 @@ fn quoted(sentence: &[char]) -> Vec<String> {
             while j < n && j - i - 1 < 80 && !matches!(sentence[j], '"' | '”' | '\n') {
                 j += 1;
             }
-            if j - i - 1 >= 2 && j < n && matches!(sentence[j], '"' | '”') {
+            if j - i > 2 && j < n && matches!(sentence[j], '"' | '”') {
                 let group: String = sentence[i + 1..j].iter().collect();
                 let surface = group.trim_matches(is_space);
                 if (1..=8).contains(&py_split(surface).len()) {

@@ -207,6 +207,7 @@ pub fn scan_names<'py>(
 /// (sentence `s` is `spans[s]` of `texts[sentence_text[s]]`) and case-folded in the kernel
 /// (`ingest_text::KnownIndex::find_in`): returns `(offsets, names)` as `find_known_names`.
 #[pyfunction]
+#[allow(clippy::type_complexity)]
 pub fn find_known_names_in<'py>(
     py: Python<'py>,
     names: Vec<String>,
