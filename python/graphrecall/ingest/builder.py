@@ -49,7 +49,7 @@ from .documents import (
     ReadReport,
     read_documents,
 )
-from .extract import KnownNames, NameMerger, normalise
+from .extract import KnownNames, NameMerger, find_known_keys, learn_names, normalise
 from .protocol import Extractor, Usage, add_extracted
 
 #: Most entities of one sentence paired into ``co_occurs`` facts (the first ones, in order):
@@ -304,21 +304,22 @@ class Ingestor:
         title_surface = np.full(len(chunked), -1, np.int64)
         title_known: list[str | None] = []
         for d, (doc, _) in enumerate(chunked):
-            tk = _title_key(doc.title) if doc.title else ""
+            bare = _QUALIFIER.sub("", doc.title) if doc.title else ""
+            tk = normalise(bare)  # _title_key(doc.title)
             title_known.append(tk if len(tk) >= 3 else None)
             if tk:
                 title_key[d] = kid.setdefault(tk, len(kid))
-                surface = _QUALIFIER.sub("", doc.title).strip()  # type: ignore[arg-type]
-                title_surface[d] = sid.setdefault(surface, len(sid))
+                title_surface[d] = sid.setdefault(bare.strip(), len(sid))
         sentence_known = np.zeros(0, np.int64)
         known_key = np.zeros(0, np.int64)
         if o.known_names:
             chunk_doc = np.repeat(np.arange(len(chunked)), np.diff(doc_chunks))
             sent_doc = np.repeat(chunk_doc, np.diff(text_off))
             name_doc = np.repeat(sent_doc, np.diff(sent_off))
-            self._learn(chunked, keys, name_key, name_doc, doc_tenant, title_known)
-            sentence_known, known_key = self._find_known(
-                texts, text_off, spans, doc_tenant[sent_doc], tenants, kid
+            knowns = [self._known[t] for t in tenants]
+            learn_names(knowns, keys, name_key, name_doc, doc_tenant, title_known)
+            sentence_known, known_key = find_known_keys(
+                knowns, texts, text_off, spans, doc_tenant[sent_doc], kid
             )
         # Every key's last word (keys with a space) and the key as a surface form.
         keys = list(kid)
@@ -430,65 +431,6 @@ class Ingestor:
     def title_links(self) -> Counter[tuple[int, int]]:
         """``(title entity, entity)`` -> the number of the title's chunks naming it."""
         return self._counter("title_links")
-
-    def _learn(
-        self,
-        chunked: list[tuple[Document, list[Chunk]]],
-        keys: list[str],
-        name_key: npt.NDArray[np.int64],
-        name_doc: npt.NDArray[np.int64],
-        doc_tenant: npt.NDArray[np.int64],
-        title_known: list[str | None],
-    ) -> None:
-        """Makes the multi-word names and the titles known to their tenant, in document
-        order (each document's names in order, then its title); a key given to
-        :meth:`KnownNames.add` before is skipped (a repeated add changes nothing)."""
-        multi = np.fromiter((" " in k for k in keys), bool, len(keys))
-        pick = np.flatnonzero(multi[name_key])
-        # The first mention of each (tenant, key) among the multi-word names.
-        tk = doc_tenant[name_doc[pick]] * len(keys) + name_key[pick]
-        _, first = np.unique(tk, return_index=True)
-        first = np.sort(pick[first])
-        ends = np.searchsorted(name_doc[first], np.arange(len(chunked)), side="right").tolist()
-        learn = name_key[first].tolist()
-        a = 0
-        for (doc, _), b, title in zip(chunked, ends, title_known, strict=True):
-            known = self._known[doc.tenant]
-            for k in learn[a:b]:
-                known.add(keys[k])
-            a = b
-            if title is not None:
-                known.add(title)
-
-    def _find_known(
-        self,
-        texts: list[str],
-        text_off: npt.NDArray[np.int64],
-        spans: npt.NDArray[np.int64],
-        sent_tenant: npt.NDArray[np.int64],
-        tenants: list[Hashable],
-        kid: dict[str, int],
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The known names of every sentence (one Rust call per tenant): ``(offsets,
-        key ids)`` in sentence order, keys interned into ``kid``."""
-        n_sents = len(spans)
-        sent_text = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(text_off))
-        where: list[npt.NDArray[np.int64]] = []
-        what: list[npt.NDArray[np.int64]] = []
-        for t, tenant in enumerate(tenants):
-            at = np.flatnonzero(sent_tenant == t) if len(tenants) > 1 else np.arange(n_sents)
-            own = (sent_text[at], spans[at]) if len(tenants) > 1 else (sent_text, spans)
-            off, keys, found = self._known[tenant].find_keys_in(texts, *own)
-            ids = np.fromiter((kid.setdefault(k, len(kid)) for k in keys), np.int64, len(keys))
-            if len(tenants) == 1:
-                return off, ids[found]
-            where.append(np.repeat(at, np.diff(off)))
-            what.append(ids[found])
-        at_all = np.concatenate(where)
-        order = np.argsort(at_all, kind="stable")
-        offsets = np.zeros(n_sents + 1, np.int64)
-        np.cumsum(np.bincount(at_all, minlength=n_sents), out=offsets[1:])
-        return offsets, np.concatenate(what)[order].astype(np.int64)
 
     # ------------------------------------------------------------------ vectors and tables
 

@@ -226,6 +226,69 @@ class KnownNames:
         return [found[a:b] for a, b in pairwise(off.tolist())]
 
 
+def learn_names(
+    knowns: Sequence[KnownNames],
+    keys: Sequence[str],
+    name_key: npt.NDArray[np.int64],
+    name_doc: npt.NDArray[np.int64],
+    doc_tenant: npt.NDArray[np.int64],
+    title_known: Sequence[str | None],
+) -> None:
+    """Makes the multi-word names and the titles of a batch known to their tenant
+    (``knowns[t]``), in document order: each document's names in order, then its title
+    (``title_known[d]``, None: none). Name ``i`` is ``keys[name_key[i]]`` of document
+    ``name_doc[i]`` (non-decreasing). A key given to :meth:`KnownNames.add` before is
+    skipped: a repeated add changes nothing."""
+    multi = np.fromiter((" " in k for k in keys), bool, len(keys))
+    pick = np.flatnonzero(multi[name_key])
+    # The first mention of each (tenant, key) among the multi-word names.
+    tk = doc_tenant[name_doc[pick]] * len(keys) + name_key[pick]
+    _, first = np.unique(tk, return_index=True)
+    first = np.sort(pick[first])
+    ends = np.searchsorted(name_doc[first], np.arange(len(doc_tenant)), side="right").tolist()
+    learn = name_key[first].tolist()
+    a = 0
+    for t, b, title in zip(doc_tenant.tolist(), ends, title_known, strict=True):
+        known = knowns[t]
+        for k in learn[a:b]:
+            known.add(keys[k])
+        a = b
+        if title is not None:
+            known.add(title)
+
+
+def find_known_keys(
+    knowns: Sequence[KnownNames],
+    texts: list[str],
+    text_off: npt.NDArray[np.int64],
+    spans: npt.NDArray[np.int64],
+    sent_tenant: npt.NDArray[np.int64],
+    kid: dict[str, int],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The known names of every sentence of a batch (sentence ``s`` is ``spans[s]`` of its
+    text, text ``t``'s sentences ``text_off[t]:text_off[t + 1]``), each matched with its
+    tenant's names (``knowns[sent_tenant[s]]``, one Rust call per tenant): ``(offsets,
+    key ids)`` in sentence order, the keys interned into ``kid``."""
+    n_sents = len(spans)
+    sent_text = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(text_off))
+    where: list[npt.NDArray[np.int64]] = []
+    what: list[npt.NDArray[np.int64]] = []
+    for t, known in enumerate(knowns):
+        at = np.flatnonzero(sent_tenant == t) if len(knowns) > 1 else np.arange(n_sents)
+        own = (sent_text[at], spans[at]) if len(knowns) > 1 else (sent_text, spans)
+        off, keys, found = known.find_keys_in(texts, *own)
+        ids = np.fromiter((kid.setdefault(k, len(kid)) for k in keys), np.int64, len(keys))
+        if len(knowns) == 1:
+            return off, ids[found]
+        where.append(np.repeat(at, np.diff(off)))
+        what.append(ids[found])
+    at_all = np.concatenate(where)
+    order = np.argsort(at_all, kind="stable")
+    offsets = np.zeros(n_sents + 1, np.int64)
+    np.cumsum(np.bincount(at_all, minlength=n_sents), out=offsets[1:])
+    return offsets, np.concatenate(what)[order].astype(np.int64)
+
+
 class NameMerger:
     """Merges near-duplicate keys into one canonical key.
 
