@@ -305,7 +305,7 @@ class Ingestor:
         title_known: list[str | None] = []
         for d, (doc, _) in enumerate(chunked):
             bare = _QUALIFIER.sub("", doc.title) if doc.title else ""
-            tk = normalise(bare)  # _title_key(doc.title)
+            tk = normalise(bare)  # _title_key(doc.title), the qualifier stripped once
             title_known.append(tk if len(tk) >= 3 else None)
             if tk:
                 title_key[d] = kid.setdefault(tk, len(kid))
