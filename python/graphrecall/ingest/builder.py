@@ -239,6 +239,10 @@ class Ingestor:
         # known names of their tenant.
         chunked: list[tuple[Document, list[Chunk]]] = []
         n_tokens = count_tokens([d.text for d in docs]).tolist()
+        # A text of at most max_tokens tokens is one chunk, its text stripped (chunk_text's
+        # own first case), taken here without the call when the options are valid (else
+        # chunk_text raises their error).
+        short = o.max_tokens if 0 <= o.overlap_tokens < o.max_tokens else -1
         for doc, n_tok in zip(docs, n_tokens, strict=True):
             if doc.id is None:
                 self._anonymous += 1
@@ -250,7 +254,11 @@ class Ingestor:
                 )
                 continue
             self._docs.add(dkey)
-            chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens, n_tokens=n_tok)
+            if n_tok <= short:
+                stripped = doc.text.strip()
+                chunks = [Chunk(stripped, 0)] if stripped else []
+            else:
+                chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens, n_tokens=n_tok)
             if not chunks:
                 rep.skipped.setdefault("empty", []).append((str(doc.id), "blank text"))
                 continue
@@ -304,7 +312,8 @@ class Ingestor:
         title_surface = np.full(len(chunked), -1, np.int64)
         title_known: list[str | None] = []
         for d, (doc, _) in enumerate(chunked):
-            bare = _QUALIFIER.sub("", doc.title) if doc.title else ""
+            title = doc.title
+            bare = _QUALIFIER.sub("", title) if title and ")" in title else title or ""
             tk = normalise(bare)  # _title_key(doc.title), the qualifier stripped once
             title_known.append(tk if len(tk) >= 3 else None)
             if tk:
@@ -376,13 +385,21 @@ class Ingestor:
             MAX_SENTENCE_ENTITIES,
         )
         forms = list(sid)
-        for t, f in new.tolist():
-            self.entity_name.append(forms[f])
-            self.entity_tenant.append(tenants[t])
-            self.entity_primary.append(None)
-            self._surfaces.append(set())
-        for t, k, e in registered.tolist():
-            ent[(tenants[t], keys[k])] = e
+        if len(new):
+            new_t, new_f = new.T.tolist()
+            self.entity_name.extend([forms[f] for f in new_f])
+            self.entity_tenant.extend([tenants[t] for t in new_t])
+            self.entity_primary.extend([None] * len(new_f))
+            self._surfaces.extend([set() for _ in new_f])
+        if len(registered):
+            reg_t, reg_k, reg_e = registered.T.tolist()
+            ent.update(
+                zip(
+                    zip([tenants[t] for t in reg_t], [keys[k] for k in reg_k], strict=True),
+                    reg_e,
+                    strict=True,
+                )
+            )
         names = self.entity_name
         sets = self._surfaces
         for e, f, always in surfaces.tolist():
