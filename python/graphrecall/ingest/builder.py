@@ -298,10 +298,12 @@ class Ingestor:
             tail: dict[str, Any] = {} if doc.title is None else {"title": doc.title}
             if doc.metadata:
                 tail.update(doc.metadata)
-            for ch in chunks:
-                self.chunk_text.append(head + ch.text if head else ch.text)
-                self.chunk_tenant.append(doc.tenant)
-                self.chunk_meta.append({**base, "position": ch.position, **tail})
+            if head:
+                self.chunk_text.extend([head + ch.text for ch in chunks])
+            else:
+                self.chunk_text.extend([ch.text for ch in chunks])
+            self.chunk_tenant.extend([doc.tenant] * len(chunks))
+            self.chunk_meta.extend([{**base, "position": ch.position, **tail} for ch in chunks])
             rep.documents += 1
             rep.chunks += len(chunks)
         tenants = list(tid)
@@ -356,16 +358,16 @@ class Ingestor:
         # Each (tenant, key) asked for: its entity so far and its canonical key's.
         ent = self._ent
         resolve = self._merger.resolve
-        call = link_call_order(arrays, len(sid)).tolist()
-        p_ent = np.empty(len(call), np.int64)
-        p_canon = np.empty(len(call), np.int64)
-        p_canon_ent = np.empty(len(call), np.int64)
-        for i, (t, k) in enumerate(call):
-            tenant, key = tenants[t], keys[k]
-            p_ent[i] = ent.get((tenant, key), -1)
-            c = resolve(key)
-            p_canon[i] = kid.setdefault(c, len(kid))
-            p_canon_ent[i] = ent.get((tenant, c), -1)
+        # (Each step runs over all calls in their order: resolve and kid.setdefault see the
+        # keys in the same order as one loop would, and ent does not change in between.)
+        call = link_call_order(arrays, len(sid))
+        call_t = [tenants[t] for t in call[:, 0].tolist()]
+        call_k = [keys[k] for k in call[:, 1].tolist()]
+        get = ent.get
+        canon = [resolve(k) for k in call_k]
+        p_ent = np.array([get(tk, -1) for tk in zip(call_t, call_k, strict=True)], np.int64)
+        p_canon = np.array([kid.setdefault(c, len(kid)) for c in canon], np.int64)
+        p_canon_ent = np.array([get(tc, -1) for tc in zip(call_t, canon, strict=True)], np.int64)
         if len(kid) > len(keys):
             extra = np.full(len(kid) - len(keys), -1, np.int64)
             last_word = np.concatenate([last_word, extra])
