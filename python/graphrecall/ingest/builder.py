@@ -310,17 +310,22 @@ class Ingestor:
         kid = {k: i for i, k in enumerate(keys)}
         sid = {f: i for i, f in enumerate(forms)}
         # Titles: a key and surface form of each document that has one.
-        title_key = np.full(len(chunked), -1, np.int64)
-        title_surface = np.full(len(chunked), -1, np.int64)
+        t_key: list[int] = []
+        t_surface: list[int] = []
         title_known: list[str | None] = []
-        for d, (doc, _) in enumerate(chunked):
+        for doc, _ in chunked:
             title = doc.title
             bare = _QUALIFIER.sub("", title) if title and ")" in title else title or ""
             tk = normalise(bare)  # _title_key(doc.title), the qualifier stripped once
             title_known.append(tk if len(tk) >= 3 else None)
             if tk:
-                title_key[d] = kid.setdefault(tk, len(kid))
-                title_surface[d] = sid.setdefault(bare.strip(), len(sid))
+                t_key.append(kid.setdefault(tk, len(kid)))
+                t_surface.append(sid.setdefault(bare.strip(), len(sid)))
+            else:
+                t_key.append(-1)
+                t_surface.append(-1)
+        title_key = np.array(t_key, np.int64)
+        title_surface = np.array(t_surface, np.int64)
         sentence_known = np.zeros(0, np.int64)
         known_key = np.zeros(0, np.int64)
         if o.known_names:
@@ -334,10 +339,10 @@ class Ingestor:
             )
         # Every key's last word (keys with a space) and the key as a surface form.
         keys = list(kid)
-        last_word = np.full(len(keys), -1, np.int64)
-        for i, k in enumerate(keys):
-            if " " in k:
-                last_word[i] = kid.setdefault(k.rsplit(" ", 1)[1], len(kid))
+        last_word = np.array(
+            [kid.setdefault(k.rsplit(" ", 1)[1], len(kid)) if " " in k else -1 for k in keys],
+            np.int64,
+        )
         keys = list(kid)
         last_word = np.concatenate([last_word, np.full(len(keys) - len(last_word), -1, np.int64)])
         key_surface = np.fromiter((sid.setdefault(k, len(sid)) for k in keys), np.int64, len(keys))
