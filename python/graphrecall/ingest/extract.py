@@ -141,21 +141,30 @@ class KnownNames:
 
     def add(self, key: str) -> None:
         """Makes ``key`` known (keys over :data:`MAX_NAME_WORDS` words are ignored)."""
-        if key in self._added:
-            return
-        self._added.add(key)
-        words = _WORD.findall(key)
-        if not words or len(words) > MAX_NAME_WORDS:
-            return
-        joined = " ".join(words)
-        if joined in self.keys:
-            return
-        self.keys[joined] = key
-        prefix = words[0]
-        self._prefixes.add(prefix)
-        for w in words[1:]:
-            prefix = f"{prefix} {w}"
-            self._prefixes.add(prefix)
+        self.add_all((key,))
+
+    def add_all(self, keys: Iterable[str]) -> None:
+        """:meth:`add` of each key, in order."""
+        added = self._added
+        known = self.keys
+        prefixes = self._prefixes
+        findall = _WORD.findall
+        for key in keys:
+            if key in added:
+                continue
+            added.add(key)
+            words = findall(key)
+            if not words or len(words) > MAX_NAME_WORDS:
+                continue
+            joined = " ".join(words)
+            if joined in known:
+                continue
+            known[joined] = key
+            prefix = words[0]
+            prefixes.add(prefix)
+            for w in words[1:]:
+                prefix = f"{prefix} {w}"
+                prefixes.add(prefix)
 
     def find(self, sentence: str) -> list[str]:
         """The known keys occurring in ``sentence`` (case-folded words, punctuation between
@@ -246,15 +255,20 @@ def learn_names(
     _, first = np.unique(tk, return_index=True)
     first = np.sort(pick[first])
     ends = np.searchsorted(name_doc[first], np.arange(len(doc_tenant)), side="right").tolist()
-    learn = name_key[first].tolist()
+    learn = [keys[k] for k in name_key[first].tolist()]
+    # One sequence per tenant: tenants' KnownNames are independent, so only the order
+    # within a tenant matters.
+    seqs: list[list[str]] = [[] for _ in knowns]
     a = 0
     for t, b, title in zip(doc_tenant.tolist(), ends, title_known, strict=True):
-        known = knowns[t]
-        for k in learn[a:b]:
-            known.add(keys[k])
-        a = b
+        seq = seqs[t]
+        if b > a:
+            seq.extend(learn[a:b])
+            a = b
         if title is not None:
-            known.add(title)
+            seq.append(title)
+    for known, seq in zip(knowns, seqs, strict=True):
+        known.add_all(seq)
 
 
 def find_known_keys(
