@@ -298,10 +298,7 @@ class Ingestor:
             tail: dict[str, Any] = {} if doc.title is None else {"title": doc.title}
             if doc.metadata:
                 tail.update(doc.metadata)
-            if head:
-                self.chunk_text.extend([head + ch.text for ch in chunks])
-            else:
-                self.chunk_text.extend([ch.text for ch in chunks])
+            self.chunk_text.extend([head + ch.text for ch in chunks])
             self.chunk_tenant.extend([doc.tenant] * len(chunks))
             self.chunk_meta.extend([{**base, "position": ch.position, **tail} for ch in chunks])
             rep.documents += 1
@@ -318,12 +315,8 @@ class Ingestor:
             bare = _QUALIFIER.sub("", title) if title and ")" in title else title or ""
             tk = normalise(bare)  # _title_key(doc.title), the qualifier stripped once
             title_known.append(tk if len(tk) >= 3 else None)
-            if tk:
-                t_key.append(kid.setdefault(tk, len(kid)))
-                t_surface.append(sid.setdefault(bare.strip(), len(sid)))
-            else:
-                t_key.append(-1)
-                t_surface.append(-1)
+            t_key.append(kid.setdefault(tk, len(kid)) if tk else -1)
+            t_surface.append(sid.setdefault(bare.strip(), len(sid)) if tk else -1)
         title_key = np.array(t_key, np.int64)
         title_surface = np.array(t_surface, np.int64)
         sentence_known = np.zeros(0, np.int64)
@@ -398,15 +391,8 @@ class Ingestor:
             self.entity_tenant.extend([tenants[t] for t in new_t])
             self.entity_primary.extend([None] * len(new_f))
             self._surfaces.extend([set() for _ in new_f])
-        if len(registered):
-            reg_t, reg_k, reg_e = registered.T.tolist()
-            ent.update(
-                zip(
-                    zip([tenants[t] for t in reg_t], [keys[k] for k in reg_k], strict=True),
-                    reg_e,
-                    strict=True,
-                )
-            )
+        for t, k, e in registered.tolist():
+            ent[(tenants[t], keys[k])] = e
         names = self.entity_name
         sets = self._surfaces
         for e, f, always in surfaces.tolist():
