@@ -5,9 +5,13 @@ the characters the patterns treat specially."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
+import pytest
 from conftest import PROPERTY, examples
-from graphrecall._core import count_tokens, scan_sentences
+from graphrecall._core import count_tokens, scan_names, scan_sentences
+from graphrecall.errors import ParameterError
 from graphrecall.ingest import chunking
 from graphrecall.ingest.chunking import split_sentences
 from graphrecall.ingest.extract import (
@@ -120,6 +124,23 @@ def test_find_all_equals_find(names: list[str], sentences: list[str]) -> None:
     for n in names:
         known.add(normalise(n))
     assert known.find_all(sentences) == [known.find(s) for s in sentences]
+    # The same sentences as spans of one text (joined by a space), folded in the kernel.
+    text = " ".join(sentences)
+    starts = np.cumsum([0] + [len(s) + 1 for s in sentences])[:-1]
+    pairs = [[a, a + len(s)] for a, s in zip(starts, sentences, strict=True)]
+    spans = np.array(pairs, np.int64).reshape(-1, 2)
+    off, keys, found = known.find_keys_in([text], np.zeros(len(spans), np.int64), spans)
+    got = [[keys[i] for i in found[a:b]] for a, b in pairwise(off.tolist())]
+    assert got == [known.find(s) for s in sentences]
+
+
+def test_find_keys_in_rejects_spans_outside_the_text() -> None:
+    known = KnownNames()
+    known.add("new york")
+    with pytest.raises(ParameterError):
+        known.find_keys_in(["new york"], np.zeros(1, np.int64), np.array([[0, 9]], np.int64))
+    with pytest.raises(ParameterError):
+        known.find_keys_in(["new york"], np.ones(1, np.int64), np.array([[0, 3]], np.int64))
 
 
 def test_find_all_of_no_names_and_no_sentences() -> None:
@@ -129,3 +150,50 @@ def test_find_all_of_no_names_and_no_sentences() -> None:
     known.add("new york")
     assert known.find_all([]) == []
     assert known.find_all(["in NEW-york", ""]) == [["new york"], []]
+
+
+#: Names built from words whose case folding is not ``str.lower`` (ß, ﬁ, ΐ, İ, final sigma).
+FOLD_WORDS = ["Straße", "STRASSE", "ﬁle", "ΐ", "İstanbul", "ΣΟΦΟΣ", "ǅemal", "Ǆ", "The", "'s"]
+NAMED = st.one_of(
+    TEXT,
+    st.lists(
+        st.one_of(
+            st.sampled_from(FOLD_WORDS + WORDS + SPECIAL), st.characters(), st.just('"Hey Jude"')
+        ),
+        max_size=30,
+    ).map(" ".join),
+)
+
+
+def _names_by_kernel(texts: list[str]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each sentence of ``texts`` with its names, from one call of ``scan_names``."""
+    text_off, spans, sent_off, name_key, name_surface, keys, forms = scan_names(texts)
+    assert len(set(keys)) == len(keys) and len(set(forms)) == len(forms)
+    got = []
+    for t, text in enumerate(texts):
+        for s in range(text_off[t], text_off[t + 1]):
+            a, b = spans[s]
+            names = [
+                (keys[name_key[i]], forms[name_surface[i]])
+                for i in range(sent_off[s], sent_off[s + 1])
+            ]
+            got.append((text[a:b], names))
+    return got
+
+
+@settings(PROPERTY, max_examples=examples(80))
+@given(st.lists(NAMED, max_size=5))
+@example(['Visit the Louvre with "Hey Jude" and “Let It Be”. The Straße\'s 1999 and 12.'])
+def test_scan_names_equals_sentence_names(texts: list[str]) -> None:
+    want = [(s, sentence_names(s)) for t in texts for s in split_sentences(t)]
+    assert _names_by_kernel(texts) == want
+
+
+@settings(PROPERTY, max_examples=examples(200))
+@given(st.text(max_size=40))
+@example("ǅemal ΣΟΦΟΣ İstanbul ﬁle ΐ Straße")
+def test_quoted_random_unicode_keys_casefold_as_python(text: str) -> None:
+    # A quoted phrase's key is normalise() of any Unicode text: the casefold table's proof.
+    texts = [f'"{text}"', f"“{text}”"]
+    want = [(s, sentence_names(s)) for t in texts for s in split_sentences(t)]
+    assert _names_by_kernel(texts) == want

@@ -29,13 +29,17 @@ __all__ = [
     "entity_chunk_scores",
     "exact_search",
     "find_known_names",
+    "find_known_names_in",
     "graph_proximity_chunks",
     "graph_proximity_score",
     "hybrid_merge",
+    "link_call_order",
+    "link_names",
     "passage_seed_mass",
     "ppr_rerank_from_top",
     "rerank_memories",
     "rrf_fuse",
+    "scan_names",
     "scan_sentences",
     "score_fact_arrays",
     "sketch_codes",
@@ -693,6 +697,77 @@ def find_known_names(
     Returns:
         ``(offsets, names)``: sentence ``s``'s name indices, in order, are
         ``names[offsets[s]:offsets[s + 1]]``.
+    """
+
+_I64 = npt.NDArray[np.int64]
+_LinkArrays = tuple[_I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64, _I64]
+
+def scan_names(
+    texts: list[str],
+) -> tuple[_I64, _I64, _I64, _I64, _I64, list[str], list[str]]:
+    """The sentences of each text and the names of each sentence, exactly
+    ``graphrecall.ingest.extract.phrase_names`` of ``chunking.split_sentences``, with keys
+    and surface forms interned, in one call with the GIL released.
+
+    Returns:
+        ``(text_offsets, sentences, sentence_offsets, name_key, name_surface, keys,
+        surfaces)``: text ``t``'s sentences are rows ``text_offsets[t]:text_offsets[t + 1]``
+        of ``sentences`` (``(n, 2)`` code point spans); sentence ``s``'s names are
+        ``keys[name_key[i]]`` / ``surfaces[name_surface[i]]`` for ``i`` in
+        ``sentence_offsets[s]:sentence_offsets[s + 1]``.
+    """
+
+def link_call_order(arrays: _LinkArrays, n_surfaces: int) -> _I64:
+    """The distinct ``(tenant, key)`` pairs of a batch in the order in which
+    ``Ingestor``'s walk first asks for their entity, as an ``(n, 2)`` array.
+
+    ``arrays``: ``doc_tenant``, ``doc_title_key``, ``doc_title_surface``, ``doc_chunks``,
+    ``chunk_sentences``, ``sentence_names``, ``name_key``, ``name_surface``,
+    ``sentence_known``, ``known_key``, ``key_last_word``, ``key_surface`` (see
+    ``src/ingest_text/link.rs``).
+
+    Raises:
+        ParameterError: Offsets or ids out of range.
+    """
+
+def link_names(
+    arrays: _LinkArrays,
+    n_surfaces: int,
+    first_chunk: int,
+    pair_entity: _I64,
+    pair_canonical: _I64,
+    pair_canonical_entity: _I64,
+    first_entity: int,
+    cooccurrence: bool,
+    title_edges: bool,
+    max_sentence_entities: int,
+) -> tuple[_I64, _I64, _I64, _I64, _I64, _I64, _I64]:
+    """Entity ids and counts of a batch, given each pair of :func:`link_call_order` with
+    its entity so far, canonical key and that key's entity so far (-1: none).
+
+    Returns:
+        ``(new_entities, registered, surfaces, title_entity, mentions, cooccurs,
+        title_links)``: ``(tenant, surface)`` of each new entity; new ``(tenant, key,
+        entity)`` map entries; distinct ``(entity, surface, always)``; each document's
+        title entity (-1: none); ``(chunk, entity, count)``, ``(a, b, count)`` and
+        ``(title, entity, count)`` in order of first appearance.
+
+    Raises:
+        ParameterError: Offsets or ids out of range.
+    """
+
+def find_known_names_in(
+    names: list[str],
+    texts: list[str],
+    sentence_text: npt.NDArray[np.int64],
+    spans: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`find_known_names` of sentences given as ``(n, 2)`` code point ``spans`` of
+    ``texts`` (sentence ``s`` is ``spans[s]`` of ``texts[sentence_text[s]]``), case-folded
+    in the kernel with ``str.casefold``'s mapping.
+
+    Raises:
+        ParameterError: A span outside its text, or shapes that do not match.
     """
 
 def count_tokens(texts: list[str]) -> npt.NDArray[np.int64]:

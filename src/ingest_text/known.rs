@@ -5,11 +5,13 @@
 //! that starts a known name the match is extended one word at a time while the words so
 //! far start some name, the longest full name wins, and its words are not matched again.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
 
 use super::is_word;
+use super::names::push_casefold;
+use crate::{Error, Result};
 
 /// The known names as a map from each word prefix (words joined by one space) to the
 /// index of the name it spells in full, if any.
@@ -20,7 +22,7 @@ pub struct KnownIndex {
 impl KnownIndex {
     /// The index of `names`, each its words joined by one space (name `i` is found as `i`).
     pub fn new(names: &[String]) -> Self {
-        let mut prefixes: HashMap<String, Option<u32>> = HashMap::new();
+        let mut prefixes: HashMap<String, Option<u32>> = HashMap::default();
         for (i, name) in names.iter().enumerate() {
             for (pos, _) in name.match_indices(' ') {
                 prefixes.entry(name[..pos].to_string()).or_insert(None);
@@ -91,6 +93,46 @@ impl KnownIndex {
             offsets.push(names.len() as i64);
         }
         (offsets, names)
+    }
+}
+
+impl KnownIndex {
+    /// [`KnownIndex::find`] of sentences given as code point spans of `texts` (sentence `s`
+    /// is `spans[s]` of `texts[sentence_text[s]]`), case-folded here (`str.casefold`), in
+    /// parallel: `(offsets, names)` as [`KnownIndex::find_all`] gives them.
+    pub fn find_in(
+        &self,
+        texts: &[String],
+        sentence_text: &[i64],
+        spans: &[[i64; 2]],
+    ) -> Result<(Vec<i64>, Vec<i64>)> {
+        if sentence_text.len() != spans.len() {
+            return Err(Error::param("spans", "one span per sentence"));
+        }
+        let per: Vec<Option<Vec<u32>>> = sentence_text
+            .par_iter()
+            .zip(spans)
+            .map(|(&t, &[a, b])| {
+                let text = usize::try_from(t).ok().and_then(|t| texts.get(t))?;
+                let (a, b) = (usize::try_from(a).ok()?, usize::try_from(b).ok()?);
+                let mut folded = String::with_capacity(b.saturating_sub(a) + 8);
+                let mut n = 0;
+                for c in text.chars().skip(a).take(b.saturating_sub(a)) {
+                    push_casefold(&mut folded, c);
+                    n += 1;
+                }
+                (a <= b && n == b - a).then(|| self.find(&folded))
+            })
+            .collect();
+        let mut offsets = Vec::with_capacity(per.len() + 1);
+        offsets.push(0);
+        let mut names = Vec::new();
+        for f in per {
+            let f = f.ok_or_else(|| Error::param("spans", "a span outside its text"))?;
+            names.extend(f.into_iter().map(i64::from));
+            offsets.push(names.len() as i64);
+        }
+        Ok((offsets, names))
     }
 }
 

@@ -15,9 +15,13 @@
 use rayon::prelude::*;
 
 mod known;
+mod link;
+mod names;
 mod tables;
 
 pub use known::KnownIndex;
+pub use link::{call_order, link, LinkInput, LinkOptions, LinkOutput, PairState, PySetOrder};
+pub use names::{casefold, normalise, scan_names, ScanNames};
 
 /// Lower-case words that join the capitalised words of one phrase (`University of Oxford`).
 pub const PARTICLES: [&str; 18] = [

@@ -53,7 +53,10 @@ mod _core {
     use super::text::bm25_top_k;
 
     #[pymodule_export]
-    use super::ingest_text::{count_tokens, find_known_names, scan_sentences};
+    use super::ingest_text::{
+        count_tokens, find_known_names, find_known_names_in, link_call_order, link_names,
+        scan_names, scan_sentences,
+    };
 
     #[pymodule_export]
     use super::vectors::{exact_search, sketch_codes, sketch_int4, sketch_search};

@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .._core import count_tokens, scan_sentences
+from .._core import count_tokens, link_call_order, link_names, scan_names
 from ..errors import ParameterError
 from ..tables import EmbeddingSet, GraphTables
 from .chunking import MAX_TOKENS, OVERLAP_TOKENS, Chunk, chunk_text
@@ -49,7 +49,7 @@ from .documents import (
     ReadReport,
     read_documents,
 )
-from .extract import KnownNames, NameMerger, normalise, phrase_names
+from .extract import KnownNames, NameMerger, find_known_keys, learn_names, normalise
 from .protocol import Extractor, Usage, add_extracted
 
 #: Most entities of one sentence paired into ``co_occurs`` facts (the first ones, in order):
@@ -107,18 +107,27 @@ class IngestReport:
         return sum(len(v) for v in self.skipped.values())
 
 
-def _scan(texts: list[str]) -> Iterator[list[tuple[str, list[tuple[str, str]]]]]:
-    """Each text's sentences with their names (:func:`.chunking.split_sentences` and
-    :func:`.extract.sentence_names`), the regex passes done by one call of the Rust kernel
-    ``scan_sentences``."""
-    text_off, sent, sent_off, phr = (a.tolist() for a in scan_sentences(texts))
-    for t, text in enumerate(texts):
-        out = []
-        for s in range(text_off[t], text_off[t + 1]):
-            a, b = sent[s]
-            sentence = text[a:b]
-            out.append((sentence, phrase_names(sentence, phr[sent_off[s] : sent_off[s + 1]])))
-        yield out
+def _pairs(
+    counter: Counter[tuple[int, int]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The ``(n, 2)`` pairs and the counts of ``counter``, in its order."""
+    n = len(counter)
+    ab = np.fromiter(chain.from_iterable(counter), np.int64, 2 * n).reshape(n, 2)
+    return ab, np.fromiter(counter.values(), np.int64, n)
+
+
+def _merge(counter: Counter[tuple[int, int]], rows: npt.NDArray[np.int64]) -> None:
+    """Adds the ``(a, b, count)`` rows to ``counter``, new pairs in row order."""
+    if not len(rows):
+        return
+    a, b, n = rows.T.tolist()
+    items = zip(zip(a, b, strict=True), n, strict=True)
+    if not counter:
+        dict.update(counter, items)
+        return
+    get = counter.get
+    for k, v in items:
+        counter[k] = get(k, 0) + v
 
 
 def _title_key(title: str) -> str:
@@ -160,9 +169,12 @@ class Ingestor:
         self.entity_tenant: list[Hashable] = []
         self.entity_primary: list[int | None] = []
         self._surfaces: list[set[str]] = []
-        self.mentions: Counter[tuple[int, int]] = Counter()
-        self.cooccurs: Counter[tuple[int, int]] = Counter()
-        self.title_links: Counter[tuple[int, int]] = Counter()
+        # (a, b) -> count of mentions, co-occurrences and title links: a Counter each, and
+        # the (a, b, count) rows of the batches not merged into it yet (see _counter).
+        self._counters: dict[str, Counter[tuple[int, int]]] = {
+            k: Counter() for k in ("mentions", "cooccurs", "title_links")
+        }
+        self._pending: dict[str, list[npt.NDArray[np.int64]]] = {k: [] for k in self._counters}
         self.chunk_vectors: dict[int, npt.NDArray[np.float32]] = {}
         self.entity_vectors: dict[int, npt.NDArray[np.float32]] = {}
         self.model: str | None = None
@@ -227,6 +239,10 @@ class Ingestor:
         # known names of their tenant.
         chunked: list[tuple[Document, list[Chunk]]] = []
         n_tokens = count_tokens([d.text for d in docs]).tolist()
+        # A text of at most max_tokens tokens is one chunk, its text stripped (chunk_text's
+        # own first case), taken here without the call when the options are valid (else
+        # chunk_text raises their error).
+        short = o.max_tokens if 0 <= o.overlap_tokens < o.max_tokens else -1
         for doc, n_tok in zip(docs, n_tokens, strict=True):
             if doc.id is None:
                 self._anonymous += 1
@@ -238,131 +254,193 @@ class Ingestor:
                 )
                 continue
             self._docs.add(dkey)
-            chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens, n_tokens=n_tok)
+            if n_tok <= short:
+                stripped = doc.text.strip()
+                chunks = [Chunk(stripped, 0)] if stripped else []
+            else:
+                chunks = chunk_text(doc.text, o.max_tokens, o.overlap_tokens, n_tokens=n_tok)
             if not chunks:
                 rep.skipped.setdefault("empty", []).append((str(doc.id), "blank text"))
                 continue
             chunked.append((doc, chunks))
-        scanned = _scan([ch.text for _, chunks in chunked for ch in chunks])
-        staged: list[tuple[Document, int, list[list[tuple[str, list[tuple[str, str]]]]]]] = []
-        for doc, chunks in chunked:
-            known = self._known.setdefault(doc.tenant, KnownNames())
-            first = len(self.chunk_text)
-            per_chunk = []
-            for ch in chunks:
-                sents = next(scanned)
-                if o.known_names:
-                    for _, names in sents:
-                        for k, _ in names:
-                            if " " in k:
-                                known.add(k)
-                per_chunk.append(sents)
-                text = f"{doc.title}\n{ch.text}" if doc.title and o.title_in_text else ch.text
-                meta: dict[str, Any] = {"document": doc.id, "position": ch.position}
-                if doc.title is not None:
-                    meta["title"] = doc.title
-                if doc.metadata:
-                    meta.update(doc.metadata)
-                self.chunk_text.append(text)
-                self.chunk_tenant.append(doc.tenant)
-                self.chunk_meta.append(meta)
-            if doc.title and o.known_names:
-                tk = _title_key(doc.title)
-                if len(tk) >= 3:
-                    known.add(tk)
-            staged.append((doc, first, per_chunk))
-            rep.documents += 1
-            rep.chunks += len(chunks)
-        # Pass 2: known names of every sentence (one Rust call per tenant), then entities,
-        # mentions and facts.
-        found: dict[Hashable, Iterator[list[str]]] = {}
-        if o.known_names:
-            by_tenant: dict[Hashable, list[str]] = {}
-            for doc, _, per_chunk in staged:
-                by_tenant.setdefault(doc.tenant, []).extend(
-                    s for sents in per_chunk for s, _ in sents
-                )
-            found = {t: iter(self._known[t].find_all(ss)) for t, ss in by_tenant.items()}
-        seen: dict[Hashable, dict[tuple[str, str], int]] = {}
-        for doc, first, per_chunk in staged:
-            self._link(
-                doc, first, per_chunk, found.get(doc.tenant), seen.setdefault(doc.tenant, {})
-            )
+        self._extract(chunked, rep)
         add_extracted(self, range(n_chunks, len(self.chunk_text)), rep)
         rep.new_entities = len(self.entity_name) - n_ent
         return rep
 
-    def _link(
-        self,
-        doc: Document,
-        first: int,
-        per_chunk: list[list[tuple[str, list[tuple[str, str]]]]],
-        known: Iterator[list[str]] | None,
-        seen: dict[tuple[str, str], int],
-    ) -> None:
-        """Adds the entities, mentions and facts of one document's chunks; ``known``
-        gives the known names of each of its sentences in order (None: not matched);
-        ``seen`` caches ``_entity(tenant, key, surface)`` of this tenant (a repeated call
-        returns the same id and changes nothing, so it is skipped)."""
+    def _extract(self, chunked: list[tuple[Document, list[Chunk]]], rep: IngestReport) -> None:
+        """Adds the chunks of ``chunked`` with their entities, mentions and facts.
+
+        Sentences and names (trimmed, normalised, interned) of every chunk come from one
+        call of the Rust kernel ``scan_names``; titles and multi-word names become known
+        names of their tenant (in document order: the first key with given words wins),
+        found in every sentence by ``find_known_names``; the walk over documents, chunks
+        and sentences (entity of each mention, a single word standing for the document's
+        multi-word name, co-occurrence and title-link counts) runs in ``link_call_order``
+        and ``link_names``. Between those two, near-duplicate keys are resolved by
+        :class:`NameMerger` in the order in which their entities are first asked for.
+        """
         o = self.options
-        tenant = doc.tenant
-        title_eid = None
-        if doc.title:
-            tk = _title_key(doc.title)
-            if tk:
-                title_eid = self._entity(tenant, tk, _QUALIFIER.sub("", doc.title).strip())
-                if self.entity_primary[title_eid] is None:
-                    self.entity_primary[title_eid] = first
-        # Sentence keys, then the document's short-form aliases ("Obama" -> "Barack Obama").
-        sent_keys: list[list[list[tuple[str, str]]]] = []
-        last_word: dict[str, str | None] = {}
-        for sents in per_chunk:
-            ck = []
-            for _, names in sents:
-                keys = names
-                if known is not None:
-                    found = next(known)
-                    if found:
-                        have = {k for k, _ in names}
-                        keys = names + [(k, k) for k in found if k not in have]
-                for k, _ in keys:
-                    if " " in k:
-                        w = k.rsplit(" ", 1)[1]
-                        last_word[w] = k if last_word.get(w, k) == k else None
-                ck.append(keys)
-            sent_keys.append(ck)
-        entity = self._entity
-        surfaces = self._surfaces
-        cooccurs = self.cooccurs if o.cooccurrence else None
-        for c, ck in enumerate(sent_keys):
-            chunk = first + c
-            in_chunk: set[int] = set()
-            named = [] if title_eid is None else [title_eid]  # one entry per mention
-            for keys in ck:
-                ids: list[int] = []
-                for k, surface in keys:
-                    full = last_word.get(k) if " " not in k else None
-                    if full:
-                        eid = entity(tenant, full, full)
-                        surfaces[eid].add(surface)
-                    else:
-                        eid = seen.get((k, surface), -1)
-                        if eid < 0:
-                            eid = seen[(k, surface)] = entity(tenant, k, surface)
-                    named.append(eid)
-                    if eid not in ids:
-                        ids.append(eid)
-                in_chunk.update(ids)
-                if cooccurs is not None and len(ids) > 1:
-                    cooccurs.update(
-                        [
-                            (a, b) if a < b else (b, a)
-                            for a, b in combinations(ids[:MAX_SENTENCE_ENTITIES], 2)
-                        ]
-                    )
-            self.mentions.update([(chunk, eid) for eid in named])
-            if o.title_edges and title_eid is not None:
-                self.title_links.update([(title_eid, eid) for eid in in_chunk if eid != title_eid])
+        if not chunked:
+            return
+        texts = [ch.text for _, chunks in chunked for ch in chunks]
+        text_off, spans, sent_off, name_key, name_surface, keys, forms = scan_names(texts)
+        first_chunk = len(self.chunk_text)
+        tid: dict[Hashable, int] = {}
+        doc_tenant = np.empty(len(chunked), np.int64)
+        doc_chunks = np.zeros(len(chunked) + 1, np.int64)
+        for d, (doc, chunks) in enumerate(chunked):
+            doc_tenant[d] = tid.setdefault(doc.tenant, len(tid))
+            doc_chunks[d + 1] = doc_chunks[d] + len(chunks)
+            self._known.setdefault(doc.tenant, KnownNames())
+            head = f"{doc.title}\n" if doc.title and o.title_in_text else ""
+            base: dict[str, Any] = {"document": doc.id}
+            tail: dict[str, Any] = {} if doc.title is None else {"title": doc.title}
+            if doc.metadata:
+                tail.update(doc.metadata)
+            self.chunk_text.extend([head + ch.text for ch in chunks])
+            self.chunk_tenant.extend([doc.tenant] * len(chunks))
+            self.chunk_meta.extend([{**base, "position": ch.position, **tail} for ch in chunks])
+            rep.documents += 1
+            rep.chunks += len(chunks)
+        tenants = list(tid)
+        kid = {k: i for i, k in enumerate(keys)}
+        sid = {f: i for i, f in enumerate(forms)}
+        # Titles: a key and surface form of each document that has one.
+        t_key: list[int] = []
+        t_surface: list[int] = []
+        title_known: list[str | None] = []
+        for doc, _ in chunked:
+            title = doc.title
+            bare = _QUALIFIER.sub("", title) if title and ")" in title else title or ""
+            tk = normalise(bare)  # _title_key(doc.title), the qualifier stripped once
+            title_known.append(tk if len(tk) >= 3 else None)
+            t_key.append(kid.setdefault(tk, len(kid)) if tk else -1)
+            t_surface.append(sid.setdefault(bare.strip(), len(sid)) if tk else -1)
+        title_key = np.array(t_key, np.int64)
+        title_surface = np.array(t_surface, np.int64)
+        sentence_known = np.zeros(0, np.int64)
+        known_key = np.zeros(0, np.int64)
+        if o.known_names:
+            chunk_doc = np.repeat(np.arange(len(chunked)), np.diff(doc_chunks))
+            sent_doc = np.repeat(chunk_doc, np.diff(text_off))
+            name_doc = np.repeat(sent_doc, np.diff(sent_off))
+            knowns = [self._known[t] for t in tenants]
+            learn_names(knowns, keys, name_key, name_doc, doc_tenant, title_known)
+            sentence_known, known_key = find_known_keys(
+                knowns, texts, text_off, spans, doc_tenant[sent_doc], kid
+            )
+        # Every key's last word (keys with a space) and the key as a surface form.
+        keys = list(kid)
+        last_word = np.array(
+            [kid.setdefault(k.rsplit(" ", 1)[1], len(kid)) if " " in k else -1 for k in keys],
+            np.int64,
+        )
+        keys = list(kid)
+        last_word = np.concatenate([last_word, np.full(len(keys) - len(last_word), -1, np.int64)])
+        key_surface = np.fromiter((sid.setdefault(k, len(sid)) for k in keys), np.int64, len(keys))
+        arrays = (
+            doc_tenant,
+            title_key,
+            title_surface,
+            doc_chunks,
+            text_off,
+            sent_off,
+            name_key,
+            name_surface,
+            sentence_known,
+            known_key,
+            last_word,
+            key_surface,
+        )
+        # Each (tenant, key) asked for: its entity so far and its canonical key's.
+        ent = self._ent
+        resolve = self._merger.resolve
+        # (Each step runs over all calls in their order: resolve and kid.setdefault see the
+        # keys in the same order as one loop would, and ent does not change in between.)
+        call = link_call_order(arrays, len(sid))
+        call_t = [tenants[t] for t in call[:, 0].tolist()]
+        call_k = [keys[k] for k in call[:, 1].tolist()]
+        get = ent.get
+        canon = [resolve(k) for k in call_k]
+        p_ent = np.array([get(tk, -1) for tk in zip(call_t, call_k, strict=True)], np.int64)
+        p_canon = np.array([kid.setdefault(c, len(kid)) for c in canon], np.int64)
+        p_canon_ent = np.array([get(tc, -1) for tc in zip(call_t, canon, strict=True)], np.int64)
+        if len(kid) > len(keys):
+            extra = np.full(len(kid) - len(keys), -1, np.int64)
+            last_word = np.concatenate([last_word, extra])
+            key_surface = np.concatenate([key_surface, extra])
+            arrays = (*arrays[:10], last_word, key_surface)
+            keys = list(kid)
+        new, registered, surfaces, title_entity, mentions, cooccurs, title_links = link_names(
+            arrays,
+            len(sid),
+            first_chunk,
+            p_ent,
+            p_canon,
+            p_canon_ent,
+            len(self.entity_name),
+            o.cooccurrence,
+            o.title_edges,
+            MAX_SENTENCE_ENTITIES,
+        )
+        forms = list(sid)
+        if len(new):
+            new_t, new_f = new.T.tolist()
+            self.entity_name.extend([forms[f] for f in new_f])
+            self.entity_tenant.extend([tenants[t] for t in new_t])
+            self.entity_primary.extend([None] * len(new_f))
+            self._surfaces.extend([set() for _ in new_f])
+        for t, k, e in registered.tolist():
+            ent[(tenants[t], keys[k])] = e
+        names = self.entity_name
+        sets = self._surfaces
+        for e, f, always in surfaces.tolist():
+            form = forms[f]
+            if always or form != names[e]:
+                sets[e].add(form)
+        primary = self.entity_primary
+        for first, e in zip(doc_chunks[:-1].tolist(), title_entity.tolist(), strict=True):
+            if e >= 0 and primary[e] is None:
+                primary[e] = first_chunk + first
+        for name, rows in (
+            ("mentions", mentions),
+            ("cooccurs", cooccurs),
+            ("title_links", title_links),
+        ):
+            if len(rows):
+                self._pending[name].append(rows)
+
+    def _counter(self, name: str) -> Counter[tuple[int, int]]:
+        """The counter ``name`` with every pending batch merged into it."""
+        counter = self._counters[name]
+        for rows in self._pending[name]:
+            _merge(counter, rows)
+        self._pending[name].clear()
+        return counter
+
+    def _pair_arrays(self, name: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """:func:`_pairs` of the counter ``name``, straight from the batch's rows when one
+        batch is all there is (the rows are the counter's items in its order)."""
+        pending = self._pending[name]
+        if not self._counters[name] and len(pending) == 1:
+            return pending[0][:, :2], pending[0][:, 2]
+        return _pairs(self._counter(name))
+
+    @property
+    def mentions(self) -> Counter[tuple[int, int]]:
+        """``(chunk, entity)`` -> the number of mentions."""
+        return self._counter("mentions")
+
+    @property
+    def cooccurs(self) -> Counter[tuple[int, int]]:
+        """``(entity, entity)`` -> the number of sentences naming both (smaller id first)."""
+        return self._counter("cooccurs")
+
+    @property
+    def title_links(self) -> Counter[tuple[int, int]]:
+        """``(title entity, entity)`` -> the number of the title's chunks naming it."""
+        return self._counter("title_links")
 
     # ------------------------------------------------------------------ vectors and tables
 
@@ -398,17 +476,15 @@ class Ingestor:
     def tables(self) -> GraphTables:
         """The graph so far as tables (unchecked: :meth:`GraphTables.check` validates)."""
         tenants = any(t is not None for t in self.chunk_tenant)
-        n_chunks = np.bincount(
-            np.fromiter((e for _, e in self.mentions), np.int64, len(self.mentions)),
-            minlength=len(self.entity_name),
-        )
+        men, men_n = self._pair_arrays("mentions")
+        n_chunks = np.bincount(men[:, 1], minlength=len(self.entity_name))
         has_title = np.array([p is not None for p in self.entity_primary], dtype=bool)
         keep = (n_chunks >= self.options.min_chunks) | has_title
         kept = np.flatnonzero(keep)
         entities: dict[str, Any] = {
             "id": kept.astype(np.int64),
-            "name": [self.entity_name[i] for i in kept],
-            "primary_chunk": [self.entity_primary[i] for i in kept],
+            "name": [self.entity_name[i] for i in kept.tolist()],
+            "primary_chunk": [self.entity_primary[i] for i in kept.tolist()],
         }
         chunks: dict[str, Any] = {
             "id": np.arange(len(self.chunk_text), dtype=np.int64),
@@ -416,36 +492,30 @@ class Ingestor:
             "metadata": list(self.chunk_meta),
         }
         if tenants:
-            entities["tenant"] = [self.entity_tenant[i] for i in kept]
+            entities["tenant"] = [self.entity_tenant[i] for i in kept.tolist()]
             chunks["tenant"] = list(self.chunk_tenant)
-        subj: list[int] = []
-        obj: list[int] = []
-        pred: list[str] = []
-        strength: list[float] = []
-        own = ((self.cooccurs, "co_occurs"), (self.title_links, "mentions"))
-        for counter, p in (*own, *((c, p) for p, c in self.relations.items())):
-            for (a, b), n in counter.items():
-                if not (keep[a] and keep[b]):
-                    continue
-                subj.append(a)
-                obj.append(b)
-                pred.append(p)
-                strength.append(float(n))
-        nf = len(subj)
+        own = [(*self._pair_arrays("cooccurs"), "co_occurs")]
+        own.append((*self._pair_arrays("title_links"), "mentions"))
+        parts = []
+        for ab, n, p in (*own, *((*_pairs(c), p) for p, c in self.relations.items())):
+            ok = keep[ab[:, 0]] & keep[ab[:, 1]]
+            parts.append((ab[ok], n[ok], p))
+        ab = np.concatenate([x[0] for x in parts])
+        nf = len(ab)
         facts: dict[str, Any] = {
             "id": np.arange(nf, dtype=np.int64),
-            "subject": np.array(subj, dtype=np.int64),
-            "object": obj,
-            "predicate": pred,
-            "strength": np.array(strength),
+            "subject": ab[:, 0].copy(),
+            "object": ab[:, 1].tolist(),
+            "predicate": [p for _, n, p in parts for _ in range(len(n))],
+            "strength": np.concatenate([x[1] for x in parts]).astype(np.float64),
             "status": ["confirmed"] * nf,
             "source": ["system"] * nf,
         }
-        ms = [(c, e, n) for (c, e), n in self.mentions.items() if keep[e]]
+        ok = keep[men[:, 1]]
         mentions = {
-            "chunk": np.array([m[0] for m in ms], dtype=np.int64),
-            "entity": np.array([m[1] for m in ms], dtype=np.int64),
-            "count": np.array([m[2] for m in ms], dtype=np.int64),
+            "chunk": men[ok, 0].copy(),
+            "entity": men[ok, 1].copy(),
+            "count": men_n[ok],
         }
         al_e: list[int] = []
         al_a: list[str] = []

@@ -25,9 +25,11 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
+import numpy as np
+import numpy.typing as npt
 from rapidfuzz import fuzz
 
-from .._core import find_known_names
+from .._core import find_known_names, find_known_names_in
 
 #: Longest name matched case-insensitively, in words.
 MAX_NAME_WORDS = 6
@@ -139,21 +141,30 @@ class KnownNames:
 
     def add(self, key: str) -> None:
         """Makes ``key`` known (keys over :data:`MAX_NAME_WORDS` words are ignored)."""
-        if key in self._added:
-            return
-        self._added.add(key)
-        words = _WORD.findall(key)
-        if not words or len(words) > MAX_NAME_WORDS:
-            return
-        joined = " ".join(words)
-        if joined in self.keys:
-            return
-        self.keys[joined] = key
-        prefix = words[0]
-        self._prefixes.add(prefix)
-        for w in words[1:]:
-            prefix = f"{prefix} {w}"
-            self._prefixes.add(prefix)
+        self.add_all((key,))
+
+    def add_all(self, keys: Iterable[str]) -> None:
+        """:meth:`add` of each key, in order."""
+        added = self._added
+        known = self.keys
+        prefixes = self._prefixes
+        findall = _WORD.findall
+        for key in keys:
+            if key in added:
+                continue
+            added.add(key)
+            words = findall(key)
+            if not words or len(words) > MAX_NAME_WORDS:
+                continue
+            joined = " ".join(words)
+            if joined in known:
+                continue
+            known[joined] = key
+            prefix = words[0]
+            prefixes.add(prefix)
+            for w in words[1:]:
+                prefix = f"{prefix} {w}"
+                prefixes.add(prefix)
 
     def find(self, sentence: str) -> list[str]:
         """The known keys occurring in ``sentence`` (case-folded words, punctuation between
@@ -190,17 +201,106 @@ class KnownNames:
                 done = end
         return out
 
+    def find_keys(
+        self, sentences: Sequence[str]
+    ) -> tuple[npt.NDArray[np.int64], list[str], npt.NDArray[np.int64]]:
+        """:meth:`find` of each sentence as arrays, from one call of the Rust kernel
+        ``find_known_names``: ``(offsets, keys, found)``, sentence ``s``'s keys are
+        ``keys[i]`` for ``i`` in ``found[offsets[s]:offsets[s + 1]]``."""
+        if not self._prefixes or not sentences:
+            return np.zeros(len(sentences) + 1, np.int64), [], np.zeros(0, np.int64)
+        joined = list(self.keys)
+        off, ids = find_known_names(joined, [s.casefold() for s in sentences])
+        return off, list(self.keys.values()), ids
+
+    def find_keys_in(
+        self,
+        texts: list[str],
+        sentence_text: npt.NDArray[np.int64],
+        spans: npt.NDArray[np.int64],
+    ) -> tuple[npt.NDArray[np.int64], list[str], npt.NDArray[np.int64]]:
+        """:meth:`find_keys` of sentences given as ``(n, 2)`` code point ``spans`` of
+        ``texts`` (sentence ``s`` is ``spans[s]`` of ``texts[sentence_text[s]]``), sliced and
+        case-folded in the Rust kernel ``find_known_names_in``."""
+        if not self._prefixes or not len(spans):
+            return np.zeros(len(spans) + 1, np.int64), [], np.zeros(0, np.int64)
+        off, ids = find_known_names_in(list(self.keys), texts, sentence_text, spans)
+        return off, list(self.keys.values()), ids
+
     def find_all(self, sentences: Sequence[str]) -> list[list[str]]:
         """:meth:`find` of each sentence, in one call of the Rust kernel
         ``find_known_names`` (the same keys in the same order)."""
-        if not self._prefixes or not sentences:
-            return [[] for _ in sentences]
-        joined = list(self.keys)
-        off, ids = find_known_names(joined, [s.casefold() for s in sentences])
-        keys = [self.keys[j] for j in joined]
+        off, keys, ids = self.find_keys(sentences)
         found = [keys[i] for i in ids.tolist()]
-        bounds = off.tolist()
-        return [found[a:b] for a, b in pairwise(bounds)]
+        return [found[a:b] for a, b in pairwise(off.tolist())]
+
+
+def learn_names(
+    knowns: Sequence[KnownNames],
+    keys: Sequence[str],
+    name_key: npt.NDArray[np.int64],
+    name_doc: npt.NDArray[np.int64],
+    doc_tenant: npt.NDArray[np.int64],
+    title_known: Sequence[str | None],
+) -> None:
+    """Makes the multi-word names and the titles of a batch known to their tenant
+    (``knowns[t]``), in document order: each document's names in order, then its title
+    (``title_known[d]``, None: none). Name ``i`` is ``keys[name_key[i]]`` of document
+    ``name_doc[i]`` (non-decreasing). A key given to :meth:`KnownNames.add` before is
+    skipped: a repeated add changes nothing."""
+    multi = np.fromiter((" " in k for k in keys), bool, len(keys))
+    pick = np.flatnonzero(multi[name_key])
+    # The first mention of each (tenant, key) among the multi-word names.
+    tk = doc_tenant[name_doc[pick]] * len(keys) + name_key[pick]
+    _, first = np.unique(tk, return_index=True)
+    first = np.sort(pick[first])
+    ends = np.searchsorted(name_doc[first], np.arange(len(doc_tenant)), side="right").tolist()
+    learn = [keys[k] for k in name_key[first].tolist()]
+    # One sequence per tenant: tenants' KnownNames are independent, so only the order
+    # within a tenant matters.
+    seqs: list[list[str]] = [[] for _ in knowns]
+    a = 0
+    for t, b, title in zip(doc_tenant.tolist(), ends, title_known, strict=True):
+        seq = seqs[t]
+        if b > a:
+            seq.extend(learn[a:b])
+            a = b
+        if title is not None:
+            seq.append(title)
+    for known, seq in zip(knowns, seqs, strict=True):
+        known.add_all(seq)
+
+
+def find_known_keys(
+    knowns: Sequence[KnownNames],
+    texts: list[str],
+    text_off: npt.NDArray[np.int64],
+    spans: npt.NDArray[np.int64],
+    sent_tenant: npt.NDArray[np.int64],
+    kid: dict[str, int],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The known names of every sentence of a batch (sentence ``s`` is ``spans[s]`` of its
+    text, text ``t``'s sentences ``text_off[t]:text_off[t + 1]``), each matched with its
+    tenant's names (``knowns[sent_tenant[s]]``, one Rust call per tenant): ``(offsets,
+    key ids)`` in sentence order, the keys interned into ``kid``."""
+    n_sents = len(spans)
+    sent_text = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(text_off))
+    where: list[npt.NDArray[np.int64]] = []
+    what: list[npt.NDArray[np.int64]] = []
+    for t, known in enumerate(knowns):
+        at = np.flatnonzero(sent_tenant == t) if len(knowns) > 1 else np.arange(n_sents)
+        own = (sent_text[at], spans[at]) if len(knowns) > 1 else (sent_text, spans)
+        off, keys, found = known.find_keys_in(texts, *own)
+        ids = np.fromiter((kid.setdefault(k, len(kid)) for k in keys), np.int64, len(keys))
+        if len(knowns) == 1:
+            return off, ids[found]
+        where.append(np.repeat(at, np.diff(off)))
+        what.append(ids[found])
+    at_all = np.concatenate(where)
+    order = np.argsort(at_all, kind="stable")
+    offsets = np.zeros(n_sents + 1, np.int64)
+    np.cumsum(np.bincount(at_all, minlength=n_sents), out=offsets[1:])
+    return offsets, np.concatenate(what)[order].astype(np.int64)
 
 
 class NameMerger:
