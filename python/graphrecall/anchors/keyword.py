@@ -414,7 +414,10 @@ class BM25Index:
         p_tf = np.insert(self._p_tf, ins, a_tf.astype(np.uint32))
         p_score = np.insert(self._p_score, ins, 0.0)
         # Groups: sizes grown, new (tenant, term) groups put in at their place.
-        u_key, u_first, u_count = np.unique(a_key, return_index=True, return_counts=True)
+        uniq = np.unique(a_key, return_index=True, return_counts=True)
+        u_key: I64 = np.asarray(uniq[0], dtype=np.int64)
+        u_first: I64 = np.asarray(uniq[1], dtype=np.int64)
+        u_count: I64 = np.asarray(uniq[2], dtype=np.int64)
         u_at = np.searchsorted(g_key, u_key, "left")
         have: npt.NDArray[np.bool_] = (
             np.asarray(g_key.take(u_at, mode="clip") == u_key)
