@@ -120,27 +120,46 @@ class GraphIndex:
                 self.entity_primary_chunk[p0:][have] = graph.chunk_index(pc[have].tolist())
         # Facts: endpoints as dense indices, text columns (from ``previous``'s where the
         # rows are unchanged: only appended and changed rows are computed).
-        redo = _changed_fact_rows(previous, tables, graph)
-        cols = _fact_columns(f, graph, redo)
-        if redo is not None and previous is not None:
-            cols = _patched(previous, cols, redo, n_f)
+        same_f = (
+            old if old is not None and old.tables.facts is f and old.graph.n_facts == n_f else None
+        )
+        if same_f is not None:  # the same fact columns over the same entity rows
+            cols: FactColumns = (
+                same_f.fact_subject,
+                same_f.fact_object,
+                same_f.fact_predicate,
+                same_f.fact_value,
+                same_f.fact_description,
+            )
+        else:
+            redo = _changed_fact_rows(previous, tables, graph)
+            cols = _fact_columns(f, graph, redo)
+            if redo is not None and previous is not None:
+                cols = _patched(previous, cols, redo, n_f)
         self.fact_subject: I64 = cols[0]
         self.fact_object: I64 = cols[1]
         self.fact_predicate: list[str] = cols[2]
         self.fact_value: list[str | None] = cols[3]
         self.fact_description: list[str | None] = cols[4]
-        self.fact_confidence = (
-            np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
-        )
-        self.fact_strength = (
-            np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
-        )
-        since = np.full(n_f, NULL_TIME, dtype=np.int64)
-        for col in ("created_at", "valid_from"):
-            if col in f:
-                v = np.asarray(f[col], dtype=np.int64)
-                since = np.where(v != NULL_TIME, v, since)
-        self.fact_since: I64 = since
+        self.fact_confidence: npt.NDArray[np.float64]
+        self.fact_strength: npt.NDArray[np.float64]
+        if same_f is not None:
+            self.fact_confidence = same_f.fact_confidence
+            self.fact_strength = same_f.fact_strength
+            self.fact_since: I64 = same_f.fact_since
+        else:
+            self.fact_confidence = (
+                np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
+            )
+            self.fact_strength = (
+                np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
+            )
+            since = np.full(n_f, NULL_TIME, dtype=np.int64)
+            for col in ("created_at", "valid_from"):
+                if col in f:
+                    v = np.asarray(f[col], dtype=np.int64)
+                    since = np.where(v != NULL_TIME, v, since)
+            self.fact_since = since
         # Chunks.
         n_c = graph.n_chunks
         old_c = previous if "chunks" in kept_rows else None
@@ -586,6 +605,8 @@ def _changed_fact_rows(
     changed = np.zeros(n_old, dtype=bool)
     for c in FACT_TEXT_INPUTS:
         if c in f:
+            if old_f[c] is f[c]:
+                continue
             a, b = np.asarray(old_f[c]), np.asarray(f[c])[:n_old]
             if a.dtype != b.dtype or a.shape != b.shape:
                 return None
@@ -625,7 +646,6 @@ def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactC
     """``previous``'s fact columns extended to ``n`` rows with ``got`` (the columns of
     ``rows``) written in; new arrays and lists, so readers of ``previous`` see no change."""
     n_old = previous.graph.n_facts
-    out: list[Any] = []
     olds: tuple[Any, ...] = (
         previous.fact_subject,
         previous.fact_object,
@@ -633,6 +653,9 @@ def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactC
         previous.fact_value,
         previous.fact_description,
     )
+    if not len(rows) and n == n_old:  # nothing changed: the previous columns, shared
+        return olds[0], olds[1], olds[2], olds[3], olds[4]
+    out: list[Any] = []
     at = rows.tolist()
     news: tuple[Any, ...] = got
     for old, new in zip(olds, news, strict=True):
