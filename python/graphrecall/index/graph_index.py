@@ -123,7 +123,9 @@ class GraphIndex:
         same_f = (
             old if old is not None and old.tables.facts is f and old.graph.n_facts == n_f else None
         )
-        if same_f is not None:  # the same fact columns over the same entity rows
+        # The same fact table over the same entity rows: the text and endpoint columns
+        # (which LiveGraph never writes in place, see ``FACT_TEXT_INPUTS``) are shared.
+        if same_f is not None:
             cols: FactColumns = (
                 same_f.fact_subject,
                 same_f.fact_object,
@@ -141,25 +143,19 @@ class GraphIndex:
         self.fact_predicate: list[str] = cols[2]
         self.fact_value: list[str | None] = cols[3]
         self.fact_description: list[str | None] = cols[4]
-        self.fact_confidence: npt.NDArray[np.float64]
-        self.fact_strength: npt.NDArray[np.float64]
-        if same_f is not None:
-            self.fact_confidence = same_f.fact_confidence
-            self.fact_strength = same_f.fact_strength
-            self.fact_since: I64 = same_f.fact_since
-        else:
-            self.fact_confidence = (
-                np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
-            )
-            self.fact_strength = (
-                np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
-            )
-            since = np.full(n_f, NULL_TIME, dtype=np.int64)
-            for col in ("created_at", "valid_from"):
-                if col in f:
-                    v = np.asarray(f[col], dtype=np.int64)
-                    since = np.where(v != NULL_TIME, v, since)
-            self.fact_since = since
+        # Numeric columns (LiveGraph may write them in place): read again every time.
+        self.fact_confidence = (
+            np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
+        )
+        self.fact_strength = (
+            np.asarray(f["strength"], dtype=np.float64) if "strength" in f else np.ones(n_f)
+        )
+        since = np.full(n_f, NULL_TIME, dtype=np.int64)
+        for col in ("created_at", "valid_from"):
+            if col in f:
+                v = np.asarray(f[col], dtype=np.int64)
+                since = np.where(v != NULL_TIME, v, since)
+        self.fact_since: I64 = since
         # Chunks.
         n_c = graph.n_chunks
         old_c = previous if "chunks" in kept_rows else None
@@ -698,7 +694,9 @@ def appended_rows(
 
     The comparison is numpy over the old rows (an object column compares each value,
     with the identity shortcut when the new tables share the old values, as LiveGraph's
-    appends do)."""
+    appends do); a column that is the previous tables' own array counts as unchanged
+    (LiveGraph writes none of these columns in place: only facts' numeric columns and
+    chunks' usage counters)."""
     out: dict[str, int] = {}
     if previous is None:
         return out
