@@ -335,3 +335,29 @@ def test_appended_rows_refuse_unknown_tenants() -> None:
         BM25Index(["a b"], [0], n_tenants=1).appended(["c"], [1])
     with pytest.raises(DataError, match="tenant"):
         NameIndex(["a b"], [0], n_tenants=1).extended(["c"], [1])
+
+
+def test_generations_of_one_base_do_not_see_each_other() -> None:
+    """Two generations extended from one base, and the base itself, each match as a fresh
+    index of their own rows (the shared entry lists are never read past a generation's
+    own entries)."""
+    base = NameIndex(["red lake", "blue tower"], aliases=[(0, "the lake")])
+    a = base.extended(["red river"], aliases=[(1, "red tower")])
+    b = base.extended(["stone lake"])
+    a2 = a.extended(["cloud"], aliases=[(3, "red cloud")])
+    cases = [
+        (base, ["red lake", "blue tower"], [(0, "the lake")]),
+        (a, ["red lake", "blue tower", "red river"], [(0, "the lake"), (1, "red tower")]),
+        (b, ["red lake", "blue tower", "stone lake"], [(0, "the lake")]),
+        (
+            a2,
+            ["red lake", "blue tower", "red river", "cloud"],
+            [(0, "the lake"), (1, "red tower"), (3, "red cloud")],
+        ),
+    ]
+    for got, names, aliases in cases:
+        fresh = NameIndex(names, aliases=aliases)
+        for q in ["red lake and stone lake", "the red tower by the red river", "red cloud"]:
+            assert got.recognize(q, limit=10) == fresh.recognize(q, limit=10)
+            assert got.keyword(q, limit=10) == fresh.keyword(q, limit=10)
+            assert got.fuzzy(q, limit=10, min_score=60) == fresh.fuzzy(q, limit=10, min_score=60)

@@ -190,6 +190,13 @@ class NameIndex:
         #: Every word of a key of ``_exact``: an n-gram holding any other word is no key
         #: (words hold no space, so a key's words are exactly its n-gram's).
         self._words: frozenset[str] = frozenset(w for _, key in table for w in key.split(" "))
+        #: Keys and words added by :meth:`extended` since ``_exact`` / ``_words`` were last
+        #: merged (a key here holds its whole hits and hides ``_exact``'s).
+        self._exact_more: dict[tuple[int, str], tuple[tuple[int, int], ...]] = {}
+        self._words_more: frozenset[str] = frozenset()
+        #: This index's entries are the first ``_n_entries`` of the ``_e_*`` lists (later
+        #: generations may append to the same lists; this one never reads past its own).
+        self._n_entries = len(e_row)
         self._lock = threading.Lock()
         #: Per thread, inside :meth:`sharing`: (query, tenant rank) -> every match.
         self._shared = threading.local()
@@ -208,9 +215,13 @@ class NameIndex:
 
         It matches exactly as ``NameIndex(old_names + names, old_tenants + tenants,
         aliases=old_aliases + aliases)`` with this index's settings does (same matches,
-        order and ties), in time linear in the appended entries plus copies of the lookup
-        tables: the entries are numbered as that index numbers them up to the order within
-        a row, which is all a tie-break reads (a row's name, then its aliases in order).
+        order and ties), in time linear in the appended entries: the entry lists are shared
+        (appended to; each generation reads its own prefix), new and changed lookup keys go
+        to a small table beside the shared one (merged into it once it grows past an
+        eighth of it), and the fuzzy and keyword tables, when built, are copied per
+        tenant touched and extended. Entries are numbered as that index numbers them up to
+        the order within a row, which is all a tie-break reads (a row's name, then its
+        aliases in order).
 
         Args:
             names: The names of the appended rows (``n_rows`` onwards).
@@ -253,14 +264,19 @@ class NameIndex:
         out._n_rows = n
         out._tenants = self._tenants.extended(codes, new_rank)
         rank = out._tenants.rank
-        e0 = len(self._e_row)
+        e0 = self._n_entries
         toks_new = [tuple(tokenize(t)) for t in e_text]
         rank_new = rank[e_row].tolist() if e_row else []
-        out._e_row = self._e_row + e_row
-        out._e_text = self._e_text + e_text
-        out._e_alias = self._e_alias + e_alias
-        out._e_toks = self._e_toks + toks_new
-        out._e_rank = self._e_rank + rank_new
+        lists = (self._e_row, self._e_text, self._e_alias, self._e_toks, self._e_rank)
+        with self._lock:
+            # The entry lists are shared and appended to while no other generation has
+            # appended to them (then each generation reads only its own prefix); else copied.
+            if len(self._e_row) != e0:
+                lists = tuple(v[:e0] for v in lists)  # type: ignore[assignment]
+            for v, more in zip(lists, (e_row, e_text, e_alias, toks_new, rank_new), strict=True):
+                v.extend(more)  # type: ignore[attr-defined]
+        out._e_row, out._e_text, out._e_alias, out._e_toks, out._e_rank = lists
+        out._n_entries = e0 + len(e_row)
         out.n_aliases = self.n_aliases + sum(e_alias)
         added: dict[tuple[int, str], list[tuple[int, bool, int]]] = {}
         for i, toks in enumerate(toks_new):
@@ -268,13 +284,19 @@ class NameIndex:
                 added.setdefault((rank_new[i], " ".join(toks)), []).append(
                     (e_row[i], e_alias[i], e0 + i)
                 )
-        exact = dict(self._exact)
+        more = dict(self._exact_more)
         for key, items in added.items():
-            had = exact.get(key, ())
-            exact[key] = _by_row([(r, out._e_alias[e], e) for r, e in had] + items)
-        out._exact = exact
-        new_words = {w for _, key in added for w in key.split(" ")} - self._words
-        out._words = self._words | new_words if new_words else self._words
+            had = more.get(key) or self._exact.get(key, ())
+            more[key] = _by_row([(r, out._e_alias[e], e) for r, e in had] + items)
+        new_words = {w for _, key in added for w in key.split(" ")}
+        new_words -= self._words
+        words_more = self._words_more | new_words if new_words else self._words_more
+        if len(more) > max(4096, len(self._exact) // 8):  # merge: amortised O(1) per key
+            out._exact, out._exact_more = {**self._exact, **more}, {}
+            out._words, out._words_more = self._words | words_more, frozenset()
+        else:
+            out._exact, out._exact_more = self._exact, more
+            out._words, out._words_more = self._words, words_more
         out._lock = threading.Lock()
         out._shared = threading.local()
         out._fuzzy = None
@@ -393,11 +415,12 @@ class NameIndex:
         seen: set[int] = set()
         # run[i]: how many tokens from i on are words of some name; only an n-gram of such
         # words can be a name, so the others are not looked up.
-        words = self._words
+        words, words_more = self._words, self._words_more
         run = [0] * (n_tok + 1)
         for i in range(n_tok - 1, -1, -1):
-            if toks[i] in words:
+            if toks[i] in words or toks[i] in words_more:
                 run[i] = run[i + 1] + 1
+        get, more = self._exact.get, self._exact_more
         # ends[i]: furthest end of a matched (longer) span starting at token i; covered[i]:
         # the furthest end of one starting at or before i (none yet: all 0).
         ends = [0] * n_tok
@@ -413,7 +436,7 @@ class NameIndex:
                     key = toks[i]
                 else:
                     key = " ".join(toks[i : i + n])
-                hits = self._exact.get((t, key))
+                hits = (more.get((t, key)) or get((t, key))) if more else get((t, key))
                 if hits is None:
                     continue
                 matched.append(i)
@@ -464,7 +487,7 @@ class NameIndex:
             with self._lock:
                 if self._fuzzy is None:
                     per: dict[int, dict[str, list[tuple[int, bool, int]]]] = {}
-                    for e, toks in enumerate(self._e_toks):
+                    for e, toks in enumerate(self._e_toks[: self._n_entries]):
                         if toks:
                             per.setdefault(self._e_rank[e], {}).setdefault(
                                 " ".join(toks), []
@@ -581,8 +604,9 @@ class NameIndex:
             with self._lock:
                 if self._kw is None:
                     post: dict[tuple[int, str], list[int]] = {}
-                    size = np.zeros(len(self._e_toks), dtype=np.int64)
-                    for e, toks in enumerate(self._e_toks):
+                    n_e = self._n_entries
+                    size = np.zeros(n_e, dtype=np.int64)
+                    for e, toks in enumerate(self._e_toks[:n_e]):
                         words = {w for w in toks if w not in self.stopwords}
                         size[e] = len(words)
                         for w in words:
@@ -590,7 +614,7 @@ class NameIndex:
                     self._kw = (
                         {k: np.asarray(v, dtype=np.int64) for k, v in post.items()},
                         size,
-                        np.asarray(self._e_row, dtype=np.int64),
+                        np.asarray(self._e_row[:n_e], dtype=np.int64),
                     )
         return self._kw
 
