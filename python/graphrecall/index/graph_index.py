@@ -56,6 +56,9 @@ class GraphIndex:
         chunk_keywords: BM25 over chunk texts (None without chunks).
         mentions: Chunk <-> entity links.
         build_seconds: Time per build phase.
+        kept_text_indexes, extended_text_indexes: After an update, the text indexes
+            (``"names"``, ``"chunk_keywords"``) taken from the previous index as they were,
+            or extended with appended rows only; the others were built afresh.
     """
 
     def __init__(
@@ -239,9 +242,7 @@ class GraphIndex:
         )
         n_tenants = max(graph.n_tenants, 1)
         same_tenants = previous is not None and previous.graph.n_tenants == graph.n_tenants
-        #: The text indexes kept from ``previous`` because their inputs did not change.
         self.kept_text_indexes: tuple[str, ...] = ()
-        #: The text indexes extended from ``previous``'s with appended rows only.
         self.extended_text_indexes: tuple[str, ...] = ()
         self.names: NameIndex
         if old_a is not None and same_tenants and e0 == n_e and not aliases:
