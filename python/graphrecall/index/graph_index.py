@@ -284,13 +284,24 @@ class GraphIndex:
                 return prebuilt
             if matrix is None or not len(matrix):
                 return None
+            n_tenants = max(graph.n_tenants, 1)
+            grown = _grown_from((reuse or {}).get(kind), kept_rows.get(_TABLE_OF[kind]))
+            if grown is not None and all(
+                grown.settings[key] == value
+                for key, value in (
+                    ("backend", vector_backend),
+                    ("exact_below", exact_below),
+                    ("expansion_search", EXPANSION_SEARCH),
+                )
+            ):
+                return grown.appended(matrix, tenants, n_tenants=n_tenants)
             return VectorIndex(
                 matrix,
                 tenants,
                 backend=vector_backend,
                 exact_below=exact_below,
                 expansion_search=EXPANSION_SEARCH,
-                n_tenants=max(graph.n_tenants, 1),
+                n_tenants=n_tenants,
                 reuse=(reuse or {}).get(kind),
             )
 
@@ -682,6 +693,25 @@ APPEND_INPUTS: dict[str, tuple[str, ...]] = {
     "mentions": ("chunk", "entity", "count"),
     "aliases": ("entity", "alias"),
 }
+
+
+#: The table of each vector kind.
+_TABLE_OF = {"entity": "entities", "chunk": "chunks"}
+
+
+def _grown_from(reuse: tuple[VectorIndex, I64] | None, n_old: int | None) -> VectorIndex | None:
+    """The previous vector index when the new rows are exactly its rows (same vectors and,
+    as ``appended_rows`` found, tenants) plus appended ones: then
+    :meth:`VectorIndex.appended` gives the new index."""
+    if reuse is None or n_old is None:
+        return None
+    previous, old_rows = reuse
+    if len(previous) != n_old or len(old_rows) < n_old:
+        return None
+    head = old_rows[:n_old]
+    if not np.array_equal(head, np.arange(n_old)) or (old_rows[n_old:] != -1).any():
+        return None
+    return previous
 
 
 def appended_rows(

@@ -482,6 +482,23 @@ class VectorIndex:
         return self._n
 
     @property
+    def settings(self) -> dict[str, object]:
+        """The constructor parameters this index was built with (``backend`` is the
+        requested mode; ``n_tenants``, ``build_threads`` and ``reuse`` are not kept)."""
+        return {
+            "backend": self._mode,
+            "exact_below": self._exact_below,
+            "sketch_below": self._sketch_below,
+            "rerank": self._rerank,
+            "refine": self._refine,
+            "dtype": self._dtype,
+            "connectivity": self._connectivity,
+            "expansion_add": self._expansion_add,
+            "expansion_search": self._expansion_search,
+            "threads": self._threads,
+        }
+
+    @property
     def dtype(self) -> Literal["f16", "f32"]:
         """Scalar kind of the HNSW sub-indexes."""
         return self._dtype
