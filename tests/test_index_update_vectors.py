@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -85,3 +86,13 @@ def test_appended_with_a_new_tenant_or_bad_rows_uses_the_constructor() -> None:
     bad[2] = 0
     with pytest.raises(Exception, match="row 2 is a zero vector"):
         base.appended(bad, [0, 0, 0])
+
+
+@pytest.mark.parametrize("mode", ["exact", "sketch", "hnsw"])
+def test_an_appended_index_saves_and_loads(mode: Mode, tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    vectors = rng.normal(size=(120, 8)).astype(np.float32)
+    tenants = (np.arange(120) % 2).astype(np.uint32)
+    grown = VectorIndex(vectors[:100], tenants[:100], backend=mode).appended(vectors, tenants)
+    loaded = VectorIndex.load(grown.save(tmp_path / "v"))
+    _same_answers(loaded, grown, rng.normal(size=(3, 8)).astype(np.float32), 7)
