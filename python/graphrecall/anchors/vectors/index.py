@@ -44,23 +44,11 @@ from .common import (
     _tenant_codes,
     default_rerank,
 )
+from .grow import appended_fast, from_previous, kinds_of, reuse_args
 from .persist import _load, _save
 
 if TYPE_CHECKING:
     from usearch.index import Index
-
-
-def _kinds_of(mode: str, below: int, sketch_below: int, sizes: I64) -> U8:
-    """The backend kind of each tenant from its row count (see :class:`VectorIndex`)."""
-    if mode == "exact":
-        return np.zeros(len(sizes), dtype=np.uint8)
-    if mode == "hnsw":
-        return np.where(sizes > 0, _HNSW, _EXACT).astype(np.uint8)
-    if mode == "sketch":
-        return np.where(sizes > 0, _SKETCH, _EXACT).astype(np.uint8)
-    kinds = np.where(sizes >= max(below, 1), _SKETCH, _EXACT).astype(np.uint8)
-    kinds[sizes >= max(below, sketch_below, 1)] = _HNSW
-    return kinds
 
 
 class VectorIndex:
@@ -166,7 +154,7 @@ class VectorIndex:
         offsets = np.zeros(len(known) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(np.bincount(np.searchsorted(known, codes), minlength=len(known)))
         sizes = np.diff(offsets)
-        kinds = _kinds_of(mode, below, self._sketch_below, sizes)
+        kinds = kinds_of(mode, below, self._sketch_below, sizes)
 
         self._n = n
         self._mode = mode
@@ -184,13 +172,13 @@ class VectorIndex:
         self._hnsw: dict[int, Index] = {}
         #: Per HNSW tenant code: "reused", "extended" (old graph + new vectors) or "built".
         self.hnsw_origin: dict[int, str] = {}
-        previous, old_rows = self._reuse_args(reuse, n)
+        previous, old_rows = reuse_args(self, reuse, n)
         for t in np.flatnonzero(kinds == _HNSW).tolist():
             lo, hi = int(offsets[t]), int(offsets[t + 1])
             code = int(known[t])
             index, origin = None, "built"
             if previous is not None and old_rows is not None:
-                index, origin = self._from_previous(
+                index, origin = from_previous(
                     previous, code, old_rows[rows[lo:hi]], matrix[rows[lo:hi]], build
                 )
             if index is None:
@@ -203,62 +191,6 @@ class VectorIndex:
             self._hnsw[t] = index
             self.hnsw_origin[code] = origin
         self._index_parts()
-
-    def _reuse_args(
-        self, reuse: tuple[VectorIndex, npt.ArrayLike] | None, n: int
-    ) -> tuple[VectorIndex | None, I64 | None]:
-        if reuse is None:
-            return None, None
-        if not isinstance(reuse, tuple) or len(reuse) != 2:
-            raise ParameterError("invalid parameter reuse: expected (previous index, old rows)")
-        previous, old = reuse
-        if not isinstance(previous, VectorIndex):
-            raise ParameterError(
-                f"invalid parameter reuse: {type(previous).__name__} is not a VectorIndex"
-            )
-        old_rows = np.asarray(old)
-        if old_rows.shape != (n,) or old_rows.dtype.kind not in "iu":
-            raise ParameterError(
-                f"invalid parameter reuse: old rows must be {n} integers, got shape "
-                f"{old_rows.shape} of {old_rows.dtype}"
-            )
-        old_rows = old_rows.astype(np.int64)
-        if len(old_rows) and (old_rows.min() < -1 or old_rows.max() >= len(previous)):
-            raise ParameterError(
-                f"invalid parameter reuse: old rows must be in -1..{len(previous) - 1}"
-            )
-        same = (
-            previous._dim == self._dim
-            and previous._dtype == self._dtype
-            and previous._connectivity == self._connectivity
-            and previous._expansion_add == self._expansion_add
-            and previous._expansion_search == self._expansion_search
-        )
-        return (previous, old_rows) if same else (None, None)
-
-    def _from_previous(
-        self, previous: VectorIndex, code: int, old: I64, vectors: F32, threads: int
-    ) -> tuple[Index | None, str]:
-        """The previous HNSW sub-index of tenant ``code``, as it is or extended with the
-        new rows, when its rows are exactly the first rows of this tenant (``old``: each
-        row's old row, -1 for a new or changed vector)."""
-        pos = previous._position.get(code)
-        if pos is None:
-            return None, "built"
-        part = previous._parts[pos]
-        if part.hnsw is None:
-            return None, "built"
-        m = len(part.rows)
-        if len(old) < m or not np.array_equal(old[:m], part.rows) or (old[m:] != -1).any():
-            return None, "built"
-        if len(old) == m:
-            return part.hnsw, "reused"  # never mutated: sharing it is safe
-        try:
-            index = part.hnsw.copy()
-        except (RuntimeError, ValueError):  # pragma: no cover - usearch refuses to copy
-            return None, "built"
-        index.add(np.arange(m, len(old), dtype=np.uint64), vectors[m:], threads=threads)
-        return index, "extended"
 
     def _index_parts(self) -> None:
         """Per-tenant views for search, from the tenant tables (after build or load)."""
@@ -340,7 +272,7 @@ class VectorIndex:
             n = int(arr.shape[0])
             old_rows = np.arange(n, dtype=np.int64)
             old_rows[n_old:] = -1
-        fast = self._appended_fast(arr, tenants, n_tenants, build_threads)
+        fast = appended_fast(self, arr, tenants, n_tenants, build_threads)
         if fast is not None:
             return fast
         return VectorIndex(
@@ -360,115 +292,6 @@ class VectorIndex:
             n_tenants=n_tenants,
             reuse=None if old_rows is None else (self, old_rows),
         )
-
-    def _appended_fast(
-        self,
-        arr: npt.NDArray[Any],
-        tenants: npt.ArrayLike | None,
-        n_tenants: int | None,
-        build_threads: int,
-    ) -> VectorIndex | None:
-        """:meth:`appended` without the constructor, or None where it must be used (bad
-        input, a new tenant, a tenant changing backend, usearch refusing a copy)."""
-        n_old = self._n
-        if arr.ndim != 2 or arr.shape[0] < n_old or arr.shape[1] != self._dim:
-            return None
-        build = _int_param("build_threads", build_threads, 0, _MAX_THREADS)
-        n = int(arr.shape[0])
-        codes = _tenant_codes(tenants, n)[n_old:]
-        if n_tenants is None:  # the known tenants are those with rows
-            known_ok = bool((np.diff(self._offsets) > 0).all())
-        else:
-            n_known = _int_param("n_tenants", n_tenants, 1, MAX_N_TENANTS)
-            known_ok = n_known == len(self._codes) and bool(
-                np.array_equal(self._codes, np.arange(n_known))
-            )
-        if not known_ok:
-            return None
-        pos = np.searchsorted(self._codes, codes)
-        if len(codes) and (
-            pos.max() >= len(self._codes) or not np.array_equal(self._codes[pos], codes)
-        ):
-            return None  # a tenant code this index does not know
-        try:
-            tail = _normalised_vectors(arr[n_old:]) if n > n_old else None
-        except DataError:
-            return None  # the constructor names the row
-        add = np.bincount(pos, minlength=len(self._codes)).astype(np.int64)
-        old_sizes = np.diff(self._offsets)
-        sizes = old_sizes + add
-        kinds = _kinds_of(self._mode, self._exact_below, self._sketch_below, sizes)
-        if not np.array_equal(kinds, self._kinds):
-            return None
-        out: VectorIndex = object.__new__(VectorIndex)
-        out.__dict__.update(self.__dict__)
-        out._n = n
-        out.hnsw_origin = {int(self._codes[t]): "reused" for t in self._hnsw}
-        if tail is None:
-            out._index_parts()
-            return out
-        order = np.argsort(pos, kind="stable")  # new rows grouped by tenant, ascending
-        grouped = pos[order]
-        offsets = self._offsets.copy()
-        offsets[1:] += np.cumsum(add)
-        out._offsets = offsets
-        out._rows = np.insert(self._rows, self._offsets[1:][grouped], n_old + order)
-        flat = kinds[grouped] != _HNSW
-        old_ends = np.cumsum(np.where(kinds != _HNSW, old_sizes, 0))
-        if flat.any():
-            out._exact = np.ascontiguousarray(
-                np.insert(self._exact, old_ends[grouped[flat]], tail[order[flat]], axis=0)
-            )
-        sketch_ts = np.flatnonzero(kinds == _SKETCH)
-        if (add[sketch_ts] > 0).any():
-            self._sketch_appended(out, sketch_ts, add, old_sizes, sizes, kinds)
-        hnsw: dict[int, Index] = dict(self._hnsw)
-        for t in np.flatnonzero((kinds == _HNSW) & (add > 0)).tolist():
-            index = hnsw[t]
-            try:
-                index = index.copy()
-            except (RuntimeError, ValueError):  # pragma: no cover - usearch refuses to copy
-                return None
-            m = int(old_sizes[t])
-            index.add(
-                np.arange(m, m + int(add[t]), dtype=np.uint64),
-                tail[order[grouped == t]],
-                threads=build,
-            )
-            hnsw[t] = index
-            out.hnsw_origin[int(self._codes[t])] = "extended"
-        out._hnsw = hnsw
-        out._index_parts()
-        return out
-
-    def _sketch_appended(
-        self, out: VectorIndex, sketch_ts: I64, add: I64, old_sizes: I64, sizes: I64, kinds: U8
-    ) -> None:
-        """``out``'s sketch arrays: a sketch tenant that got rows computed again from its
-        rows of ``out._exact`` (what a fresh build computes), the others kept."""
-        starts = np.concatenate(([0], np.cumsum(np.where(kinds != _HNSW, sizes, 0))))
-        old_cs = np.concatenate(([0], np.cumsum(np.where(kinds == _SKETCH, old_sizes, 0))))
-        codes, int4 = [], []
-        centres, scales = self._centres.copy(), self._scales.copy()
-        one_off = np.zeros(2, dtype=np.int64)
-        one_kind = np.array([_SKETCH], dtype=np.uint8)
-        for j, t in enumerate(sketch_ts.tolist()):
-            if add[t]:
-                m = int(sizes[t])
-                part = out._exact[int(starts[t]) : int(starts[t]) + m]
-                one_off[1] = m
-                c, centre = _build_sketches(part, one_off, one_kind, self._dim)
-                q, scale = _build_int4(part, one_off, one_kind, self._dim, centre)
-                codes.append(c)
-                int4.append(q)
-                centres[j], scales[j] = centre[0], scale[0]
-            else:
-                lo, hi = int(old_cs[t]), int(old_cs[t]) + int(old_sizes[t])
-                codes.append(self._sketch[lo:hi])
-                int4.append(self._int4[lo:hi])
-        out._sketch = np.concatenate(codes)
-        out._int4 = np.concatenate(int4)
-        out._centres, out._scales = centres, scales
 
     # ------------------------------------------------------------------ properties
 
