@@ -23,8 +23,9 @@ graph=...)``), so the index does not compile it again. ``--checked`` passes
 the write).
 
 Each is repeated ``--repeats`` times (p50 and the maximum, which is p99 at this count), with
-the median of each ``build_seconds`` phase. Run it once per code version (e.g. with
-``PYTHONPATH`` set to another checkout's ``python/``) to compare.
+the median of each ``build_seconds`` phase and which text indexes the update kept as they
+were or extended with the appended rows (the others were rebuilt). Run it once per code
+version (e.g. with ``PYTHONPATH`` set to another checkout's ``python/``) to compare.
 """
 
 from __future__ import annotations
@@ -187,6 +188,8 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
     kw: dict[str, Any] = {"checked": True} if checked else {}
     for name, op in OPS.items():
         times, gen_times, phases = [], [], []
+        kept: tuple[str, ...] = ()
+        extended: tuple[str, ...] = ()
         for i in range(repeats):
             new = op(tables, i)
             if live:
@@ -197,6 +200,8 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
             idx = rag.update(new, **kw)
             times.append(time.perf_counter() - t0)
             phases.append(idx.build_seconds)
+            kept = tuple(getattr(idx, "kept_text_indexes", ()))
+            extended = tuple(getattr(idx, "extended_text_indexes", ()))
             if live:
                 kw["graph"] = base_graph
             rag.update(tables, **kw)  # back to the base, untimed
@@ -205,6 +210,8 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
             "p50_ms": float(np.median(ms)),
             "max_ms": float(ms.max()),
             "phases_ms": {k: float(np.median([p[k] for p in phases]) * 1e3) for k in phases[0]},
+            "text_indexes_kept": list(kept),
+            "text_indexes_extended": list(extended),
         }
         if gen_times:
             out["ops"][name]["generation_p50_ms"] = float(np.median(gen_times) * 1e3)

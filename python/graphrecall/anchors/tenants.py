@@ -85,6 +85,16 @@ class Tenants:
         #: Tenant code -> its rank (what :meth:`resolve` looks up).
         self._rank_of: dict[int, int] = {c: i for i, c in enumerate(self.known.tolist())}
 
+    def extended(self, codes: I64, rank: I64) -> Tenants:
+        """These rows' tenants followed by appended rows of ``codes`` (known tenants only,
+        ``rank`` their ranks, both checked by the caller); known tenants unchanged."""
+        out = object.__new__(Tenants)
+        out.codes = np.concatenate([self.codes, codes])
+        out.known = self.known
+        out.rank = np.concatenate([self.rank, rank])
+        out._rank_of = self._rank_of
+        return out
+
     def resolve(self, tenant: object) -> int:
         """The rank (index into ``known``) of the tenant argument, or -1 for an index that
         knows no tenant at all (empty, given no ``n_tenants``: every query is empty)."""

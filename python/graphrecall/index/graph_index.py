@@ -56,6 +56,9 @@ class GraphIndex:
         chunk_keywords: BM25 over chunk texts (None without chunks).
         mentions: Chunk <-> entity links.
         build_seconds: Time per build phase.
+        kept_text_indexes, extended_text_indexes: After an update, the text indexes
+            (``"names"``, ``"chunk_keywords"``) taken from the previous index as they were,
+            or extended with appended rows only; the others were built afresh.
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class GraphIndex:
         chunk_vectors: VectorIndex | None = None,
         reuse: dict[str, tuple[VectorIndex, I64]] | None = None,
         previous: GraphIndex | None = None,
+        appended: dict[str, int] | None = None,
     ):
         self.tables = tables
         self.graph = graph
@@ -89,30 +93,60 @@ class GraphIndex:
         n_e, n_f = graph.n_entities, graph.n_facts
         self.entity_tenant: npt.NDArray[np.uint32] = graph.core.entity_tenants()
         self.chunk_tenant: npt.NDArray[np.uint32] = graph.core.chunk_tenants()
-        ids = e["id"]
+        # Rows kept from ``previous`` (the first ``n_old`` rows of a table that only grew;
+        # see ``appended_rows``): their columns are the previous index's, only the
+        # appended rows are computed.
+        kept_rows = appended if previous is not None and appended is not None else {}
+        e0 = kept_rows.get("entities", 0)
+        c0 = kept_rows.get("chunks", 0)
+        old = previous if "entities" in kept_rows else None
+        ids = e["id"][e0:]
         self.entity_name: list[str] = [
             str(n) if n is not None else str(i)
-            for n, i in zip(_texts(e.get("name"), n_e), ids.tolist(), strict=True)
+            for n, i in zip(_texts(_tail(e.get("name"), e0), n_e - e0), ids.tolist(), strict=True)
         ]
-        self.entity_type = _texts(e.get("type"), n_e)
-        self.entity_description = _texts(e.get("description"), n_e)
+        self.entity_type = _texts(_tail(e.get("type"), e0), n_e - e0)
+        self.entity_description = _texts(_tail(e.get("description"), e0), n_e - e0)
+        if old is not None:
+            self.entity_name = old.entity_name + self.entity_name
+            self.entity_type = old.entity_type + self.entity_type
+            self.entity_description = old.entity_description + self.entity_description
         pc = e.get("primary_chunk")
+        p0 = e0 if old is not None and "chunks" in kept_rows else 0
         self.entity_primary_chunk: I64 = np.full(n_e, -1, dtype=np.int64)
+        if old is not None and p0:
+            self.entity_primary_chunk[:p0] = old.entity_primary_chunk
         if pc is not None and graph.n_chunks:
+            pc = pc[p0:]
             have = np.array([v is not None for v in pc.tolist()], dtype=bool)
             if have.any():
-                self.entity_primary_chunk[have] = graph.chunk_index(pc[have].tolist())
+                self.entity_primary_chunk[p0:][have] = graph.chunk_index(pc[have].tolist())
         # Facts: endpoints as dense indices, text columns (from ``previous``'s where the
         # rows are unchanged: only appended and changed rows are computed).
-        redo = _changed_fact_rows(previous, tables, graph)
-        cols = _fact_columns(f, graph, redo)
-        if redo is not None and previous is not None:
-            cols = _patched(previous, cols, redo, n_f)
+        same_f = (
+            old if old is not None and old.tables.facts is f and old.graph.n_facts == n_f else None
+        )
+        # The same fact table over the same entity rows: the text and endpoint columns
+        # (which LiveGraph never writes in place, see ``FACT_TEXT_INPUTS``) are shared.
+        if same_f is not None:
+            cols: FactColumns = (
+                same_f.fact_subject,
+                same_f.fact_object,
+                same_f.fact_predicate,
+                same_f.fact_value,
+                same_f.fact_description,
+            )
+        else:
+            redo = _changed_fact_rows(previous, tables, graph)
+            cols = _fact_columns(f, graph, redo)
+            if redo is not None and previous is not None:
+                cols = _patched(previous, cols, redo, n_f)
         self.fact_subject: I64 = cols[0]
         self.fact_object: I64 = cols[1]
         self.fact_predicate: list[str] = cols[2]
         self.fact_value: list[str | None] = cols[3]
         self.fact_description: list[str | None] = cols[4]
+        # Numeric columns (LiveGraph may write them in place): read again every time.
         self.fact_confidence = (
             np.asarray(f["confidence"], dtype=np.float64) if "confidence" in f else np.ones(n_f)
         )
@@ -127,21 +161,28 @@ class GraphIndex:
         self.fact_since: I64 = since
         # Chunks.
         n_c = graph.n_chunks
-        self.chunk_text: list[str] = [
-            t or "" for t in _texts(None if ch is None else ch.get("text"), n_c)
-        ]
-        self.chunk_scope = _texts(None if ch is None else ch.get("scope"), n_c)
-        self.chunk_category = _texts(None if ch is None else ch.get("category"), n_c)
+        old_c = previous if "chunks" in kept_rows else None
+        m_c = n_c - c0
+
+        def chunk_col(name: str) -> Array | None:
+            return None if ch is None else _tail(ch.get(name), c0)
+
+        self.chunk_text: list[str] = [t or "" for t in _texts(chunk_col("text"), m_c)]
+        self.chunk_scope = _texts(chunk_col("scope"), m_c)
+        self.chunk_category = _texts(chunk_col("category"), m_c)
+        tags, meta = chunk_col("tags"), chunk_col("metadata")
         self.chunk_tags: list[list[str]] = [
-            list(t) if t else []
-            for t in (ch["tags"].tolist() if ch is not None and "tags" in ch else [None] * n_c)
+            list(t) if t else [] for t in (tags.tolist() if tags is not None else [None] * m_c)
         ]
         self.chunk_metadata: list[dict[str, Any]] = [
-            dict(m) if m else {}
-            for m in (
-                ch["metadata"].tolist() if ch is not None and "metadata" in ch else [None] * n_c
-            )
+            dict(m) if m else {} for m in (meta.tolist() if meta is not None else [None] * m_c)
         ]
+        if old_c is not None:
+            self.chunk_text = old_c.chunk_text + self.chunk_text
+            self.chunk_scope = old_c.chunk_scope + self.chunk_scope
+            self.chunk_category = old_c.chunk_category + self.chunk_category
+            self.chunk_tags = old_c.chunk_tags + self.chunk_tags
+            self.chunk_metadata = old_c.chunk_metadata + self.chunk_metadata
 
         def times(col: str) -> I64:
             if ch is None or col not in ch:
@@ -162,55 +203,70 @@ class GraphIndex:
             else np.zeros(n_c, dtype=np.int64)
         )
         # Mentions, both ways.
+        both = previous if "entities" in kept_rows and "chunks" in kept_rows else None
         m = tables.mentions
-        if m is not None and len(m["chunk"]) and n_c:
-            mc = graph.chunk_index(m["chunk"].tolist())
-            me = graph.entity_index(m["entity"].tolist())
+        m0 = kept_rows.get("mentions", 0) if both is not None else 0
+        if m is not None and len(m["chunk"]) > m0 and n_c:
+            mc = graph.chunk_index(m["chunk"][m0:].tolist())
+            me = graph.entity_index(m["entity"][m0:].tolist())
             cnt = (
-                np.asarray(m["count"], dtype=np.int64)
+                np.asarray(m["count"][m0:], dtype=np.int64)
                 if "count" in m
                 else np.ones(len(mc), np.int64)
             )
         else:
             mc = me = cnt = np.zeros(0, dtype=np.int64)
+        if both is not None and m0:
+            bc, be, bn = both._mention_rows
+            mc, me, cnt = (
+                np.concatenate([bc, mc]),
+                np.concatenate([be, me]),
+                np.concatenate([bn, cnt]),
+            )
+        #: The (chunk, entity, count) rows of the mention links (what an update extends).
+        self._mention_rows: tuple[I64, I64, I64] = (mc, me, cnt)
         self.mentions = MentionLinks.build(mc, me, cnt, n_c, n_e)
         # Names and aliases; BM25 over chunks.
-        aliases: list[tuple[int, str]] = []
         al = tables.aliases
-        if al is not None and len(al["entity"]):
-            rows = graph.entity_index(al["entity"].tolist()).tolist()
-            aliases = [(int(r), str(a)) for r, a in zip(rows, al["alias"].tolist(), strict=True)]
-        n_tenants = max(graph.n_tenants, 1)
-        kept = (
-            previous
-            if previous is not None and previous.graph.n_tenants == graph.n_tenants
-            else None
+        old_a = old if old is not None and "aliases" in kept_rows else None
+        a0 = kept_rows["aliases"] if old_a is not None else 0
+        aliases: list[tuple[int, str]] = []
+        if al is not None and len(al["entity"]) > a0:
+            rows = graph.entity_index(al["entity"][a0:].tolist()).tolist()
+            aliases = [
+                (int(r), str(a)) for r, a in zip(rows, al["alias"][a0:].tolist(), strict=True)
+            ]
+        #: The (row, alias) pairs the names hold (what an update extends).
+        self._aliases: list[tuple[int, str]] = (
+            old_a._aliases + aliases if old_a is not None else aliases
         )
-        #: The text indexes kept from ``previous`` because their inputs did not change.
+        n_tenants = max(graph.n_tenants, 1)
+        same_tenants = previous is not None and previous.graph.n_tenants == graph.n_tenants
         self.kept_text_indexes: tuple[str, ...] = ()
+        self.extended_text_indexes: tuple[str, ...] = ()
         self.names: NameIndex
-        if (
-            kept is not None
-            and getattr(kept, "_aliases", None) == aliases
-            and kept.entity_name == self.entity_name
-            and np.array_equal(kept.entity_tenant, self.entity_tenant)
-        ):
-            self.names = kept.names
+        if old_a is not None and same_tenants and e0 == n_e and not aliases:
+            self.names = old_a.names
             self.kept_text_indexes += ("names",)
+        elif old_a is not None and same_tenants:
+            self.names = old_a.names.extended(
+                self.entity_name[e0:], self.entity_tenant[e0:], aliases=aliases
+            )
+            self.extended_text_indexes += ("names",)
         else:
             self.names = NameIndex(
-                self.entity_name, self.entity_tenant, aliases=aliases, n_tenants=n_tenants
+                self.entity_name, self.entity_tenant, aliases=self._aliases, n_tenants=n_tenants
             )
-        #: The (row, alias) pairs the names were built with (what an update compares).
-        self._aliases: list[tuple[int, str]] = aliases
-        if (
-            kept is not None
-            and kept.chunk_keywords is not None
-            and kept.chunk_text == self.chunk_text
-            and np.array_equal(kept.chunk_tenant, self.chunk_tenant)
-        ):
-            self.chunk_keywords: BM25Index | None = kept.chunk_keywords
-            self.kept_text_indexes += ("chunk_keywords",)
+        self.chunk_keywords: BM25Index | None
+        if old_c is not None and same_tenants and old_c.chunk_keywords is not None:
+            if c0 == n_c:
+                self.chunk_keywords = old_c.chunk_keywords
+                self.kept_text_indexes += ("chunk_keywords",)
+            else:
+                self.chunk_keywords = old_c.chunk_keywords.appended(
+                    self.chunk_text[c0:], self.chunk_tenant[c0:]
+                )
+                self.extended_text_indexes += ("chunk_keywords",)
         else:
             self.chunk_keywords = (
                 BM25Index(self.chunk_text, self.chunk_tenant, n_tenants=n_tenants) if n_c else None
@@ -228,13 +284,24 @@ class GraphIndex:
                 return prebuilt
             if matrix is None or not len(matrix):
                 return None
+            n_tenants = max(graph.n_tenants, 1)
+            grown = _grown_from((reuse or {}).get(kind), kept_rows.get(_TABLE_OF[kind]))
+            if grown is not None and all(
+                grown.settings[key] == value
+                for key, value in (
+                    ("backend", vector_backend),
+                    ("exact_below", exact_below),
+                    ("expansion_search", EXPANSION_SEARCH),
+                )
+            ):
+                return grown.appended(matrix, tenants, n_tenants=n_tenants)
             return VectorIndex(
                 matrix,
                 tenants,
                 backend=vector_backend,
                 exact_below=exact_below,
                 expansion_search=EXPANSION_SEARCH,
-                n_tenants=max(graph.n_tenants, 1),
+                n_tenants=n_tenants,
                 reuse=(reuse or {}).get(kind),
             )
 
@@ -245,6 +312,8 @@ class GraphIndex:
         self.build_seconds["vector_index"] = time.perf_counter() - t0
         self._centrality: dict[int, npt.NDArray[np.float64]] = {}
         self._fact_table: FactTable | None = None
+        #: Per kind, the stored set the vectors are exactly (what an update extends).
+        self._vector_sets: dict[str, EmbeddingSet | None] = {}
 
     # ------------------------------------------------------------------ construction
 
@@ -320,9 +389,18 @@ class GraphIndex:
         vecs: dict[str, npt.NDArray[np.float32] | None] = {}
         reuse: dict[str, tuple[VectorIndex, I64]] = {}
         reused: dict[str, dict[str, int]] = {}
-        for kind in ("entity", "chunk"):
-            vecs[kind], old_rows, embedded = vectors_after(
-                tables, graph, kind, emb, batch_size, previous
+        used: dict[str, EmbeddingSet | None] = {}
+        appended = appended_rows(previous, tables, graph)
+        for kind, table in (("entity", "entities"), ("chunk", "chunks")):
+            vecs[kind], old_rows, embedded, used[kind] = vectors_after(
+                tables,
+                graph,
+                kind,
+                emb,
+                batch_size,
+                previous,
+                appended=appended.get(table),
+                prev_set=None if previous is None else previous._vector_sets.get(kind),
             )
             prev_vi = None if previous is None else previous.vectors_of(kind)[1]
             if old_rows is not None and prev_vi is not None:
@@ -346,7 +424,9 @@ class GraphIndex:
             chunk_vectors=chunk_vectors,
             reuse=reuse,
             previous=previous,
+            appended=appended,
         )
+        out._vector_sets = used
         for kind, vi in (("entity", out.entity_vectors), ("chunk", out.chunk_vectors)):
             if kind in reused and vi is not None:
                 for origin in vi.hnsw_origin.values():
@@ -533,6 +613,8 @@ def _changed_fact_rows(
     changed = np.zeros(n_old, dtype=bool)
     for c in FACT_TEXT_INPUTS:
         if c in f:
+            if old_f[c] is f[c]:
+                continue
             a, b = np.asarray(old_f[c]), np.asarray(f[c])[:n_old]
             if a.dtype != b.dtype or a.shape != b.shape:
                 return None
@@ -572,7 +654,6 @@ def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactC
     """``previous``'s fact columns extended to ``n`` rows with ``got`` (the columns of
     ``rows``) written in; new arrays and lists, so readers of ``previous`` see no change."""
     n_old = previous.graph.n_facts
-    out: list[Any] = []
     olds: tuple[Any, ...] = (
         previous.fact_subject,
         previous.fact_object,
@@ -580,6 +661,9 @@ def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactC
         previous.fact_value,
         previous.fact_description,
     )
+    if not len(rows) and n == n_old:  # nothing changed: the previous columns, shared
+        return olds[0], olds[1], olds[2], olds[3], olds[4]
+    out: list[Any] = []
     at = rows.tolist()
     news: tuple[Any, ...] = got
     for old, new in zip(olds, news, strict=True):
@@ -594,3 +678,119 @@ def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactC
                 lst[r] = v
             out.append(lst)
     return out[0], out[1], out[2], out[3], out[4]
+
+
+def _tail(col: Array | None, start: int) -> Array | None:
+    """``col[start:]`` (None stays None)."""
+    return col if col is None or not start else col[start:]
+
+
+#: The columns each table's derived index rows read: an update keeps a row's derived
+#: values when these are unchanged (ids and tenants are compared through the graphs).
+APPEND_INPUTS: dict[str, tuple[str, ...]] = {
+    "entities": ("name", "type", "description", "primary_chunk"),
+    "chunks": ("text", "scope", "category", "tags", "metadata"),
+    "mentions": ("chunk", "entity", "count"),
+    "aliases": ("entity", "alias"),
+}
+
+
+#: The table of each vector kind.
+_TABLE_OF = {"entity": "entities", "chunk": "chunks"}
+
+
+def _grown_from(reuse: tuple[VectorIndex, I64] | None, n_old: int | None) -> VectorIndex | None:
+    """The previous vector index when the new rows are exactly its rows (same vectors and,
+    as ``appended_rows`` found, tenants) plus appended ones: then
+    :meth:`VectorIndex.appended` gives the new index."""
+    if reuse is None or n_old is None:
+        return None
+    previous, old_rows = reuse
+    if len(previous) != n_old or len(old_rows) < n_old:
+        return None
+    head = old_rows[:n_old]
+    if not np.array_equal(head, np.arange(n_old)) or (old_rows[n_old:] != -1).any():
+        return None
+    return previous
+
+
+def appended_rows(
+    previous: GraphIndex | None, tables: GraphTables, graph: KnowledgeGraph
+) -> dict[str, int]:
+    """Per table (``entities``, ``chunks``, ``mentions``, ``aliases``), the number of
+    leading rows that are ``previous``'s rows unchanged (same ids, tenants and
+    :data:`APPEND_INPUTS` columns) when the table only grew: what an update after
+    appends (how :class:`~graphrecall.LiveGraph` adds rows) reuses. A table whose old
+    rows changed, moved or went is left out (its derived rows are computed again).
+
+    The comparison is numpy over the old rows (an object column compares each value,
+    with the identity shortcut when the new tables share the old values, as LiveGraph's
+    appends do); a column that is the previous tables' own array counts as unchanged
+    (LiveGraph writes none of these columns in place: only facts' numeric columns and
+    chunks' usage counters)."""
+    out: dict[str, int] = {}
+    if previous is None:
+        return out
+    old_g = previous.graph
+    checks = (
+        (
+            "entities",
+            old_g.entity_ids,
+            graph.entity_ids,
+            previous.entity_tenant,
+            graph.core.entity_tenants,
+        ),
+        (
+            "chunks",
+            old_g.chunk_ids,
+            graph.chunk_ids,
+            previous.chunk_tenant,
+            graph.core.chunk_tenants,
+        ),
+    )
+    for table, old_ids, new_ids, old_t, new_t in checks:
+        k = len(old_ids)
+        if len(new_ids) < k or not np.array_equal(old_ids, new_ids[:k]):
+            continue
+        if not np.array_equal(old_t, new_t()[:k]):
+            continue
+        if _prefix_same(previous.tables.table(table), tables.table(table), table, k):
+            out[table] = k
+    for table in ("mentions", "aliases"):
+        a, b = previous.tables.table(table), tables.table(table)
+        k = 0 if a is None else len(next(iter(a.values()), ()))
+        if k == 0:
+            out[table] = 0
+        elif b is not None and len(next(iter(b.values()), ())) >= k:
+            if _prefix_same(a, b, table, k):
+                out[table] = k
+    return out
+
+
+def _prefix_same(
+    old: dict[str, Array] | None, new: dict[str, Array] | None, table: str, k: int
+) -> bool:
+    """The first ``k`` rows of ``new`` hold ``old``'s values in the input columns."""
+    if k == 0:
+        return True
+    if old is None or new is None:
+        return False
+    for c in APPEND_INPUTS[table]:
+        a, b = old.get(c), new.get(c)
+        if (a is None) != (b is None):
+            return False
+        if a is None or b is None or a is b:
+            continue
+        if len(a) != k or len(b) < k or a.dtype != b.dtype:
+            return False
+        head = b[:k]
+        if a.dtype.kind == "O":
+            try:
+                same = bool(np.all(a == head))
+            except (TypeError, ValueError):
+                return False
+        else:
+            same = bool(np.array_equal(a, head))
+        if not same:
+            return False
+    return True

@@ -44,6 +44,7 @@ from .common import (
     _tenant_codes,
     default_rerank,
 )
+from .grow import appended_fast, from_previous, kinds_of, reuse_args
 from .persist import _load, _save
 
 if TYPE_CHECKING:
@@ -153,15 +154,7 @@ class VectorIndex:
         offsets = np.zeros(len(known) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(np.bincount(np.searchsorted(known, codes), minlength=len(known)))
         sizes = np.diff(offsets)
-        if mode == "exact":
-            kinds = np.zeros(len(known), dtype=np.uint8)
-        elif mode == "hnsw":
-            kinds = np.where(sizes > 0, _HNSW, _EXACT).astype(np.uint8)
-        elif mode == "sketch":
-            kinds = np.where(sizes > 0, _SKETCH, _EXACT).astype(np.uint8)
-        else:
-            kinds = np.where(sizes >= max(below, 1), _SKETCH, _EXACT).astype(np.uint8)
-            kinds[sizes >= max(below, self._sketch_below, 1)] = _HNSW
+        kinds = kinds_of(mode, below, self._sketch_below, sizes)
 
         self._n = n
         self._mode = mode
@@ -179,13 +172,13 @@ class VectorIndex:
         self._hnsw: dict[int, Index] = {}
         #: Per HNSW tenant code: "reused", "extended" (old graph + new vectors) or "built".
         self.hnsw_origin: dict[int, str] = {}
-        previous, old_rows = self._reuse_args(reuse, n)
+        previous, old_rows = reuse_args(self, reuse, n)
         for t in np.flatnonzero(kinds == _HNSW).tolist():
             lo, hi = int(offsets[t]), int(offsets[t + 1])
             code = int(known[t])
             index, origin = None, "built"
             if previous is not None and old_rows is not None:
-                index, origin = self._from_previous(
+                index, origin = from_previous(
                     previous, code, old_rows[rows[lo:hi]], matrix[rows[lo:hi]], build
                 )
             if index is None:
@@ -198,62 +191,6 @@ class VectorIndex:
             self._hnsw[t] = index
             self.hnsw_origin[code] = origin
         self._index_parts()
-
-    def _reuse_args(
-        self, reuse: tuple[VectorIndex, npt.ArrayLike] | None, n: int
-    ) -> tuple[VectorIndex | None, I64 | None]:
-        if reuse is None:
-            return None, None
-        if not isinstance(reuse, tuple) or len(reuse) != 2:
-            raise ParameterError("invalid parameter reuse: expected (previous index, old rows)")
-        previous, old = reuse
-        if not isinstance(previous, VectorIndex):
-            raise ParameterError(
-                f"invalid parameter reuse: {type(previous).__name__} is not a VectorIndex"
-            )
-        old_rows = np.asarray(old)
-        if old_rows.shape != (n,) or old_rows.dtype.kind not in "iu":
-            raise ParameterError(
-                f"invalid parameter reuse: old rows must be {n} integers, got shape "
-                f"{old_rows.shape} of {old_rows.dtype}"
-            )
-        old_rows = old_rows.astype(np.int64)
-        if len(old_rows) and (old_rows.min() < -1 or old_rows.max() >= len(previous)):
-            raise ParameterError(
-                f"invalid parameter reuse: old rows must be in -1..{len(previous) - 1}"
-            )
-        same = (
-            previous._dim == self._dim
-            and previous._dtype == self._dtype
-            and previous._connectivity == self._connectivity
-            and previous._expansion_add == self._expansion_add
-            and previous._expansion_search == self._expansion_search
-        )
-        return (previous, old_rows) if same else (None, None)
-
-    def _from_previous(
-        self, previous: VectorIndex, code: int, old: I64, vectors: F32, threads: int
-    ) -> tuple[Index | None, str]:
-        """The previous HNSW sub-index of tenant ``code``, as it is or extended with the
-        new rows, when its rows are exactly the first rows of this tenant (``old``: each
-        row's old row, -1 for a new or changed vector)."""
-        pos = previous._position.get(code)
-        if pos is None:
-            return None, "built"
-        part = previous._parts[pos]
-        if part.hnsw is None:
-            return None, "built"
-        m = len(part.rows)
-        if len(old) < m or not np.array_equal(old[:m], part.rows) or (old[m:] != -1).any():
-            return None, "built"
-        if len(old) == m:
-            return part.hnsw, "reused"  # never mutated: sharing it is safe
-        try:
-            index = part.hnsw.copy()
-        except (RuntimeError, ValueError):  # pragma: no cover - usearch refuses to copy
-            return None, "built"
-        index.add(np.arange(m, len(old), dtype=np.uint64), vectors[m:], threads=threads)
-        return index, "extended"
 
     def _index_parts(self) -> None:
         """Per-tenant views for search, from the tenant tables (after build or load)."""
@@ -294,6 +231,68 @@ class VectorIndex:
         )
         return index
 
+    def appended(
+        self,
+        vectors: npt.ArrayLike,
+        tenants: npt.ArrayLike | None = None,
+        *,
+        n_tenants: int | None = None,
+        build_threads: int = 0,
+    ) -> VectorIndex:
+        """A new index over ``vectors`` whose first ``len(self)`` rows, with their tenant
+        codes, are the rows this index was built from (the caller's guarantee: they are
+        not compared), computing only what the appended rows change.
+
+        The old rows' normalised vectors, exact copies, sketch codes and HNSW graphs are
+        reused: only the appended rows are normalised, a sketch tenant that got rows has
+        its centre, sign codes and 4-bit codes computed again (the centre moved), an HNSW
+        tenant that got rows gets a copy of its graph with them added, and the grouped
+        arrays are copied with the new rows inserted (no other arithmetic). The result
+        answers exactly as ``VectorIndex(vectors, tenants, n_tenants=n_tenants,
+        build_threads=build_threads, ...)`` with this index's other parameters and
+        ``reuse=(self, old rows)``; that constructor is used where an appended row brings
+        a tenant the index does not know or moves a tenant to another backend.
+
+        Args:
+            vectors: (n, d) matrix, ``n >= len(self)``; rows ``len(self)..n-1`` are new.
+            tenants: (n,) tenant codes (None: every row is tenant 0).
+            n_tenants: As in the constructor.
+            build_threads: As in the constructor.
+
+        Returns:
+            The new index (this one is unchanged).
+
+        Raises:
+            DataError, ParameterError: As the constructor.
+        """
+        n_old = self._n
+        arr = np.asarray(vectors)
+        old_rows = None
+        if arr.ndim == 2 and arr.shape[0] >= n_old and arr.shape[1] == self._dim:
+            n = int(arr.shape[0])
+            old_rows = np.arange(n, dtype=np.int64)
+            old_rows[n_old:] = -1
+        fast = appended_fast(self, arr, tenants, n_tenants, build_threads)
+        if fast is not None:
+            return fast
+        return VectorIndex(
+            vectors,
+            tenants,
+            backend=cast(Literal["auto", "exact", "hnsw", "sketch"], self._mode),
+            exact_below=self._exact_below,
+            sketch_below=self._sketch_below,
+            rerank=self._rerank,
+            refine=self._refine,
+            dtype=self._dtype,
+            connectivity=self._connectivity,
+            expansion_add=self._expansion_add,
+            expansion_search=self._expansion_search,
+            threads=self._threads,
+            build_threads=build_threads,
+            n_tenants=n_tenants,
+            reuse=None if old_rows is None else (self, old_rows),
+        )
+
     # ------------------------------------------------------------------ properties
 
     @property
@@ -304,6 +303,23 @@ class VectorIndex:
     def __len__(self) -> int:
         """Number of vectors (rows) held, over all tenants."""
         return self._n
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """The constructor parameters this index was built with (``backend`` is the
+        requested mode; ``n_tenants``, ``build_threads`` and ``reuse`` are not kept)."""
+        return {
+            "backend": self._mode,
+            "exact_below": self._exact_below,
+            "sketch_below": self._sketch_below,
+            "rerank": self._rerank,
+            "refine": self._refine,
+            "dtype": self._dtype,
+            "connectivity": self._connectivity,
+            "expansion_add": self._expansion_add,
+            "expansion_search": self._expansion_search,
+            "threads": self._threads,
+        }
 
     @property
     def dtype(self) -> Literal["f16", "f32"]:
