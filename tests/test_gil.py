@@ -118,15 +118,24 @@ def progress_during(work: Callable[[], Any]) -> tuple[int, float, int]:
     return sum(1 for t in stamps if lo < t < hi), t1 - t0, calls
 
 
+ATTEMPTS = 3  # other processes (a test's leftover cluster) can starve one measurement
+
+
 def gil_released(work: Callable[[], Any]) -> tuple[bool, str]:
-    rate = solo_rate()
-    seen, seconds, calls = progress_during(work)
-    need = max(SHARE * rate * (seconds / 2) / STRIDE, 10.0)
-    detail = (
-        f"main thread noted {seen} times in the middle half of {seconds:.3f} s of work "
-        f"({calls} calls); alone it runs {rate:.0f} iterations/s, threshold {need:.0f}"
-    )
-    return seen > need, detail
+    """Whether the main thread ran during ``work`` in any of ATTEMPTS measurements (a call
+    holding the GIL fails every one of them)."""
+    details: list[str] = []
+    for _ in range(ATTEMPTS):
+        rate = solo_rate()
+        seen, seconds, calls = progress_during(work)
+        need = max(SHARE * rate * (seconds / 2) / STRIDE, 10.0)
+        details.append(
+            f"main thread noted {seen} times in the middle half of {seconds:.3f} s of work "
+            f"({calls} calls); alone it runs {rate:.0f} iterations/s, threshold {need:.0f}"
+        )
+        if seen > need:
+            return True, details[-1]
+    return False, "; ".join(details)
 
 
 def test_spread_releases_the_gil(big: tuple[KnowledgeGraph, np.ndarray]) -> None:
