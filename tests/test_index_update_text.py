@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from bag_embedder import BagEmbedder
 from graphrecall import GraphRAG, GraphTables, LiveGraph
 from graphrecall.anchors.keyword import BM25Index
 from graphrecall.anchors.names import NameIndex
-from graphrecall.embed import CallableEmbedder
 from graphrecall.errors import DataError, ParameterError
 from graphrecall.index import GraphIndex
 from graphrecall.index import vectors as index_vectors
@@ -26,26 +26,9 @@ from graphrecall.tables import EmbeddingSet
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-DIM = 16
 WORDS = ["red", "blue", "lake", "tower", "graph", "river", "stone", "cloud", "the", "Ned's"]
 QUERIES = ["red lake", "entity 3 tower", "blue river stone", "entity 7", "cloud", "rde laek"]
 BM25_ARRAYS = ("_p_local", "_p_score", "_p_tf", "_g_term", "_g_off", "_t_info", "_t_rows")
-
-
-class BagEmbedder(CallableEmbedder):
-    """A deterministic bag-of-characters embedder."""
-
-    def __init__(self) -> None:
-        super().__init__(self._embed, dim=DIM)
-        self.model_name = "bag"
-
-    def _embed(self, texts: list[str]) -> Any:
-        out = np.zeros((len(texts), DIM))
-        for i, t in enumerate(texts):
-            for j, ch in enumerate(t.encode()):
-                out[i, (ch * 7 + j) % DIM] += 1.0 + (j % 3)
-            out[i, len(t) % DIM] += 0.5
-        return out
 
 
 def _base() -> GraphTables:

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from bag_embedder import BagEmbedder
 from graphrecall import GraphRAG, GraphTables, LiveGraph
-from graphrecall.embed import CallableEmbedder
 from graphrecall.errors import ParameterError
 from graphrecall.index import GraphIndex
 from graphrecall.recipes import RECIPES
@@ -21,25 +21,8 @@ from graphrecall.storage.sqlite import SQLiteStore
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-DIM = 16
 WORDS = ["red", "blue", "lake", "tower", "graph", "river", "stone", "cloud"]
 QUERIES = ["red lake", "entity 3 tower", "blue river stone", "entity 7", "cloud"]
-
-
-class BagEmbedder(CallableEmbedder):
-    """A deterministic bag-of-characters embedder."""
-
-    def __init__(self) -> None:
-        super().__init__(self._embed, dim=DIM)
-        self.model_name = "bag"
-
-    def _embed(self, texts: list[str]) -> Any:
-        out = np.zeros((len(texts), DIM))
-        for i, t in enumerate(texts):
-            for j, ch in enumerate(t.encode()):
-                out[i, (ch * 7 + j) % DIM] += 1.0 + (j % 3)
-            out[i, len(t) % DIM] += 0.5
-        return out
 
 
 class State:
