@@ -214,6 +214,25 @@ impl KnowledgeGraph {
         Ok(out)
     }
 
+    /// The optional time columns (created_at, valid_from, valid_to, sequence) and an
+    /// empty buffer of capacity `n` for each one the graph holds.
+    #[allow(clippy::type_complexity)]
+    fn time_buffers(&self, n: usize) -> Result<([&Option<Column<i64>>; 4], [Option<Vec<i64>>; 4])> {
+        let cols = [
+            &self.created_at,
+            &self.valid_from,
+            &self.valid_to,
+            &self.sequence,
+        ];
+        let mut times: [Option<Vec<i64>>; 4] = [None, None, None, None];
+        for (t, col) in cols.iter().enumerate() {
+            if col.is_some() {
+                times[t] = Some(alloc::with_capacity(n, "fact times")?);
+            }
+        }
+        Ok((cols, times))
+    }
+
     /// The fact arrays of a base without a few facts (`df`, sorted) and entities (`de`,
     /// sorted): the base's arrays with the dead positions cut out, each index lowered by
     /// the dead ones below it. Every pass reads the old arrays in order (a binary search
@@ -247,18 +266,7 @@ impl KnowledgeGraph {
         };
 
         let mut rec = alloc::with_capacity(n, "fact records")?;
-        let cols = [
-            &self.created_at,
-            &self.valid_from,
-            &self.valid_to,
-            &self.sequence,
-        ];
-        let mut times: [Option<Vec<i64>>; 4] = [None, None, None, None];
-        for (t, col) in cols.iter().enumerate() {
-            if col.is_some() {
-                times[t] = Some(alloc::with_capacity(n, "fact times")?);
-            }
-        }
+        let (cols, mut times) = self.time_buffers(n)?;
         let mut next_dead = dp.iter().peekable();
         for (p, r) in self.rec.base().iter().enumerate() {
             if next_dead.peek().is_some_and(|&&d| d as usize == p) {
@@ -327,18 +335,7 @@ impl KnowledgeGraph {
         let dead_fact = |f: u32| new_fact[f as usize] == NONE;
         let n = n_facts as usize;
         let mut rec: Vec<FactRec> = alloc::with_capacity(n, "fact records")?;
-        let time_cols = [
-            &self.created_at,
-            &self.valid_from,
-            &self.valid_to,
-            &self.sequence,
-        ];
-        let mut times: [Option<Vec<i64>>; 4] = [None, None, None, None];
-        for (t, col) in time_cols.iter().enumerate() {
-            if col.is_some() {
-                times[t] = Some(alloc::with_capacity(n, "fact times")?);
-            }
-        }
+        let (time_cols, mut times) = self.time_buffers(n)?;
         let mut new_pos = alloc::filled(self.rec.len(), NONE, "positions")?;
         let mut out_offsets = alloc::with_capacity(new_ent.len() + 1, "out offsets")?;
         out_offsets.push(0u32);
