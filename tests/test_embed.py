@@ -108,11 +108,19 @@ def test_wordllama_is_offline_normalised_and_guards_empty_texts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import socket
+    import threading
 
     from graphrecall.embed import WordLlamaEmbedder
 
-    def no_network(*args: object, **kwargs: object) -> None:
-        raise AssertionError("WordLlamaEmbedder tried to reach the network")
+    connect = socket.socket.connect
+    me = threading.get_ident()
+
+    def no_network(sock: socket.socket, *args: object) -> None:
+        # Only this test's thread is refused: a background thread left by another test
+        # (a client pool, a cluster) must connect as usual, or its socket leaks.
+        if threading.get_ident() == me:
+            raise AssertionError("WordLlamaEmbedder tried to reach the network")
+        connect(sock, *args)
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     emb = WordLlamaEmbedder()
