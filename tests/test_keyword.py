@@ -12,7 +12,8 @@ import pytest
 from conftest import PROPERTY
 from graphrecall import _core
 from graphrecall.anchors import keyword as keyword_module
-from graphrecall.anchors.keyword import BM25Index, _tokenize_corpus, tokenize
+from graphrecall.anchors.keyword import BM25Index, tokenize
+from graphrecall.anchors.keyword_tokens import tokenize_corpus as _tokenize_corpus
 from graphrecall.errors import DataError, ParameterError, UnknownTenantError
 from hypothesis import given
 from hypothesis import strategies as st
@@ -430,7 +431,7 @@ def test_corpus_tokenizer_equals_tokenize(texts: list[str | None]) -> None:
 
 
 def test_corpus_tokenizer_when_every_separator_occurs() -> None:
-    from graphrecall.anchors.keyword import _SEPARATORS
+    from graphrecall.anchors.keyword_tokens import _SEPARATORS
 
     texts = ["".join(_SEPARATORS) + " alpha", "beta\x01gamma", None]
     vocab, terms, lengths = _tokenize_corpus(texts)

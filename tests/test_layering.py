@@ -262,11 +262,7 @@ def test_no_oversized_python_module(limit: int, suffix: str) -> None:
 
 
 #: Modules allowed over the size limit, each with its reason.
-LARGE: dict[str, str] = {
-    "anchors/names.py": "NameIndex and its appended generations share private state; split next",
-    "anchors/keyword.py": "BM25Index and its appended generations share private state; split next",
-    "index/graph_index.py": "the index update path (appended rows) awaits its own module",
-}
+LARGE: dict[str, str] = {}
 
 
 def test_tables_need_only_numpy_and_the_standard_library() -> None:

@@ -35,7 +35,6 @@ Query speed against SQLite FTS5 is measured by ``benches/bench_text.py``
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -44,6 +43,9 @@ import numpy.typing as npt
 
 from .. import _core
 from ..errors import DataError, ParameterError
+from .keyword_grow import IDF_FLOOR as IDF_FLOOR
+from .keyword_grow import MAX_ROWS, appended, idf
+from .keyword_tokens import tokenize_corpus
 from .tenants import Tenants, check_int
 from .tokens import TOKEN, fold, tokenize
 
@@ -57,68 +59,12 @@ F64 = npt.NDArray[np.float64]
 #: concatenation and one binary search), longer ones one by one.
 _HOLDS_SHORT = 2048
 
-#: FTS5's floor for a non-positive IDF (``if( idf<=0.0 ) idf = 1e-6;`` in fts5_aux.c).
-IDF_FLOOR = 1e-6
-
-#: Separator candidates for :func:`_tokenize_corpus`: ASCII controls, then private-use
-#: characters (neither is a token character, so none can be part of a token).
-_SEPARATORS = [chr(c) for c in range(1, 9)] + [chr(c) for c in range(0xE000, 0xE100)]
-_ASCII_SPLIT = {c: " " for c in range(128) if not chr(c).isalnum()}
-
-
-def _tokenize_corpus(texts: Sequence[str | None]) -> tuple[dict[str, int], I64, I64]:
-    """Tokenise every text at once: ``(vocab, term id per token, tokens per row)``.
-
-    Equivalent to :func:`tokenize` on each text, and faster on many short texts: the texts
-    are joined by a separator character that occurs in none of them, folded and split in
-    one call (``str.translate`` + ``str.split`` when the folded corpus is ASCII, one regex
-    pass otherwise), and the separators mark the row boundaries in the id array. Folding
-    is per character, so it commutes with the join.
-    """
-    n = len(texts)
-    parts: list[str] = []
-    for row, text in enumerate(texts):
-        if text is None:
-            parts.append("")
-        elif isinstance(text, str):
-            parts.append(text)
-        else:
-            raise DataError(f"texts: row {row} is a {type(text).__name__}, expected str or None")
-    sep = next((c for c in _SEPARATORS if not any(c in t for t in parts)), None)
-    if sep is None:  # every candidate occurs somewhere: tokenise row by row
-        per_row = [TOKEN.findall(fold(t)) for t in parts]
-        flat = [w for toks in per_row for w in toks]
-        lengths = np.fromiter(map(len, per_row), dtype=np.int64, count=n)
-        vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
-        terms = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        return vocab, terms, lengths
-    folded = fold(f" {sep} ".join(parts))
-    if folded.isascii() and sep.isascii():
-        table = dict(_ASCII_SPLIT)
-        del table[ord(sep)]
-        flat = folded.translate(table).split()
-    else:
-        flat = re.findall(r"[^\W_]+|" + re.escape(sep), folded)
-    keys = dict.fromkeys(flat)
-    keys.pop(sep, None)
-    vocab = {w: i for i, w in enumerate(keys)}
-    vocab[sep] = -1
-    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    del vocab[sep]
-    is_sep = ids < 0
-    row_of = np.cumsum(is_sep)[~is_sep]
-    lengths = np.bincount(row_of, minlength=n).astype(np.int64) if n else np.zeros(0, np.int64)
-    return vocab, ids[~is_sep], lengths
-
-
 # --------------------------------------------------------------------------- BM25
 
 #: :meth:`BM25Index.scores` accumulates densely (one slot per row of the tenant) when
 #: ``postings * this >= rows``; below, by a sparse grouping of the postings' rows. Both add
 #: in the same order.
 _DENSE_FACTOR = 32
-#: Rows an index holds at most (row positions are uint32).
-_MAX_ROWS = 2**32 - 1
 #: ``np.add.at`` got a fast path in numpy 1.25.
 _FAST_ADD_AT = np.lib.NumpyVersion(np.__version__) >= "1.25.0"
 
@@ -184,10 +130,10 @@ class BM25Index:
         self.k1 = float(k1)
         self.b = float(b)
         n = len(texts)
-        if n > _MAX_ROWS:
-            raise DataError(f"texts: {n} rows, more than the {_MAX_ROWS} an index holds")
+        if n > MAX_ROWS:
+            raise DataError(f"texts: {n} rows, more than the {MAX_ROWS} an index holds")
         self._tenants = Tenants(tenants, n, n_tenants)
-        vocab, terms, lengths = _tokenize_corpus(texts)
+        vocab, terms, lengths = tokenize_corpus(texts)
         #: Term ids: ``_vocab`` (shared by the generations :meth:`appended` makes) and
         #: ``_vocab_more`` (terms first seen in appended rows).
         self._vocab = vocab
@@ -238,15 +184,12 @@ class BM25Index:
         first = np.flatnonzero(new)
         hits = np.diff(np.append(first, n_post))
         # IDF as fts5Bm25Function computes it: C's log() (math.log) of each distinct argument.
-        nf, hf = n_t[p_rank[first]].astype(np.float64), hits.astype(np.float64)
-        arg, inv = np.unique((nf - hf + 0.5) / (hf + 0.5), return_inverse=True)
-        idf = np.array([math.log(x) for x in arg.tolist()], dtype=np.float64)[inv]
-        idf[idf <= 0.0] = IDF_FLOOR
+        idfs = idf(n_t[p_rank[first]].astype(np.float64), hits)
         tf_f = tf.astype(np.float64)
         #: Each posting's term frequency (what :meth:`appended` scores again).
         self._p_tf: U32 = tf.astype(np.uint32)
         #: Each posting's score contribution, the operations of the C code in its order.
-        self._p_score: F64 = np.repeat(idf, hits) * (
+        self._p_score: F64 = np.repeat(idfs, hits) * (
             (tf_f * (self.k1 + 1.0)) / (tf_f + norm[p_row])
         )
         #: Each posting's row as its position among its tenant's rows.
@@ -308,12 +251,8 @@ class BM25Index:
         """A new index over this one's rows plus appended rows; this one is left unchanged.
 
         It answers exactly as ``BM25Index(old_texts + texts, old_tenants + tenants)`` with
-        this index's ``k1``, ``b`` and tenants does: the same term ids (new terms numbered
-        after the old ones in first-occurrence order, as a build numbers them), the same
-        layout, and bit-identical contributions. Only the new texts are tokenised; the
-        postings arrays are copied with the new postings put in, and the contributions of
-        the tenants that got rows (their ``N``, ``avgdl`` and ``n(q)`` changed) are
-        computed again with the build's arithmetic, operation for operation.
+        this index's ``k1``, ``b`` and tenants does, in time linear in the new rows' tokens
+        plus one copy of the postings (see :func:`~graphrecall.anchors.keyword_grow.appended`).
 
         Args:
             texts: The appended rows' texts (``None``: an empty row).
@@ -326,161 +265,7 @@ class BM25Index:
             DataError: A text that is neither str nor None, too many rows, or a tenant
                 code the index does not know.
         """
-        if isinstance(texts, (str, bytes)):
-            raise ParameterError("invalid parameter texts: expected a sequence of texts, got a str")
-        m = len(texts)
-        n_old = self._n_rows
-        n = n_old + m
-        if n > _MAX_ROWS:
-            raise DataError(f"texts: {n} rows, more than the {_MAX_ROWS} an index holds")
-        known = self._tenants.known
-        codes = (
-            np.zeros(m, dtype=np.int64)
-            if tenants is None
-            else np.asarray(tenants).astype(np.int64).reshape(-1)
-        )
-        if len(codes) != m:
-            raise DataError(f"tenants: expected {m} tenant codes (one per row), got {len(codes)}")
-        rank_new = np.searchsorted(known, codes).astype(np.int64)
-        bad = np.flatnonzero(
-            (rank_new >= len(known)) | (known.take(rank_new, mode="clip") != codes)
-        )
-        if len(bad):
-            raise DataError(
-                f"tenants: row {n_old + int(bad[0])} has tenant code {int(codes[bad[0]])}, "
-                "not a tenant of the index"
-            )
-        # Tokens of the new rows; new terms numbered in first-occurrence order.
-        get = self._term_lookup()
-        more = dict(self._vocab_more)
-        n_terms = self.n_terms
-        p_term_l: list[int] = []
-        p_row_l: list[int] = []
-        p_tf_l: list[int] = []
-        lengths_new = np.zeros(m, dtype=np.int64)
-        for j, text in enumerate(texts):
-            if text is None:
-                continue
-            if not isinstance(text, str):
-                raise DataError(
-                    f"texts: row {n_old + j} is a {type(text).__name__}, expected str or None"
-                )
-            toks = TOKEN.findall(fold(text))
-            lengths_new[j] = len(toks)
-            counts: dict[int, int] = {}
-            for w in toks:
-                t = get(w, -1)
-                if t < 0:
-                    t = more.get(w, -1)
-                    if t < 0:
-                        t = more[w] = n_terms
-                        n_terms += 1
-                counts[t] = counts.get(t, 0) + 1
-            for t in sorted(counts):
-                p_term_l.append(t)
-                p_row_l.append(n_old + j)
-                p_tf_l.append(counts[t])
-        n_known = len(known)
-        n_t_old = self._t_info[:, 3]
-        added_t = np.bincount(rank_new, minlength=n_known).astype(np.int64)
-        n_t = n_t_old + added_t
-        # New postings by (tenant, term, row); their positions among their tenant's rows.
-        a_term = np.asarray(p_term_l, dtype=np.int64)
-        a_row = np.asarray(p_row_l, dtype=np.int64)
-        a_tf = np.asarray(p_tf_l, dtype=np.int64)
-        row_rank = rank_new[a_row - n_old] if len(a_row) else np.zeros(0, np.int64)
-        order = np.lexsort((a_row, a_term, row_rank))
-        a_term, a_row, a_tf, a_rank = a_term[order], a_row[order], a_tf[order], row_rank[order]
-        # Local position of each new row: after its tenant's old rows, in row order.
-        by_t = np.argsort(rank_new, kind="stable")
-        local_new = np.empty(m, dtype=np.int64)
-        first_new = np.zeros(n_known + 1, dtype=np.int64)
-        np.cumsum(added_t, out=first_new[1:])
-        local_new[by_t] = n_t_old[rank_new[by_t]] + (
-            np.arange(m, dtype=np.int64) - first_new[rank_new[by_t]]
-        )
-        a_local = local_new[a_row - n_old]
-        # Old groups as (tenant, term) keys; where each new posting and group goes.
-        g_sizes = np.diff(self._g_off)
-        g_rank = np.repeat(
-            np.arange(n_known, dtype=np.int64), self._t_info[:, 1] - self._t_info[:, 0]
-        )
-        span = max(n_terms, 1)
-        g_key = g_rank * span + self._g_term
-        a_key = a_rank * span + a_term
-        after = np.searchsorted(g_key, a_key, "right")
-        ins = self._g_off[after]
-        p_local = np.insert(self._p_local, ins, a_local.astype(np.uint32))
-        p_tf = np.insert(self._p_tf, ins, a_tf.astype(np.uint32))
-        p_score = np.insert(self._p_score, ins, 0.0)
-        # Groups: sizes grown, new (tenant, term) groups put in at their place.
-        uniq = np.unique(a_key, return_index=True, return_counts=True)
-        u_key: I64 = np.asarray(uniq[0], dtype=np.int64)
-        u_first: I64 = np.asarray(uniq[1], dtype=np.int64)
-        u_count: I64 = np.asarray(uniq[2], dtype=np.int64)
-        u_at = np.searchsorted(g_key, u_key, "left")
-        have: npt.NDArray[np.bool_] = (
-            np.asarray(g_key.take(u_at, mode="clip") == u_key)
-            if len(g_key)
-            else np.zeros(len(u_key), dtype=bool)
-        )
-        sizes = g_sizes.copy()
-        np.add.at(sizes, u_at[have], u_count[have])
-        fresh = ~have
-        sizes = np.insert(sizes, u_at[fresh], u_count[fresh])
-        g_term = np.insert(self._g_term, u_at[fresh], a_term[u_first[fresh]])
-        g_rank = np.insert(g_rank, u_at[fresh], a_rank[u_first[fresh]])
-        g_off = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=g_off[1:])
-        # Rows by tenant: the new rows after each tenant's old ones.
-        t_off_old = self._t_info[:, 2]
-        t_rows = np.insert(
-            self._t_rows, (t_off_old + n_t_old)[rank_new[by_t]], n_old + by_t.astype(np.int64)
-        )
-        t_off = np.zeros(n_known + 1, dtype=np.int64)
-        np.cumsum(n_t, out=t_off[1:])
-        t_group = np.zeros(n_known + 1, dtype=np.int64)
-        np.cumsum(np.bincount(g_rank, minlength=n_known), out=t_group[1:])
-        lengths = np.concatenate([self.lengths, lengths_new])
-        # Contributions of the tenants that got rows, as the build computes them.
-        for r in np.flatnonzero(added_t).tolist():
-            ga, gz = int(t_group[r]), int(t_group[r + 1])
-            a, z = int(g_off[ga]), int(g_off[gz])
-            nt = int(n_t[r])
-            t_rows_r = t_rows[t_off[r] : t_off[r] + nt]
-            avg = float(lengths[t_rows_r].sum()) / float(nt)
-            safe = avg if avg > 0 else 1.0
-            hits = sizes[ga:gz]
-            nf, hf = np.full(len(hits), float(nt)), hits.astype(np.float64)
-            arg, inv = np.unique((nf - hf + 0.5) / (hf + 0.5), return_inverse=True)
-            idf = np.array([math.log(x) for x in arg.tolist()], dtype=np.float64)[inv]
-            idf[idf <= 0.0] = IDF_FLOOR
-            p_len = lengths[t_rows_r[p_local[a:z].astype(np.int64)]].astype(np.float64)
-            norm = self.k1 * ((1.0 - self.b) + (self.b * p_len) / safe)
-            tf_f = p_tf[a:z].astype(np.float64)
-            p_score[a:z] = np.repeat(idf, hits) * ((tf_f * (self.k1 + 1.0)) / (tf_f + norm))
-        out = object.__new__(BM25Index)
-        out.k1, out.b = self.k1, self.b
-        out._tenants = self._tenants.extended(codes, rank_new)
-        if len(more) > max(1024, len(self._vocab) // 8):
-            out._vocab, out._vocab_more = {**self._vocab, **more}, {}
-        else:
-            out._vocab, out._vocab_more = self._vocab, more
-        out._n_rows = n
-        out.lengths = lengths
-        out._p_tf = p_tf
-        out._p_score = p_score
-        out._p_local = p_local
-        out._g_term = g_term
-        out._g_off = g_off
-        out._t_info = np.column_stack((t_group[:-1], t_group[1:], t_off[:-1], n_t))
-        out._t_rows = t_rows
-        out._t_views = [
-            (t_rows[off : off + k], g_term[a:z], g_off[a : z + 1])
-            for a, z, off, k in out._t_info.tolist()
-        ]
-        out._positive = bool(np.all(p_score > 0))
-        return out
+        return appended(self, texts, tenants)
 
     # ------------------------------------------------------------------ queries
 

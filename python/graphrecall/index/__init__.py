@@ -20,8 +20,9 @@ designs all store them), else computed once at build, in batches, with the embed
 nobody embeds twice.
 
 The package holds :mod:`.columns` (per-row tables read by hits: mention links, fact
-columns), :mod:`.vectors` (stored, reused or embedded vectors) and :mod:`.graph_index`
-(:class:`GraphIndex`); saving and loading is :mod:`graphrecall.index_io`.
+columns), :mod:`.vectors` (stored, reused or embedded vectors), :mod:`.appended` (what an
+update reuses from the previous index) and :mod:`.graph_index` (:class:`GraphIndex`);
+saving and loading is :mod:`graphrecall.index_io`.
 """
 
 from ..embed import resolve_embedder

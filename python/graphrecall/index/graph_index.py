@@ -22,6 +22,18 @@ from ..errors import ParameterError, UnknownTenantError
 from ..graph import KnowledgeGraph
 from ..index_io import read_index, save_index
 from ..tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
+from .appended import FACT_TEXT_INPUTS as FACT_TEXT_INPUTS
+from .appended import (
+    TABLE_OF,
+    FactColumns,
+    appended_rows,
+    changed_fact_rows,
+    check_graph_of,
+    fact_columns,
+    grown_from,
+    patched,
+    tail,
+)
 from .columns import FactTable, MentionLinks, _texts
 from .vectors import vectors_after
 
@@ -103,10 +115,10 @@ class GraphIndex:
         ids = e["id"][e0:]
         self.entity_name: list[str] = [
             str(n) if n is not None else str(i)
-            for n, i in zip(_texts(_tail(e.get("name"), e0), n_e - e0), ids.tolist(), strict=True)
+            for n, i in zip(_texts(tail(e.get("name"), e0), n_e - e0), ids.tolist(), strict=True)
         ]
-        self.entity_type = _texts(_tail(e.get("type"), e0), n_e - e0)
-        self.entity_description = _texts(_tail(e.get("description"), e0), n_e - e0)
+        self.entity_type = _texts(tail(e.get("type"), e0), n_e - e0)
+        self.entity_description = _texts(tail(e.get("description"), e0), n_e - e0)
         if old is not None:
             self.entity_name = old.entity_name + self.entity_name
             self.entity_type = old.entity_type + self.entity_type
@@ -137,10 +149,10 @@ class GraphIndex:
                 same_f.fact_description,
             )
         else:
-            redo = _changed_fact_rows(previous, tables, graph)
-            cols = _fact_columns(f, graph, redo)
+            redo = changed_fact_rows(previous, tables, graph)
+            cols = fact_columns(f, graph, redo)
             if redo is not None and previous is not None:
-                cols = _patched(previous, cols, redo, n_f)
+                cols = patched(previous, cols, redo, n_f)
         self.fact_subject: I64 = cols[0]
         self.fact_object: I64 = cols[1]
         self.fact_predicate: list[str] = cols[2]
@@ -165,7 +177,7 @@ class GraphIndex:
         m_c = n_c - c0
 
         def chunk_col(name: str) -> Array | None:
-            return None if ch is None else _tail(ch.get(name), c0)
+            return None if ch is None else tail(ch.get(name), c0)
 
         self.chunk_text: list[str] = [t or "" for t in _texts(chunk_col("text"), m_c)]
         self.chunk_scope = _texts(chunk_col("scope"), m_c)
@@ -285,7 +297,7 @@ class GraphIndex:
             if matrix is None or not len(matrix):
                 return None
             n_tenants = max(graph.n_tenants, 1)
-            grown = _grown_from((reuse or {}).get(kind), kept_rows.get(_TABLE_OF[kind]))
+            grown = grown_from((reuse or {}).get(kind), kept_rows.get(TABLE_OF[kind]))
             if grown is not None and all(
                 grown.settings[key] == value
                 for key, value in (
@@ -376,7 +388,7 @@ class GraphIndex:
         if graph is None:
             graph = tables.build_graph()
         else:
-            _check_graph_of(graph, tables)
+            check_graph_of(graph, tables)
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -561,236 +573,3 @@ class GraphIndex:
             f"chunks={self.graph.n_chunks}, tenants={self.graph.n_tenants}, "
             f"vectors={'yes' if self.entity_vectors is not None else 'no'})"
         )
-
-
-def _check_graph_of(graph: KnowledgeGraph, tables: GraphTables) -> None:
-    """Refuse a caller's graph whose row counts are not those of ``tables``."""
-    if not isinstance(graph, KnowledgeGraph):
-        raise ParameterError(
-            f"invalid parameter graph: {type(graph).__name__} is not a KnowledgeGraph"
-        )
-    ch = tables.chunks
-    want = (
-        len(tables.entities["id"]),
-        len(tables.facts["id"]),
-        0 if ch is None else len(ch["id"]),
-    )
-    got = (graph.n_entities, graph.n_facts, graph.n_chunks)
-    if got != want:
-        raise ParameterError(
-            f"invalid parameter graph: (entities, facts, chunks) {got} are not the tables' {want}"
-        )
-
-
-#: The fact columns the index derives per row (what an update compares with the previous).
-# The fact columns the index derives its per-fact text columns from.
-FACT_TEXT_INPUTS = ("subject", "object", "predicate", "object_value", "description")
-
-FactColumns = tuple[I64, I64, list[str], list[str | None], list[str | None]]
-
-
-def _changed_fact_rows(
-    previous: GraphIndex | None, tables: GraphTables, graph: KnowledgeGraph
-) -> I64 | None:
-    """The fact rows whose derived columns ``previous`` does not hold (rows changed in
-    place, then appended rows), or None when they must all be computed (no previous index,
-    fewer facts or other fact columns than before, entity rows not a prefix-extension).
-    Rows are compared through ``previous.tables`` (``LiveGraph`` never writes these input
-    columns in place, so the previous tables still hold the old values)."""
-    if previous is None:
-        return None
-    old_f, f = previous.tables.facts, tables.facts
-    n_old, n_new = previous.graph.n_facts, graph.n_facts
-    old_e, new_e = previous.graph.entity_ids, graph.entity_ids
-    if (
-        n_old > n_new
-        or not n_old
-        or len(old_e) > len(new_e)
-        or any((c in old_f) != (c in f) for c in FACT_TEXT_INPUTS)
-        or not np.array_equal(old_e, new_e[: len(old_e)])
-    ):
-        return None
-    changed = np.zeros(n_old, dtype=bool)
-    for c in FACT_TEXT_INPUTS:
-        if c in f:
-            if old_f[c] is f[c]:
-                continue
-            a, b = np.asarray(old_f[c]), np.asarray(f[c])[:n_old]
-            if a.dtype != b.dtype or a.shape != b.shape:
-                return None
-            changed |= np.asarray(a != b, dtype=bool)
-    rows = np.concatenate([np.flatnonzero(changed), np.arange(n_old, n_new)])
-    return rows.astype(np.int64) if len(rows) <= n_new // 2 else None
-
-
-def _fact_columns(f: dict[str, Array], graph: KnowledgeGraph, rows: I64 | None) -> FactColumns:
-    """(subject, object, predicate, value, description) of fact ``rows`` (all when None):
-    endpoints as dense entity indices (-1: a literal), texts as lists."""
-
-    def col(name: str) -> Array | None:
-        v = f.get(name)
-        return None if v is None or rows is None else np.asarray(v)[rows]
-
-    n = graph.n_facts if rows is None else len(rows)
-    subj_ids = f["subject"] if rows is None else np.asarray(f["subject"])[rows]
-    subject = graph.entity_index(subj_ids.tolist()) if n else np.zeros(0, np.int64)
-    obj = f.get("object") if rows is None else col("object")
-    obj_rows: I64 = np.full(n, -1, dtype=np.int64)
-    if obj is not None and n:
-        has = np.array([v is not None for v in obj.tolist()], dtype=bool)
-        if has.any():
-            obj_rows[has] = graph.entity_index(obj[has].tolist())
-    pred = f.get("predicate") if rows is None else col("predicate")
-    predicate = [str(p) for p in pred.tolist()] if pred is not None else [""] * n
-    val = f.get("object_value") if rows is None else col("object_value")
-    value = [
-        None if v is None else str(v) for v in (val.tolist() if val is not None else [None] * n)
-    ]
-    desc = f.get("description") if rows is None else col("description")
-    return subject, obj_rows, predicate, value, _texts(desc, n)
-
-
-def _patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactColumns:
-    """``previous``'s fact columns extended to ``n`` rows with ``got`` (the columns of
-    ``rows``) written in; new arrays and lists, so readers of ``previous`` see no change."""
-    n_old = previous.graph.n_facts
-    olds: tuple[Any, ...] = (
-        previous.fact_subject,
-        previous.fact_object,
-        previous.fact_predicate,
-        previous.fact_value,
-        previous.fact_description,
-    )
-    if not len(rows) and n == n_old:  # nothing changed: the previous columns, shared
-        return olds[0], olds[1], olds[2], olds[3], olds[4]
-    out: list[Any] = []
-    at = rows.tolist()
-    news: tuple[Any, ...] = got
-    for old, new in zip(olds, news, strict=True):
-        if isinstance(old, np.ndarray):
-            arr = np.empty(n, dtype=old.dtype)
-            arr[:n_old] = old
-            arr[rows] = new
-            out.append(arr)
-        else:
-            lst = list(old) + [None] * (n - n_old)
-            for r, v in zip(at, new, strict=True):
-                lst[r] = v
-            out.append(lst)
-    return out[0], out[1], out[2], out[3], out[4]
-
-
-def _tail(col: Array | None, start: int) -> Array | None:
-    """``col[start:]`` (None stays None)."""
-    return col if col is None or not start else col[start:]
-
-
-#: The columns each table's derived index rows read: an update keeps a row's derived
-#: values when these are unchanged (ids and tenants are compared through the graphs).
-APPEND_INPUTS: dict[str, tuple[str, ...]] = {
-    "entities": ("name", "type", "description", "primary_chunk"),
-    "chunks": ("text", "scope", "category", "tags", "metadata"),
-    "mentions": ("chunk", "entity", "count"),
-    "aliases": ("entity", "alias"),
-}
-
-
-#: The table of each vector kind.
-_TABLE_OF = {"entity": "entities", "chunk": "chunks"}
-
-
-def _grown_from(reuse: tuple[VectorIndex, I64] | None, n_old: int | None) -> VectorIndex | None:
-    """The previous vector index when the new rows are exactly its rows (same vectors and,
-    as ``appended_rows`` found, tenants) plus appended ones: then
-    :meth:`VectorIndex.appended` gives the new index."""
-    if reuse is None or n_old is None:
-        return None
-    previous, old_rows = reuse
-    if len(previous) != n_old or len(old_rows) < n_old:
-        return None
-    head = old_rows[:n_old]
-    if not np.array_equal(head, np.arange(n_old)) or (old_rows[n_old:] != -1).any():
-        return None
-    return previous
-
-
-def appended_rows(
-    previous: GraphIndex | None, tables: GraphTables, graph: KnowledgeGraph
-) -> dict[str, int]:
-    """Per table (``entities``, ``chunks``, ``mentions``, ``aliases``), the number of
-    leading rows that are ``previous``'s rows unchanged (same ids, tenants and
-    :data:`APPEND_INPUTS` columns) when the table only grew: what an update after
-    appends (how :class:`~graphrecall.LiveGraph` adds rows) reuses. A table whose old
-    rows changed, moved or went is left out (its derived rows are computed again).
-
-    The comparison is numpy over the old rows (an object column compares each value,
-    with the identity shortcut when the new tables share the old values, as LiveGraph's
-    appends do); a column that is the previous tables' own array counts as unchanged
-    (LiveGraph writes none of these columns in place: only facts' numeric columns and
-    chunks' usage counters)."""
-    out: dict[str, int] = {}
-    if previous is None:
-        return out
-    old_g = previous.graph
-    checks = (
-        (
-            "entities",
-            old_g.entity_ids,
-            graph.entity_ids,
-            previous.entity_tenant,
-            graph.core.entity_tenants,
-        ),
-        (
-            "chunks",
-            old_g.chunk_ids,
-            graph.chunk_ids,
-            previous.chunk_tenant,
-            graph.core.chunk_tenants,
-        ),
-    )
-    for table, old_ids, new_ids, old_t, new_t in checks:
-        k = len(old_ids)
-        if len(new_ids) < k or not np.array_equal(old_ids, new_ids[:k]):
-            continue
-        if not np.array_equal(old_t, new_t()[:k]):
-            continue
-        if _prefix_same(previous.tables.table(table), tables.table(table), table, k):
-            out[table] = k
-    for table in ("mentions", "aliases"):
-        a, b = previous.tables.table(table), tables.table(table)
-        k = 0 if a is None else len(next(iter(a.values()), ()))
-        if k == 0:
-            out[table] = 0
-        elif b is not None and len(next(iter(b.values()), ())) >= k:
-            if _prefix_same(a, b, table, k):
-                out[table] = k
-    return out
-
-
-def _prefix_same(
-    old: dict[str, Array] | None, new: dict[str, Array] | None, table: str, k: int
-) -> bool:
-    """The first ``k`` rows of ``new`` hold ``old``'s values in the input columns."""
-    if k == 0:
-        return True
-    if old is None or new is None:
-        return False
-    for c in APPEND_INPUTS[table]:
-        a, b = old.get(c), new.get(c)
-        if (a is None) != (b is None):
-            return False
-        if a is None or b is None or a is b:
-            continue
-        if len(a) != k or len(b) < k or a.dtype != b.dtype:
-            return False
-        head = b[:k]
-        if a.dtype.kind == "O":
-            try:
-                same = bool(np.all(a == head))
-            except (TypeError, ValueError):
-                return False
-        else:
-            same = bool(np.array_equal(a, head))
-        if not same:
-            return False
-    return True
