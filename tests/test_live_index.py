@@ -264,6 +264,16 @@ def _live_write(live: LiveGraph, op: tuple[str, int], n: int) -> None:
                 }
             ]
         )
+    elif kind == "delete_fact":
+        if len(facts["id"]) > 1:
+            live.delete_facts([facts["id"][k % len(facts["id"])]])
+    elif kind == "delete_entity":
+        if len(ents["id"]) > 2:
+            live.delete_entities([ents["id"][k % len(ents["id"])]])
+    elif kind == "delete_chunk":
+        chunks = t.chunks
+        if chunks is not None and len(chunks["id"]) > 1:
+            live.delete_chunks([chunks["id"][k % len(chunks["id"])]])
     else:
         live.add_chunks(
             [
@@ -345,3 +355,91 @@ def test_fact_columns_are_patched_without_touching_the_previous_index(op: str) -
         if op in ("add_fact", "update_fact"):  # new columns; unchanged ones are shared
             assert all(getattr(new, c) is not getattr(old, c) for c in FACT_COLUMNS)
         store.close()
+
+
+LIVE_DELETE_OPS = st.tuples(
+    st.sampled_from(
+        [
+            "add_fact",
+            "update_fact",
+            "delete_fact",
+            "delete_entity",
+            "add_entity",
+            "add_chunk",
+            "delete_chunk",
+        ]
+    ),
+    st.integers(0, 50),
+)
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(LIVE_DELETE_OPS, min_size=1, max_size=6))
+def test_deletes_between_live_writes_answer_as_a_fresh_build(
+    ops: list[tuple[str, int]],
+) -> None:
+    """Deletes interleaved with appends and changes: each index update takes the fact rows
+    the live write recorded (deleted rows dropped, changed rows computed), and answers
+    every recipe, with the same fact columns, as a fresh build of the same tables."""
+    with _live_rag() as (live, rag):
+        for i, op in enumerate(ops):
+            _live_write(live, op, 1000 + i)
+            cur = live.current()
+            idx = rag.update(cur.tables, graph=cur.graph, checked=True)
+            assert _fact_columns(idx) == _fact_columns(GraphIndex.build(cur.tables, embedder=None))
+        assert _answers(rag) == _answers(_fresh(live))
+
+
+def test_recorded_fact_rows_spare_the_comparison(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a live add, change or delete of facts (an entity delete included) the index
+    takes the rows the write recorded and never compares the fact columns row by row."""
+    import graphrecall.index.appended as appended
+
+    def refuse(previous: GraphIndex | None, *args: Any) -> None:
+        if previous is not None:
+            raise AssertionError("fact columns compared row by row")
+
+    monkeypatch.setattr(appended, "changed_fact_rows", refuse)
+
+    def update(live: LiveGraph, op: tuple[str, int], n: int) -> None:
+        fid = live.tables.facts["id"][op[1]]  # a predicate the graph holds: a generation
+        live.update_facts([{"id": fid, "predicate": "next", "confidence": 0.3}])
+
+    ops = [("add_fact", 3), ("update_fact", 4), ("delete_fact", 2), ("delete_entity", 1)]
+    with _live_rag() as (live, rag):
+        cur = live.current()  # the index over the live graph and tables, as the service's
+        rag.replace_index(
+            GraphIndex.build(
+                cur.tables,
+                graph=cur.graph,
+                checked=True,
+                embedder=BagEmbedder(),
+                vector_backend="exact",
+            )
+        )
+        for i, op in enumerate(ops):
+            old = rag.index
+            before = _fact_columns(old)
+            (update if op[0] == "update_fact" else _live_write)(live, op, 1000 + i)
+            cur = live.current()
+            idx = rag.update(cur.tables, graph=cur.graph, checked=True)
+            assert _fact_columns(idx) == _fact_columns(GraphIndex.build(cur.tables, embedder=None))
+            assert _fact_columns(old) == before
+        assert _answers(rag) == _answers(_fresh(live))
+
+
+def test_skipped_generations_fall_back_to_the_comparison() -> None:
+    """An index updated once after two live writes (no record from its graph to the new
+    one) compares the fact columns and still answers as a fresh build."""
+    with _live_rag() as (live, rag):
+        _live_write(live, ("add_fact", 5), 1000)
+        _live_write(live, ("delete_fact", 3), 1001)
+        cur = live.current()
+        idx = rag.update(cur.tables, graph=cur.graph, checked=True)
+        assert _fact_columns(idx) == _fact_columns(GraphIndex.build(cur.tables, embedder=None))
+        assert _answers(rag) == _answers(_fresh(live))

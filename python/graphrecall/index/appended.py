@@ -14,6 +14,7 @@ from ..errors import ParameterError
 from ..graph import KnowledgeGraph
 from ..tables import GraphTables
 from .columns import _texts
+from .fact_changes import FACT_TEXT_INPUTS, FactRows, fact_rows_of
 
 if TYPE_CHECKING:
     from .graph_index import GraphIndex
@@ -40,10 +41,6 @@ def check_graph_of(graph: KnowledgeGraph, tables: GraphTables) -> None:
             f"invalid parameter graph: (entities, facts, chunks) {got} are not the tables' {want}"
         )
 
-
-#: The fact columns the index derives its per-fact columns from (what an update compares
-#: with the previous tables).
-FACT_TEXT_INPUTS = ("subject", "object", "predicate", "object_value", "description")
 
 FactColumns = tuple[I64, I64, list[str], list[str | None], list[str | None]]
 
@@ -137,6 +134,101 @@ def patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactCo
                 lst[r] = v
             out.append(lst)
     return out[0], out[1], out[2], out[3], out[4]
+
+
+def fact_columns_after(
+    previous: GraphIndex | None, tables: GraphTables, graph: KnowledgeGraph
+) -> FactColumns:
+    """The fact columns of ``tables`` (whose graph is ``graph``), from ``previous``'s where
+    it can: the rows a recorded change names (:mod:`.fact_changes`) are computed or dropped,
+    O(change) but for one copy of each column; else the rows whose inputs differ from
+    ``previous.tables``' (a comparison of every row); else all rows."""
+    f = tables.facts
+    if previous is not None:
+        rows = fact_rows_of(graph, previous.graph, previous.tables.facts, f)
+        if rows is not None:
+            got = _from_change(previous, f, graph, rows)
+            if got is not None:
+                return got
+    redo = changed_fact_rows(previous, tables, graph)
+    cols = fact_columns(f, graph, redo)
+    if redo is not None and previous is not None:
+        cols = patched(previous, cols, redo, graph.n_facts)
+    return cols
+
+
+def _from_change(
+    previous: GraphIndex, f: dict[str, Array], graph: KnowledgeGraph, rows: FactRows
+) -> FactColumns | None:
+    """``previous``'s fact columns with the recorded change applied (None: the counts do
+    not add up, so the record cannot describe these tables)."""
+    n_old, n = previous.graph.n_facts, graph.n_facts
+    if len(rows.deleted) or len(rows.deleted_entities):
+        if len(rows.changed) or n != n_old - len(rows.deleted):
+            return None
+        n_e_old = previous.graph.n_entities
+        if graph.n_entities != n_e_old - len(rows.deleted_entities):
+            return None
+        return _without(previous, rows.deleted, rows.deleted_entities)
+    changed = rows.changed
+    if n < n_old or (len(changed) and (changed[0] < 0 or changed[-1] >= n)):
+        return None
+    if graph.n_entities != previous.graph.n_entities:
+        return None
+    redo = np.union1d(changed, np.arange(n_old, n, dtype=np.int64))
+    return patched(previous, fact_columns(f, graph, redo), redo, n)
+
+
+def _without(previous: GraphIndex, facts: I64, entities: I64) -> FactColumns | None:
+    """``previous``'s fact columns without the rows ``facts`` (sorted), the rows that stay
+    in order, endpoints renumbered without the entity rows ``entities`` (sorted); None when
+    a fact that stays names a deleted entity."""
+    n_old = previous.graph.n_facts
+    if len(facts) and (facts[0] < 0 or facts[-1] >= n_old):
+        return None
+    subject = np.delete(previous.fact_subject, facts)
+    obj = np.delete(previous.fact_object, facts)
+    if len(entities):
+        n_e = previous.graph.n_entities
+        if entities[0] < 0 or entities[-1] >= n_e:
+            return None
+        alive = np.ones(n_e, dtype=bool)
+        alive[entities] = False
+        remap = np.cumsum(alive, dtype=np.int64) - 1
+        remap[~alive] = -1
+        subject = remap[subject]
+        has = obj >= 0
+        obj = np.where(has, remap[np.where(has, obj, 0)], -1)
+        if (subject < 0).any() or (obj[has] < 0).any():
+            return None
+    stay = _stays(n_old, facts)
+
+    def kept(col: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for a, z in stay:
+            out += col[a:z]
+        return out
+
+    return (
+        subject,
+        obj,
+        kept(previous.fact_predicate),
+        kept(previous.fact_value),
+        kept(previous.fact_description),
+    )
+
+
+def _stays(n: int, gone: I64) -> list[tuple[int, int]]:
+    """The runs ``[a, z)`` of ``0..n`` around the sorted rows ``gone``."""
+    runs = []
+    a = 0
+    for g in gone.tolist():
+        if g > a:
+            runs.append((a, g))
+        a = g + 1
+    if a < n:
+        runs.append((a, n))
+    return runs
 
 
 def tail(col: Array | None, start: int) -> Array | None:

@@ -22,19 +22,17 @@ from ..errors import ParameterError, UnknownTenantError
 from ..graph import KnowledgeGraph
 from ..index_io import read_index, save_index
 from ..tables import NULL_TIME, EmbeddingKind, EmbeddingSet, GraphTables, OnBad
-from .appended import FACT_TEXT_INPUTS as FACT_TEXT_INPUTS
 from .appended import (
     TABLE_OF,
     FactColumns,
     appended_rows,
-    changed_fact_rows,
     check_graph_of,
-    fact_columns,
+    fact_columns_after,
     grown_from,
-    patched,
     tail,
 )
 from .columns import FactTable, MentionLinks, _texts
+from .fact_changes import FACT_TEXT_INPUTS as FACT_TEXT_INPUTS
 from .vectors import vectors_after
 
 #: HNSW search breadth (``benches/bench_vectors.py`` compares recall and latency per value).
@@ -134,7 +132,8 @@ class GraphIndex:
             if have.any():
                 self.entity_primary_chunk[p0:][have] = graph.chunk_index(pc[have].tolist())
         # Facts: endpoints as dense indices, text columns (from ``previous``'s where the
-        # rows are unchanged: only appended and changed rows are computed).
+        # rows are unchanged: only appended and changed rows are computed, deleted rows
+        # dropped).
         same_f = (
             old if old is not None and old.tables.facts is f and old.graph.n_facts == n_f else None
         )
@@ -149,10 +148,7 @@ class GraphIndex:
                 same_f.fact_description,
             )
         else:
-            redo = changed_fact_rows(previous, tables, graph)
-            cols = fact_columns(f, graph, redo)
-            if redo is not None and previous is not None:
-                cols = patched(previous, cols, redo, n_f)
+            cols = fact_columns_after(previous, tables, graph)
         self.fact_subject: I64 = cols[0]
         self.fact_object: I64 = cols[1]
         self.fact_predicate: list[str] = cols[2]

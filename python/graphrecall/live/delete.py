@@ -26,6 +26,7 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import GraphRecallError
 from ..graph import KnowledgeGraph
+from ..index.fact_changes import note_fact_rows
 from ..tables import GraphTables
 from ..tables.ids import IdMap
 from .overlay import with_core
@@ -160,4 +161,5 @@ def deletion(
         chunks=chunk_map,
         entity_names=names,
     )
+    note_fact_rows(made, graph, before, after, deleted=facts, deleted_entities=entities)
     return made, change

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import DataError, GraphRecallError
 from ..graph import KnowledgeGraph
+from ..index.fact_changes import note_fact_rows
 from ..tables import GraphTables
 from ..tables.columns import floats, ints, sequence_column, times
 from ..tables.ids import IdMap
@@ -191,7 +192,9 @@ def fact_generation(
     values = None
     if graph.object_values is not None:
         values = np.asarray(after.facts["object_value"], dtype=object)
-    return with_core(graph, core, facts=facts_map, object_values=values), change
+    made = with_core(graph, core, facts=facts_map, object_values=values)
+    note_fact_rows(made, graph, before, after, changed=rows)  # the index redoes these only
+    return made, change
 
 
 @dataclass(frozen=True)
