@@ -443,3 +443,14 @@ def test_skipped_generations_fall_back_to_the_comparison() -> None:
         idx = rag.update(cur.tables, graph=cur.graph, checked=True)
         assert _fact_columns(idx) == _fact_columns(GraphIndex.build(cur.tables, embedder=None))
         assert _answers(rag) == _answers(_fresh(live))
+
+
+@pytest.mark.parametrize("gone", [[], [0], [3, 4, 9], list(range(0, 100, 3)), list(range(60))])
+def test_deleted_rows_leave_the_list_in_order(gone: list[int]) -> None:
+    """Few deleted rows are deleted from a copy, many are skipped run by run: same list."""
+    from graphrecall.index.appended import _dropped
+
+    col = [f"v{i}" for i in range(100)]
+    got = _dropped(col, np.asarray(gone, dtype=np.int64))
+    assert got == [v for i, v in enumerate(col) if i not in set(gone)]
+    assert got is not col and col == [f"v{i}" for i in range(100)]

@@ -129,7 +129,7 @@ def patched(previous: GraphIndex, got: FactColumns, rows: I64, n: int) -> FactCo
             arr[rows] = new
             out.append(arr)
         else:
-            lst = list(old) + [None] * (n - n_old)
+            lst = old + [None] * (n - n_old)  # one copy (``list(old) + ...`` is two)
             for r, v in zip(at, new, strict=True):
                 lst[r] = v
             out.append(lst)
@@ -201,21 +201,31 @@ def _without(previous: GraphIndex, facts: I64, entities: I64) -> FactColumns | N
         obj = np.where(has, remap[np.where(has, obj, 0)], -1)
         if (subject < 0).any() or (obj[has] < 0).any():
             return None
-    stay = _stays(n_old, facts)
-
-    def kept(col: list[Any]) -> list[Any]:
-        out: list[Any] = []
-        for a, z in stay:
-            out += col[a:z]
-        return out
-
     return (
         subject,
         obj,
-        kept(previous.fact_predicate),
-        kept(previous.fact_value),
-        kept(previous.fact_description),
+        _dropped(previous.fact_predicate, facts),
+        _dropped(previous.fact_value, facts),
+        _dropped(previous.fact_description, facts),
     )
+
+
+#: Up to this many deleted rows, a list is copied and the rows deleted from the copy (one
+#: copy and a memmove per row); more are dropped by copying the runs between them.
+_DEL_IN_PLACE = 32
+
+
+def _dropped(col: list[Any], gone: I64) -> list[Any]:
+    """A new list of ``col`` without the sorted rows ``gone``."""
+    if len(gone) <= _DEL_IN_PLACE:
+        out = col.copy()
+        for g in reversed(gone.tolist()):
+            del out[g]
+        return out
+    kept: list[Any] = []
+    for a, z in _stays(len(col), gone):
+        kept += col[a:z]
+    return kept
 
 
 def _stays(n: int, gone: I64) -> list[tuple[int, int]]:
