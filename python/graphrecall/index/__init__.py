@@ -21,7 +21,8 @@ nobody embeds twice.
 
 The package holds :mod:`.columns` (per-row tables read by hits: mention links, fact
 columns), :mod:`.vectors` (stored, reused or embedded vectors), :mod:`.appended` (what an
-update reuses from the previous index) and :mod:`.graph_index` (:class:`GraphIndex`);
+update reuses from the previous index), :mod:`.fact_changes` (the fact rows a live change
+recorded) and :mod:`.graph_index` (:class:`GraphIndex`);
 saving and loading is :mod:`graphrecall.index_io`.
 """
 

@@ -1,6 +1,7 @@
 """What an index update reuses from the previous index: which leading rows of each table
 are the previous rows unchanged (``appended_rows``), whether a previous vector index only
-grew, and the fact columns of the changed rows written over the previous ones."""
+grew, and the fact columns of the changed rows written over the previous ones (or the
+deleted rows dropped from them)."""
 
 from __future__ import annotations
 
