@@ -165,10 +165,15 @@ def test_pagerank_releases_the_gil(big: tuple[KnowledgeGraph, np.ndarray]) -> No
 def test_the_harness_detects_a_held_gil() -> None:
     """Control: ``sum`` over a range runs in C holding the GIL; the harness must see (almost)
     no progress of the main thread during it."""
+    # One call must span the whole measurement (between two calls the GIL is free): grow
+    # the call until it takes twice MIN_SECONDS, so a machine that gets quieter meanwhile
+    # still makes it one call.
     n = 1_000_000
-    t0 = time.perf_counter()
-    sum(range(n))
-    per_item = (time.perf_counter() - t0) / n
-    n = int(2 * MIN_SECONDS / max(per_item, 1e-9))  # one call longer than MIN_SECONDS
+    while True:
+        t0 = time.perf_counter()
+        sum(range(n))
+        if time.perf_counter() - t0 >= 2 * MIN_SECONDS:
+            break
+        n *= 2
     ok, detail = gil_released(lambda: sum(range(n)))
     assert not ok, detail
