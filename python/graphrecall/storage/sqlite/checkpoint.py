@@ -14,13 +14,17 @@ import threading
 from pathlib import Path
 
 #: Rows changed (``sqlite3.Connection.total_changes``, triggers included) after which the
-#: store asks for a background checkpoint: about 10,000 pages (40 MiB) of log for fact
-#: inserts, which dirty about two random index pages per row.
-CHECKPOINT_ROWS = 5_000
+#: store asks for a background checkpoint: about one 1,000-fact append (~2,200 pages of
+#: log: a fact dirties about two random index pages), so the thread copies each such batch
+#: while the next one is being prepared.
+CHECKPOINT_ROWS = 1_000
 
-#: The writer connection's own ``wal_autocheckpoint``, a backstop for when the background
-#: checkpoints fall behind (400 MiB of log at 4 KiB pages): a commit then checkpoints itself.
-WAL_AUTOCHECKPOINT_PAGES = 100_000
+#: The writer connection's own ``wal_autocheckpoint`` (80 MiB of log at 4 KiB pages). The
+#: log starts again from its beginning only when a write begins with every frame copied,
+#: which back-to-back writes seldom leave time for; at this size a commit copies what the
+#: thread has not copied yet (little, when it keeps up), so that the next write restarts
+#: the log and the file stays bounded.
+WAL_AUTOCHECKPOINT_PAGES = 20_000
 
 
 class Checkpointer:
