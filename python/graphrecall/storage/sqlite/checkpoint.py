@@ -9,6 +9,7 @@ copying (and the database file's sync) happens: after a commit has returned, not
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
@@ -77,6 +78,7 @@ class Checkpointer:
             thread.join()
 
     def _run(self) -> None:
+        _lower_priority()
         conn: sqlite3.Connection | None = None
         try:
             conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
@@ -107,3 +109,18 @@ class Checkpointer:
                 self._busy = False
                 self._pending = False
                 self._wake.notify_all()
+
+
+#: The niceness added to the checkpoint thread: the copying yields the cores to the
+#: writes and queries it runs beside (the writer's backstop copies what is left).
+NICENESS = 10
+
+
+def _lower_priority() -> None:
+    """Lower this thread's CPU priority where the system allows it (Linux: a thread's
+    nice value is its own)."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + NICENESS)
+    except (AttributeError, OSError):
+        pass  # not Linux, or not allowed: the thread runs at the writer's priority
