@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=1000, help="facts per batch")
     ap.add_argument("--rounds", type=int, default=1, help="runs per tree, alternating")
     ap.add_argument("--store", type=Path, default=None, help="saved store (built if absent)")
-    ap.add_argument("--trees", nargs="+", default=["python"], help="python/ folders")
+    ap.add_argument(
+        "--trees", nargs="+", default=[str(ROOT.parent / "python")], help="python/ folders"
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--copy", default=None, help=argparse.SUPPRESS)

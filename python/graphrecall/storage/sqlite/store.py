@@ -19,7 +19,6 @@ import numpy.typing as npt
 from ...tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from . import checksum
-from .checkpoint import CHECKPOINT_ROWS, WAL_AUTOCHECKPOINT_PAGES, Checkpointer
 from .read import read_tables
 from .schema import _DELETE_ORDER, APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 from .write import insert_embeddings as _insert_embeddings
@@ -27,6 +26,11 @@ from .write import insert_rows
 
 if TYPE_CHECKING:
     from ...live import LiveGraph
+
+#: Pages of write-ahead log after which a commit checkpoints it into the database file
+#: (40 MiB at the default 4 KiB page): commits stay durable (the log is synced at each),
+#: and pages written by several commits are copied once.
+WAL_CHECKPOINT_PAGES = 10_000
 
 #: What :meth:`SQLiteStore.load` builds: the live graph registers itself here when
 #: :mod:`graphrecall.live` is imported (storage sits below it and does not import it).
@@ -55,8 +59,6 @@ class SQLiteStore:
         self.schema_version = schema_version
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
-        self._checkpointer = Checkpointer(path)
-        self._changes_at_checkpoint = conn.total_changes
 
     # ------------------------------------------------------------------ open / create
 
@@ -74,11 +76,10 @@ class SQLiteStore:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: bulk writes build big indexes
-        # Checkpoints run after the commits, on another thread (see .checkpoint): an append
-        # of 1,000 facts dirties about 1,900 pages (random leaves of the subject and object
-        # indexes), so with SQLite's 1,000-page default every such commit would also copy
-        # and sync the database file. The commit's own checkpoint is only a backstop.
-        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES:d}")
+        # A checkpoint every WAL_CHECKPOINT_PAGES rather than SQLite's 1,000: an append of
+        # 1,000 facts dirties about 1,900 pages (random leaves of the subject and object
+        # indexes), so every such commit would also copy and sync the database file.
+        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES:d}")
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, overwrite: bool = False) -> SQLiteStore:
@@ -156,7 +157,6 @@ class SQLiteStore:
     def close(self) -> None:
         """Close the connection (checkpointing the WAL). Idempotent."""
         with self._lock:
-            self._checkpointer.close()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
@@ -183,9 +183,8 @@ class SQLiteStore:
     def transaction(self) -> Iterator[sqlite3.Cursor]:
         """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): everything or nothing.
 
-        The commit returns once the WAL is synced (``synchronous = FULL``); copying the WAL
-        into the database file is left to a background checkpoint (:mod:`.checkpoint`). A
-        failure rolls back and raises :class:`StorageError` (the original error chained).
+        The commit returns once the WAL is synced (``synchronous = FULL``). A failure rolls
+        back and raises :class:`StorageError` (the original error chained).
         """
         with self._lock:
             conn = self.conn
@@ -202,13 +201,6 @@ class SQLiteStore:
                 if isinstance(exc, sqlite3.Error):
                     raise _storage_error(self.path, exc, "write failed, rolled back") from exc
                 raise
-            if conn.total_changes - self._changes_at_checkpoint >= CHECKPOINT_ROWS:
-                self._changes_at_checkpoint = conn.total_changes
-                self._checkpointer.request()
-
-    def wait_checkpoint(self) -> None:
-        """Return once no background checkpoint is pending or running."""
-        self._checkpointer.wait_idle()
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
