@@ -1,25 +1,32 @@
-"""The store's part of a 1,000-fact ``LiveGraph.add_facts``, side by side: two copies of one
-store, batches alternating between them, timed in one process.
+"""A 1,000-fact ``LiveGraph.add_facts`` on the SQLite store, split into its parts, for
+several source trees side by side (e.g. main's and a branch's ``python/`` folders).
 
-* ``A``: SQLite's default WAL checkpoint (1,000 pages) and the per-row checksum triggers
-  for every append;
-* ``B``: the store's settings (``WAL_CHECKPOINT_PAGES``; appends of ``BATCH_ROWS`` rows or
-  more checksummed in one pass).
-
-Each batch's time is split into the insert (``SQLiteStore.insert``), the ``COMMIT`` (log
-write and sync, and a checkpoint when one is due), the overlay generation
-(``LiveGraph._generation``) and the rest (record conversion, checks).
+Each run is a child process that puts one tree's ``python/`` first on ``sys.path``, copies
+one saved store, loads it (in-place writes, no compaction) and times its batches; the runs
+alternate between the trees (``--rounds`` each). A batch's time is split into the insert
+(``SQLiteStore.insert``), the ``COMMIT`` (log write and sync, and a checkpoint when the
+commit runs one), the overlay generation (``LiveGraph._generation``) and the rest (record
+conversion, checks, the checksum's read-back).
 
 Usage::
 
-    python benches/bench_store_batch.py --entities 100000 --batches 30
+    python benches/bench_store_batch.py --entities 100000 --batches 30 \\
+        --trees /work/main/python python
+    python benches/bench_store_batch.py --entities 1000000 --store /work/data14/10m.db \\
+        --batches 15 --rounds 2 --trees /work/main/python python
+
+``--store``: the saved store of ``--entities`` entities (``workload.generate(n, seed=0)``),
+written there first when the file does not exist; without it, one is written to a
+temporary folder for this run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,14 +36,6 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT.parent / "python"))
-
-import bench_live  # noqa: E402
-import workload  # noqa: E402
-from graphrecall.storage.sqlite import SQLiteStore, checksum  # noqa: E402
-
-BATCH_ROWS = checksum.BATCH_ROWS
 PARTS = ("total", "insert", "commit", "overlay")
 
 
@@ -58,15 +57,30 @@ class _TimedCommits:
         return out
 
 
-def _open(base: Path, copy: Path, name: str, times: dict[str, list[float]]) -> Any:
-    shutil.copy(base, copy)
-    store = SQLiteStore.open(copy)
-    if name == "A":
-        store.conn.execute("PRAGMA wal_autocheckpoint = 1000")
-    live = store.load(verify=False)
+def _child(args: argparse.Namespace) -> int:
+    """One run in one tree: print the parts' times (ms per batch) as JSON."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(Path(args.child).resolve()))
+    import bench_live
+    import workload
+    from graphrecall.live import LiveGraph
+    from graphrecall.storage.sqlite import SQLiteStore
+
+    g = workload.generate(args.entities, seed=0)
+    times: dict[str, list[float]] = {p: [] for p in PARTS}
+    store = SQLiteStore.open(args.copy)
+    t0 = time.perf_counter()
+    # The stored rows, made again from the workload rather than read back (the same
+    # tables as ``store.load()``, floats as SQLite returns them, without the ~10 GiB peak
+    # of reading 10M facts as Python rows).
+    tables = bench_live.tables_of(g)
+    for c in ("confidence", "strength"):
+        tables.facts[c] = tables.facts[c].astype(np.float64)
+    live = LiveGraph(store, tables)
+    load_s = time.perf_counter() - t0
     live.compact_at = 1.0  # no compaction inside the timed batches
     live.write_in_place = True
-    store._conn = _TimedCommits(store._conn, times["commit"])  # type: ignore[assignment]
+    store._conn = _TimedCommits(store._conn, times["commit"])
     insert, generation = store.insert, live._generation
 
     def timed_insert(*a: Any, **k: Any) -> Any:
@@ -81,57 +95,88 @@ def _open(base: Path, copy: Path, name: str, times: dict[str, list[float]]) -> A
         times["overlay"].append(time.perf_counter() - t0)
         return out
 
-    store.insert = timed_insert  # type: ignore[method-assign]
-    live._generation = timed_generation  # type: ignore[method-assign]
-    return live
+    store.insert = timed_insert
+    live._generation = timed_generation
+    rng = np.random.default_rng(1 + args.seed)
+    next_id = live.graph.n_facts
+    for i in range(args.batches + args.warm):
+        batch = bench_live.new_facts(rng, g, next_id + args.size * i, args.size)
+        t0 = time.perf_counter()
+        live.add_facts(batch)
+        times["total"].append(time.perf_counter() - t0)
+    store._conn = store._conn._conn
+    store.close()
+    out = {p: [t * 1e3 for t in times[p][args.warm :]] for p in PARTS}
+    print(json.dumps({"load_s": load_s, "times": out}))
+    return 0
+
+
+def _build(path: Path, entities: int) -> None:
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT.parent / "python"))
+    import bench_live
+    import workload
+    from graphrecall.storage.sqlite import SQLiteStore
+
+    g = workload.generate(entities, seed=0)
+    with SQLiteStore.create(path) as s:
+        s.write(bench_live.tables_of(g))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entities", type=int, default=100_000)
-    ap.add_argument("--batches", type=int, default=30, help="timed batches per store")
+    ap.add_argument("--batches", type=int, default=30, help="timed batches per run")
+    ap.add_argument("--warm", type=int, default=2, help="untimed batches first")
     ap.add_argument("--size", type=int, default=1000, help="facts per batch")
+    ap.add_argument("--rounds", type=int, default=1, help="runs per tree, alternating")
+    ap.add_argument("--store", type=Path, default=None, help="saved store (built if absent)")
+    ap.add_argument(
+        "--trees", nargs="+", default=[str(ROOT.parent / "python")], help="python/ folders"
+    )
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--copy", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    g = workload.generate(args.entities, seed=0)
-    with tempfile.TemporaryDirectory() as d:
-        base = Path(d) / "base.db"
-        with SQLiteStore.create(base) as s:
-            s.write(bench_live.tables_of(g))
-        times = {name: {p: [] for p in PARTS} for name in "AB"}
-        lives = {name: _open(base, Path(d) / f"{name}.db", name, times[name]) for name in "AB"}
+    if args.child is not None:
+        return _child(args)
+    with tempfile.TemporaryDirectory(dir=None if args.store is None else args.store.parent) as d:
+        base = args.store if args.store is not None else Path(d) / "base.db"
+        if not base.exists():
+            t0 = time.perf_counter()
+            _build(base, args.entities)
+            print(f"store written in {time.perf_counter() - t0:.0f} s: {base}")
+        copy = Path(d) / "copy.db"
+        runs: dict[str, list[dict[str, Any]]] = {t: [] for t in args.trees}
         print(f"load average at the start: {os.getloadavg()[0]:.1f}")
-        rng = np.random.default_rng(1)
-        next_id = lives["A"].graph.n_facts
-        warm = 2
-        for i in range(args.batches + warm):
-            batch = bench_live.new_facts(rng, g, next_id + args.size * i, args.size)
-            for name in "AB" if i % 2 else "BA":
-                checksum.BATCH_ROWS = 10**9 if name == "A" else BATCH_ROWS
-                t0 = time.perf_counter()
-                lives[name].add_facts(batch)
-                times[name]["total"].append(time.perf_counter() - t0)
+        for r in range(args.rounds):
+            order = args.trees if r % 2 == 0 else args.trees[::-1]
+            for tree in order:
+                shutil.copy(base, copy)
+                cmd = [sys.executable, __file__, "--child", tree, "--copy", str(copy)]
+                cmd += [f"--entities={args.entities}", f"--batches={args.batches}"]
+                cmd += [f"--warm={args.warm}", f"--size={args.size}", f"--seed={r}"]
+                done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+                runs[tree].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                print(f"round {r} {tree}: load average {os.getloadavg()[0]:.1f}", flush=True)
+                for p in (copy, Path(f"{copy}-wal"), Path(f"{copy}-shm")):
+                    p.unlink(missing_ok=True)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}\n")
         print(
-            "| store | add_facts p50 ms | p99 ms | mean ms | insert p50 ms | "
-            "commit p50 ms | commit mean ms | overlay p50 ms | rest p50 ms |"
+            "| tree | batches | add_facts p50 ms | p99 ms | mean ms | insert p50 ms | "
+            "commit p50 ms | commit mean ms | commit max ms | overlay p50 ms | rest p50 ms |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for name in "AB":
-            t = {p: np.asarray(times[name][p][warm:]) * 1e3 for p in PARTS}
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for tree in args.trees:
+            t = {p: np.concatenate([run["times"][p] for run in runs[tree]]) for p in PARTS}
             rest = t["total"] - t["insert"] - t["commit"] - t["overlay"]
             print(
-                f"| {name} | {np.median(t['total']):.1f} | "
+                f"| {tree} | {len(t['total'])} | {np.median(t['total']):.1f} | "
                 f"{np.percentile(t['total'], 99):.1f} | {t['total'].mean():.1f} | "
                 f"{np.median(t['insert']):.1f} | {np.median(t['commit']):.1f} | "
-                f"{t['commit'].mean():.1f} | {np.median(t['overlay']):.1f} | "
-                f"{np.median(rest):.1f} |"
+                f"{t['commit'].mean():.1f} | {t['commit'].max():.1f} | "
+                f"{np.median(t['overlay']):.1f} | {np.median(rest):.1f} |"
             )
-        for live in lives.values():
-            store = live.store
-            store._conn = store._conn._conn
-            store.close()
-            with SQLiteStore.open(store.path) as s:
-                s.read(verify=True)  # both stores' checksums hold
     return 0
 
 
