@@ -147,7 +147,9 @@ impl Overlay {
         if !bit(&self.out_dirty, e) {
             return None;
         }
-        self.out_rows.get(&e).map(|r| Self::segs(&self.out_runs, *r))
+        self.out_rows
+            .get(&e)
+            .map(|r| Self::segs(&self.out_runs, *r))
     }
     #[inline]
     pub(crate) fn in_row(&self, e: u32) -> Option<Segs<'_>> {
@@ -589,8 +591,9 @@ impl KnowledgeGraph {
         ov.fact_pos.reserve(moved.len());
         ov.fact_pos.extend(moved);
 
-        // In-rows keep their entries' keys: the leaving entries are found by key, the
-        // coming ones put in by key; short rows are then rewritten whole.
+        // In-rows keep their entries' keys: the leaving entries are found by key and the
+        // coming ones put in by key (binary searches: the records of the rest are not
+        // read); short or fragmented rows are then copied to one appended run.
         let mut dirty_in: Vec<u32> = in_gone.keys().chain(in_come.keys()).copied().collect();
         dirty_in.sort_unstable();
         dirty_in.dedup();
@@ -602,7 +605,7 @@ impl KnowledgeGraph {
             let come = in_come.get(&o).map_or(0, Vec::len);
             let len = rows::runs_len(&runs) - gone + come;
             let rewrite = rule.rewrite(len, runs.len() + gone + 2 * come);
-            grow_in += if rewrite { len } else { come };
+            grow_in += if rewrite { len + come } else { come };
             plans.push((runs, rewrite));
         }
         let mut in_pos = with_room(self.in_pos.ext(), grow_in);
@@ -621,46 +624,31 @@ impl KnowledgeGraph {
             }
             let come = in_come.get_mut(&o).map_or(&mut [][..], Vec::as_mut_slice);
             come.sort_unstable_by_key(|x| x.0);
-            let runs = if rewrite {
+            for &(key, q, s) in come.iter() {
+                let y = (base_in + in_pos.len()) as u32;
+                in_pos.push(q);
+                in_subject.push(s);
+                let key_at = |i: u32| {
+                    let p = in_pos_at(base_in_pos, &in_pos, i as usize);
+                    rec_key(base_rec, &rec, p as usize)
+                };
+                rows::insert(&mut runs, y, key, &key_at);
+            }
+            if rewrite && runs.len() > 1 {
+                // One appended run: the entries copied in order (no record read).
                 let start = (base_in + in_pos.len()) as u32;
-                let mut come = come.iter().peekable();
-                for i in Segs::runs(&runs) {
-                    let p = self.in_pos[i];
-                    let key = rec_key(base_rec, &rec, p as usize);
-                    while let Some(&&(k, q, s)) = come.peek() {
-                        if k > key {
-                            break;
-                        }
-                        in_pos.push(q);
+                for &(a, b) in &runs {
+                    for i in a as usize..b as usize {
+                        let (p, s) = match i.checked_sub(base_in) {
+                            Some(j) => (in_pos[j], in_subject[j]),
+                            None => (base_in_pos[i], self.in_subject.base()[i]),
+                        };
+                        in_pos.push(p);
                         in_subject.push(s);
-                        come.next();
                     }
-                    in_pos.push(p);
-                    in_subject.push(self.in_subject[i]);
                 }
-                for &(_, q, s) in come {
-                    in_pos.push(q);
-                    in_subject.push(s);
-                }
-                let end = (base_in + in_pos.len()) as u32;
-                if start < end {
-                    vec![(start, end)]
-                } else {
-                    Vec::new()
-                }
-            } else {
-                for &(key, q, s) in come.iter() {
-                    let y = (base_in + in_pos.len()) as u32;
-                    in_pos.push(q);
-                    in_subject.push(s);
-                    let key_at = |i: u32| {
-                        let p = in_pos_at(base_in_pos, &in_pos, i as usize);
-                        rec_key(base_rec, &rec, p as usize)
-                    };
-                    rows::insert(&mut runs, y, key, &key_at);
-                }
-                runs
-            };
+                runs = vec![(start, (base_in + in_pos.len()) as u32)];
+            }
             ov.in_rows.insert(
                 o,
                 RowRef {
@@ -1062,7 +1050,10 @@ pub(crate) mod tests {
         assert!(h.ov.as_ref().unwrap().out_runs_of(0).unwrap().len() > 1);
         assert_eq!(h.out_facts(0).unwrap(), want.graph().out_facts(0).unwrap());
         assert_eq!(h.in_facts(2).unwrap(), want.graph().in_facts(2).unwrap());
-        assert_eq!(h.compacted().unwrap().to_parts().unwrap(), want.graph().to_parts().unwrap());
+        assert_eq!(
+            h.compacted().unwrap().to_parts().unwrap(),
+            want.graph().to_parts().unwrap()
+        );
     }
 
     /// One change: (replace fact `which % n_facts` or append, subject, object pick,
