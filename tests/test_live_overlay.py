@@ -106,8 +106,9 @@ def _same_tenant_pair(tables: Any, i: int, j: int) -> tuple[Any, Any]:
     return s, mates[j % len(mates)]
 
 
-#: More facts than the core's DELTA_ROW_MIN (32): a row this long that a change touches
-#: keeps its base runs and takes the change as delta runs instead of being rewritten.
+#: Far more facts than the core's DELTA_ROW_MIN (4): a row this long that a change
+#: touches keeps its base runs and takes the change as delta runs instead of being
+#: rewritten (the demo's own rows cross the threshold too).
 LONG_ROW = 40
 
 

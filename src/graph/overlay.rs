@@ -1,16 +1,17 @@
 //! Live changes without a rebuild: a small overlay over an immutable, shared base.
 //!
 //! A graph generation is the base arrays (shared through `Arc`, never copied) plus an
-//! [`Overlay`]. Changing facts appends records after the base positions; every entity whose
-//! out-row or in-row changes gets its whole row rewritten, in the build's order
-//! (confidence descending, fact id ascending), to the appended positions, and the overlay
-//! points the entity there. Facts of a rewritten out-row move with it, and the in-rows that
-//! held them are rewritten too, so every live fact has exactly one position. An in-row
-//! keeps its order when its facts move (their keys do not change): it is copied, the
-//! positions of moved facts looked up, and new facts put in by binary search. Kernels read
-//! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
-//! index: a query on a generation walks the same rows, in the same order, as a fresh build
-//! of the same facts, so it gives the same answer bit for bit.
+//! [`Overlay`]. Changing facts appends records after the base positions, and every entity
+//! whose out-row or in-row changes gets a row of runs (see `overlay_rows`) in the build's
+//! order (confidence descending, fact id ascending): a long row keeps its runs, with the
+//! replaced facts cut out and the new ones spliced in by binary search, so its unchanged
+//! facts keep their positions; a short or fragmented row is rewritten to one appended run,
+//! and its facts move. Every live fact has exactly one position: an in-row entry of a
+//! moved or replaced fact is found by its key (which a move does not change) and replaced
+//! or dropped. Kernels read through [`KnowledgeGraph::out_range`],
+//! [`KnowledgeGraph::in_range`] and the `Column` index: a query on a generation walks the
+//! same rows, in the same order, as a fresh build of the same facts, so it gives the same
+//! answer bit for bit.
 //!
 //! Entities and chunks are appended the same way ([`KnowledgeGraph::with_entities`],
 //! [`KnowledgeGraph::with_chunks`]: the next dense indices, empty rows, the per-entity and
@@ -296,7 +297,8 @@ impl KnowledgeGraph {
     /// columns: an id below [`KnowledgeGraph::n_facts`] replaces that fact's record (its
     /// id, hence its place among equal confidences, stays), and the ids at and after it
     /// append facts, in order. `self` is left as it is (readers keep it); the cost is the
-    /// changed rows and the rows of their entities, not the graph.
+    /// changed rows, the short rows of their entities and the overlay so far, not the
+    /// graph nor its hubs' rows.
     ///
     /// `input.entity_tenant`, the code counts and the chunk and mention columns are
     /// ignored: the graph's own apply. The optional time columns must be present exactly
@@ -1008,8 +1010,8 @@ pub(crate) mod tests {
     use super::super::tests::{arb_cols, Cols};
     use super::*;
 
-    /// Rules from "every touched row takes delta runs" to the default (which rewrites
-    /// every row of these small graphs).
+    /// Rules from "every touched row takes delta runs" to "most rows are rewritten",
+    /// and the default.
     pub(crate) fn arb_rule() -> impl Strategy<Value = RowRule> {
         prop_oneof![
             (0usize..4, 0usize..3).prop_map(|(min_len, min_run)| RowRule { min_len, min_run }),

@@ -9,10 +9,13 @@
 use std::ops::Range;
 
 /// Rows up to this many entries are rewritten whole into the appended part (one run);
-/// longer rows take delta runs.
-pub(crate) const DELTA_ROW_MIN: usize = 32;
-/// A delta row whose runs average fewer entries than this is rewritten whole instead.
-pub(crate) const DELTA_RUN_MIN: usize = 8;
+/// longer rows take delta runs. Small: a rewritten row moves its facts, and every moved
+/// fact is an entry to move in its object's in-row too (`benches/results/live.md`,
+/// "Delta rows", has the measurements that chose these two).
+pub(crate) const DELTA_ROW_MIN: usize = 4;
+/// A delta row whose runs would average fewer entries than this is rewritten whole
+/// instead, so that rows do not fragment into single entries between compactions.
+pub(crate) const DELTA_RUN_MIN: usize = 2;
 
 /// When a changed row is rewritten whole and when it takes delta runs.
 #[derive(Debug, Clone, Copy)]
