@@ -640,13 +640,17 @@ impl KnowledgeGraph {
                 // One appended run: the entries copied in order (no record read).
                 let start = (base_in + in_pos.len()) as u32;
                 for &(a, b) in &runs {
-                    for i in a as usize..b as usize {
-                        let (p, s) = match i.checked_sub(base_in) {
-                            Some(j) => (in_pos[j], in_subject[j]),
-                            None => (base_in_pos[i], self.in_subject.base()[i]),
-                        };
-                        in_pos.push(p);
-                        in_subject.push(s);
+                    // A run may cross from the base into the appended part.
+                    let (a, b) = (a as usize, b as usize);
+                    if a < base_in {
+                        let mid = b.min(base_in);
+                        in_pos.extend_from_slice(&base_in_pos[a..mid]);
+                        in_subject.extend_from_slice(&self.in_subject.base()[a..mid]);
+                    }
+                    if b > base_in {
+                        let ext = a.max(base_in) - base_in..b - base_in;
+                        in_pos.extend_from_within(ext.clone());
+                        in_subject.extend_from_within(ext);
                     }
                 }
                 runs = vec![(start, (base_in + in_pos.len()) as u32)];
