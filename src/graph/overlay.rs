@@ -143,38 +143,40 @@ fn set_bit(bits: &mut [u64], e: u32) {
 }
 
 impl Overlay {
+    /// The runs of `e`'s out-row, if this overlay moved it (the bit check inlined, the
+    /// look-up not: most entities a query visits are not moved).
     #[inline]
     pub(crate) fn out_row(&self, e: u32) -> Option<Segs<'_>> {
         if !bit(&self.out_dirty, e) {
             return None;
         }
-        self.out_rows
-            .get(&e)
-            .map(|r| Self::segs(&self.out_runs, *r))
+        self.moved_row(&self.out_rows, &self.out_runs, e)
     }
     #[inline]
     pub(crate) fn in_row(&self, e: u32) -> Option<Segs<'_>> {
         if !bit(&self.in_dirty, e) {
             return None;
         }
-        self.in_rows.get(&e).map(|r| Self::segs(&self.in_runs, *r))
+        self.moved_row(&self.in_rows, &self.in_runs, e)
     }
-    #[inline]
-    fn segs(runs: &[(u32, u32)], r: RowRef) -> Segs<'_> {
-        let (a, n) = (r.first as usize, r.n as usize);
-        match n {
-            1 => Segs::one(runs[a].0 as usize..runs[a].1 as usize),
-            _ => Segs::runs(&runs[a..a + n]),
-        }
+    fn moved_row<'s>(
+        &'s self,
+        rows: &'s IdMap<RowRef>,
+        pool: &'s [(u32, u32)],
+        e: u32,
+    ) -> Option<Segs<'s>> {
+        let r = rows.get(&e)?;
+        Some(match r.n {
+            1 => Segs::one(r.one.0 as usize..r.one.1 as usize),
+            _ => Segs::runs(r.runs(pool)),
+        })
     }
     /// The runs of an entity's out-row / in-row in this overlay, if it moved.
     fn out_runs_of(&self, e: u32) -> Option<&[(u32, u32)]> {
-        let r = self.out_rows.get(&e)?;
-        Some(&self.out_runs[r.first as usize..(r.first + r.n) as usize])
+        Some(self.out_rows.get(&e)?.runs(&self.out_runs))
     }
     fn in_runs_of(&self, e: u32) -> Option<&[(u32, u32)]> {
-        let r = self.in_rows.get(&e)?;
-        Some(&self.in_runs[r.first as usize..(r.first + r.n) as usize])
+        Some(self.in_rows.get(&e)?.runs(&self.in_runs))
     }
     pub(crate) fn fact_pos(&self, f: u32) -> Option<u32> {
         self.fact_pos.get(&f).copied()
@@ -184,7 +186,7 @@ impl Overlay {
     }
     pub(crate) fn heap_bytes(&self) -> usize {
         8 * (self.out_dirty.len() + self.in_dirty.len())
-            + 12 * (self.out_rows.len() + self.in_rows.len())
+            + 20 * (self.out_rows.len() + self.in_rows.len())
             + 8 * (self.out_runs.len() + self.in_runs.len())
             + 8 * self.fact_pos.len()
             + 4 * self.ext_subject.len()
@@ -580,14 +582,8 @@ impl KnowledgeGraph {
                 }
                 runs
             };
-            ov.out_rows.insert(
-                s,
-                RowRef {
-                    first: ov.out_runs.len() as u32,
-                    n: runs.len() as u32,
-                },
-            );
-            ov.out_runs.extend_from_slice(&runs);
+            let row = RowRef::of(&runs, &mut ov.out_runs);
+            ov.out_rows.insert(s, row);
             set_bit(&mut ov.out_dirty, s);
         }
         ov.fact_pos.reserve(moved.len());
@@ -655,14 +651,8 @@ impl KnowledgeGraph {
                 }
                 runs = vec![(start, (base_in + in_pos.len()) as u32)];
             }
-            ov.in_rows.insert(
-                o,
-                RowRef {
-                    first: ov.in_runs.len() as u32,
-                    n: runs.len() as u32,
-                },
-            );
-            ov.in_runs.extend_from_slice(&runs);
+            let row = RowRef::of(&runs, &mut ov.in_runs);
+            ov.in_rows.insert(o, row);
             set_bit(&mut ov.in_dirty, o);
         }
         if base_pos + rec.len() >= NONE as usize

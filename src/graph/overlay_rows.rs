@@ -42,11 +42,44 @@ impl RowRule {
     }
 }
 
-/// Where a touched row's runs lie in the overlay's run list.
+/// A touched row: one run held inline (`n == 1`, the common case: no second read), or
+/// `n` runs from `first` in the overlay's run list.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RowRef {
     pub(crate) first: u32,
     pub(crate) n: u32,
+    pub(crate) one: (u32, u32),
+}
+
+impl RowRef {
+    /// The row of `runs`, appending them to `pool` unless there is one.
+    pub(crate) fn of(runs: &[(u32, u32)], pool: &mut Vec<(u32, u32)>) -> Self {
+        match runs {
+            [one] => RowRef {
+                first: 0,
+                n: 1,
+                one: *one,
+            },
+            _ => {
+                let first = pool.len() as u32;
+                pool.extend_from_slice(runs);
+                RowRef {
+                    first,
+                    n: runs.len() as u32,
+                    one: (0, 0),
+                }
+            }
+        }
+    }
+
+    /// The row's runs.
+    #[inline]
+    pub(crate) fn runs<'a>(&'a self, pool: &'a [(u32, u32)]) -> &'a [(u32, u32)] {
+        match self.n {
+            1 => std::slice::from_ref(&self.one),
+            n => &pool[self.first as usize..self.first as usize + n as usize],
+        }
+    }
 }
 
 /// The entries of one row, in order: the current run, then the rest.
