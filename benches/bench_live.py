@@ -254,6 +254,7 @@ def overlay_only(
     an in-memory graph (``live.overlay.fact_generation``, what ``LiveGraph`` calls after
     its checks), each timed by the thread's CPU time; ``mode`` "adds" (new facts) or "mix"
     (adds and confidence updates alternating, as the query comparison's 1 % overlay).
+    ``core_cpu_ms`` is the core's part (``CoreGraph.with_facts``) of each generation.
     With ``rounds``, W1 / W4 medians on the compacted graph and on the overlay."""
     from dataclasses import replace
 
@@ -264,6 +265,7 @@ def overlay_only(
     graph = tables.build_graph()
     rng = np.random.default_rng(0)
     cpu: list[float] = []
+    core_cpu: list[float] = []
     for b in range(batches):
         facts = dict(tables.facts)
         n, k = tables.n_rows("facts"), 1000
@@ -290,10 +292,16 @@ def overlay_only(
         cpu.append(time.thread_time() - t0)
         if made is None:
             raise RuntimeError("the change took a rebuild")
+        # The core's part alone: the same change made again from the same generation.
+        t0 = time.thread_time()
+        made[1].apply(graph.core)
+        core_cpu.append(time.thread_time() - t0)
         graph, tables = made[0], after
     out: dict[str, Any] = {
         "generation_cpu_ms_p50": pct(cpu, 50),
         "generation_cpu_ms_last": cpu[-1] * 1e3,
+        "core_cpu_ms_p50": pct(core_cpu, 50),
+        "core_cpu_ms_last": core_cpu[-1] * 1e3,
         "overlay_positions": graph.core.overlay_len,
     }
     if rounds:

@@ -106,16 +106,22 @@ def _same_tenant_pair(tables: Any, i: int, j: int) -> tuple[Any, Any]:
     return s, mates[j % len(mates)]
 
 
-def hub_facts(tables: Any, a: int, b: int, c: int) -> list[dict[str, Any]]:
-    """One batch of facts into and out of one entity (a hub), from and to its tenant's
-    other entities: the hub's rows take several facts at once, and the rows of its
-    neighbours (holding facts that point at it) are rewritten too."""
+#: Far more facts than the core's DELTA_ROW_MIN (4): a row this long that a change
+#: touches keeps its base runs and takes the change as delta runs instead of being
+#: rewritten (the demo's own rows cross the threshold too).
+LONG_ROW = 40
+
+
+def hub_facts(tables: Any, a: int, b: int, c: int, n: int | None = None) -> list[dict[str, Any]]:
+    """One batch of facts (``n``, or 2 to 6) into and out of one entity (a hub), from and
+    to its tenant's other entities: the hub's rows take several facts at once, and the
+    rows of its neighbours (holding facts that point at it) are rewritten too."""
     fids = tables.facts["id"].tolist()
     next_id = max(int(f) for f in fids) + 1
     hub, _ = _same_tenant_pair(tables, a, 0)
     preds = sorted({str(p) for p in tables.facts["predicate"].tolist()})
     out = []
-    for k in range(2 + (a + b) % 5):
+    for k in range(2 + (a + b) % 5 if n is None else n):
         _, mate = _same_tenant_pair(tables, a, b + k)
         s, o = (hub, mate) if (k + c) % 2 else (mate, hub)
         out.append(
@@ -142,9 +148,10 @@ step = st.one_of(
     st.tuples(st.just("mention"), st.integers(0, 999), st.integers(0, 999), st.just(0)),
     st.tuples(st.just("delete_chunk"), st.integers(0, 999), st.just(0), st.just(0)),
     st.tuples(st.just("hub"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("long_rows"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
 )
 #: Steps that land as a generation over the current graph (never a rebuild).
-GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention", "hub")
+GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention", "hub", "long_rows")
 #: Steps made from the current graph, rebuilt only where a fresh build's vocabularies
 #: lose a word with the deleted rows.
 DELETES = ("delete_fact", "delete_entity", "delete_chunk")
@@ -176,6 +183,8 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
         )
     elif kind == "hub":
         live.add_facts(hub_facts(tables, a, b, c))
+    elif kind == "long_rows":  # a hub whose rows later changes splice into
+        live.add_facts(hub_facts(tables, a % 4, b, c, n=2 * LONG_ROW))
     elif kind == "update":
         change: dict[str, Any] = {"id": fids[a % len(fids)], "confidence": CONFIDENCES[b]}
         if c:
@@ -274,6 +283,43 @@ def test_hub_rows_and_moved_facts_answer_as_a_fresh_build() -> None:
             assert_fresh(live)
         assert live.overlay_len > 0
         live.compact()
+        assert_fresh(live)
+
+
+def test_long_rows_take_changes_as_delta_runs() -> None:
+    """A hub with rows longer than the core's rewrite threshold, compacted into the base,
+    then changed batch by batch (facts added into and out of it, its facts' confidences
+    changed, facts deleted): every recipe answers as a fresh build after each step and
+    after compaction (the core's tests check that such rows keep their base runs)."""
+    with live_demo() as live:
+        live.add_facts(hub_facts(live.tables, 3, 0, 0, n=2 * LONG_ROW))
+        live.compact()
+        hub, _ = _same_tenant_pair(live.tables, 3, 0)
+        out_row, in_row = live.graph.adjacency(hub)[:2]
+        assert min(len(out_row), len(in_row)) >= LONG_ROW
+        for i in range(3):
+            live.add_facts(hub_facts(live.tables, 3, 5 * i + 1, i))
+            assert live.overlay_len > 0
+            facts = live.tables.facts
+            ids = facts["id"].tolist()
+            touching = [
+                f
+                for f, s, o in zip(
+                    ids, facts["subject"].tolist(), facts["object"].tolist(), strict=True
+                )
+                if hub in (s, o)
+            ]
+            live.update_facts(
+                [
+                    {"id": touching[(7 * i) % len(touching)], "confidence": 0.55},
+                    {"id": touching[(7 * i + 3) % len(touching)], "confidence": 0.95},
+                ]
+            )
+            assert_fresh(live)
+            live.delete_facts([touching[(11 * i + 5) % len(touching)]])
+            assert_fresh(live)
+        live.compact()
+        assert live.overlay_len == 0
         assert_fresh(live)
 
 

@@ -453,18 +453,17 @@ fn touch<'a>(
     let mut acc = 0u32;
     for e in entities {
         if direction != Direction::In {
-            let r = g.out_range(e);
-            if r.start < r.end {
-                acc = acc.wrapping_add(g.rec(r.start).object);
-                if r.start + 2 < r.end {
-                    acc = acc.wrapping_add(g.rec(r.start + 2).object);
+            let mut r = g.out_range(e);
+            if let Some(p) = r.next() {
+                acc = acc.wrapping_add(g.rec(p).object);
+                if let Some(p) = r.nth(1) {
+                    acc = acc.wrapping_add(g.rec(p).object);
                 }
             }
         }
         if direction != Direction::Out {
-            let r = g.in_range(e);
-            if r.start < r.end {
-                acc = acc.wrapping_add(g.in_pos(r.start));
+            if let Some(i) = g.in_range(e).next() {
+                acc = acc.wrapping_add(g.in_pos(i));
             }
         }
     }

@@ -327,27 +327,31 @@ pub(crate) fn for_each_edge<'a>(
             }
         }
         Direction::Both => {
-            let out = g.out_range(e);
-            let inn = g.in_range(e);
-            let (mut o, mut i) = (out.start, inn.start);
+            let (mut out, mut inn) = (g.out_range(e), g.in_range(e));
+            let (mut o, mut i) = (out.next(), inn.next());
             loop {
                 // Pick the next edge of the merged (confidence desc, fact id asc) order.
-                let take_out = match (o < out.end, i < inn.end) {
-                    (false, false) => return,
-                    (true, false) => true,
-                    (false, true) => false,
-                    (true, true) => {
-                        let pi = g.in_pos(i) as usize;
-                        let (co, ci) = (g.rec(o).confidence, g.rec(pi).confidence);
-                        co > ci || (co == ci && g.rec(o).fact <= g.rec(pi).fact)
+                let (p, other, take_out) = match (o, i) {
+                    (None, None) => return,
+                    (Some(po), None) => {
+                        o = out.next();
+                        (po, g.rec(po).object, true)
                     }
-                };
-                let (p, other) = if take_out {
-                    o += 1;
-                    (o - 1, g.rec(o - 1).object)
-                } else {
-                    i += 1;
-                    (g.in_pos(i - 1) as usize, g.in_subject(i - 1))
+                    (None, Some(ii)) => {
+                        i = inn.next();
+                        (g.in_pos(ii) as usize, g.in_subject(ii), false)
+                    }
+                    (Some(po), Some(ii)) => {
+                        let pi = g.in_pos(ii) as usize;
+                        let (co, ci) = (g.rec(po).confidence, g.rec(pi).confidence);
+                        if co > ci || (co == ci && g.rec(po).fact <= g.rec(pi).fact) {
+                            o = out.next();
+                            (po, g.rec(po).object, true)
+                        } else {
+                            i = inn.next();
+                            (pi, g.in_subject(ii), false)
+                        }
+                    }
                 };
                 // A self-loop appears in both lists; walk it once (from the out side).
                 if !take_out && other == e {

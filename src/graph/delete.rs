@@ -522,6 +522,7 @@ mod tests {
             facts in proptest::collection::vec(any::<usize>(), 0..6),
             chunks in proptest::collection::vec(any::<usize>(), 0..3),
             changed in proptest::collection::vec((any::<usize>(), 0u8..8), 0..4),
+            rule in crate::graph::overlay::tests::arb_rule(),
         ) {
             let mut c = c;
             let mut g = c.graph();
@@ -541,7 +542,7 @@ mod tests {
                     &vec![false; c.chunk_tenant.len()],
                 );
                 // `kept` renumbers the changed rows to 0..; with_facts takes the old ids.
-                g = g.with_facts(&ids, &rows.input()).unwrap();
+                g = g.with_facts_by(&ids, &rows.input(), rule).unwrap();
             }
             let ent = picked(c.tenant.len(), &ents);
             let mut fact = picked(nf, &facts);

@@ -11,10 +11,12 @@ mod build;
 mod delete;
 mod multiset;
 mod overlay;
+mod overlay_rows;
 mod parts;
 
 pub use build::GraphInput;
 pub(crate) use overlay::{Adjacency, BaseAdj, Column, OverlaidAdj, Overlay};
+pub(crate) use overlay_rows::Segs;
 
 pub use parts::{Check, GraphParts, PartsRef};
 use std::sync::Arc;
@@ -175,21 +177,33 @@ impl KnowledgeGraph {
         Ok(())
     }
 
-    /// Positions of the out-facts of `e`.
+    /// Positions of the out-facts of `e`, in order.
     #[inline]
-    pub(crate) fn out_range(&self, e: u32) -> std::ops::Range<usize> {
+    pub(crate) fn out_range(&self, e: u32) -> Segs<'_> {
         if let Some(r) = self.ov.as_ref().and_then(|ov| ov.out_row(e)) {
             return r;
         }
-        self.out_offsets[e as usize] as usize..self.out_offsets[e as usize + 1] as usize
+        Segs::one(self.base_out_range(e))
     }
 
-    /// Index range into `in_pos` / `in_subject` of the in-facts of `e`.
+    /// Indices into `in_pos` / `in_subject` of the in-facts of `e`, in order.
     #[inline]
-    pub(crate) fn in_range(&self, e: u32) -> std::ops::Range<usize> {
+    pub(crate) fn in_range(&self, e: u32) -> Segs<'_> {
         if let Some(r) = self.ov.as_ref().and_then(|ov| ov.in_row(e)) {
             return r;
         }
+        Segs::one(self.base_in_range(e))
+    }
+
+    /// The out-row of `e` in the base.
+    #[inline]
+    pub(crate) fn base_out_range(&self, e: u32) -> std::ops::Range<usize> {
+        self.out_offsets[e as usize] as usize..self.out_offsets[e as usize + 1] as usize
+    }
+
+    /// The in-row of `e` in the base.
+    #[inline]
+    pub(crate) fn base_in_range(&self, e: u32) -> std::ops::Range<usize> {
         self.in_offsets[e as usize] as usize..self.in_offsets[e as usize + 1] as usize
     }
 

@@ -1,16 +1,17 @@
 //! Live changes without a rebuild: a small overlay over an immutable, shared base.
 //!
 //! A graph generation is the base arrays (shared through `Arc`, never copied) plus an
-//! [`Overlay`]. Changing facts appends records after the base positions; every entity whose
-//! out-row or in-row changes gets its whole row rewritten, in the build's order
-//! (confidence descending, fact id ascending), to the appended positions, and the overlay
-//! points the entity there. Facts of a rewritten out-row move with it, and the in-rows that
-//! held them are rewritten too, so every live fact has exactly one position. An in-row
-//! keeps its order when its facts move (their keys do not change): it is copied, the
-//! positions of moved facts looked up, and new facts put in by binary search. Kernels read
-//! through [`KnowledgeGraph::out_range`], [`KnowledgeGraph::in_range`] and the `Column`
-//! index: a query on a generation walks the same rows, in the same order, as a fresh build
-//! of the same facts, so it gives the same answer bit for bit.
+//! [`Overlay`]. Changing facts appends records after the base positions, and every entity
+//! whose out-row or in-row changes gets a row of runs (see `overlay_rows`) in the build's
+//! order (confidence descending, fact id ascending): a long row keeps its runs, with the
+//! replaced facts cut out and the new ones spliced in by binary search, so its unchanged
+//! facts keep their positions; a short or fragmented row is rewritten to one appended run,
+//! and its facts move. Every live fact has exactly one position: an in-row entry of a
+//! moved or replaced fact is found by its key (which a move does not change) and replaced
+//! or dropped. Kernels read through [`KnowledgeGraph::out_range`],
+//! [`KnowledgeGraph::in_range`] and the `Column` index: a query on a generation walks the
+//! same rows, in the same order, as a fresh build of the same facts, so it gives the same
+//! answer bit for bit.
 //!
 //! Entities and chunks are appended the same way ([`KnowledgeGraph::with_entities`],
 //! [`KnowledgeGraph::with_chunks`]: the next dense indices, empty rows, the per-entity and
@@ -25,6 +26,7 @@ use std::ops::Index;
 use std::sync::Arc;
 
 use super::build::{f32_order, validate_facts, validate_mentions, MAX_TENANTS};
+use super::overlay_rows::{self as rows, RowRef, RowRule, Segs};
 use super::{FactRec, GraphInput, KnowledgeGraph, NONE, NULL_TIME};
 use crate::error::{Error, Result};
 
@@ -110,9 +112,12 @@ pub(crate) struct Overlay {
     /// Entities whose out-row / in-row moved (one bit per entity), checked before the maps.
     out_dirty: Vec<u64>,
     in_dirty: Vec<u64>,
-    /// Entity -> its out-row (positions) / in-row (indices into `in_pos`).
-    out_rows: IdMap<(u32, u32)>,
-    in_rows: IdMap<(u32, u32)>,
+    /// Entity -> its out-row (runs of positions) / in-row (runs of indices into `in_pos`)
+    /// in `out_runs` / `in_runs`.
+    out_rows: IdMap<RowRef>,
+    in_rows: IdMap<RowRef>,
+    out_runs: Vec<(u32, u32)>,
+    in_runs: Vec<(u32, u32)>,
     /// Fact id -> position, for the facts moved or appended since the base.
     fact_pos: IdMap<u32>,
     /// Subject of each appended position.
@@ -138,19 +143,40 @@ fn set_bit(bits: &mut [u64], e: u32) {
 }
 
 impl Overlay {
+    /// The runs of `e`'s out-row, if this overlay moved it (the bit check inlined, the
+    /// look-up not: most entities a query visits are not moved).
     #[inline]
-    pub(crate) fn out_row(&self, e: u32) -> Option<std::ops::Range<usize>> {
+    pub(crate) fn out_row(&self, e: u32) -> Option<Segs<'_>> {
         if !bit(&self.out_dirty, e) {
             return None;
         }
-        self.out_rows.get(&e).map(|&(a, b)| a as usize..b as usize)
+        self.moved_row(&self.out_rows, &self.out_runs, e)
     }
     #[inline]
-    pub(crate) fn in_row(&self, e: u32) -> Option<std::ops::Range<usize>> {
+    pub(crate) fn in_row(&self, e: u32) -> Option<Segs<'_>> {
         if !bit(&self.in_dirty, e) {
             return None;
         }
-        self.in_rows.get(&e).map(|&(a, b)| a as usize..b as usize)
+        self.moved_row(&self.in_rows, &self.in_runs, e)
+    }
+    fn moved_row<'s>(
+        &'s self,
+        rows: &'s IdMap<RowRef>,
+        pool: &'s [(u32, u32)],
+        e: u32,
+    ) -> Option<Segs<'s>> {
+        let r = rows.get(&e)?;
+        Some(match r.n {
+            1 => Segs::one(r.one.0 as usize..r.one.1 as usize),
+            _ => Segs::runs(r.runs(pool)),
+        })
+    }
+    /// The runs of an entity's out-row / in-row in this overlay, if it moved.
+    fn out_runs_of(&self, e: u32) -> Option<&[(u32, u32)]> {
+        Some(self.out_rows.get(&e)?.runs(&self.out_runs))
+    }
+    fn in_runs_of(&self, e: u32) -> Option<&[(u32, u32)]> {
+        Some(self.in_rows.get(&e)?.runs(&self.in_runs))
     }
     pub(crate) fn fact_pos(&self, f: u32) -> Option<u32> {
         self.fact_pos.get(&f).copied()
@@ -160,7 +186,8 @@ impl Overlay {
     }
     pub(crate) fn heap_bytes(&self) -> usize {
         8 * (self.out_dirty.len() + self.in_dirty.len())
-            + 12 * (self.out_rows.len() + self.in_rows.len())
+            + 20 * (self.out_rows.len() + self.in_rows.len())
+            + 8 * (self.out_runs.len() + self.in_runs.len())
             + 8 * self.fact_pos.len()
             + 4 * self.ext_subject.len()
             + self
@@ -195,11 +222,57 @@ fn time_at(col: Option<&[i64]>, k: usize) -> i64 {
     col.map_or(NULL_TIME, |c| c[k])
 }
 
+/// The sort key of the record at position `p`: in the base, or in the appended part being
+/// built (which starts with the previous generation's appended records).
+#[inline]
+fn rec_key(base: &[FactRec], ext: &[FactRec], p: usize) -> u64 {
+    let r = match base.get(p) {
+        Some(r) => r,
+        None => &ext[p - base.len()],
+    };
+    order_key(r.confidence, r.fact)
+}
+
+/// In-row entry `i`'s position: in the base, or in the appended part being built.
+#[inline]
+fn in_pos_at(base: &[u32], ext: &[u32], i: usize) -> u32 {
+    match base.get(i) {
+        Some(&p) => p,
+        None => ext[i - base.len()],
+    }
+}
+
 impl KnowledgeGraph {
     /// Appended positions (rewritten rows and changed facts) and added mentions not yet
     /// compacted; 0 for a base.
     pub fn overlay_len(&self) -> usize {
         self.rec.ext().len() + self.ov.as_ref().map_or(0, |ov| ov.mentions_added)
+    }
+
+    /// The runs of `e`'s out-row as of this generation.
+    fn out_runs_now(&self, e: u32) -> Vec<(u32, u32)> {
+        if let Some(r) = self.ov.as_ref().and_then(|ov| ov.out_runs_of(e)) {
+            return r.to_vec();
+        }
+        let r = self.base_out_range(e);
+        if r.is_empty() {
+            Vec::new()
+        } else {
+            vec![(r.start as u32, r.end as u32)]
+        }
+    }
+
+    /// The runs of `e`'s in-row as of this generation.
+    fn in_runs_now(&self, e: u32) -> Vec<(u32, u32)> {
+        if let Some(r) = self.ov.as_ref().and_then(|ov| ov.in_runs_of(e)) {
+            return r.to_vec();
+        }
+        let r = self.base_in_range(e);
+        if r.is_empty() {
+            Vec::new()
+        } else {
+            vec![(r.start as u32, r.end as u32)]
+        }
     }
 
     /// The entities a chunk mentions (ascending) and the counts, as of this generation.
@@ -226,7 +299,8 @@ impl KnowledgeGraph {
     /// columns: an id below [`KnowledgeGraph::n_facts`] replaces that fact's record (its
     /// id, hence its place among equal confidences, stays), and the ids at and after it
     /// append facts, in order. `self` is left as it is (readers keep it); the cost is the
-    /// changed rows and the rows of their entities, not the graph.
+    /// changed rows, the short rows of their entities and the overlay so far, not the
+    /// graph nor its hubs' rows.
     ///
     /// `input.entity_tenant`, the code counts and the chunk and mention columns are
     /// ignored: the graph's own apply. The optional time columns must be present exactly
@@ -236,6 +310,16 @@ impl KnowledgeGraph {
     /// The first bad row, as [`KnowledgeGraph::build`] names it (row numbers are rows of
     /// the change); a repeated or out-of-sequence fact id; time columns that do not match.
     pub fn with_facts(&self, fact: &[u32], input: &GraphInput<'_>) -> Result<KnowledgeGraph> {
+        self.with_facts_by(fact, input, RowRule::default())
+    }
+
+    /// [`KnowledgeGraph::with_facts`] with the rule that picks the rows rewritten whole.
+    pub(crate) fn with_facts_by(
+        &self,
+        fact: &[u32],
+        input: &GraphInput<'_>,
+        rule: RowRule,
+    ) -> Result<KnowledgeGraph> {
         let n = fact.len();
         let input = GraphInput {
             entity_tenant: self.entity_tenant.as_slice(),
@@ -343,45 +427,52 @@ impl KnowledgeGraph {
             input.fact_valid_to,
             input.fact_sequence,
         ];
+        let new_key = |k: usize| order_key(input.fact_confidence[k], fact[k]);
 
-        // Rows to rewrite: the out-rows of the new subjects and of the old subjects of
-        // replaced facts, and the in-rows of the new objects, of the old objects of
-        // replaced facts and of the objects of every fact that moves with its out-row.
+        // Out-rows to change: the new subjects' (rows of the change, by key) and the old
+        // subjects' of replaced facts (their old positions). In-rows to change: the
+        // entries that leave (old keys) and come (key, position, subject), by object.
         let mut by_subject: IdMap<Vec<usize>> = IdMap::default();
-        let mut by_object: IdMap<Vec<usize>> = IdMap::default();
-        let mut dirty_out: Vec<u32> = Vec::with_capacity(2 * n);
-        let mut dirty_in: Vec<u32> = Vec::with_capacity(2 * n);
         for k in 0..n {
-            let (s, o) = (input.fact_subject[k], input.fact_object[k]);
-            by_subject.entry(s).or_default().push(k);
-            dirty_out.push(s);
-            if o != NONE {
-                by_object.entry(o).or_default().push(k);
-                dirty_in.push(o);
-            }
+            by_subject.entry(input.fact_subject[k]).or_default().push(k);
         }
+        for ks in by_subject.values_mut() {
+            ks.sort_unstable_by_key(|&k| new_key(k));
+        }
+        let mut gone_out: IdMap<Vec<u32>> = IdMap::default();
+        let mut in_gone: IdMap<Vec<u64>> = IdMap::default();
+        let mut in_come: IdMap<Vec<(u64, u32, u32)>> = IdMap::default();
         for &f in replaced.keys() {
             let pos = self.pos_of(f);
-            dirty_out.push(self.subject_at(pos as u32));
-            let o = self.rec[pos].object;
-            if o != NONE {
-                dirty_in.push(o);
+            let r = &self.rec[pos];
+            gone_out
+                .entry(self.subject_at(pos as u32))
+                .or_default()
+                .push(pos as u32);
+            if r.object != NONE {
+                in_gone
+                    .entry(r.object)
+                    .or_default()
+                    .push(order_key(r.confidence, r.fact));
             }
         }
+        let mut dirty_out: Vec<u32> = by_subject.keys().chain(gone_out.keys()).copied().collect();
         dirty_out.sort_unstable();
         dirty_out.dedup();
-        // The subjects whose out-rows move (one bit per entity): an in-row entry whose
-        // subject is not one of them keeps its position.
-        let mut rewritten = vec![0u64; n_words];
+        // Each row's current runs and whether it is rewritten whole.
+        let mut plans: Vec<(Vec<(u32, u32)>, bool)> = Vec::with_capacity(dirty_out.len());
+        let mut grow_out = 0usize;
         for &s in &dirty_out {
-            set_bit(&mut rewritten, s);
+            let runs = self.out_runs_now(s);
+            let gone = gone_out.get(&s).map_or(0, Vec::len);
+            let adds = by_subject.get(&s).map_or(0, Vec::len);
+            let len = rows::runs_len(&runs) - gone + adds;
+            let rewrite = rule.rewrite(len, runs.len() + gone + 2 * adds);
+            grow_out += if rewrite { len } else { adds };
+            plans.push((runs, rewrite));
         }
         // The appended parts are copied once, with room for what this change appends (a
         // vector that doubles while it is filled copies them again).
-        let grow_out = n + dirty_out
-            .iter()
-            .map(|&s| self.out_range(s).len())
-            .sum::<usize>();
         let with_room = |old: &[u32], more: usize| {
             let mut v = Vec::with_capacity(old.len() + more);
             v.extend_from_slice(old);
@@ -415,127 +506,165 @@ impl KnowledgeGraph {
             status: input.fact_status[k],
             source: input.fact_source[k],
         };
-        let mut moved: IdMap<u32> = IdMap::default();
-        moved.reserve(grow_out);
-        let mut row: Vec<(u64, Src)> = Vec::new();
-        for &s in &dirty_out {
-            row.clear();
-            for p in self.out_range(s) {
-                let r = &self.rec[p];
-                if replaced.is_empty() || !replaced.contains_key(&r.fact) {
-                    row.push((order_key(r.confidence, r.fact), Src::Old(p)));
+        // Appends the record of `src` (and its times) for subject `s`; its position.
+        let append = |src: Src,
+                      s: u32,
+                      rec: &mut Vec<FactRec>,
+                      times: &mut [Option<Vec<i64>>; 4],
+                      ext_subject: &mut Vec<u32>| {
+            let q = (base_pos + rec.len()) as u32;
+            rec.push(match src {
+                Src::Old(p) => self.rec[p],
+                Src::New(k) => new_rec(k),
+            });
+            for (t, col) in times.iter_mut().enumerate() {
+                if let Some(col) = col {
+                    col.push(match src {
+                        Src::Old(p) => old_times[t].as_ref().map_or(NULL_TIME, |c| c[p]),
+                        Src::New(k) => time_at(new_times[t], k),
+                    });
                 }
             }
-            for &k in by_subject.get(&s).map_or(&[][..], Vec::as_slice) {
-                row.push((order_key(input.fact_confidence[k], fact[k]), Src::New(k)));
-            }
-            row.sort_unstable_by_key(|x| x.0);
-            let start = base_pos + rec.len();
-            for &(_, src) in &row {
-                let r = match src {
-                    Src::Old(p) => self.rec[p],
-                    Src::New(k) => new_rec(k),
-                };
-                for (t, col) in times.iter_mut().enumerate() {
-                    if let Some(col) = col {
-                        col.push(match src {
-                            Src::Old(p) => old_times[t].as_ref().map_or(NULL_TIME, |c| c[p]),
-                            Src::New(k) => time_at(new_times[t], k),
-                        });
-                    }
-                }
-                moved.insert(r.fact, (base_pos + rec.len()) as u32);
-                if r.object != NONE {
-                    dirty_in.push(r.object);
-                }
-                rec.push(r);
-                ov.ext_subject.push(s);
-            }
-            ov.out_rows
-                .insert(s, (start as u32, (base_pos + rec.len()) as u32));
-            set_bit(&mut ov.out_dirty, s);
-        }
-        dirty_in.sort_unstable();
-        dirty_in.dedup();
-        let grow_in = n + dirty_in
-            .iter()
-            .map(|&o| self.in_range(o).len())
-            .sum::<usize>();
-        let mut in_pos = with_room(self.in_pos.ext(), grow_in);
-        let mut in_subject = with_room(self.in_subject.ext(), grow_in);
-
-        // In-rows keep their order (a moved fact keeps its key): the old entries are
-        // copied, a moved fact's position looked up, a replaced one dropped, and the new
-        // entries put in by binary search, so only the rewritten subjects' facts and the
-        // search probes read records.
-        let key_at = |p: usize| {
-            let r = if p >= base_pos {
-                &rec[p - base_pos]
-            } else {
-                &self.rec[p]
-            };
-            order_key(r.confidence, r.fact)
+            ext_subject.push(s);
+            q
         };
-        let copy_old =
-            |from: usize, to: usize, in_pos: &mut Vec<u32>, in_subject: &mut Vec<u32>| {
-                for i in from..to {
-                    let (mut p, s) = (self.in_pos[i], self.in_subject[i]);
-                    if bit(&rewritten, s) {
-                        let f = self.rec[p as usize].fact;
-                        match moved.get(&f) {
-                            Some(&q) if !replaced.contains_key(&f) => p = q,
-                            _ => continue, // replaced: its new entry, if any, is among the new
+        let mut moved: Vec<(u32, u32)> = Vec::with_capacity(grow_out);
+        let mut row: Vec<(u64, Src)> = Vec::new();
+        for (&s, (runs, rewrite)) in dirty_out.iter().zip(plans) {
+            let adds = by_subject.get(&s).map_or(&[][..], Vec::as_slice);
+            let runs = if rewrite {
+                // The whole row, in order, to one appended run: its facts move.
+                row.clear();
+                for p in Segs::runs(&runs) {
+                    let r = &self.rec[p];
+                    if replaced.is_empty() || !replaced.contains_key(&r.fact) {
+                        row.push((order_key(r.confidence, r.fact), Src::Old(p)));
+                    }
+                }
+                row.extend(adds.iter().map(|&k| (new_key(k), Src::New(k))));
+                row.sort_unstable_by_key(|x| x.0);
+                let start = (base_pos + rec.len()) as u32;
+                for &(key, src) in &row {
+                    let q = append(src, s, &mut rec, &mut times, &mut ov.ext_subject);
+                    let r = &rec[q as usize - base_pos];
+                    moved.push((r.fact, q));
+                    if r.object != NONE {
+                        if let Src::Old(_) = src {
+                            in_gone.entry(r.object).or_default().push(key);
                         }
+                        in_come.entry(r.object).or_default().push((key, q, s));
                     }
-                    in_pos.push(p);
-                    in_subject.push(s);
                 }
+                let end = (base_pos + rec.len()) as u32;
+                if start < end {
+                    vec![(start, end)]
+                } else {
+                    Vec::new()
+                }
+            } else {
+                // The row keeps its runs: replaced facts cut out, new ones spliced in.
+                let mut runs = runs;
+                for &p in gone_out.get(&s).map_or(&[][..], Vec::as_slice) {
+                    rows::remove(&mut runs, p);
+                }
+                for &k in adds {
+                    let q = append(Src::New(k), s, &mut rec, &mut times, &mut ov.ext_subject);
+                    let key = new_key(k);
+                    let key_at = |p: u32| rec_key(self.rec.base(), &rec, p as usize);
+                    rows::insert(&mut runs, q, key, &key_at);
+                    moved.push((fact[k], q));
+                    if input.fact_object[k] != NONE {
+                        in_come
+                            .entry(input.fact_object[k])
+                            .or_default()
+                            .push((key, q, s));
+                    }
+                }
+                runs
             };
-        let mut fresh: Vec<(u64, u32, u32)> = Vec::new();
-        for &o in &dirty_in {
-            fresh.clear();
-            for &k in by_object.get(&o).map_or(&[][..], Vec::as_slice) {
-                let p = moved.get(&fact[k]).copied().unwrap_or(NONE);
-                fresh.push((
-                    order_key(input.fact_confidence[k], fact[k]),
-                    p,
-                    input.fact_subject[k],
-                ));
-            }
-            fresh.sort_unstable_by_key(|x| x.0);
-            let old = self.in_range(o);
-            let start = base_in + in_pos.len();
-            let mut i = old.start;
-            for &(key, p, s) in &fresh {
-                let (mut lo, mut hi) = (i, old.end);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if key_at(self.in_pos[mid] as usize) < key {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                copy_old(i, lo, &mut in_pos, &mut in_subject);
-                i = lo;
-                in_pos.push(p);
-                in_subject.push(s);
-            }
-            copy_old(i, old.end, &mut in_pos, &mut in_subject);
-            ov.in_rows
-                .insert(o, (start as u32, (base_in + in_pos.len()) as u32));
-            set_bit(&mut ov.in_dirty, o);
+            let row = RowRef::of(&runs, &mut ov.out_runs);
+            ov.out_rows.insert(s, row);
+            set_bit(&mut ov.out_dirty, s);
         }
         ov.fact_pos.reserve(moved.len());
         ov.fact_pos.extend(moved);
-        if base_pos + rec.len() >= NONE as usize || base_in + in_pos.len() >= NONE as usize {
+
+        // In-rows keep their entries' keys: the leaving entries are found by key and the
+        // coming ones put in by key (binary searches: the records of the rest are not
+        // read); short or fragmented rows are then copied to one appended run.
+        let mut dirty_in: Vec<u32> = in_gone.keys().chain(in_come.keys()).copied().collect();
+        dirty_in.sort_unstable();
+        dirty_in.dedup();
+        let mut plans: Vec<(Vec<(u32, u32)>, bool)> = Vec::with_capacity(dirty_in.len());
+        let mut grow_in = 0usize;
+        for &o in &dirty_in {
+            let runs = self.in_runs_now(o);
+            let gone = in_gone.get(&o).map_or(0, Vec::len);
+            let come = in_come.get(&o).map_or(0, Vec::len);
+            let len = rows::runs_len(&runs) - gone + come;
+            let rewrite = rule.rewrite(len, runs.len() + gone + 2 * come);
+            grow_in += if rewrite { len + come } else { come };
+            plans.push((runs, rewrite));
+        }
+        let mut in_pos = with_room(self.in_pos.ext(), grow_in);
+        let mut in_subject = with_room(self.in_subject.ext(), grow_in);
+        let (base_in_pos, base_rec) = (self.in_pos.base(), self.rec.base());
+        for (&o, (mut runs, rewrite)) in dirty_in.iter().zip(plans) {
+            {
+                let key_at = |i: u32| {
+                    let p = in_pos_at(base_in_pos, &in_pos, i as usize);
+                    rec_key(base_rec, &rec, p as usize)
+                };
+                for &key in in_gone.get(&o).map_or(&[][..], Vec::as_slice) {
+                    let found = rows::remove_key(&mut runs, key, &key_at);
+                    debug_assert!(found, "in-row {o} lacks an entry it held");
+                }
+            }
+            let come = in_come.get_mut(&o).map_or(&mut [][..], Vec::as_mut_slice);
+            come.sort_unstable_by_key(|x| x.0);
+            for &(key, q, s) in come.iter() {
+                let y = (base_in + in_pos.len()) as u32;
+                in_pos.push(q);
+                in_subject.push(s);
+                let key_at = |i: u32| {
+                    let p = in_pos_at(base_in_pos, &in_pos, i as usize);
+                    rec_key(base_rec, &rec, p as usize)
+                };
+                rows::insert(&mut runs, y, key, &key_at);
+            }
+            if rewrite && runs.len() > 1 {
+                // One appended run: the entries copied in order (no record read).
+                let start = (base_in + in_pos.len()) as u32;
+                for &(a, b) in &runs {
+                    // A run may cross from the base into the appended part.
+                    let (a, b) = (a as usize, b as usize);
+                    if a < base_in {
+                        let mid = b.min(base_in);
+                        in_pos.extend_from_slice(&base_in_pos[a..mid]);
+                        in_subject.extend_from_slice(&self.in_subject.base()[a..mid]);
+                    }
+                    if b > base_in {
+                        let ext = a.max(base_in) - base_in..b - base_in;
+                        in_pos.extend_from_within(ext.clone());
+                        in_subject.extend_from_within(ext);
+                    }
+                }
+                runs = vec![(start, (base_in + in_pos.len()) as u32)];
+            }
+            let row = RowRef::of(&runs, &mut ov.in_runs);
+            ov.in_rows.insert(o, row);
+            set_bit(&mut ov.in_dirty, o);
+        }
+        if base_pos + rec.len() >= NONE as usize
+            || base_in + in_pos.len() >= NONE as usize
+            || ov.out_runs.len().max(ov.in_runs.len()) >= NONE as usize
+        {
             return Err(Error::Capacity {
                 what: "overlay positions (compact the graph)",
                 value: base_pos + rec.len(),
                 limit: NONE as usize - 1,
             });
         }
-
         let [created_at, valid_from, valid_to, sequence] = times;
         let with = |c: &Option<Column<i64>>, ext: Option<Vec<i64>>| {
             c.as_ref().zip(ext).map(|(c, e)| c.with_ext(e))
@@ -867,13 +996,61 @@ impl KnowledgeGraph {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
     use proptest::prelude::*;
 
     use super::super::tests::{arb_cols, Cols};
     use super::*;
+
+    /// Rules from "every touched row takes delta runs" to "most rows are rewritten",
+    /// and the default.
+    pub(crate) fn arb_rule() -> impl Strategy<Value = RowRule> {
+        prop_oneof![
+            (0usize..4, 0usize..3).prop_map(|(min_len, min_run)| RowRule { min_len, min_run }),
+            Just(RowRule::default()),
+        ]
+    }
+
+    /// A hub's row keeps its base runs when a few of its facts change: the overlay holds
+    /// the changed facts, not the row, and the row reads as a fresh build's.
+    #[test]
+    fn hub_rows_take_delta_runs() {
+        let mut c = Cols {
+            tenant: vec![0; 4],
+            ..Cols::default()
+        };
+        for k in 0..100u32 {
+            c.push(0, 1 + k % 3, (k % 7) as f32 / 7.0);
+        }
+        let g = c.graph();
+        let mut want = c.clone();
+        want.push(0, 2, 0.5);
+        let rows = Cols {
+            tenant: c.tenant.clone(),
+            subject: want.subject[100..].to_vec(),
+            object: want.object[100..].to_vec(),
+            predicate: want.predicate[100..].to_vec(),
+            confidence: want.confidence[100..].to_vec(),
+            strength: want.strength[100..].to_vec(),
+            status: want.status[100..].to_vec(),
+            source: want.source[100..].to_vec(),
+            access: want.access[100..].to_vec(),
+            last: want.last[100..].to_vec(),
+            ..Cols::default()
+        };
+        let h = g.with_facts(&[100], &rows.input()).unwrap();
+        assert_eq!(h.overlay_len(), 1);
+        assert_eq!(h.out_range(0).len(), 101);
+        assert!(h.ov.as_ref().unwrap().out_runs_of(0).unwrap().len() > 1);
+        assert_eq!(h.out_facts(0).unwrap(), want.graph().out_facts(0).unwrap());
+        assert_eq!(h.in_facts(2).unwrap(), want.graph().in_facts(2).unwrap());
+        assert_eq!(
+            h.compacted().unwrap().to_parts().unwrap(),
+            want.graph().to_parts().unwrap()
+        );
+    }
 
     /// One change: (replace fact `which % n_facts` or append, subject, object pick,
     /// confidence step, access count).
@@ -993,14 +1170,15 @@ mod tests {
                     (any::<bool>(), any::<usize>(), any::<usize>(), any::<u8>(), 0u32..9),
                     0..12,
                 ),
-                1..4,
+                1..5,
             ),
+            rule in arb_rule(),
         ) {
             let mut cols = c;
             let mut g = cols.graph();
             for batch in &batches {
                 let (ids, rows) = apply(&mut cols, batch);
-                g = g.with_facts(&ids, &rows.input()).unwrap();
+                g = g.with_facts_by(&ids, &rows.input(), rule).unwrap();
                 let fresh = cols.graph();
                 same(&g, &fresh)?;
                 prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
@@ -1024,12 +1202,13 @@ mod tests {
                 ),
                 2,
             ),
+            rule in arb_rule(),
         ) {
             let mut cols = c;
             let mut g = cols.graph();
             let (ids, rows) = apply(&mut cols, &batches[0]);
             if !ids.is_empty() {
-                g = g.with_facts(&ids, &rows.input()).unwrap();
+                g = g.with_facts_by(&ids, &rows.input(), rule).unwrap();
             }
             cols.tenant.extend_from_slice(&extra);
             g = g.with_entities(&extra).unwrap();
@@ -1037,7 +1216,7 @@ mod tests {
             same(&g, &fresh)?;
             prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
             let (ids, rows) = apply(&mut cols, &batches[1]);
-            g = g.with_facts(&ids, &rows.input()).unwrap();
+            g = g.with_facts_by(&ids, &rows.input(), rule).unwrap();
             let fresh = cols.graph();
             same(&g, &fresh)?;
             prop_assert_eq!(g.compacted().unwrap().to_parts().unwrap(), fresh.to_parts().unwrap());
@@ -1202,12 +1381,14 @@ mod tests {
 pub(crate) trait Adjacency<'a>: Copy {
     /// The graph read (for its colder columns).
     fn graph(self) -> &'a KnowledgeGraph;
+    /// The entries of a row, in order: a plain range for a base, runs for an overlay.
+    type Row: ExactSizeIterator<Item = usize> + Clone;
     /// The fact record at a position.
     fn rec(self, pos: usize) -> &'a FactRec;
-    /// Positions of the out-facts of `e`.
-    fn out_range(self, e: u32) -> std::ops::Range<usize>;
-    /// Indices into the in-rows of the in-facts of `e`.
-    fn in_range(self, e: u32) -> std::ops::Range<usize>;
+    /// Positions of the out-facts of `e`, in order.
+    fn out_range(self, e: u32) -> Self::Row;
+    /// Indices into the in-rows of the in-facts of `e`, in order.
+    fn in_range(self, e: u32) -> Self::Row;
     /// The position of in-row entry `i`.
     fn in_pos(self, i: usize) -> u32;
     /// The subject of in-row entry `i`.
@@ -1215,6 +1396,7 @@ pub(crate) trait Adjacency<'a>: Copy {
 }
 
 impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
+    type Row = Segs<'a>;
     #[inline]
     fn graph(self) -> &'a KnowledgeGraph {
         self
@@ -1224,11 +1406,11 @@ impl<'a> Adjacency<'a> for &'a KnowledgeGraph {
         &self.rec[pos]
     }
     #[inline]
-    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+    fn out_range(self, e: u32) -> Segs<'a> {
         KnowledgeGraph::out_range(self, e)
     }
     #[inline]
-    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+    fn in_range(self, e: u32) -> Segs<'a> {
         KnowledgeGraph::in_range(self, e)
     }
     #[inline]
@@ -1274,6 +1456,7 @@ impl<'a> OverlaidAdj<'a> {
 }
 
 impl<'a> Adjacency<'a> for OverlaidAdj<'a> {
+    type Row = Segs<'a>;
     #[inline]
     fn graph(self) -> &'a KnowledgeGraph {
         self.base.g
@@ -1286,17 +1469,17 @@ impl<'a> Adjacency<'a> for OverlaidAdj<'a> {
         }
     }
     #[inline]
-    fn out_range(self, e: u32) -> std::ops::Range<usize> {
+    fn out_range(self, e: u32) -> Segs<'a> {
         match self.ov.out_row(e) {
             Some(r) => r,
-            None => self.base.out_range(e),
+            None => Segs::one(self.base.out_range(e)),
         }
     }
     #[inline]
-    fn in_range(self, e: u32) -> std::ops::Range<usize> {
+    fn in_range(self, e: u32) -> Segs<'a> {
         match self.ov.in_row(e) {
             Some(r) => r,
-            None => self.base.in_range(e),
+            None => Segs::one(self.base.in_range(e)),
         }
     }
     #[inline]
@@ -1345,6 +1528,7 @@ impl<'a> BaseAdj<'a> {
 }
 
 impl<'a> Adjacency<'a> for BaseAdj<'a> {
+    type Row = std::ops::Range<usize>;
     #[inline]
     fn graph(self) -> &'a KnowledgeGraph {
         self.g
