@@ -30,7 +30,8 @@ per ``retrieve_batch`` call (from ``/metrics``).
 ``--baseline DIR`` also serves another checkout's package (``/work/main/python``) beside
 this one, both up at once, their points interleaved (``--pairs`` rounds, the order swapped
 each round): the side-by-side comparison of two builds on a machine whose load drifts.
-``--profile`` prints the CPU per request of each step in-process instead of a load test.
+``--profile`` prints the CPU per request of each step in-process instead of a load test;
+``--search`` the CPU per query of the entity-vector search and of its native kernel's stages.
 
 ``--quick`` runs each point for at most 2 s (the figures of a busy machine); the full run
 5 s and 20,000 requests per point.
@@ -44,6 +45,7 @@ import gc
 import http.client
 import importlib
 import json
+import math
 import os
 import re
 import shutil
@@ -491,6 +493,58 @@ def columns(index: Any, queries: list[Any], rounds: int = 3) -> None:
         print(f"| {rnd + 1} | {ms[0]:.3f} | {ms[1]:.3f} | {ms[2]:.3f} | {n:.0f} |")
 
 
+def search_split(index: Any, queries: list[Any], rounds: int = 5) -> None:
+    """Print the CPU per query of the entity-vector search of ``spreading_activation``
+    (3 anchors, one query per call, the vectors of the benchmark's queries) and of its
+    native kernel's stages: the whole recipe step, ``VectorIndex.search``, the kernel with
+    the default candidate counts, without the exact rerank's rows (``refine = 3``), and
+    with neither the 4-bit stage nor the rerank (``rerank = 3``): best of ``rounds``."""
+    from graphrecall import _core
+    from graphrecall.anchors.vectors.common import REFINE_FLOOR, REFINE_PER_K, default_rerank
+    from graphrecall.recipes import anchoring
+
+    vs = index.entity_vectors
+    qs = []
+    for _, ten, vec in queries:
+        v = np.asarray(vec, dtype=np.float32)
+        qs.append((np.ascontiguousarray((v / np.linalg.norm(v))[None, :]), ten))
+    parts = {t: vs._parts[vs._position[t]] for t in {t for _, t in qs}}
+    k = 3
+
+    def kernel(rerank: int | None, refine: int | None) -> Any:
+        def run(q: Any, t: int) -> Any:
+            p = parts[t]
+            rr = default_rerank(k, len(p.rows)) if rerank is None else rerank
+            rf = max(REFINE_FLOOR, REFINE_PER_K * k) if refine is None else refine
+            return _core.sketch_search(p.codes, p.exact, p.centre, p.int4, p.scales, q, k, rr, rf)
+
+        return run
+
+    steps = [
+        (
+            "`entity_search` (the recipe's step)",
+            lambda q, t: anchoring.entity_search(index, q, t, k),
+        ),
+        ("`VectorIndex.search`", lambda q, t: vs.search(q, k, tenant=t)),
+        ("kernel, default (Hamming scan, 4-bit stage, exact rerank)", kernel(None, None)),
+        ("kernel, `refine = 3` (no exact rerank rows beyond k)", kernel(None, 3)),
+        ("kernel, `rerank = 3` (Hamming scan only, k exact rows)", kernel(3, 3)),
+    ]
+    clock = time.process_time
+    print(f"{len(qs)} queries, best of {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    print(f"entity vectors: {vs!r}, tenant sizes {sorted({len(p.rows) for p in parts.values()})}")
+    print("| step | CPU us per query |")
+    print("|---|---:|")
+    for name, fn in steps:
+        best = math.inf
+        for _ in range(rounds):
+            t0 = clock()
+            for q, t in qs:
+                fn(q, t)
+            best = min(best, (clock() - t0) / len(qs) * 1e6)
+        print(f"| {name} | {best:.1f} |")
+
+
 def loop_ab(
     index: Any, queries: list[Any], body: Any, inline: tuple[int, ...], rounds: int = 4
 ) -> None:
@@ -649,6 +703,12 @@ def main() -> int:
         help="instead of the load test: the CPU of a lean body's rows from a result's "
         "columns against building its hits and writing the rows from them, printed",
     )
+    ap.add_argument(
+        "--search",
+        action="store_true",
+        help="instead of the load test: the CPU per query of the entity-vector search and "
+        "its native kernel's stages, printed",
+    )
     ap.add_argument("--inline", default="4,0", help="the inline_max values that --loop-ab compares")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
@@ -689,6 +749,9 @@ def main() -> int:
         return 0
     if args.columns:
         columns(index, queries[:1000])
+        return 0
+    if args.search:
+        search_split(index, queries)
         return 0
     if args.loop_ab:
         loop_ab(index, queries, body, tuple(int(x) for x in args.inline.split(",")))

@@ -335,6 +335,65 @@ def test_slow_clients_get_408(server: Server, client: Any, case: str, data: byte
     assert client.get("/readyz").status_code == 200
 
 
+def test_responses_on_one_keep_alive_connection(server: Server) -> None:
+    # The head is held and sent with the body: each response, a HEAD one (no body bytes)
+    # included, arrives whole, and the connection serves the next request.
+    get = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    head = b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    last = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    out = _raw(server, get + head + last)
+    parts = out.split(b"HTTP/1.1 200 OK\r\n")
+    assert len(parts) == 4 and parts[0] == b"", out
+    assert parts[1].endswith(b'\r\n\r\n{"status":"ok"}'), out
+    assert parts[2].endswith(b"\r\n\r\n") and b"content-length: 15" in parts[2], out
+    assert parts[3].endswith(b'\r\n\r\n{"status":"ok"}'), out
+
+
+def test_a_retrieval_past_the_request_timeout_gets_503(store: Path) -> None:
+    import asyncio
+    import threading
+
+    from graphrecall.service import ServiceConfig, create_app
+    from graphrecall.service.backend import Backend
+
+    backend = Backend.open(store, embedder=None)
+    app = create_app(backend, ServiceConfig(request_timeout_s=0.05, use_cache=False))
+    release = threading.Event()
+    run = app.service._run
+
+    def held(*args: Any) -> Any:
+        release.wait(30)  # until the 503 is out: the timeout, not this wait, ends it
+        return run(*args)
+
+    app.service._run = held  # type: ignore[method-assign]
+    body = json.dumps({"queries": ["What is JACQ?"], "tenant": "alice"}).encode()
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/retrieve",
+        "headers": [(b"content-length", str(len(body)).encode())],
+    }
+    sent: list[Any] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "http.response.body":
+            release.set()
+
+    try:
+        asyncio.run(app(scope, receive, send))
+    finally:
+        release.set()
+        app.service.executor.shutdown(wait=True)
+        backend.close()
+    assert sent[0]["status"] == 503
+    err = json.loads(sent[1]["body"])["error"]
+    assert err["errors"][0]["type"] == "timeout", err
+
+
 def test_writes_are_visible_to_the_next_query(client: Any) -> None:
     q = {"query": "What is JACQ?", "recipe": "spreading_activation", "tenant": "alice"}
     fact = {

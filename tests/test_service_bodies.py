@@ -152,3 +152,20 @@ def test_small_cheap_flushes_run_on_the_event_loop_thread() -> None:
         out = asyncio.run(main(keys))
         assert out[:-1] == [f"{k}:q{i}" for i, k in enumerate(keys.split(","))]
         assert not any(main_thread for _, _, main_thread in where)
+
+
+def test_lean_bodies_write_int_keys_as_orjson_does() -> None:
+    orjson = pytest.importorskip("orjson")
+    from graphrecall.service import bodies
+
+    opt = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    cases: list[Any] = [
+        {"facts_per_hop": {1: 8, 0: 2, -3: 1}, "n": 65},
+        {"a": {2: {3: "x"}}, "b": [{4: 5}]},  # nested dicts; a dict inside a list
+        {1: "int", "1": "str"},  # converting would merge two keys: kept as it is
+        {True: 1, None: 2, 1.5: 3},  # keys JSON writes otherwise: orjson's own option
+        {},
+    ]
+    for stats in cases:
+        want = orjson.dumps(stats, option=opt)
+        assert orjson.dumps(bodies._str_keys(stats), option=opt) == want

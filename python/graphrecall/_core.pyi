@@ -870,7 +870,8 @@ def sketch_search(
     nearest (ties by position) re-scored with the 4-bit rows, the ``refine`` best of those
     (ties by position) re-scored with the exact float32 dot product.
 
-    One call per batch; the GIL is released; a batch runs in parallel across queries.
+    One call per batch; the GIL is released; a batch of 8 queries or more runs in parallel
+    across queries, a smaller one on the calling thread (cheaper than waking the pool).
 
     Args:
         codes: uint64 (n, ceil(d / 64)) from :func:`sketch_codes` of ``vectors``.

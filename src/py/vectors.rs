@@ -132,7 +132,7 @@ pub fn sketch_search<'py>(
         scales: super::slice(&scales, "scales")?,
         dim,
     };
-    // One query runs on this thread; a batch spreads its queries over rayon's pool.
+    // A small batch runs on this thread; a big one spreads its queries over rayon's pool.
     let found = enter(py, || vectors::sketch_search(&part, q, k, rerank, refine))?;
     Ok((
         found.positions.into_pyarray(py),

@@ -32,7 +32,7 @@ mod simd;
 pub use codes::{sketch_codes, words_for, WORD_BITS};
 pub use part::SketchPart;
 pub use quant::{int4_bytes, sketch_int4};
-pub use search::{exact_search, sketch_search, SketchMatches};
+pub use search::{exact_search, sketch_search, SketchMatches, SKETCH_PARALLEL_FROM};
 pub use simd::dot;
 
 #[cfg(test)]

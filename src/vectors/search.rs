@@ -51,22 +51,23 @@ impl SketchMatches {
     }
 
     /// Fills every query's `k` slots with `one(scratch, query, positions, scores)`, which
-    /// returns how many it found: a single query on this thread, a batch in parallel
-    /// across queries with one scratch per worker.
+    /// returns how many it found: a batch of fewer than `parallel_from` queries one after
+    /// the other on this thread with one scratch, a bigger one in parallel across queries
+    /// with one scratch per worker.
     fn fill<S: Default + Send>(
         &mut self,
         queries: &[f32],
         dim: usize,
         k: usize,
+        parallel_from: usize,
         one: impl Fn(&mut S, &[f32], &mut [i64], &mut [f32]) -> usize + Sync,
     ) {
-        if self.counts.len() == 1 {
-            self.counts[0] = one(
-                &mut S::default(),
-                queries,
-                &mut self.positions,
-                &mut self.scores,
-            ) as i64;
+        if self.counts.len() < parallel_from.max(2) {
+            let mut s = S::default();
+            let slots = self.positions.chunks_mut(k).zip(self.scores.chunks_mut(k));
+            for ((q, (p, sc)), c) in queries.chunks(dim).zip(slots).zip(&mut self.counts) {
+                *c = one(&mut s, q, p, sc) as i64;
+            }
         } else {
             queries
                 .par_chunks(dim)
@@ -79,6 +80,12 @@ impl SketchMatches {
         }
     }
 }
+
+/// The fewest queries of a sketch search that run in parallel. Waking the pool and its
+/// idle spinning cost ~70 us of CPU per call, most of a sketch query's ~90 us: smaller
+/// batches (a service's coalesced queries) cost less CPU one after the other, bigger ones
+/// gain the cores.
+pub const SKETCH_PARALLEL_FROM: usize = 8;
 
 /// Reads one byte of every 64-byte line of each row at `positions` (and its last byte: a
 /// row need not start on a line), so that the lines are on their way from memory before
@@ -267,7 +274,7 @@ pub(super) fn search_one(
 ///
 /// `queries` (`q * dim`) are unit vectors; `rerank` rows are re-scored with the 4-bit rows
 /// and the best `refine` of them exactly, per query (at least `k` are kept at each stage).
-/// Batches of several queries run in parallel across queries.
+/// Batches of [`SKETCH_PARALLEL_FROM`] queries or more run in parallel across queries.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for `k`, `rerank` or `refine` of 0 or inconsistent shapes,
@@ -314,9 +321,13 @@ pub fn sketch_search(
     }
     let rerank = rerank.max(k);
     let refine = refine.max(k);
-    out.fill(queries, dim, k, |s: &mut Scratch, q, p, sc| {
-        search_one(part, q, rerank, refine, s, p, sc)
-    });
+    out.fill(
+        queries,
+        dim,
+        k,
+        SKETCH_PARALLEL_FROM,
+        |s: &mut Scratch, q, p, sc| search_one(part, q, rerank, refine, s, p, sc),
+    );
     Ok(out)
 }
 
@@ -403,31 +414,37 @@ pub fn exact_search(
     }
     let nq = queries.len() / dim;
     let mut out = SketchMatches::padded(nq, k)?;
-    out.fill(queries, dim, k, |cand: &mut Vec<(f32, u32)>, q, p, sc| {
-        cand.clear();
-        match positions {
-            Some(ps) => score_rows(q, vectors, dim, ps, cand),
-            // Every row, in memory order (the hardware prefetcher streams them), four at
-            // a time so that four sums are in flight.
-            None => {
-                let fours = vectors.chunks_exact(4 * dim);
-                let rest = fours.remainder();
-                let mut i = 0u32;
-                for f in fours {
-                    let (r0, r1) = f.split_at(dim);
-                    let (r1, r2) = r1.split_at(dim);
-                    let (r2, r3) = r2.split_at(dim);
-                    let s = dot_many::<4>(q, [r0, r1, r2, r3]);
-                    cand.extend(s.iter().copied().zip(i..));
-                    i += 4;
-                }
-                for row in rest.chunks_exact(dim) {
-                    cand.push((dot(q, row), i));
-                    i += 1;
+    out.fill(
+        queries,
+        dim,
+        k,
+        2,
+        |cand: &mut Vec<(f32, u32)>, q, p, sc| {
+            cand.clear();
+            match positions {
+                Some(ps) => score_rows(q, vectors, dim, ps, cand),
+                // Every row, in memory order (the hardware prefetcher streams them), four at
+                // a time so that four sums are in flight.
+                None => {
+                    let fours = vectors.chunks_exact(4 * dim);
+                    let rest = fours.remainder();
+                    let mut i = 0u32;
+                    for f in fours {
+                        let (r0, r1) = f.split_at(dim);
+                        let (r1, r2) = r1.split_at(dim);
+                        let (r2, r3) = r2.split_at(dim);
+                        let s = dot_many::<4>(q, [r0, r1, r2, r3]);
+                        cand.extend(s.iter().copied().zip(i..));
+                        i += 4;
+                    }
+                    for row in rest.chunks_exact(dim) {
+                        cand.push((dot(q, row), i));
+                        i += 1;
+                    }
                 }
             }
-        }
-        take_best(cand, p, sc)
-    });
+            take_best(cand, p, sc)
+        },
+    );
     Ok(out)
 }

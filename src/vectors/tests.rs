@@ -317,8 +317,9 @@ fn scan_keeps_the_nearest_codes() {
     assert_eq!(m.positions, vec![123]);
 }
 
+/// A part of `n` rows and `q` queries: batches below and from [`SKETCH_PARALLEL_FROM`] (8).
 fn part() -> impl Strategy<Value = (usize, Vec<f32>, Vec<f32>)> {
-    (1usize..80, 1usize..40, 1usize..4).prop_flat_map(|(dim, n, q)| {
+    (1usize..80, 1usize..40, 1usize..12).prop_flat_map(|(dim, n, q)| {
         (
             Just(dim),
             // Small integer grids make exact score ties likely.

@@ -53,15 +53,13 @@ class HitColumns(LazyHits):
         super().__init__()
         self.cls = cls
         self.n = n
-        cols: list[Column] = []
-        for f in fields(cls):
-            if f.name in columns:
-                cols.append(columns[f.name])
-            elif f.default is not MISSING:
-                cols.append(Const(f.default))
-            else:
-                cols.append(Const(ReadOnlyDict()))
-        self._columns = tuple(cols)
+        defaults = _DEFAULTS.get(cls)
+        if defaults is None:
+            defaults = _DEFAULTS[cls] = _defaults(cls)
+        self._columns = tuple(
+            columns[name] if name in columns else Const(ReadOnlyDict()) if d is None else d
+            for name, d in defaults
+        )
 
     def __len__(self) -> int:
         return self.n
@@ -83,7 +81,8 @@ class HitColumns(LazyHits):
         lazy = [c for c in self._columns if type(c) is LazyColumn]
         pend: Any = None
         if lazy:
-            by = {f.name: c for f, c in zip(fields(self.cls), self._columns, strict=True)}
+            names = [name for name, _ in _DEFAULTS[self.cls]]
+            by = dict(zip(names, self._columns, strict=True))
             paths, comps = by.get("path"), by.get("components")
             pend = pending(
                 paths if type(paths) is LazyColumn else None,
@@ -117,6 +116,16 @@ class HitChain(LazyHits):
         if len(self._parts) == 1:
             return self._parts[0].hits()
         return tuple(h for p in self._parts for h in p.hits())
+
+
+def _defaults(cls: type) -> tuple[tuple[str, Const | None], ...]:
+    """``cls``'s fields in order, each with the column of its default (None: no default,
+    an empty read-only dict per hit list); constant columns are never changed, so one
+    serves every hit list."""
+    return tuple((f.name, None if f.default is MISSING else Const(f.default)) for f in fields(cls))
+
+
+_DEFAULTS: dict[type, tuple[tuple[str, Const | None], ...]] = {}
 
 
 def _dicts_writer(

@@ -123,9 +123,7 @@ async def _retrieve_asgi(s: Service, scope: Scope, receive: Receive, send: Send)
     extra: dict[str, str] = {}
     try:
         s.check_key_of(api_key, auth)
-        body = await s.read_json(length, _body_chunks(receive))
-        spec, queries, vectors, batch = s.parse(body, RETRIEVE_FIELDS)
-        data = await s.timed(s.retrieve_body(spec, queries, vectors, batch))
+        data, spec = await s.answer_retrieve(length, _body_chunks(receive))
         status, recipe = 200, spec.recipe or "router"
     except Exception as exc:
         status, data, extra = s.error_parts(exc)

@@ -105,6 +105,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _str_keys(value: Any) -> Any:
+    """``value`` with the int keys of its dicts (nested ones too) as the decimal strings
+    JSON writes for them; a dict where that would merge two keys is kept as it is."""
+    if type(value) is not dict:
+        return value
+    out = {str(k) if type(k) is int else k: _str_keys(v) for k, v in value.items()}
+    return out if len(out) == len(value) else value
+
+
 def lean_dict(r: RetrievalResult) -> dict[str, Any]:
     """``r.to_dict()`` without the hits' ``path`` and ``components``: the default
     ``/retrieve`` body of one result (hit lists still held as columns are written from
@@ -155,12 +164,17 @@ try:  # orjson writes result bodies several times faster; the stdlib serves with
         :func:`lean_dict` instead of ``to_dict`` unless ``explain``."""
         if not explain:
             lean = [lean_dict(r) for r in results]
+            for row in lean:
+                row["stats"] = _str_keys(row["stats"])
+            body = {key: lean if key == "results" else lean[0]}
+            try:  # str keys only: orjson's fast path (non-str keys cost it ~25% more)
+                return orjson.dumps(body, default=str, option=orjson.OPT_SERIALIZE_NUMPY)
+            except TypeError:
+                pass
             try:
-                return orjson.dumps(
-                    {key: lean if key == "results" else lean[0]}, default=str, option=_OPT
-                )
+                return orjson.dumps(body, default=str, option=_OPT)
             except TypeError:  # pragma: no cover - keys orjson cannot write: the stdlib's
-                return _stdlib_dumps({key: lean if key == "results" else lean[0]})
+                return _stdlib_dumps(body)
         rows = [{k: getattr(r, k) for k in RESULT_FIELDS} for r in results]
         try:
             return orjson.dumps(

@@ -1,7 +1,13 @@
 """uvicorn's httptools protocol with a header read timeout: a client that has not sent a
 complete request head within the timeout gets a 408 JSON error and is disconnected, so a
 slow or stalled client cannot hold a connection open forever (uvicorn times out idle
-keep-alive connections, not half-sent requests)."""
+keep-alive connections, not half-sent requests).
+
+Each response also leaves in one write: uvicorn writes the status line and headers at
+``http.response.start`` and the body at ``http.response.body``, two sends and two segments
+on the socket; here the head is held and sent with the body's first bytes (one system call
+on each side of a loopback connection, one wake-up of the client).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,79 @@ import asyncio
 import json
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from .errors import RequestError, error_body
 
 __all__ = ["HeaderTimeoutProtocol", "with_header_timeout"]
+
+
+class _HeldHead:
+    """Where uvicorn writes a response head: kept until the body goes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+
+class _WithHead:
+    """The connection's transport for the body's first write: the held head goes with it
+    (and before anything else: a close, or the end of a response without body bytes)."""
+
+    __slots__ = ("head", "transport")
+
+    def __init__(self, transport: asyncio.Transport, head: bytes) -> None:
+        self.transport = transport
+        self.head = head
+
+    def flush(self) -> None:
+        if self.head and not self.transport.is_closing():
+            self.transport.write(self.head)
+            self.head = b""
+
+    def write(self, data: bytes) -> None:
+        head, self.head = self.head, b""
+        self.transport.write(head + data if head else data)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+class _OneWriteCycle(RequestResponseCycle):
+    """uvicorn's request-response cycle with the head and the body's first bytes in one
+    write (see the module docstring)."""
+
+    _head = b""
+
+    async def send(self, message: Any) -> None:
+        if message["type"] == "http.response.start" and not self.response_started:
+            real, held = self.transport, _HeldHead()
+            self.transport = held  # type: ignore[assignment]
+            try:
+                await super().send(message)
+            finally:
+                self.transport = real
+            self._head = held.data
+            return
+        if not self._head:
+            await super().send(message)
+            return
+        real, first = self.transport, _WithHead(self.transport, self._head)
+        self._head = b""
+        self.transport = first  # type: ignore[assignment]
+        try:
+            await super().send(message)
+        finally:
+            self.transport = real
+            first.flush()
 
 
 def _timeout_response() -> bytes:
@@ -51,6 +125,9 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._disarm()
         super().on_headers_complete()
+        # The cycle's task has not started yet: it sends through the subclass.
+        if type(self.cycle) is RequestResponseCycle:
+            self.cycle.__class__ = _OneWriteCycle
 
     def on_response_complete(self) -> None:
         self._disarm()

@@ -24,6 +24,7 @@ from ..recipes.stages import resolve_params
 from .backend import Backend
 from .batcher import MicroBatcher, stack_vectors
 from .bodies import (
+    RETRIEVE_FIELDS,
     Spec,
     canonical,
     dumps,
@@ -338,6 +339,39 @@ class Service:
     async def read_json(self, declared: str | None, stream: AsyncIterator[bytes]) -> Any:
         """The JSON body of ``stream`` (its ``content-length`` header: ``declared``),
         within the size limit and the read timeout."""
+        self._check_length(declared)
+        try:
+            data = await _within(self._read(stream), self.config.read_timeout_s)
+        except asyncio.TimeoutError:
+            raise _body_timeout() from None
+        return _decode(data)
+
+    async def answer_retrieve(
+        self, declared: str | None, stream: AsyncIterator[bytes]
+    ) -> tuple[bytes, Spec]:
+        """The JSON body answering a ``POST /retrieve`` whose body is ``stream`` (and its
+        spec): :meth:`read_json`, :meth:`parse` and :meth:`retrieve_body` within
+        :meth:`timed`, under one timer (the read timeout while the body is read, then the
+        request timeout)."""
+        if _timeout is None:  # pragma: no cover - Python 3.10
+            body = await self.read_json(declared, stream)
+            spec, queries, vectors, batch = self.parse(body, RETRIEVE_FIELDS)
+            return await self.timed(self.retrieve_body(spec, queries, vectors, batch)), spec
+        self._check_length(declared)
+        reading = True
+        try:
+            async with _timeout(self.config.read_timeout_s) as deadline:
+                data = await self._read(stream)
+                reading = False
+                spec, queries, vectors, batch = self.parse(_decode(data), RETRIEVE_FIELDS)
+                loop = asyncio.get_running_loop()
+                deadline.reschedule(loop.time() + self.config.request_timeout_s)
+                return await self.retrieve_body(spec, queries, vectors, batch), spec
+        except asyncio.TimeoutError:
+            raise (_body_timeout() if reading else self._late()) from None
+
+    def _check_length(self, declared: str | None) -> None:
+        """Refuse a declared body length over the limit (413) or not a number (400)."""
         limit = self.config.max_body_bytes
         if declared is not None:
             if not declared.isdigit():
@@ -350,36 +384,22 @@ class Service:
                     ctx={"limit": limit, "got": int(declared)},
                 )
 
-        async def read() -> bytes:
-            parts: list[bytes] = []
-            size = 0
-            async for chunk in stream:
-                size += len(chunk)
-                if size > limit:
-                    raise RequestError(
-                        413,
-                        f"the body is longer than the limit {limit:,} bytes",
-                        kind="body_too_large",
-                        ctx={"limit": limit},
-                    )
-                parts.append(chunk)
-            return b"".join(parts)
-
-        try:
-            data = await _within(read(), self.config.read_timeout_s)
-        except asyncio.TimeoutError:
-            raise RequestError(
-                408, "request body not received in time", kind="timeout", ctx={"phase": "body"}
-            ) from None
-        try:
-            return loads(data)
-        except ValueError as exc:
-            raise RequestError(
-                400,
-                f"malformed JSON: {exc}",
-                kind="json_invalid",
-                input=data[:100].decode("utf-8", "replace"),
-            ) from None
+    async def _read(self, stream: AsyncIterator[bytes]) -> bytes:
+        """The body's bytes, refused (413) past the size limit."""
+        limit = self.config.max_body_bytes
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in stream:
+            size += len(chunk)
+            if size > limit:
+                raise RequestError(
+                    413,
+                    f"the body is longer than the limit {limit:,} bytes",
+                    kind="body_too_large",
+                    ctx={"limit": limit},
+                )
+            parts.append(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def error(self, exc: BaseException) -> Response:
         """The JSON error response of ``exc`` (counted in the metrics)."""
@@ -407,9 +427,33 @@ class Service:
         try:
             return await _within(work, self.config.request_timeout_s)
         except asyncio.TimeoutError:
-            raise RequestError(
-                503,
-                f"the request took longer than {self.config.request_timeout_s} s",
-                kind="timeout",
-                ctx={"limit_s": self.config.request_timeout_s},
-            ) from None
+            raise self._late() from None
+
+    def _late(self) -> RequestError:
+        """The error of a request past the request timeout (503)."""
+        return RequestError(
+            503,
+            f"the request took longer than {self.config.request_timeout_s} s",
+            kind="timeout",
+            ctx={"limit_s": self.config.request_timeout_s},
+        )
+
+
+def _body_timeout() -> RequestError:
+    """The error of a body not received within the read timeout (408)."""
+    return RequestError(
+        408, "request body not received in time", kind="timeout", ctx={"phase": "body"}
+    )
+
+
+def _decode(data: bytes) -> Any:
+    """The JSON of a request body (400 when malformed)."""
+    try:
+        return loads(data)
+    except ValueError as exc:
+        raise RequestError(
+            400,
+            f"malformed JSON: {exc}",
+            kind="json_invalid",
+            input=data[:100].decode("utf-8", "replace"),
+        ) from None

@@ -22,9 +22,10 @@ them), each with a tenant code, and answers batched cosine top-k queries for one
   is given (a known tenant without rows gives empty results); any other code raises
   :class:`~graphrecall.errors.UnknownTenantError`. ``tenant=None`` names the only known
   tenant and is an error when there are several.
-* **Threads.** ``threads`` (default 1) is what one HNSW search may use; a batch of exact or
-  sketch queries runs in parallel in Rust. HNSW building uses ``build_threads`` (0: all
-  cores). See :func:`graphrecall.set_threads` for the OpenMP runtime.
+* **Threads.** ``threads`` (default 1) is what one HNSW search may use; a batch of exact
+  queries, or of 8 sketch queries or more, runs in parallel in Rust (a smaller sketch batch
+  runs on the calling thread: cheaper than waking the pool). HNSW building uses
+  ``build_threads`` (0: all cores). See :func:`graphrecall.set_threads` for the OpenMP runtime.
 
 The package holds one concern per module: :mod:`.common` (defaults, the result class,
 argument checks), :mod:`.backends` (exact, sketch and HNSW search), :mod:`.index` (the
