@@ -506,6 +506,39 @@ def test_mixed_tenants_from_several_processes_answer_as_the_api(
     assert not [c for c in children if Path(f"/proc/{c}").exists()]  # SIGTERM reached them
 
 
+def test_several_processes_get_the_connections_in_turn(store: Path, tmp_path: Path) -> None:
+    """Eight keep-alive clients on two server processes: each process serves four of them
+    (the parent hands connections out in turn; a kernel hash would split them unevenly in
+    most runs)."""
+    from graphrecall import GraphRAG
+    from graphrecall.demo import EXAMPLES
+
+    GraphRAG.from_sqlite(store).save(tmp_path / "index")
+    r, t, q, _ = EXAMPLES[0]
+    body = {"query": q, "recipe": r, "tenant": t, "now": NOW, "use_cache": False}
+    with Server(tmp_path / "index", "--processes", "2") as srv:
+        clients = [httpx.Client(base_url=srv.url, timeout=30) for _ in range(8)]
+        try:
+            for c in clients:  # one connection each, opened in this order
+                assert c.post("/retrieve", json=body).status_code == 200
+            served = []
+            for c in clients:  # each asks its own process how many queries it answered
+                lines = c.get("/metrics").text.splitlines()
+                served.append(
+                    sum(
+                        float(line.rsplit(" ", 1)[1])
+                        for line in lines
+                        if line.startswith("graphrecall_request_seconds_count")
+                        and 'endpoint="retrieve"' in line
+                    )
+                )
+        finally:
+            for c in clients:
+                c.close()
+        assert srv.stop() == 0
+    assert served == [4.0] * 8, served
+
+
 def test_a_store_is_served_by_one_process(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from graphrecall.cli import main
 

@@ -1,8 +1,8 @@
 """``graphrecall serve INDEX``: the HTTP service on uvicorn (httptools parser, uvloop when
 installed), bound to 127.0.0.1 unless told otherwise.
 
-``--processes N`` (a saved index only) forks N server processes listening on one port
-(``SO_REUSEPORT``: the kernel spreads the connections): the recipes' Python holds the GIL,
+``--processes N`` (a saved index only) forks N server processes; the parent accepts on the
+port and hands the connections to them in turn (:mod:`.handoff`): the recipes' Python holds the GIL,
 so one process tops out near one core; a saved index is memory-mapped, so the processes
 share its pages. A SQLite store is served by one process, so that a write is visible to
 the next query whichever process answers it."""
@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,10 @@ def _serve_one(
     log_level: str,
     loop: str,
     http: str,
-    sock: socket.socket | None,
+    channel: socket.socket | None,
 ) -> None:
-    """One server process (on ``sock`` when given, else bound to ``host:port``)."""
+    """One server process: bound to ``host:port``, or serving the connections its parent
+    hands over ``channel`` when given."""
     import uvicorn
 
     from .app import create_app
@@ -94,7 +96,12 @@ def _serve_one(
         limit_concurrency=None,
         backlog=2048,
     )
-    uvicorn.Server(uv).run(sockets=None if sock is None else [sock])
+    if channel is None:
+        uvicorn.Server(uv).run()
+    else:
+        from .handoff import HandoffServer
+
+        HandoffServer(uv, channel).run()
 
 
 def _serve_forked(
@@ -130,26 +137,27 @@ def _serve_forked(
             kind="invalid_parameter",
             parameter="processes",
         )
-    # One listening socket per child on the same port (SO_REUSEPORT): the kernel spreads
-    # new connections over them, where children sharing one socket would let the first to
-    # wake accept a whole burst.
-    socks = [socket.create_server((host, port), backlog=2048, reuse_port=True)]
-    port = socks[0].getsockname()[1]
-    socks += [
-        socket.create_server((host, port), backlog=2048, reuse_port=True)
-        for _ in range(processes - 1)
-    ]
+    # The parent accepts and hands each connection to the next child in turn: the kernel's
+    # hash over per-child listeners (SO_REUSEPORT) often gives one child most of a few
+    # keep-alive clients, and children sharing one listener let the first to wake take a
+    # whole burst.
+    from .handoff import hand_out
+
+    listener = socket.create_server((host, port), backlog=2048)
+    pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM) for _ in range(processes)]
     children: list[int] = []
-    for mine in socks:
+    for _, theirs in pairs:
         pid = os.fork()
         if pid == 0:  # the child: load the index here (no threads were started before)
             code = 1
             try:
-                for other in socks:
-                    if other is not mine:
-                        other.close()
+                listener.close()
+                for a, b in pairs:
+                    a.close()
+                    if b is not theirs:
+                        b.close()
                 _die_with_parent()
-                _serve_one(path, host, port, config, embedder, log_level, loop, http, mine)
+                _serve_one(path, host, port, config, embedder, log_level, loop, http, theirs)
                 code = 0
             except BaseException as exc:  # a child never returns into the parent's code
                 print(f"graphrecall serve: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -157,12 +165,15 @@ def _serve_forked(
                 sys.stderr.flush()
                 os._exit(code)
         children.append(pid)
-    for one in socks:
-        one.close()
+    for _, theirs in pairs:
+        theirs.close()
+    stop = threading.Event()
+    hand_out(listener, [ours for ours, _ in pairs], stop)
     stopping: list[int] = []
 
     def forward(signum: int, frame: Any) -> None:
         stopping.append(signum)
+        stop.set()  # no new connections: the children finish the ones they hold
         for pid in children:
             try:
                 os.kill(pid, signum)
