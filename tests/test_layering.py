@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from parse_module import parse
 
 PKG = Path(__file__).resolve().parent.parent / "python" / "graphrecall"
 
@@ -89,7 +90,7 @@ def _package_of(module: str, path: Path) -> list[str]:
 
 def imports(module: str, path: Path) -> Iterator[tuple[str, str, int]]:
     """(imported module, imported name or "", line) for every package-internal import."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parse(path)
     pkg = _package_of(module, path) if module != "__init__" else []
     # Imports for type checking only carry no data: they are not part of the flow.
     typing_only = {
@@ -169,7 +170,7 @@ def _private_attrs_by_room() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for m, path in MODULES.items():
         names = out.setdefault(room_of(m), set())
-        tree = ast.parse(path.read_text())
+        tree = parse(path)
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)
@@ -198,7 +199,7 @@ def test_no_private_attributes_across_rooms() -> None:
         here = room_of(m)
         mine = owned.get(here, set())
         others = set().union(*(v for r, v in owned.items() if r != here)) - mine
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse(path)):
             if (
                 isinstance(node, ast.Attribute)
                 and node.attr in others
@@ -268,7 +269,7 @@ LARGE: dict[str, str] = {}
 def test_tables_need_only_numpy_and_the_standard_library() -> None:
     """The ground floor loads no third-party package but numpy, at module level."""
     for path in sorted((PKG / "tables").glob("*.py")):
-        for node in ast.parse(path.read_text()).body:
+        for node in parse(path).body:
             names = (
                 [a.name for a in node.names]
                 if isinstance(node, ast.Import)

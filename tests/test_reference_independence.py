@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from parse_module import parse
 
 REFERENCE = Path(__file__).parent / "reference"
 #: The standard library modules and numpy; "." (each other) is allowed apart.
@@ -17,7 +18,7 @@ ALLOWED = {"__future__", "collections", "datetime", "math", "numpy", "re", "stru
 def imported_roots(path: Path) -> set[str]:
     """Top-level names of the modules ``path`` imports (relative imports as ``.``)."""
     roots = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(parse(path)):
         if isinstance(node, ast.Import):
             roots |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
