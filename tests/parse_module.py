@@ -7,9 +7,9 @@ from pathlib import Path
 
 
 def parse(path: Path) -> ast.Module:
-    """``ast.parse`` of a module, tried again on CPython 3.11's "AST constructor recursion
-    depth mismatch": a race with a thread of an earlier test (a cluster's) that changes the
-    recursion limit while the tree is converted; the file is fine."""
+    """``ast.parse`` of a module, tried again on CPython 3.11's spurious "AST constructor
+    recursion depth mismatch" (python/cpython#106905, seen with threads left running by an
+    earlier test, e.g. a Ray cluster's); the file itself is fine."""
     for attempt in range(3):
         try:
             return ast.parse(path.read_text("utf-8"), str(path))
