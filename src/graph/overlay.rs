@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::ops::Index;
+use std::ops::{Index, Range};
 use std::sync::Arc;
 
 use super::build::{f32_order, validate_facts, validate_mentions, MAX_TENANTS};
@@ -242,6 +242,19 @@ fn in_pos_at(base: &[u32], ext: &[u32], i: usize) -> u32 {
     }
 }
 
+/// A row's runs: the overlay's when it moved the row, else its base range as one run.
+fn runs_now(moved: Option<&[(u32, u32)]>, base: impl FnOnce() -> Range<usize>) -> Vec<(u32, u32)> {
+    if let Some(r) = moved {
+        return r.to_vec();
+    }
+    let r = base();
+    if r.is_empty() {
+        Vec::new()
+    } else {
+        vec![(r.start as u32, r.end as u32)]
+    }
+}
+
 impl KnowledgeGraph {
     /// Appended positions (rewritten rows and changed facts) and added mentions not yet
     /// compacted; 0 for a base.
@@ -251,28 +264,16 @@ impl KnowledgeGraph {
 
     /// The runs of `e`'s out-row as of this generation.
     fn out_runs_now(&self, e: u32) -> Vec<(u32, u32)> {
-        if let Some(r) = self.ov.as_ref().and_then(|ov| ov.out_runs_of(e)) {
-            return r.to_vec();
-        }
-        let r = self.base_out_range(e);
-        if r.is_empty() {
-            Vec::new()
-        } else {
-            vec![(r.start as u32, r.end as u32)]
-        }
+        runs_now(self.ov.as_ref().and_then(|ov| ov.out_runs_of(e)), || {
+            self.base_out_range(e)
+        })
     }
 
     /// The runs of `e`'s in-row as of this generation.
     fn in_runs_now(&self, e: u32) -> Vec<(u32, u32)> {
-        if let Some(r) = self.ov.as_ref().and_then(|ov| ov.in_runs_of(e)) {
-            return r.to_vec();
-        }
-        let r = self.base_in_range(e);
-        if r.is_empty() {
-            Vec::new()
-        } else {
-            vec![(r.start as u32, r.end as u32)]
-        }
+        runs_now(self.ov.as_ref().and_then(|ov| ov.in_runs_of(e)), || {
+            self.base_in_range(e)
+        })
     }
 
     /// The entities a chunk mentions (ascending) and the counts, as of this generation.

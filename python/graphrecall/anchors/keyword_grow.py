@@ -54,16 +54,7 @@ def appended(
     the tenants that got rows (their ``N``, ``avgdl`` and ``n(q)`` changed) are
     computed again with the build's arithmetic, operation for operation.
 
-    Args:
-        texts: The appended rows' texts (``None``: an empty row).
-        tenants: Their tenant codes (None: code 0), among the index's known tenants.
-
-    Returns:
-        The extended index.
-
-    Raises:
-        DataError: A text that is neither str nor None, too many rows, or a tenant
-            code the index does not know.
+    Arguments, result and errors: as :meth:`BM25Index.appended`.
     """
     if isinstance(texts, (str, bytes)):
         raise ParameterError("invalid parameter texts: expected a sequence of texts, got a str")

@@ -40,16 +40,7 @@ def extended(
     the order within a row, which is all a tie-break reads (a row's name, then its
     aliases in order).
 
-    Args:
-        names: The names of the appended rows (``n_rows`` onwards).
-        tenants: Their tenant codes (None: code 0), among the index's known tenants.
-        aliases: New ``(row, alias)`` pairs, of any row of the extended index.
-
-    Returns:
-        The extended index.
-
-    Raises:
-        DataError: As the constructor, or a tenant code the index does not know.
+    Arguments, result and errors: as :meth:`NameIndex.extended`.
     """
     if isinstance(names, (str, bytes)):
         raise ParameterError("invalid parameter names: expected a sequence of names, got a str")
