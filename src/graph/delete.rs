@@ -111,7 +111,8 @@ impl KnowledgeGraph {
     /// A new base without the entities, facts and chunks given (dense indices of this
     /// generation): the rows that stay are renumbered in order and every array is laid
     /// out as a fresh build of the remaining rows lays it out, so that a query answers
-    /// the same, bit for bit. The mentions of a deleted entity or chunk go with it.
+    /// the same, bit for bit. The mentions of a deleted entity or chunk go with it, and
+    /// the generation's tombstones ([`KnowledgeGraph::with_tombstones`]) go too.
     /// `self` is left as it is (readers keep it); the cost is one pass over its rows.
     ///
     /// # Errors
@@ -124,7 +125,13 @@ impl KnowledgeGraph {
         chunks: &[u32],
     ) -> Result<KnowledgeGraph> {
         let de = sorted_dead(entities, self.n_entities as usize, "entities")?;
-        let df = sorted_dead(facts, self.n_facts as usize, "facts")?;
+        let mut df = sorted_dead(facts, self.n_facts as usize, "facts")?;
+        if !self.dead_facts().is_empty() {
+            // Tombstones go too: they are in no row already.
+            df.extend_from_slice(self.dead_facts());
+            df.sort_unstable();
+            df.dedup();
+        }
         let dc = sorted_dead(chunks, self.n_chunks as usize, "chunks")?;
         let n_ent = self.n_entities - de.len() as u32;
         let n_chunks = self.n_chunks - dc.len() as u32;
@@ -417,7 +424,7 @@ fn dangling(fact: u32, column: &'static str) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
     use proptest::prelude::*;
@@ -426,7 +433,7 @@ mod tests {
     use super::*;
 
     /// `c` without the rows marked, renumbered in order (what a fresh build reads).
-    fn kept(c: &Cols, ent: &[bool], fact: &[bool], chunk: &[bool]) -> Cols {
+    pub(crate) fn kept(c: &Cols, ent: &[bool], fact: &[bool], chunk: &[bool]) -> Cols {
         let renum = |dead: &[bool]| {
             let mut next = 0u32;
             dead.iter()
@@ -494,7 +501,7 @@ mod tests {
         out
     }
 
-    fn picked(n: usize, picks: &[usize]) -> Vec<bool> {
+    pub(crate) fn picked(n: usize, picks: &[usize]) -> Vec<bool> {
         let mut dead = vec![false; n];
         if n > 0 {
             for &p in picks {
@@ -504,7 +511,7 @@ mod tests {
         dead
     }
 
-    fn indices(dead: &[bool]) -> Vec<u32> {
+    pub(crate) fn indices(dead: &[bool]) -> Vec<u32> {
         (0..dead.len() as u32)
             .filter(|&i| dead[i as usize])
             .collect()

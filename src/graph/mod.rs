@@ -13,6 +13,8 @@ mod multiset;
 mod overlay;
 mod overlay_rows;
 mod parts;
+#[cfg(test)]
+mod tombstone;
 
 pub use build::GraphInput;
 pub(crate) use overlay::{Adjacency, BaseAdj, Column, OverlaidAdj, Overlay};
@@ -251,6 +253,12 @@ impl KnowledgeGraph {
                 ),
             ));
         }
+        if self.is_dead(fact) {
+            return Err(Error::param(
+                "fact",
+                format!("fact {fact} is deleted (a tombstone until the next compaction)"),
+            ));
+        }
         Ok(self.row_at(self.pos_of(fact) as u32))
     }
 
@@ -372,7 +380,7 @@ impl KnowledgeGraph {
     }
 
     /// Export every fact as columns in fact-id order (subject, object with NONE for
-    /// literals): the CSR round trip.
+    /// literals): the CSR round trip (a tombstone reads subject 0, object 0).
     pub fn fact_columns(&self) -> (Vec<u32>, Vec<u32>) {
         let n = self.n_facts as usize;
         let mut subject = vec![0u32; n];

@@ -128,6 +128,9 @@ pub(crate) struct Overlay {
     entity_ment: IdMap<(Vec<u32>, Vec<u32>)>,
     /// Mentions added since the base.
     mentions_added: usize,
+    /// Deleted facts (sorted): cut out of every row, their ids kept until a compaction
+    /// renumbers the facts that stay.
+    dead: Vec<u32>,
 }
 
 #[inline]
@@ -190,6 +193,7 @@ impl Overlay {
             + 8 * (self.out_runs.len() + self.in_runs.len())
             + 8 * self.fact_pos.len()
             + 4 * self.ext_subject.len()
+            + 4 * self.dead.len()
             + self
                 .chunk_ment
                 .values()
@@ -200,6 +204,10 @@ impl Overlay {
     /// Mentions added since the base.
     pub(crate) fn mentions_added(&self) -> usize {
         self.mentions_added
+    }
+    /// Whether fact `f` is deleted (a tombstone).
+    pub(crate) fn is_dead(&self, f: u32) -> bool {
+        !self.dead.is_empty() && self.dead.binary_search(&f).is_ok()
     }
 }
 
@@ -259,7 +267,45 @@ impl KnowledgeGraph {
     /// Appended positions (rewritten rows and changed facts) and added mentions not yet
     /// compacted; 0 for a base.
     pub fn overlay_len(&self) -> usize {
-        self.rec.ext().len() + self.ov.as_ref().map_or(0, |ov| ov.mentions_added)
+        self.rec.ext().len()
+            + self
+                .ov
+                .as_ref()
+                .map_or(0, |ov| ov.mentions_added + ov.dead.len())
+    }
+
+    /// The deleted facts (tombstones) of this generation, sorted: cut out of every row,
+    /// their ids not yet reused; a compaction drops them.
+    pub fn dead_facts(&self) -> &[u32] {
+        self.ov.as_ref().map_or(&[][..], |ov| ov.dead.as_slice())
+    }
+
+    /// Whether fact `f` is a tombstone of this generation.
+    #[inline]
+    pub(crate) fn is_dead(&self, f: u32) -> bool {
+        self.ov.as_ref().is_some_and(|ov| ov.is_dead(f))
+    }
+
+    /// A new generation in which the facts `dead` (ids below [`KnowledgeGraph::n_facts`])
+    /// are deleted: cut out of their subject's out-row and their object's in-row like a
+    /// replaced fact, with nothing spliced in. Their ids stay (the facts after them keep
+    /// theirs, as the caller's rows do) until [`KnowledgeGraph::compacted`] drops them and
+    /// renumbers the rest as a fresh build of the remaining facts. `self` is left as it
+    /// is; the cost is the facts' rows, not the graph.
+    ///
+    /// # Errors
+    /// An id out of range, given twice, or already deleted.
+    pub fn with_tombstones(&self, dead: &[u32]) -> Result<KnowledgeGraph> {
+        let empty: &[i64] = &[];
+        let held = |c: &Option<Column<i64>>| c.as_ref().map(|_| empty);
+        let input = GraphInput {
+            fact_created_at: held(&self.created_at),
+            fact_valid_from: held(&self.valid_from),
+            fact_valid_to: held(&self.valid_to),
+            fact_sequence: held(&self.sequence),
+            ..GraphInput::default()
+        };
+        self.with_changes(&[], &input, dead, RowRule::default())
     }
 
     /// The runs of `e`'s out-row as of this generation.
@@ -319,6 +365,18 @@ impl KnowledgeGraph {
         &self,
         fact: &[u32],
         input: &GraphInput<'_>,
+        rule: RowRule,
+    ) -> Result<KnowledgeGraph> {
+        self.with_changes(fact, input, &[], rule)
+    }
+
+    /// [`KnowledgeGraph::with_facts_by`] that also deletes the facts `dead` (see
+    /// [`KnowledgeGraph::with_tombstones`]).
+    fn with_changes(
+        &self,
+        fact: &[u32],
+        input: &GraphInput<'_>,
+        dead: &[u32],
         rule: RowRule,
     ) -> Result<KnowledgeGraph> {
         let n = fact.len();
@@ -391,11 +449,40 @@ impl KnowledgeGraph {
             }
             if fresh {
                 next += 1;
+            } else if self.is_dead(f) {
+                return Err(Error::InvalidValue {
+                    table: "facts",
+                    row: k,
+                    column: "id",
+                    value: f.to_string(),
+                    problem: "a deleted fact cannot be changed".to_string(),
+                });
             } else if replaced.insert(f, k).is_some() {
                 return Err(Error::Duplicate {
                     table: "facts",
                     row: k,
                     what: format!("fact {f} (changed twice in one change)"),
+                });
+            }
+        }
+        for (k, &f) in dead.iter().enumerate() {
+            if f as usize >= n_old || self.is_dead(f) {
+                return Err(Error::InvalidValue {
+                    table: "facts",
+                    row: k,
+                    column: "id",
+                    value: f.to_string(),
+                    problem: format!(
+                        "not a live fact of the graph ({n_old} facts, {} deleted)",
+                        self.dead_facts().len()
+                    ),
+                });
+            }
+            if replaced.insert(f, usize::MAX).is_some() {
+                return Err(Error::Duplicate {
+                    table: "facts",
+                    row: k,
+                    what: format!("fact {f} (deleted twice, or changed and deleted)"),
                 });
             }
         }
@@ -589,6 +676,10 @@ impl KnowledgeGraph {
         }
         ov.fact_pos.reserve(moved.len());
         ov.fact_pos.extend(moved);
+        if !dead.is_empty() {
+            ov.dead.extend_from_slice(dead);
+            ov.dead.sort_unstable();
+        }
 
         // In-rows keep their entries' keys: the leaving entries are found by key and the
         // coming ones put in by key (binary searches: the records of the rest are not
@@ -685,13 +776,19 @@ impl KnowledgeGraph {
     }
 
     /// The same graph as one base with no overlay: what a fresh build of the same facts
-    /// gives (a base is returned as it is, sharing its arrays).
+    /// gives (a base is returned as it is, sharing its arrays). Tombstones are dropped:
+    /// the facts after a deleted one take the next lower ids, as a fresh build of the
+    /// facts that stay numbers them.
     ///
     /// # Errors
     /// `OutOfMemory` naming the array that cannot be allocated.
     pub fn compacted(&self) -> Result<KnowledgeGraph> {
         if self.ov.is_none() {
             return Ok(self.clone());
+        }
+        if !self.dead_facts().is_empty() {
+            // One pass over the rows drops the tombstones and renumbers the rest.
+            return self.without(&[], &[], &[]);
         }
         let n = self.n_facts as usize;
         let mut subject = vec![0u32; n];

@@ -216,7 +216,25 @@ impl CoreGraph {
         })
     }
 
-    /// Appended positions not yet compacted (0 for a base).
+    /// A new generation with the facts at these dense indices deleted as tombstones: cut
+    /// out of their rows at once, their indices kept (the facts after them keep theirs)
+    /// until `compacted` renumbers the rest. Costs the facts' rows, not the graph.
+    fn with_tombstones(&self, py: Python<'_>, facts: Arr<'_, u32>) -> PyResult<Self> {
+        let facts = slice(&facts, "facts")?;
+        let inner = enter(py, || self.inner.with_tombstones(facts))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// The deleted facts (tombstones) not yet compacted, sorted.
+    fn dead_facts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.inner.dead_facts().to_vec().into_pyarray(py)
+    }
+
+    /// Appended positions, added mentions and tombstones not yet compacted (0 for a
+    /// base).
     #[getter]
     fn overlay_len(&self) -> usize {
         self.inner.overlay_len()
