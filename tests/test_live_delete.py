@@ -1,5 +1,5 @@
 """Deletes of facts, entities and chunks make the next graph from the current one (no
-rebuild from the tables) and answer exactly as a fresh build of the tables without the
+rebuild from the tables: tombstones for facts, a new base for entities and chunks) and answer exactly as a fresh build of the tables without the
 deleted rows; a compaction running meanwhile replays them; GraphRAG.update after a
 delete answers as a fresh index."""
 
@@ -32,7 +32,8 @@ def test_fact_entity_and_chunk_deletes_do_not_rebuild(monkeypatch: pytest.Monkey
             _no_rebuild(live, m)
             report = live.delete_facts([0, 5])
             assert report.rows == {"facts": 2}
-            assert live.graph.n_facts == n - 2
+            # Tombstones: the rows stay (graph index == table row) until a new base.
+            assert live.graph.n_facts == n and len(live.current().dead_facts) == 2
             live.delete_chunks(["c_ned_lord"])
             live.delete_entities(["jacq"])
             with pytest.raises(UnknownIdError):
@@ -53,7 +54,7 @@ def test_deletes_after_overlay_changes_answer_as_a_fresh_build() -> None:
         assert live.overlay_len > 0
         epoch = live._epoch
         live.delete_facts([1000, 2])
-        assert live.overlay_len == 0 and live._epoch == epoch  # a new base, no rebuild
+        assert live._epoch == epoch and len(live.current().dead_facts) == 2  # tombstones
         assert_fresh(live)
         live.delete_chunks(["c_new"])
         live.delete_entities(["ned"])

@@ -16,6 +16,7 @@ from bag_embedder import BagEmbedder
 from graphrecall import GraphRAG, GraphTables, LiveGraph
 from graphrecall.errors import ParameterError
 from graphrecall.index import GraphIndex
+from graphrecall.live.tombstones import rows_dropped
 from graphrecall.recipes import RECIPES
 from graphrecall.storage.sqlite import SQLiteStore
 from hypothesis import HealthCheck, given, settings
@@ -224,9 +225,16 @@ def _fresh(live: LiveGraph) -> GraphRAG:
     return GraphRAG(GraphIndex.build(live.tables, embedder=BagEmbedder(), vector_backend="exact"))
 
 
+def _view(live: LiveGraph) -> GraphTables:
+    """The current tables without the rows of deleted facts, the graph left as it is
+    (``live.tables`` would compact its tombstones first)."""
+    cur = live.current()
+    return rows_dropped(cur.tables, cur.dead_facts)
+
+
 def _live_write(live: LiveGraph, op: tuple[str, int], n: int) -> None:
     kind, k = op
-    t = live.tables
+    t = _view(live)
     ents, facts = t.entities, t.facts
     if kind == "add_fact":
         i = k % len(ents["id"])
@@ -407,7 +415,7 @@ def test_recorded_fact_rows_spare_the_comparison(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(appended, "changed_fact_rows", refuse)
 
     def update(live: LiveGraph, op: tuple[str, int], n: int) -> None:
-        fid = live.tables.facts["id"][op[1]]  # a predicate the graph holds: a generation
+        fid = _view(live).facts["id"][op[1]]  # a predicate the graph holds: a generation
         live.update_facts([{"id": fid, "predicate": "next", "confidence": 0.3}])
 
     ops = [("add_fact", 3), ("update_fact", 4), ("delete_fact", 2), ("delete_entity", 1)]

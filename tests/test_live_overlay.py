@@ -17,6 +17,8 @@ from conftest import PROPERTY, examples
 from graphrecall import GraphIndex, GraphRAG, LiveGraph
 from graphrecall.demo import demo_data, demo_tables
 from graphrecall.embed import CallableEmbedder
+from graphrecall.errors import UnknownIdError
+from graphrecall.live.tombstones import Tombstones, rows_dropped
 from graphrecall.recipes import list_recipe_names
 from graphrecall.storage.sqlite import SQLiteStore
 from graphrecall.tables import BadDataError
@@ -83,18 +85,25 @@ def answers(
 
 
 def assert_fresh(live: LiveGraph) -> None:
+    """The current graph answers as a fresh build of its tables without the rows of the
+    facts deleted since the last compaction, whose ids it does not know."""
     cur = live.current()
-    fresh = cur.tables.build_graph()
-    assert cur.graph.n_facts == fresh.n_facts
-    index, want = answers(fresh, cur.tables)
+    dead = cur.dead_facts
+    clean = rows_dropped(cur.tables, dead)
+    fresh = clean.build_graph()
+    assert cur.graph.n_facts - len(dead) == fresh.n_facts
+    index, want = answers(fresh, clean)
     assert index.graph.n_facts == fresh.n_facts
     assert answers(cur.graph, cur.tables, index)[1] == want
     ents = cur.tables.entities["id"].tolist()
     for e in ents:
         got, want = cur.graph.adjacency(e), fresh.adjacency(e)
         assert [a.tolist() for a in got] == [a.tolist() for a in want]
-    fids = cur.tables.facts["id"].tolist()
+    fids = clean.facts["id"].tolist()
     assert cur.graph.facts(fids) == fresh.facts(fids)
+    for f in cur.tables.facts["id"][dead].tolist():
+        with pytest.raises(UnknownIdError):
+            cur.graph.fact_index([f])
 
 
 def _same_tenant_pair(tables: Any, i: int, j: int) -> tuple[Any, Any]:
@@ -162,9 +171,16 @@ def _words(graph: Any) -> list[list[Any]]:
     return [list(getattr(graph, v).names) for v in VOCABULARIES]
 
 
+def live_tables(live: LiveGraph) -> Any:
+    """The current tables without the rows of deleted facts (the tombstones stay in the
+    graph: ``live.tables`` would compact them)."""
+    cur = live.current()
+    return rows_dropped(cur.tables, cur.dead_facts)
+
+
 def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
     kind, a, b, c = op
-    tables = live.tables
+    tables = live_tables(live)
     fids = tables.facts["id"].tolist()
     if kind == "add":
         s, o = _same_tenant_pair(tables, a, b)
@@ -197,10 +213,11 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
         live.add_entities([{"id": eid, "tenant": TENANTS[a], "name": f"New {k}"}])
         if c:
             tenant = TENANTS[a]
-            ids = live.tables.entities["id"].tolist()
+            ents = live.current().tables.entities
+            ids = ents["id"].tolist()
             mates = [
                 x
-                for x, t in zip(ids, live.tables.entities["tenant"].tolist(), strict=True)
+                for x, t in zip(ids, ents["tenant"].tolist(), strict=True)
                 if t == tenant and x != eid
             ]
             live.add_facts(
@@ -259,12 +276,18 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
 def test_any_interleaving_answers_as_a_fresh_build(ops: list[tuple[str, int, int, Any]]) -> None:
     with live_demo() as live:
         for k, op in enumerate(ops):
-            epoch, words = live._epoch, _words(live.graph)
+            cur = live.current()
+            epoch, words, dead = live._epoch, _words(cur.graph), len(cur.dead_facts)
             run_step(live, op, k)
             if op[0] in GENERATIONS:
                 assert live._epoch == epoch  # a generation over the base, not a rebuild
-            if op[0] in DELETES and live._epoch != epoch:
-                assert words != _words(live.tables.build_graph())
+            if op[0] == "delete_fact":
+                # A tombstone: no rebuild, no new base (no `without`) outside compaction.
+                assert live._epoch == epoch and isinstance(live._log[-1], Tombstones)
+                assert len(live.current().dead_facts) == dead + 1
+            elif op[0] in DELETES and live._epoch != epoch and not dead:
+                # Entity and chunk deletes compact the tombstones first (a new base).
+                assert words != _words(live_tables(live).build_graph())
             assert_fresh(live)
         live.compact()
         assert live.overlay_len == 0

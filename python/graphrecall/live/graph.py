@@ -1,6 +1,7 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the new graph (a generation of the current one for adds and fact changes, a new
-base made from the current one for deletes, else a rebuild)."""
+swap in the new graph (a generation of the current one for adds, fact changes and fact
+deletes, a new base made from the current one for entity and chunk deletes, else a
+rebuild)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,18 @@ from .changes import (
     _time,
 )
 from .delete import Deletion, deletion, entity_facts
+from ..index.fact_changes import note_fact_rows
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
+from .tombstones import (
+    Tombstones,
+    dead_of,
+    dropped,
+    renumbered_change,
+    rows_dropped,
+    tombstoned,
+)
 from .updates import update_facts as _update_facts
 from .usage import access_changes
 
@@ -85,7 +95,7 @@ class LiveGraph:
         self.compact_at = compact_at
         # Fact changes since the graph's base (replayed on a compaction's new base), and
         # the number of rebuilds (a compaction of an older base is dropped).
-        self._log: list[Change | Deletion] = []
+        self._log: list[Change | Deletion | Tombstones] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
@@ -110,12 +120,20 @@ class LiveGraph:
 
     @property
     def tables(self) -> GraphTables:
-        """The tables of the current graph (names, literal values, chunk texts...)."""
-        return self.current().tables
+        """The tables of the current graph (names, literal values, chunk texts...), without
+        deleted rows: a graph holding deleted facts is compacted first (so that a caller
+        who builds from these tables alone gets the same graph)."""
+        self._poll()
+        with self._update_lock:
+            self._drop_tombstones()
+            return self.current().tables
 
     def current(self) -> GraphVersion:
         """The graph, its tables and version, from one consistent state (reloaded first
-        when another connection has committed to the store)."""
+        when another connection has committed to the store). The tables may still hold
+        the rows of facts deleted since the last compaction
+        (:attr:`GraphVersion.dead_facts`): the graph reaches them from nowhere, and
+        ``GraphRAG.update(cur.tables, graph=cur.graph)`` masks them."""
         self._poll()
         with self._swap_lock:
             return self._current
@@ -162,6 +180,8 @@ class LiveGraph:
         op = f"add_{table}"
         with self._update_lock:
             with self._writing() as cur:
+                if table == "facts" and self._reuses_deleted_id(recs):
+                    self._drop_tombstones()  # the id's dead row goes first
                 base = self._tables
                 n_old = base.n_rows(table)
                 largest = None
@@ -190,16 +210,16 @@ class LiveGraph:
                 n_new = tables.n_rows(table) - n_old
                 change: Change | None
                 if table == "facts":
-                    graph, change = self._generation(
+                    graph, change, shown = self._generation(
                         tables, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
                 else:
-                    graph, change = self._table_generation(table, tables)
+                    graph, change, shown = self._table_generation(table, tables)
                 if n_new:
                     self.store.insert(
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
-            return self._swap(op, graph, tables, {table: n_new}, report, change)
+            return self._swap(op, graph, shown, {table: n_new}, report, change)
 
     def _check_change(
         self,
@@ -256,19 +276,20 @@ class LiveGraph:
         """
         with self._update_lock:
             with self._writing() as cur:
-                base = self._tables
                 rows = self._rows_of("entities", list(ids))
+                base = self._tables
                 dead = np.zeros(base.n_rows("entities"), dtype=bool)
                 dead[rows] = True
                 dead_ids = base.entities["id"][rows]
                 facts = base.facts
                 f_dead = np.zeros(base.n_rows("facts"), dtype=bool)
                 f_dead[entity_facts(self._current.graph, rows)] = True
+                counts = {"entities": int(dead.sum()), "facts": int(f_dead.sum())}
+                f_dead[dead_of(self._current.graph)] = True  # the new base drops tombstones
                 out: dict[str, dict[str, Array] | None] = {
                     "entities": _keep_rows(base.entities, ~dead),
                     "facts": _keep_rows(facts, ~f_dead),
                 }
-                counts = {"entities": int(dead.sum()), "facts": int(f_dead.sum())}
                 for table in ("mentions", "aliases"):
                     cols = base.table(table)
                     if cols is not None:
@@ -278,7 +299,7 @@ class LiveGraph:
                 tables = replace(base, **out)  # type: ignore[arg-type]
                 tables, n_emb = _drop_orphan_embeddings(tables)
                 counts["embeddings"] = n_emb
-                graph, change = self._deletion(
+                graph, change, tables = self._deletion(
                     tables, entities=rows, facts=np.flatnonzero(f_dead).astype(np.int64)
                 )
                 key = [(i,) for i in dead_ids.tolist()]
@@ -296,7 +317,9 @@ class LiveGraph:
             return self._swap("delete_entities", graph, tables, counts, None, change)
 
     def delete_facts(self, ids: Iterable[Hashable]) -> UpdateReport:
-        """Delete facts by id.
+        """Delete facts by id: cut out of the graph at once as tombstones (their ids are
+        unknown from then on), their table rows dropped by the next compaction (see
+        :mod:`graphrecall.live.tombstones`).
 
         Raises:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
@@ -305,16 +328,24 @@ class LiveGraph:
             with self._writing() as cur:
                 base = self._tables
                 id_list = list(ids)
-                rows = self._rows_of("facts", id_list)
-                dead = np.zeros(base.n_rows("facts"), dtype=bool)
-                dead[rows] = True
-                tables = replace(base, facts=_keep_rows(base.facts, ~dead))
-                graph, change = self._deletion(tables, facts=rows)
+                rows = np.unique(self._rows_of("facts", id_list))
+                made = None
+                cur_graph = self._current.graph
+                if base is self._current.tables:  # no usage counts waiting for a refresh
+                    made = tombstoned(cur_graph, base, rows)
+                change: Deletion | Tombstones | None
+                if made is not None:
+                    graph, change = made
+                    tables = base
+                else:  # a new base, without the tombstones too
+                    dead = np.zeros(base.n_rows("facts"), dtype=bool)
+                    dead[rows] = True
+                    dead[dead_of(cur_graph)] = True
+                    tables = replace(base, facts=_keep_rows(base.facts, ~dead))
+                    graph, change, tables = self._deletion(tables, facts=np.flatnonzero(dead))
                 fact_ids = base.facts["id"][rows].tolist() if "id" in base.facts else rows.tolist()
                 cur.executemany("DELETE FROM facts WHERE id = ?", [(i,) for i in fact_ids])
-            return self._swap(
-                "delete_facts", graph, tables, {"facts": int(dead.sum())}, None, change
-            )
+            return self._swap("delete_facts", graph, tables, {"facts": len(rows)}, None, change)
 
     def delete_chunks(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete chunks, their mentions and embeddings; entities whose primary chunk was
@@ -326,8 +357,8 @@ class LiveGraph:
         """
         with self._update_lock:
             with self._writing() as cur:
-                base = self._tables
                 rows = self._rows_of("chunks", list(ids))
+                base = self._tables
                 chunks = base.chunks
                 assert chunks is not None  # _rows_of found the rows
                 dead = np.zeros(base.n_rows("chunks"), dtype=bool)
@@ -335,6 +366,11 @@ class LiveGraph:
                 dead_ids = chunks["id"][rows]
                 out: dict[str, Any] = {"chunks": _keep_rows(chunks, ~dead)}
                 counts = {"chunks": int(dead.sum())}
+                tomb = dead_of(self._current.graph)  # the new base drops tombstones
+                if len(tomb):
+                    keep = np.ones(base.n_rows("facts"), dtype=bool)
+                    keep[tomb] = False
+                    out["facts"] = _keep_rows(base.facts, keep)
                 if base.mentions is not None:
                     gone = _member(base.mentions["chunk"], dead_ids)
                     out["mentions"] = _keep_rows(base.mentions, ~gone)
@@ -350,7 +386,7 @@ class LiveGraph:
                 tables = replace(base, **out)
                 tables, n_emb = _drop_orphan_embeddings(tables)
                 counts["embeddings"] = n_emb
-                graph, change = self._deletion(tables, chunks=rows)
+                graph, change, tables = self._deletion(tables, chunks=rows, facts=tomb)
                 key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
@@ -402,9 +438,10 @@ class LiveGraph:
                         else None,
                     )
                     graph, change = None, None
+                    shown = tables
                     if refresh:
                         rows = self._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
-                        graph, change = self._generation(tables, np.unique(rows))
+                        graph, change, shown = self._generation(tables, np.unique(rows))
                     for statement, params in sql:
                         cur.executemany(statement, params)
             except BaseException:
@@ -413,7 +450,7 @@ class LiveGraph:
             if graph is None:
                 self._tables = tables
                 return UpdateReport("record_access", self._current.version, counts)
-            return self._swap("record_access", graph, tables, counts, None, change)
+            return self._swap("record_access", graph, shown, counts, None, change)
 
     def refresh(self) -> int:
         """Swap in a graph showing the counts of ``record_access(refresh=False)`` and what
@@ -426,8 +463,8 @@ class LiveGraph:
             with self._swap_lock:
                 if self._tables is self._current.tables:
                     return self._current.version
-            graph = self._tables.build_graph()
-            return self._swap("refresh", graph, self._tables, {}, None).version
+            graph, tables = self._rebuilt(self._tables)
+            return self._swap("refresh", graph, tables, {}, None).version
 
     # ------------------------------------------------------------------ other writers
 
@@ -479,16 +516,18 @@ class LiveGraph:
 
     def _generation(
         self, tables: GraphTables, rows: npt.NDArray[np.int64]
-    ) -> tuple[KnowledgeGraph, FactChange | None]:
+    ) -> tuple[KnowledgeGraph, FactChange | None, GraphTables]:
         """The graph of ``tables``, whose facts differ from the current graph's tables at
-        ``rows`` only: a generation over the current graph (no rebuild) when it can be
-        one, else a rebuild (then no change to log)."""
+        ``rows`` only, and the tables it goes with: a generation over the current graph
+        (no rebuild) when it can be one, else a rebuild (then no change to log, and
+        ``tables`` without the current graph's deleted rows)."""
         cur = self._current
         if self._tables is cur.tables:  # no usage counts waiting for a refresh
             made = fact_generation(cur.graph, cur.tables, tables, rows)
             if made is not None:
-                return made
-        return tables.build_graph(), None
+                return made[0], made[1], tables
+        graph, shown = self._rebuilt(tables)
+        return graph, None, shown
 
     def _deletion(
         self,
@@ -497,28 +536,64 @@ class LiveGraph:
         entities: npt.NDArray[np.int64] | None = None,
         facts: npt.NDArray[np.int64] | None = None,
         chunks: npt.NDArray[np.int64] | None = None,
-    ) -> tuple[KnowledgeGraph, Deletion | None]:
-        """The graph of ``tables``, the current tables without the rows given: made from
-        the current graph when it can be (no rebuild), else rebuilt (no change to log)."""
+    ) -> tuple[KnowledgeGraph, Deletion | None, GraphTables]:
+        """The graph of ``tables``, the current tables (without tombstones) without the
+        rows given, and the tables it goes with: made from the current graph when it can
+        be (no rebuild), else rebuilt (no change to log)."""
         cur = self._current
         if self._tables is cur.tables:  # no usage counts waiting for a refresh
             made = deletion(cur.graph, cur.tables, tables, entities, facts, chunks)
             if made is not None:
-                return made
-        return tables.build_graph(), None
+                return made[0], made[1], tables
+        return tables.build_graph(), None, tables
 
     def _table_generation(
         self, table: str, tables: GraphTables
-    ) -> tuple[KnowledgeGraph, Change | None]:
+    ) -> tuple[KnowledgeGraph, Change | None, GraphTables]:
         """The graph of ``tables``, whose ``table`` is the current tables' with rows
-        appended: a generation over the current graph when it can be one, else a
-        rebuild."""
+        appended, and the tables it goes with: a generation over the current graph when it
+        can be one, else a rebuild (of the tables without the deleted fact rows)."""
         cur = self._current
         if self._tables is cur.tables:
             made = table_generation(table, cur.graph, cur.tables, tables)
             if made is not None:
-                return made
-        return tables.build_graph(), None
+                return made[0], made[1], tables
+        graph, shown = self._rebuilt(tables)
+        return graph, None, shown
+
+    # ------------------------------------------------------------------ tombstones
+
+    def _rebuilt(self, tables: GraphTables) -> tuple[KnowledgeGraph, GraphTables]:
+        """A rebuild of ``tables`` (whose fact rows are the current graph's, then any
+        appended) without the current graph's deleted fact rows, and those tables."""
+        tables = rows_dropped(tables, dead_of(self._current.graph))
+        return tables.build_graph(), tables
+
+    def _reuses_deleted_id(self, records: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether a fact record names the id of a fact deleted since the last compaction
+        (its row is still in the tables)."""
+        dead = dead_of(self._current.graph)
+        if not len(dead):
+            return False
+        gone = set(self._current.tables.facts["id"][dead].tolist())
+        return any(r.get("id") in gone for r in records if isinstance(r.get("id"), Hashable))
+
+    def _drop_tombstones(self) -> None:
+        """Compact the current graph now if it holds deleted facts, so that the tables hold
+        no dead rows (the caller holds the update lock; a path that needs the whole tables,
+        such as a rebuild or a new base, calls it first). The version stays: the state is
+        the same; a running compaction is dropped."""
+        cur = self._current
+        dead = dead_of(cur.graph)
+        if not len(dead):
+            return
+        graph, tables = dropped(cur.graph, cur.graph.core.compacted(), cur.tables, dead)
+        pending = tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
+        with self._swap_lock:
+            self._current = GraphVersion(cur.version, graph, tables)
+            self._tables = pending
+        self._log = []
+        self._epoch += 1
 
     def _swap(
         self,
@@ -527,7 +602,7 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
-        change: Change | Deletion | None = None,
+        change: Change | Deletion | Tombstones | None = None,
     ) -> UpdateReport:
         """Publish a new state (the caller holds the update lock, or is the constructor's
         load). ``change``: the change that made ``graph`` from the current graph (a
@@ -578,20 +653,31 @@ class LiveGraph:
 
     def _compact(self, core: Any, epoch: int, n_log: int) -> None:
         """Build the new base of ``core`` (without any lock), then replay the changes logged
-        since and swap it in, unless a rebuild made a new base meanwhile."""
+        since and swap it in, unless a rebuild made a new base meanwhile. Tombstones of
+        ``core`` leave the graph and the tables in the same swap (the changes logged since
+        name facts by the new base's numbers)."""
         try:
             base = core.compacted()
+            dead = np.asarray(core.dead_facts(), dtype=np.int64)
             with self._update_lock:
                 if epoch != self._epoch:
                     return
-                for change in self._log[n_log:]:
+                later = [renumbered_change(c, dead) for c in self._log[n_log:]]
+                for change in later:
                     base = change.apply(base)
-                with self._swap_lock:
-                    cur = self._current
-                    self._current = GraphVersion(
-                        cur.version, with_core(cur.graph, base), cur.tables
+                cur = self._current
+                if len(dead):
+                    graph, tables = dropped(cur.graph, base, cur.tables, dead)
+                    pending = (
+                        tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
                     )
-                self._log = self._log[n_log:]
+                    note_fact_rows(graph, cur.graph, cur.tables, tables, deleted=dead)
+                else:
+                    graph, tables, pending = with_core(cur.graph, base), cur.tables, self._tables
+                with self._swap_lock:
+                    self._current = GraphVersion(cur.version, graph, tables)
+                    self._tables = pending
+                self._log = later
         except Exception as exc:
             self.compaction_error = exc
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from ..graph import KnowledgeGraph
 from ..tables import GraphTables, LoadReport
 
@@ -18,6 +21,12 @@ class GraphVersion:
     version: int
     graph: KnowledgeGraph
     tables: GraphTables
+
+    @property
+    def dead_facts(self) -> npt.NDArray[np.int64]:
+        """Rows of the facts deleted since the last compaction (sorted): still rows of
+        ``tables`` (so that graph index == table row), reached by no query and no id."""
+        return np.asarray(self.graph.core.dead_facts(), dtype=np.int64)
 
 
 @dataclass(frozen=True)

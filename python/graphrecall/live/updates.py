@@ -76,9 +76,9 @@ def update_facts(
             new_facts = tables.facts
             if patch is not None:
                 undo.extend(write_rows(new_facts, rows, patch))
-            graph, change = live._generation(tables, np.sort(rows))
+            graph, change, shown = live._generation(tables, np.sort(rows))
             commit_fact_updates(cur, tables, rows, names, new_facts)
-            return "update_facts", graph, tables, {"facts": len(rows)}, None, change
+            return "update_facts", graph, shown, {"facts": len(rows)}, None, change
         cols: dict[str, Array] = {}
         for col in COLUMNS["facts"]:
             if col in facts:
@@ -101,7 +101,7 @@ def update_facts(
         inverse[order] = np.arange(n)
         new_facts = {c: a[inverse] for c, a in checked_facts.items()}
         tables = replace(base, facts=new_facts)
-        graph, change = live._generation(tables, np.sort(rows))
+        graph, change, shown = live._generation(tables, np.sort(rows))
 
         commit_fact_updates(cur, tables, rows, names, new_facts)
-    return "update_facts", graph, tables, {"facts": len(rows)}, None, change
+    return "update_facts", graph, shown, {"facts": len(rows)}, None, change
