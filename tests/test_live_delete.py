@@ -1,7 +1,8 @@
 """Deletes of facts, entities and chunks make the next graph from the current one (no
-rebuild from the tables: tombstones for facts, a new base for entities and chunks) and answer exactly as a fresh build of the tables without the
-deleted rows; a compaction running meanwhile replays them; GraphRAG.update after a
-delete answers as a fresh index."""
+rebuild from the tables: tombstones for facts, a new base for entities and chunks) and
+answer exactly as a fresh build of the tables without the deleted rows; a compaction
+running meanwhile replays them; GraphRAG.update after a delete answers as a fresh
+index."""
 
 from __future__ import annotations
 

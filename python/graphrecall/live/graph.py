@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from ..errors import ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
+from ..index.fact_changes import note_fact_rows
 from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
 from ..tables import BadDataError, GraphTables, LoadReport, OnBad
@@ -32,7 +33,6 @@ from .changes import (
     _time,
 )
 from .delete import Deletion, deletion, entity_facts
-from ..index.fact_changes import note_fact_rows
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
