@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Hashable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -459,7 +460,26 @@ class GraphIndex:
         Returns:
             The directory.
         """
-        return save_index(self, directory)
+        return save_index(self.without_deleted_facts(), directory)
+
+    def without_deleted_facts(self) -> GraphIndex:
+        """This index, or, when its graph holds facts deleted since the last compaction
+        (tombstones: rows of the tables that no query reaches), the index of the tables
+        without those rows, so that nothing written out holds a deleted fact."""
+        dead = np.asarray(self.graph.core.dead_facts(), dtype=np.int64)
+        if not len(dead):
+            return self
+        keep = np.ones(self.tables.n_rows("facts"), dtype=bool)
+        keep[dead] = False
+        facts = {c: a[keep] for c, a in self.tables.facts.items()}
+        return GraphIndex.build(
+            replace(self.tables, facts=facts),
+            embedder=self.embedder,
+            checked=True,
+            vector_backend=self.vector_backend,
+            exact_below=self.exact_below,
+            previous=self,
+        )
 
     @classmethod
     def load(

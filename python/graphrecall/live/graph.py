@@ -22,6 +22,7 @@ from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
 from ..tables import BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
+from ..tables.ids import IdMap
 from .changes import (
     _concat_table,
     _drop_orphan_embeddings,
@@ -571,10 +572,15 @@ class LiveGraph:
 
     def _reuses_deleted_id(self, records: Sequence[Mapping[str, Any]]) -> bool:
         """Whether a fact record names the id of a fact deleted since the last compaction
-        (its row is still in the tables)."""
-        dead = dead_of(self._current.graph)
+        (its row is still in the tables), or takes the next id, which may be one."""
+        graph = self._current.graph
+        dead = dead_of(graph)
         if not len(dead):
             return False
+        if any(r.get("id") is None for r in records):
+            # The next id is the largest live one plus one: it may be a deleted one's.
+            held: int | None = IdMap.largest.__get__(graph.fact_map)
+            return graph.fact_map.largest != held
         gone = set(self._current.tables.facts["id"][dead].tolist())
         return any(r.get("id") in gone for r in records if isinstance(r.get("id"), Hashable))
 
