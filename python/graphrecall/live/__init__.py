@@ -25,9 +25,14 @@ aliases make the new graph a *generation* of the current one: the changed rows g
 overlay over the immutable base (whose arrays the generations share; new entities and
 chunks take the next dense indices, with empty rows), and every query answers exactly as a
 fresh build of the same tables. :meth:`LiveGraph.compact` merges the overlay into a new
-base in a background thread (started by itself at ``compact_at`` of the facts). Deletes, a
-tenant the graph does not hold and a new vocabulary word rebuild the graph from the tables
-(a fresh build renumbers the dense indices after a deleted row).
+base in a background thread (started by itself at ``compact_at`` of the facts). A fact
+delete is a generation too (:mod:`.tombstones`): the facts are cut out of their rows and
+their ids leave the fact id map at once, while their table rows and dense indices stay
+until the compaction drops them (``GraphVersion.dead_facts``; :attr:`LiveGraph.tables`
+compacts first, so the whole tables it gives hold no deleted row). Entity and chunk
+deletes make a new base from the current graph (:mod:`.delete`; a fresh build renumbers
+the dense indices after a deleted row); a tenant the graph does not hold and a new
+vocabulary word rebuild the graph from the tables.
 
 A change costs its rows, not the graph: new rows are checked against the entities and
 chunks they name only, appended to column buffers with room, and given ids from the
@@ -40,6 +45,7 @@ made from them would not match its graph).
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (changes as generations),
+:mod:`.tombstones` (fact deletes), :mod:`.delete` (entity and chunk deletes),
 :mod:`.rows` (new rows checked and committed alone), :mod:`.updates` (``update_facts``),
 :mod:`.usage` (the usage write-back of :meth:`LiveGraph.record_access`) and
 :mod:`.changes` (column edits on the tables).
