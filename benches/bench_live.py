@@ -407,8 +407,21 @@ def entity_checks(n_entities: int, rounds: int = 4, calls: int = 25) -> list[str
     return lines
 
 
-def delete_checks(n_entities: int, n: int) -> list[str]:
-    """One-fact and one-entity deletes on a live store of the workload graph."""
+def _live_tables(live: Any) -> Any:
+    """The current tables without deleted rows where the tree has tombstones (there,
+    ``live.tables`` compacts them first)."""
+    cur = live.current()
+    dead = getattr(cur, "dead_facts", None)
+    if dead is None or not len(dead):
+        return cur.tables
+    from graphrecall.live.tombstones import rows_dropped
+
+    return rows_dropped(cur.tables, dead)
+
+
+def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> list[str]:
+    """One-fact and one-entity deletes on a live store of the workload graph (or of the
+    store at ``store_path``, written to: give a copy)."""
     rng = np.random.default_rng(0)
     lines: list[str] = []
 
@@ -416,11 +429,17 @@ def delete_checks(n_entities: int, n: int) -> list[str]:
         print(s, flush=True)
         lines.append(s)
 
-    g = workload.generate(n_entities, seed=0)
     with tempfile.TemporaryDirectory() as d:
-        store = SQLiteStore.create(Path(d) / "live.db")
-        store.write(tables_of(g))
+        if store_path is None:
+            g = workload.generate(n_entities, seed=0)
+            store = SQLiteStore.create(Path(d) / "live.db")
+            store.write(tables_of(g))
+            del g
+        else:
+            store = SQLiteStore.open(store_path)
+        t0 = time.perf_counter()
         live = store.load(verify=False)
+        load_s = time.perf_counter() - t0
         live.compact_at = 1.0
         part = {"last": 0.0, "rebuilds": 0}
         inner = getattr(live, "_deletion", None)
@@ -428,17 +447,34 @@ def delete_checks(n_entities: int, n: int) -> list[str]:
 
             def timed(*args: Any, **kwargs: Any) -> Any:
                 t0 = time.perf_counter()
-                graph, change = inner(*args, **kwargs)
+                made = inner(*args, **kwargs)
                 part["last"] = time.perf_counter() - t0
-                part["rebuilds"] += change is None
-                return graph, change
+                part["rebuilds"] += made[1] is None
+                return made
 
             live._deletion = timed  # type: ignore[method-assign]
-        t0 = time.perf_counter()
-        live.tables.build_graph()
-        rebuild_s = time.perf_counter() - t0
-        say(f"# Deletes: {g.n_entities:,} entities, {live.graph.n_facts:,} facts\n")
-        say(f"One full rebuild (`tables.build_graph()`): {rebuild_s * 1e3:,.0f} ms.\n")
+        try:  # trees with tombstones: the part that makes the generation
+            import graphrecall.live.graph as live_graph
+
+            cut = live_graph.tombstoned
+
+            def timed_cut(*args: Any, **kwargs: Any) -> Any:
+                t0 = time.perf_counter()
+                made = cut(*args, **kwargs)
+                part["last"] = time.perf_counter() - t0
+                return made
+
+            live_graph.tombstoned = timed_cut  # type: ignore[assignment]
+        except AttributeError:
+            pass
+        n_ent = live.graph.n_entities
+        say(f"# Deletes: {n_ent:,} entities, {live.graph.n_facts:,} facts\n")
+        say(f"Load: {load_s:,.1f} s.\n")
+        if store_path is None:  # a given store is large: no second graph in memory
+            t0 = time.perf_counter()
+            live.current().tables.build_graph()
+            rebuild_s = time.perf_counter() - t0
+            say(f"One full rebuild (`tables.build_graph()`): {rebuild_s * 1e3:,.0f} ms.\n")
         say("| operation | n | p50 ms | p99 ms | graph part p50 ms | rebuilds |")
         say("|---|---:|---:|---:|---:|---:|")
 
@@ -459,20 +495,33 @@ def delete_checks(n_entities: int, n: int) -> list[str]:
             )
 
         def fact() -> list[int]:
-            ids = live.tables.facts["id"]
-            return [int(ids[int(rng.integers(0, len(ids)))])]
+            cur = live.current()
+            ids = cur.tables.facts["id"]
+            dead = set(getattr(cur, "dead_facts", np.zeros(0)).tolist())
+            while True:  # a live row (no scan of the ids)
+                row = int(rng.integers(0, len(ids)))
+                if row not in dead:
+                    return [int(ids[row])]
 
         def entity() -> list[int]:
-            ids = live.tables.entities["id"]
+            ids = live.current().tables.entities["id"]
             return [int(ids[int(rng.integers(0, len(ids)))])]
 
         run("delete_facts, 1 fact (base)", live.delete_facts, fact)
         rows = rng.choice(live.graph.n_facts, 1000, replace=False)
-        live.update_facts(
-            [{"id": int(f), "confidence": 0.5} for f in live.tables.facts["id"][rows].tolist()]
-        )
+        ids = _live_tables(live).facts["id"]
+        rows = rows[rows < len(ids)]
+        live.update_facts([{"id": int(f), "confidence": 0.5} for f in ids[rows].tolist()])
         say(f"| (1,000 facts updated: {live.overlay_len:,} overlay positions) | | | | | |")
         run("delete_facts, 1 fact (overlay)", live.delete_facts, fact)
+        dead = len(getattr(live.current(), "dead_facts", ()))
+        t0 = time.perf_counter()
+        live.compact()
+        compact_s = time.perf_counter() - t0
+        say(
+            f"| (`compact()`: {compact_s * 1e3:,.0f} ms, background; {dead} tombstones "
+            "dropped) | | | | | |"
+        )
         run("delete_entities, 1 entity", live.delete_entities, entity)
         store.close()
     return lines
@@ -515,6 +564,13 @@ def main(argv: list[str] | None = None) -> int:
         help="only time one-fact and one-entity deletes (--updates each)",
     )
     ap.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="with --deletes: this SQLite store instead of a generated one (written to: "
+        "give a copy)",
+    )
+    ap.add_argument(
         "--overlay-only",
         choices=("adds", "mix"),
         default=None,
@@ -529,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.deletes:
-        lines = delete_checks(args.entities, args.updates)
+        lines = delete_checks(args.entities, args.updates, args.store)
         if args.out is not None:
             cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
             args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")

@@ -16,8 +16,9 @@ the built index, each operation makes the next tables and times ``rag.update`` o
 * ``facts_1000``: 1,000 facts added at once.
 
 With ``--live``, each update also gets the new tables' graph made the way
-:class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph, or for a
-delete the new base made from it; untimed) and passes it (``rag.update(tables,
+:class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph; for a
+fact delete, a generation with a tombstone over the same tables, or in a tree without
+tombstones the new base made from it; untimed) and passes it (``rag.update(tables,
 graph=...)``), so the index does not compile it again. ``--checked`` passes
 ``checked=True``, as the service does after a LiveGraph write (the tables were checked by
 the write).
@@ -55,6 +56,10 @@ try:  # a tree whose LiveGraph makes a delete's graph from the current one
     from graphrecall.live.delete import deletion
 except ImportError:  # pragma: no cover - an older tree: a delete rebuilds
     deletion = None  # type: ignore[assignment]
+try:  # a tree whose LiveGraph deletes facts as tombstones (the tables keep the row)
+    from graphrecall.live.tombstones import tombstoned
+except ImportError:  # pragma: no cover - an older tree: a delete makes a new base
+    tombstoned = None  # type: ignore[assignment]
 from graphrecall.tables import EmbeddingSet, GraphTables  # noqa: E402
 
 DIM = 32
@@ -192,7 +197,14 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
         extended: tuple[str, ...] = ()
         for i in range(repeats):
             new = op(tables, i)
-            if live:
+            if live and name == "fact_delete" and tombstoned is not None:
+                # The tables keep the row; the graph's tombstone masks it.
+                t0 = time.perf_counter()
+                made = tombstoned(base_graph, tables, np.array([i], dtype=np.int64))
+                assert made is not None
+                new, kw["graph"] = tables, made[0]
+                gen_times.append(time.perf_counter() - t0)
+            elif live:
                 t0 = time.perf_counter()
                 kw["graph"] = live_graph(name, base_graph, tables, new, i)
                 gen_times.append(time.perf_counter() - t0)

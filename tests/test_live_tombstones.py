@@ -208,3 +208,17 @@ def test_the_service_answers_after_a_delete() -> None:
         after = rag.retrieve("JACQ project", tenant=tenant, now=NOW, use_cache=False)
         assert fid not in [h.id for h in after.facts]
         assert before is not after
+
+
+def test_a_compaction_running_while_an_entity_delete_drops_the_tombstones() -> None:
+    """An entity delete makes a new base without the tombstones too: a compaction that
+    started before it (holding the tombstones' rows) is dropped, not swapped in."""
+    with live_demo() as live:
+        ids = live_tables(live).facts["id"].tolist()
+        live.delete_facts([ids[2]])
+        core, epoch, n_log = live.graph.core, live._epoch, len(live._log)
+        live.delete_entities(["jacq"])
+        live._compact(core, epoch, n_log)
+        assert live.compaction_error is None
+        assert not len(live.current().dead_facts)
+        assert_fresh(live)

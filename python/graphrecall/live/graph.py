@@ -303,6 +303,7 @@ class LiveGraph:
                 graph, change, tables = self._deletion(
                     tables, entities=rows, facts=np.flatnonzero(f_dead).astype(np.int64)
                 )
+                change = self._absorbing(change)
                 key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'entity' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE entity = ?", key)
@@ -344,6 +345,7 @@ class LiveGraph:
                     dead[dead_of(cur_graph)] = True
                     tables = replace(base, facts=_keep_rows(base.facts, ~dead))
                     graph, change, tables = self._deletion(tables, facts=np.flatnonzero(dead))
+                    change = self._absorbing(change)
                 fact_ids = base.facts["id"][rows].tolist() if "id" in base.facts else rows.tolist()
                 cur.executemany("DELETE FROM facts WHERE id = ?", [(i,) for i in fact_ids])
             return self._swap("delete_facts", graph, tables, {"facts": len(rows)}, None, change)
@@ -388,6 +390,7 @@ class LiveGraph:
                 tables, n_emb = _drop_orphan_embeddings(tables)
                 counts["embeddings"] = n_emb
                 graph, change, tables = self._deletion(tables, chunks=rows, facts=tomb)
+                change = self._absorbing(change)
                 key = [(i,) for i in dead_ids.tolist()]
                 cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
                 cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
@@ -584,6 +587,12 @@ class LiveGraph:
         gone = set(self._current.tables.facts["id"][dead].tolist())
         return any(r.get("id") in gone for r in records if isinstance(r.get("id"), Hashable))
 
+    def _absorbing(self, change: Deletion | None) -> Deletion | None:
+        """``change``, a new base made from the current graph, to log; None (a new base that
+        no running compaction replays) when it also dropped the current graph's tombstones,
+        whose rows the current tables then no longer hold."""
+        return None if len(dead_of(self._current.graph)) else change
+
     def _drop_tombstones(self) -> None:
         """Compact the current graph now if it holds deleted facts, so that the tables hold
         no dead rows (the caller holds the update lock; a path that needs the whole tables,
@@ -594,6 +603,7 @@ class LiveGraph:
         if not len(dead):
             return
         graph, tables = dropped(cur.graph, cur.graph.core.compacted(), cur.tables, dead)
+        note_fact_rows(graph, cur.graph, cur.tables, tables, deleted=dead)
         pending = tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
         with self._swap_lock:
             self._current = GraphVersion(cur.version, graph, tables)
