@@ -1149,6 +1149,7 @@ def test_delete_facts_and_chunks(live: LiveGraph) -> None:
     live.store.conn.execute("UPDATE entities SET primary_chunk = 'c1' WHERE id = 'b'")
     live = live.store.load()
     assert live.delete_facts(["f2"]).rows == {"facts": 1}
+    assert live.tables.facts["id"].tolist() == ["f1"]  # a tombstone until then
     assert live.graph.fact_ids.tolist() == ["f1"]
     r = live.delete_chunks(["c1"])
     assert r.rows == {"chunks": 1, "mentions": 2, "entities.primary_chunk": 1, "embeddings": 0}

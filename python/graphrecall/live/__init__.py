@@ -45,7 +45,8 @@ made from them would not match its graph).
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (changes as generations),
-:mod:`.tombstones` (fact deletes), :mod:`.delete` (entity and chunk deletes),
+:mod:`.deletes` (the three deletes), :mod:`.tombstones` (fact deletes), :mod:`.delete`
+(entity and chunk deletes as a new base),
 :mod:`.rows` (new rows checked and committed alone), :mod:`.updates` (``update_facts``),
 :mod:`.usage` (the usage write-back of :meth:`LiveGraph.record_access`) and
 :mod:`.changes` (column edits on the tables).

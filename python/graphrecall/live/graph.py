@@ -9,7 +9,6 @@ import sqlite3
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,18 +21,15 @@ from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
 from ..tables import BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
-from ..tables.ids import IdMap
+from . import deletes as _deletes
 from .changes import (
     _concat_table,
-    _drop_orphan_embeddings,
-    _keep_rows,
-    _member,
     _records_to_columns,
     _reference_view,
     _replace_table,
     _time,
 )
-from .delete import Deletion, deletion, entity_facts
+from .delete import Deletion, deletion
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
@@ -42,8 +38,8 @@ from .tombstones import (
     dead_of,
     dropped,
     renumbered_change,
+    reuses_deleted_id,
     rows_dropped,
-    tombstoned,
 )
 from .updates import update_facts as _update_facts
 from .usage import access_changes
@@ -181,7 +177,7 @@ class LiveGraph:
         op = f"add_{table}"
         with self._update_lock:
             with self._writing() as cur:
-                if table == "facts" and self._reuses_deleted_id(recs):
+                if table == "facts" and reuses_deleted_id(self._current, recs):
                     self._drop_tombstones()  # the id's dead row goes first
                 base = self._tables
                 n_old = base.n_rows(table)
@@ -277,46 +273,8 @@ class LiveGraph:
         """
         with self._update_lock:
             with self._writing() as cur:
-                rows = self._rows_of("entities", list(ids))
-                base = self._tables
-                dead = np.zeros(base.n_rows("entities"), dtype=bool)
-                dead[rows] = True
-                dead_ids = base.entities["id"][rows]
-                facts = base.facts
-                f_dead = np.zeros(base.n_rows("facts"), dtype=bool)
-                f_dead[entity_facts(self._current.graph, rows)] = True
-                counts = {"entities": int(dead.sum()), "facts": int(f_dead.sum())}
-                f_dead[dead_of(self._current.graph)] = True  # the new base drops tombstones
-                out: dict[str, dict[str, Array] | None] = {
-                    "entities": _keep_rows(base.entities, ~dead),
-                    "facts": _keep_rows(facts, ~f_dead),
-                }
-                for table in ("mentions", "aliases"):
-                    cols = base.table(table)
-                    if cols is not None:
-                        gone = _member(cols["entity"], dead_ids)
-                        out[table] = _keep_rows(cols, ~gone)
-                        counts[table] = int(gone.sum())
-                tables = replace(base, **out)  # type: ignore[arg-type]
-                tables, n_emb = _drop_orphan_embeddings(tables)
-                counts["embeddings"] = n_emb
-                graph, change, tables = self._deletion(
-                    tables, entities=rows, facts=np.flatnonzero(f_dead).astype(np.int64)
-                )
-                change = self._absorbing(change)
-                key = [(i,) for i in dead_ids.tolist()]
-                cur.executemany("DELETE FROM embeddings WHERE kind = 'entity' AND id = ?", key)
-                cur.executemany("DELETE FROM mentions WHERE entity = ?", key)
-                cur.executemany("DELETE FROM aliases WHERE entity = ?", key)
-                cur.execute(
-                    "DELETE FROM embeddings WHERE kind = 'alias' "
-                    "AND id NOT IN (SELECT alias FROM aliases)"
-                )
-                cur.executemany(
-                    "DELETE FROM facts WHERE subject = ? OR object = ?", [(i, i) for (i,) in key]
-                )
-                cur.executemany("DELETE FROM entities WHERE id = ?", key)
-            return self._swap("delete_entities", graph, tables, counts, None, change)
+                made = _deletes.delete_entities(self, list(ids), cur)
+            return self._swap(*made)
 
     def delete_facts(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete facts by id: cut out of the graph at once as tombstones (their ids are
@@ -328,27 +286,8 @@ class LiveGraph:
         """
         with self._update_lock:
             with self._writing() as cur:
-                base = self._tables
-                id_list = list(ids)
-                rows = np.unique(self._rows_of("facts", id_list))
-                made = None
-                cur_graph = self._current.graph
-                if base is self._current.tables:  # no usage counts waiting for a refresh
-                    made = tombstoned(cur_graph, base, rows)
-                change: Deletion | Tombstones | None
-                if made is not None:
-                    graph, change = made
-                    tables = base
-                else:  # a new base, without the tombstones too
-                    dead = np.zeros(base.n_rows("facts"), dtype=bool)
-                    dead[rows] = True
-                    dead[dead_of(cur_graph)] = True
-                    tables = replace(base, facts=_keep_rows(base.facts, ~dead))
-                    graph, change, tables = self._deletion(tables, facts=np.flatnonzero(dead))
-                    change = self._absorbing(change)
-                fact_ids = base.facts["id"][rows].tolist() if "id" in base.facts else rows.tolist()
-                cur.executemany("DELETE FROM facts WHERE id = ?", [(i,) for i in fact_ids])
-            return self._swap("delete_facts", graph, tables, {"facts": len(rows)}, None, change)
+                made = _deletes.delete_facts(self, list(ids), cur)
+            return self._swap(*made)
 
     def delete_chunks(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete chunks, their mentions and embeddings; entities whose primary chunk was
@@ -360,45 +299,8 @@ class LiveGraph:
         """
         with self._update_lock:
             with self._writing() as cur:
-                rows = self._rows_of("chunks", list(ids))
-                base = self._tables
-                chunks = base.chunks
-                assert chunks is not None  # _rows_of found the rows
-                dead = np.zeros(base.n_rows("chunks"), dtype=bool)
-                dead[rows] = True
-                dead_ids = chunks["id"][rows]
-                out: dict[str, Any] = {"chunks": _keep_rows(chunks, ~dead)}
-                counts = {"chunks": int(dead.sum())}
-                tomb = dead_of(self._current.graph)  # the new base drops tombstones
-                if len(tomb):
-                    keep = np.ones(base.n_rows("facts"), dtype=bool)
-                    keep[tomb] = False
-                    out["facts"] = _keep_rows(base.facts, keep)
-                if base.mentions is not None:
-                    gone = _member(base.mentions["chunk"], dead_ids)
-                    out["mentions"] = _keep_rows(base.mentions, ~gone)
-                    counts["mentions"] = int(gone.sum())
-                if "primary_chunk" in base.entities:
-                    pc = base.entities["primary_chunk"]
-                    cleared = _member(pc, dead_ids)
-                    if cleared.any():
-                        pc = pc.copy()
-                        pc[cleared] = None
-                        out["entities"] = {**base.entities, "primary_chunk": pc}
-                    counts["entities.primary_chunk"] = int(cleared.sum())
-                tables = replace(base, **out)
-                tables, n_emb = _drop_orphan_embeddings(tables)
-                counts["embeddings"] = n_emb
-                graph, change, tables = self._deletion(tables, chunks=rows, facts=tomb)
-                change = self._absorbing(change)
-                key = [(i,) for i in dead_ids.tolist()]
-                cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
-                cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
-                cur.executemany(
-                    "UPDATE entities SET primary_chunk = NULL WHERE primary_chunk = ?", key
-                )
-                cur.executemany("DELETE FROM chunks WHERE id = ?", key)
-            return self._swap("delete_chunks", graph, tables, counts, None, change)
+                made = _deletes.delete_chunks(self, list(ids), cur)
+            return self._swap(*made)
 
     # ------------------------------------------------------------------ usage write-back
 
@@ -572,20 +474,6 @@ class LiveGraph:
         appended) without the current graph's deleted fact rows, and those tables."""
         tables = rows_dropped(tables, dead_of(self._current.graph))
         return tables.build_graph(), tables
-
-    def _reuses_deleted_id(self, records: Sequence[Mapping[str, Any]]) -> bool:
-        """Whether a fact record names the id of a fact deleted since the last compaction
-        (its row is still in the tables), or takes the next id, which may be one."""
-        graph = self._current.graph
-        dead = dead_of(graph)
-        if not len(dead):
-            return False
-        if any(r.get("id") is None for r in records):
-            # The next id is the largest live one plus one: it may be a deleted one's.
-            held: int | None = IdMap.largest.__get__(graph.fact_map)
-            return graph.fact_map.largest != held
-        gone = set(self._current.tables.facts["id"][dead].tolist())
-        return any(r.get("id") in gone for r in records if isinstance(r.get("id"), Hashable))
 
     def _absorbing(self, change: Deletion | None) -> Deletion | None:
         """``change``, a new base made from the current graph, to log; None (a new base that

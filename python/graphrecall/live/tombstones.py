@@ -14,6 +14,7 @@ numbers them, and the tables lose the rows in the same swap.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,6 +30,7 @@ from ..tables.ids import IdMap
 from .changes import _keep_rows
 from .delete import Deletion
 from .overlay import FactChange, with_core
+from .report import GraphVersion
 
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
@@ -183,6 +185,21 @@ def tombstoned(
     except GraphRecallError:
         return None
     return with_core(graph, core, facts=LiveIds(graph.fact_map, dead)), change
+
+
+def reuses_deleted_id(cur: GraphVersion, records: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a fact record names the id of a fact of ``cur`` deleted since the last
+    compaction (its row is still in the tables), or takes the next id, which may be one."""
+    graph = cur.graph
+    dead = dead_of(graph)
+    if not len(dead):
+        return False
+    if any(r.get("id") is None for r in records):
+        # The next id is the largest live one plus one: it may be a deleted one's.
+        held: int | None = IdMap.largest.__get__(graph.fact_map)
+        return graph.fact_map.largest != held
+    gone = set(cur.tables.facts["id"][dead].tolist())
+    return any(r.get("id") in gone for r in records if isinstance(r.get("id"), Hashable))
 
 
 def renumbered(indices: npt.NDArray[Any], dead: I64) -> npt.NDArray[Any]:
