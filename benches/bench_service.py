@@ -388,8 +388,12 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
         ("fact columns (`fact_columns`)", sa, "fact_columns"),
         ("anchor columns (`anchor_columns`)", sa, "anchor_columns"),
         ("reached-entity columns (`entity_columns`)", sa, "entity_columns"),
+        (
+            "supporting chunks, the batch's (`supporting_chunks_batch`)",
+            sa,
+            "supporting_chunks_batch",
+        ),
         ("passages (`_passages`)", sa, "_passages"),
-        ("  supporting chunks (`supporting_chunks`)", sa, "supporting_chunks"),
         ("  chunk columns (`chunk_columns`)", sa, "chunk_columns"),
         ("result object (`Batch.result`)", Batch, "result"),
         ("lean dict of the hits (`lean_dict`)", bodies, "lean_dict"),

@@ -50,7 +50,7 @@ from .hits import RetrievalResult
 from .overrides import SpreadingActivationOverrides
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
-from .support import supporting_chunks
+from .support import supporting_chunks_batch
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -191,62 +191,93 @@ def _pipeline(
     with timer.stage("results"):
         core = act.core
         fo, eo = core.fact_offsets.tolist(), core.entity_offsets.tolist()
-        all_facts, all_hops, all_anchors, all_parents = (
-            core.facts,
-            core.hops,
-            core.anchors,
-            core.parents,
-        )
+        all_facts, all_anchors, all_parents = core.facts, core.anchors, core.parents
+        # Per-fact and per-entity columns as lists once per batch: a query's are list slices.
+        all_hops = core.hops.tolist()
         scores = core.scores
+        if scores is None:
+            scores = np.zeros(len(all_facts), dtype=np.float64)
+        score_l = scores.tolist()
         ents, ehops, eanch, estr = (
             core.entities,
             core.entity_hops,
             core.entity_anchors,
             core.entity_strengths,
         )
+        ehops_l = ehops.tolist()
+        estr_l = estr.astype(np.float64).tolist()
+        # Every query's supporting chunks in one native call.
+        support = (
+            supporting_chunks_batch(index, all_facts, scores, fo, n_passages)
+            if n_passages
+            else None
+        )
+        if support is not None:
+            so = support.offsets.tolist()
+            s_rows, s_scores, s_counts = (
+                support.rows.tolist(),
+                support.scores.tolist(),
+                support.counts.tolist(),
+            )
         # scoreFact's factors, for the whole batch on the first read of any of them.
         comps = LazyColumn(partial(_components, index, all_facts, int(now or 0), p.profile))
         for q in range(len(qs)):
             a, b = fo[q], fo[q + 1]
-            hops = all_hops[a:b].tolist()
+            hops = all_hops[a:b]
             hits = fact_columns(
                 index,
                 all_facts[a:b],
-                scores=scores[a:b] if scores is not None else [0.0] * (b - a),
+                scores=score_l[a:b],
                 hops=hops,
                 anchors=all_anchors[a:b],
                 components=LazyColumn(partial(_slice, comps, a, b)),
                 parents=all_parents[a:b],
             )
-            anchor_list = anchor_columns(index, found[q])
+            found_q = found[q]
+            anchor_list = anchor_columns(index, found_q)
             ea, eb = eo[q], eo[q + 1]
-            # Reached entities but the anchors (a few comparisons, no set ops on arrays).
-            keep = slice(ea, eb)
-            if found[q]:
-                e_rows = ents[keep]
-                mask = e_rows != found[q][0][0]
-                for r, _, _ in found[q][1:]:
+            if found_q:
+                # Reached entities but the anchors (a few comparisons, no set ops on arrays).
+                e_rows = ents[ea:eb]
+                mask = e_rows != found_q[0][0]
+                for r, _, _ in found_q[1:]:
                     mask &= e_rows != r
-                keep = np.flatnonzero(mask) + ea
-            reached = entity_columns(
-                index,
-                ents[keep],
-                scores=0.0,
-                how="graph",
-                hops=ehops[keep].tolist(),
-                anchors=eanch[keep],
-                strengths=estr[keep].astype(np.float64).tolist(),
-            )
+                keep = np.flatnonzero(mask)
+                kept = keep.tolist()
+                reached = entity_columns(
+                    index,
+                    e_rows[keep],
+                    scores=0.0,
+                    how="graph",
+                    hops=[ehops_l[ea + i] for i in kept],
+                    anchors=eanch[ea:eb][keep],
+                    strengths=[estr_l[ea + i] for i in kept],
+                )
+            else:
+                reached = entity_columns(
+                    index,
+                    ents[ea:eb],
+                    scores=0.0,
+                    how="graph",
+                    hops=ehops_l[ea:eb],
+                    anchors=eanch[ea:eb],
+                    strengths=estr_l[ea:eb],
+                )
             hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
-            chunks, why_chunks = _passages(
-                index,
-                all_facts[a:b],
-                scores[a:b].tolist() if scores is not None else [0.0] * (b - a),
-                n_passages,
-                qv,
-                q,
-                t,
-            )
+            if support is None:
+                chunks, why_chunks = None, None
+            else:
+                sa, sb = so[q], so[q + 1]
+                chunks, why_chunks = _passages(
+                    index,
+                    s_rows[sa:sb],
+                    s_scores[sa:sb],
+                    s_counts[sa:sb],
+                    n_passages,
+                    qv,
+                    q,
+                    t,
+                )
             results.append(
                 batch.result(
                     q,
@@ -263,18 +294,16 @@ def _pipeline(
 
 def _passages(
     index: GraphIndex,
-    facts: npt.NDArray[np.int64],
-    scores: list[float],
+    rows: list[int],
+    sc: list[float],
+    counts: list[int],
     n: int,
     qv: npt.NDArray[np.float32] | None,
     q: int,
     tenant: int,
 ) -> tuple[HitColumns | None, str | None]:
-    """Query ``q``'s passages: the chunks supporting its facts, else (no fact reaches a
-    chunk) its top chunks by cosine and why."""
-    if not n:
-        return None, None
-    rows, sc, counts = supporting_chunks(index, facts, scores, n)
+    """Query ``q``'s passages: the chunks supporting its facts (``rows`` with their scores
+    and mention counts), else (no fact reaches a chunk) its top chunks by cosine and why."""
     if rows:
         return chunk_columns(
             index,
