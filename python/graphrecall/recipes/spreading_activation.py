@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -190,25 +189,25 @@ def _pipeline(
     results = []
     with timer.stage("results"):
         core = act.core
-        fo, eo = core.fact_offsets.tolist(), core.entity_offsets.tolist()
+        fo_arr = core.fact_offsets
+        fo, eo = fo_arr.tolist(), core.entity_offsets.tolist()
         all_facts, all_anchors, all_parents = core.facts, core.anchors, core.parents
         # Per-fact and per-entity columns as lists once per batch: a query's are list slices.
         all_hops = core.hops.tolist()
         scores = core.scores
         if scores is None:
             scores = np.zeros(len(all_facts), dtype=np.float64)
-        score_l = scores.tolist()
         ents, ehops, eanch, estr = (
             core.entities,
             core.entity_hops,
             core.entity_anchors,
             core.entity_strengths,
         )
-        ehops_l = ehops.tolist()
+        ents_l, ehops_l = ents.tolist(), ehops.tolist()
         estr_l = estr.astype(np.float64).tolist()
         # Every query's supporting chunks in one native call.
         support = (
-            supporting_chunks_batch(index, all_facts, scores, fo, n_passages)
+            supporting_chunks_batch(index, all_facts, scores, fo_arr, n_passages)
             if n_passages
             else None
         )
@@ -227,7 +226,7 @@ def _pipeline(
             hits = fact_columns(
                 index,
                 all_facts[a:b],
-                scores=score_l[a:b],
+                scores=scores[a:b],
                 hops=hops,
                 anchors=all_anchors[a:b],
                 components=LazyColumn(partial(_slice, comps, a, b)),
@@ -236,11 +235,26 @@ def _pipeline(
             found_q = found[q]
             anchor_list = anchor_columns(index, found_q)
             ea, eb = eo[q], eo[q + 1]
-            if found_q:
-                # Reached entities but the anchors (a few comparisons, no set ops on arrays).
+            # Reached entities but the anchors: the graph call lists each entity once, the
+            # anchors usually first (then a slice), else a few comparisons.
+            na = len(found_q)
+            first = ents_l[ea : ea + na]
+            if first == [r for r, _, _ in found_q] and not set(first).intersection(
+                ents_l[ea + na : eb]
+            ):
+                reached = entity_columns(
+                    index,
+                    ents[ea + na : eb],
+                    scores=0.0,
+                    how="graph",
+                    hops=ehops_l[ea + na : eb],
+                    anchors=eanch[ea + na : eb],
+                    strengths=estr_l[ea + na : eb],
+                )
+            else:
                 e_rows = ents[ea:eb]
-                mask = e_rows != found_q[0][0]
-                for r, _, _ in found_q[1:]:
+                mask = np.ones(eb - ea, dtype=bool)
+                for r, _, _ in found_q:
                     mask &= e_rows != r
                 keep = np.flatnonzero(mask)
                 kept = keep.tolist()
@@ -253,17 +267,10 @@ def _pipeline(
                     anchors=eanch[ea:eb][keep],
                     strengths=[estr_l[ea + i] for i in kept],
                 )
-            else:
-                reached = entity_columns(
-                    index,
-                    ents[ea:eb],
-                    scores=0.0,
-                    how="graph",
-                    hops=ehops_l[ea:eb],
-                    anchors=eanch[ea:eb],
-                    strengths=estr_l[ea:eb],
-                )
-            hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
+            # Facts per hop, in first-seen order.
+            hops_fanout: dict[int, int] = {}
+            for h in hops:
+                hops_fanout[h] = hops_fanout.get(h, 0) + 1
             if support is None:
                 chunks, why_chunks = None, None
             else:
