@@ -388,8 +388,12 @@ def profile(index: Any, queries: list[Any], body: Any, rounds: int = 3) -> None:
         ("fact columns (`fact_columns`)", sa, "fact_columns"),
         ("anchor columns (`anchor_columns`)", sa, "anchor_columns"),
         ("reached-entity columns (`entity_columns`)", sa, "entity_columns"),
+        (
+            "supporting chunks, the batch's (`supporting_chunks_batch`)",
+            sa,
+            "supporting_chunks_batch",
+        ),
         ("passages (`_passages`)", sa, "_passages"),
-        ("  supporting chunks (`supporting_chunks`)", sa, "supporting_chunks"),
         ("  chunk columns (`chunk_columns`)", sa, "chunk_columns"),
         ("result object (`Batch.result`)", Batch, "result"),
         ("lean dict of the hits (`lean_dict`)", bodies, "lean_dict"),
@@ -491,6 +495,55 @@ def columns(index: Any, queries: list[Any], rounds: int = 3) -> None:
         gc.enable()
         ms = [(b - a) / len(res) * 1e3 for a, b in ((t0, t1), (t1, t2), (t2, t3))]
         print(f"| {rnd + 1} | {ms[0]:.3f} | {ms[1]:.3f} | {ms[2]:.3f} | {n:.0f} |")
+
+
+def pipeline_ab(index: Any, queries: list[Any], other: Path, rounds: int = 8) -> None:
+    """Print the CPU per query of ``spreading_activation``'s pipeline (``top_k = 10``, vector
+    given, one query per call) against another checkout's ``spreading_activation.py`` and
+    ``support.py`` loaded into this process beside this package (the shared helpers are
+    this checkout's under both), rounds interleaved, after checking that both give the same
+    results."""
+    import importlib.util
+
+    def load(name: str, path: Path) -> Any:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+
+    recipes = other / "graphrecall" / "recipes"
+    old_support = load("graphrecall.recipes._ab_support", recipes / "support.py")
+    old = load("graphrecall.recipes._ab_spreading", recipes / "spreading_activation.py")
+    if hasattr(old, "supporting_chunks"):
+        old.supporting_chunks = old_support.supporting_chunks
+    new = importlib.import_module("graphrecall.recipes.spreading_activation")
+    params = new.SpreadingActivation(top_k=10)
+    qs = queries[:1000]
+
+    def one(mod: Any, q: Any) -> Any:
+        text, tenant, vec = q
+        return mod._pipeline(index, [text], params, tenant, workload.NOW, vec[None, :], None, None)
+
+    for q in qs[:200]:
+        a, b = one(old, q)[0].to_dict(), one(new, q)[0].to_dict()
+        a.pop("timings")
+        b.pop("timings")
+        if a != b:
+            raise SystemExit(f"results differ for {q[0]!r}")
+    spent: dict[str, list[float]] = {"this checkout": [], str(other): []}
+    for r in range(rounds + 1):
+        for name, mod in (("this checkout", new), (str(other), old)):
+            t = time.process_time()
+            for q in qs:
+                one(mod, q)
+            if r:  # the first round warms up
+                spent[name].append((time.process_time() - t) / len(qs) * 1e6)
+    print(f"{len(qs)} queries, {rounds} rounds, load average {os.getloadavg()[0]:.1f}")
+    for name, xs in spent.items():
+        xs.sort()
+        print(f"{name}: {xs[0]:.1f} us per query (min), {xs[len(xs) // 2]:.1f} (median)")
 
 
 def search_split(index: Any, queries: list[Any], rounds: int = 5) -> None:
@@ -709,6 +762,13 @@ def main() -> int:
         help="instead of the load test: the CPU per query of the entity-vector search and "
         "its native kernel's stages, printed",
     )
+    ap.add_argument(
+        "--pipeline-ab",
+        type=Path,
+        default=None,
+        help="instead of the load test: the CPU per query of spreading_activation's "
+        "pipeline against another checkout's python/ (e.g. /work/main/python), printed",
+    )
     ap.add_argument("--inline", default="4,0", help="the inline_max values that --loop-ab compares")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "service.md")
     args = ap.parse_args()
@@ -749,6 +809,9 @@ def main() -> int:
         return 0
     if args.columns:
         columns(index, queries[:1000])
+        return 0
+    if args.pipeline_ab is not None:
+        pipeline_ab(index, queries, args.pipeline_ab)
         return 0
     if args.search:
         search_split(index, queries)

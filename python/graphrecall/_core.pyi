@@ -45,6 +45,7 @@ __all__ = [
     "sketch_codes",
     "sketch_int4",
     "sketch_search",
+    "supporting_chunks",
     "top_k",
     "weighted_fuse",
 ]
@@ -404,6 +405,31 @@ def best_mentioned_chunks(
     ``chunks[offsets[e]:offsets[e + 1]]``), best first, ties by chunk. Entities below 0 are
     skipped; only scores above -1 count (NaN never does). Raises DataError on an entity
     outside the CSR or a broken range."""
+
+def supporting_chunks(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    fact_subject: npt.NDArray[np.int64],
+    fact_object: npt.NDArray[np.int64],
+    facts: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    fact_offsets: npt.NDArray[np.uintp],
+    k: int,
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.uintp],
+]:
+    """Seed 000's supporting passages for a batch: for each query's facts in rank order
+    (``facts[fact_offsets[q]:fact_offsets[q + 1]]``, rows of ``fact_subject`` /
+    ``fact_object``), the chunks mentioning both ends (the CSR ``chunks[offsets[e]:offsets[e
+    + 1]]`` with ``counts``), else the subject (none mentions both, or the object is below
+    0), most mentions first, ties by chunk; each chunk once per query, at its best-ranked
+    fact, with that fact's score; at most ``k`` per query. Returns ``(chunks, scores,
+    counts, offsets)``. Raises DataError on a fact or entity outside the tables, a broken
+    range or lengths that differ, ParameterError on offsets that do not cut ``facts``."""
 
 def entity_chunk_scores(
     offsets: npt.NDArray[np.int64],

@@ -12,6 +12,7 @@ mod graph;
 mod ingest_text;
 mod kernels;
 mod ppr_rerank;
+mod support;
 mod text;
 mod vectors;
 
@@ -45,6 +46,9 @@ mod _core {
 
     #[pymodule_export]
     use super::ppr_rerank::ppr_rerank_from_top;
+
+    #[pymodule_export]
+    use super::support::supporting_chunks;
 
     #[pymodule_export]
     use super::embed::CoreE5;

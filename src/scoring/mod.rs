@@ -24,6 +24,7 @@ mod mention;
 mod ppr_rerank;
 mod proximity;
 mod rerank;
+mod support;
 
 pub use chunks::{
     best_mentioned_chunks, cosine_graph_top, entity_chunk_scores, graph_proximity_chunks,
@@ -42,6 +43,7 @@ pub use proximity::{
     graph_proximity, graph_proximity_batch, graph_proximity_scores, GraphProximityProfile,
 };
 pub use rerank::{recency, rerank_batch, RerankProfile, Reranked};
+pub use support::{supporting_chunks, SupportingChunks};
 
 #[cfg(test)]
 mod ppr_kernel_tests;

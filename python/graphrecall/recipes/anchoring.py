@@ -156,8 +156,8 @@ def dense_batch(
         np.cumsum([len(r) for r in rows], out=offsets[1:])
         flat = [a for r in rows for a in r]
     return (
-        np.fromiter((a[0] for a in flat), dtype=np.int64, count=len(flat)),
-        np.fromiter((a[1] for a in flat), dtype=np.float64, count=len(flat)),
+        np.array([a[0] for a in flat], dtype=np.int64),
+        np.array([a[1] for a in flat], dtype=np.float64),
         offsets,
     )
 

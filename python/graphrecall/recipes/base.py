@@ -434,12 +434,12 @@ def entity_columns(
         n,
         {
             "id": ids,
-            "name": [names[r] for r in rl],
+            "name": list(map(names.__getitem__, rl)),
             "score": Const(scores) if isinstance(scores, float) else scores,
             "hop": Const(hops) if isinstance(hops, int) else hops,
             "how": Const(how) if isinstance(how, str) else how,
             "anchor": Const(None) if anchors is None else _anchor_ids(ent_ids, anchors),
-            "type": [types[r] for r in rl],
+            "type": list(map(types.__getitem__, rl)),
             "strength": Const(None) if strengths is None else strengths,
             "path": Const(()) if paths is None else paths,
         },
@@ -499,11 +499,11 @@ def chunk_columns(
         n,
         {
             "id": index.graph.chunk_ids[rl].tolist(),
-            "text": [text[c] for c in rl],
+            "text": list(map(text.__getitem__, rl)),
             "score": scores,
             "source": Const(sources) if isinstance(sources, str) else sources,
             "components": components,
             "path": Const(()) if paths is None else paths,
-            "tier": [scope[c] for c in rl],
+            "tier": list(map(scope.__getitem__, rl)),
         },
     )

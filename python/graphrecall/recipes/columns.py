@@ -57,8 +57,10 @@ class HitColumns(LazyHits):
         if defaults is None:
             defaults = _DEFAULTS[cls] = _defaults(cls)
         self._columns = tuple(
-            columns[name] if name in columns else Const(ReadOnlyDict()) if d is None else d
-            for name, d in defaults
+            [
+                columns[name] if name in columns else Const(ReadOnlyDict()) if d is None else d
+                for name, d in defaults
+            ]
         )
 
     def __len__(self) -> int:

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -50,7 +49,7 @@ from .hits import RetrievalResult
 from .overrides import SpreadingActivationOverrides
 from .registry import FunctionRecipe
 from .stages import begin, resolve_params
-from .support import supporting_chunks
+from .support import supporting_chunks_batch
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -190,63 +189,102 @@ def _pipeline(
     results = []
     with timer.stage("results"):
         core = act.core
-        fo, eo = core.fact_offsets.tolist(), core.entity_offsets.tolist()
-        all_facts, all_hops, all_anchors, all_parents = (
-            core.facts,
-            core.hops,
-            core.anchors,
-            core.parents,
-        )
+        fo_arr = core.fact_offsets
+        fo, eo = fo_arr.tolist(), core.entity_offsets.tolist()
+        all_facts, all_anchors, all_parents = core.facts, core.anchors, core.parents
+        # Per-fact and per-entity columns as lists once per batch: a query's are list slices.
+        all_hops = core.hops.tolist()
         scores = core.scores
+        if scores is None:
+            scores = np.zeros(len(all_facts), dtype=np.float64)
         ents, ehops, eanch, estr = (
             core.entities,
             core.entity_hops,
             core.entity_anchors,
             core.entity_strengths,
         )
+        ents_l, ehops_l = ents.tolist(), ehops.tolist()
+        estr_l = estr.astype(np.float64).tolist()
+        # Every query's supporting chunks in one native call.
+        support = (
+            supporting_chunks_batch(index, all_facts, scores, fo_arr, n_passages)
+            if n_passages
+            else None
+        )
+        if support is not None:
+            so = support.offsets.tolist()
+            s_rows, s_scores, s_counts = (
+                support.rows.tolist(),
+                support.scores.tolist(),
+                support.counts.tolist(),
+            )
         # scoreFact's factors, for the whole batch on the first read of any of them.
         comps = LazyColumn(partial(_components, index, all_facts, int(now or 0), p.profile))
         for q in range(len(qs)):
             a, b = fo[q], fo[q + 1]
-            hops = all_hops[a:b].tolist()
+            hops = all_hops[a:b]
             hits = fact_columns(
                 index,
                 all_facts[a:b],
-                scores=scores[a:b] if scores is not None else [0.0] * (b - a),
+                scores=scores[a:b],
                 hops=hops,
                 anchors=all_anchors[a:b],
                 components=LazyColumn(partial(_slice, comps, a, b)),
                 parents=all_parents[a:b],
             )
-            anchor_list = anchor_columns(index, found[q])
+            found_q = found[q]
+            anchor_list = anchor_columns(index, found_q)
             ea, eb = eo[q], eo[q + 1]
-            # Reached entities but the anchors (a few comparisons, no set ops on arrays).
-            keep = slice(ea, eb)
-            if found[q]:
-                e_rows = ents[keep]
-                mask = e_rows != found[q][0][0]
-                for r, _, _ in found[q][1:]:
+            # Reached entities but the anchors: the graph call lists each entity once, the
+            # anchors usually first (then a slice), else a few comparisons.
+            na = len(found_q)
+            first = ents_l[ea : ea + na]
+            if first == [r for r, _, _ in found_q] and not set(first).intersection(
+                ents_l[ea + na : eb]
+            ):
+                reached = entity_columns(
+                    index,
+                    ents[ea + na : eb],
+                    scores=0.0,
+                    how="graph",
+                    hops=ehops_l[ea + na : eb],
+                    anchors=eanch[ea + na : eb],
+                    strengths=estr_l[ea + na : eb],
+                )
+            else:
+                e_rows = ents[ea:eb]
+                mask = np.ones(eb - ea, dtype=bool)
+                for r, _, _ in found_q:
                     mask &= e_rows != r
-                keep = np.flatnonzero(mask) + ea
-            reached = entity_columns(
-                index,
-                ents[keep],
-                scores=0.0,
-                how="graph",
-                hops=ehops[keep].tolist(),
-                anchors=eanch[keep],
-                strengths=estr[keep].astype(np.float64).tolist(),
-            )
-            hops_fanout = dict(Counter(hops))  # in first-seen order, as a counting loop
-            chunks, why_chunks = _passages(
-                index,
-                all_facts[a:b],
-                scores[a:b].tolist() if scores is not None else [0.0] * (b - a),
-                n_passages,
-                qv,
-                q,
-                t,
-            )
+                keep = np.flatnonzero(mask)
+                kept = keep.tolist()
+                reached = entity_columns(
+                    index,
+                    e_rows[keep],
+                    scores=0.0,
+                    how="graph",
+                    hops=[ehops_l[ea + i] for i in kept],
+                    anchors=eanch[ea:eb][keep],
+                    strengths=[estr_l[ea + i] for i in kept],
+                )
+            # Facts per hop, in first-seen order.
+            hops_fanout: dict[int, int] = {}
+            for h in hops:
+                hops_fanout[h] = hops_fanout.get(h, 0) + 1
+            if support is None:
+                chunks, why_chunks = None, None
+            else:
+                sa, sb = so[q], so[q + 1]
+                chunks, why_chunks = _passages(
+                    index,
+                    s_rows[sa:sb],
+                    s_scores[sa:sb],
+                    s_counts[sa:sb],
+                    n_passages,
+                    qv,
+                    q,
+                    t,
+                )
             results.append(
                 batch.result(
                     q,
@@ -263,18 +301,16 @@ def _pipeline(
 
 def _passages(
     index: GraphIndex,
-    facts: npt.NDArray[np.int64],
-    scores: list[float],
+    rows: list[int],
+    sc: list[float],
+    counts: list[int],
     n: int,
     qv: npt.NDArray[np.float32] | None,
     q: int,
     tenant: int,
 ) -> tuple[HitColumns | None, str | None]:
-    """Query ``q``'s passages: the chunks supporting its facts, else (no fact reaches a
-    chunk) its top chunks by cosine and why."""
-    if not n:
-        return None, None
-    rows, sc, counts = supporting_chunks(index, facts, scores, n)
+    """Query ``q``'s passages: the chunks supporting its facts (``rows`` with their scores
+    and mention counts), else (no fact reaches a chunk) its top chunks by cosine and why."""
     if rows:
         return chunk_columns(
             index,
