@@ -161,7 +161,7 @@ class LiveGraph:
         recs = list(records)
         op = f"add_{table}"
         with self._update_lock:
-            with self._writing() as cur:
+            with self._writing(fold=False) as cur:  # appends: the fact log may stay
                 base = self._tables
                 n_old = base.n_rows(table)
                 largest = None
@@ -390,7 +390,7 @@ class LiveGraph:
         undo: Undo = []
         with self._update_lock:
             try:
-                with self._writing() as cur:
+                with self._writing(fold=False) as cur:  # the updates name the fact log too
                     # Shown at once: counts written in place (undone if the commit fails).
                     tables, sql, counts = access_changes(
                         self._tables,
@@ -400,6 +400,7 @@ class LiveGraph:
                         undo
                         if self.write_in_place and refresh and self._tables is self._current.tables
                         else None,
+                        fact_tables=self.store.fact_tables,
                     )
                     graph, change = None, None
                     if refresh:
@@ -432,10 +433,10 @@ class LiveGraph:
     # ------------------------------------------------------------------ other writers
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Cursor]:
+    def _writing(self, *, fold: bool = True) -> Iterator[sqlite3.Cursor]:
         """The store's write transaction, with this graph caught up with the state it
-        holds (the caller holds the update lock)."""
-        with self.store.transaction() as cur:
+        holds (the caller holds the update lock; ``fold``: the store's)."""
+        with self.store.transaction(fold=fold) as cur:
             self._catch_up()
             yield cur
 

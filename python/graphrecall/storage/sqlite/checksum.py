@@ -36,6 +36,7 @@ TABLES: Mapping[str, tuple[str, ...]] = {
     "entities": tuple(COLUMNS["entities"]),
     "aliases": tuple(COLUMNS["aliases"]),
     "facts": tuple(COLUMNS["facts"]),
+    "facts_log": tuple(COLUMNS["facts"]),  # schema version 3
     "mentions": tuple(COLUMNS["mentions"]),
     "embeddings": ("kind", "model", "id", "dim", "vector"),
 }
@@ -83,7 +84,8 @@ def select(table: str) -> str:
     return f"SELECT rowid, {', '.join(TABLES[table])} FROM {table} ORDER BY rowid"
 
 
-def _triggers(table: str) -> list[str]:
+def triggers(table: str) -> list[str]:
+    """The DDL of ``table``'s insert, delete and update triggers (in that order)."""
     cols = TABLES[table]
     new = ", ".join(["NEW.rowid", *(f"NEW.{c}" for c in cols)])
     old = ", ".join(["OLD.rowid", *(f"OLD.{c}" for c in cols)])
@@ -118,7 +120,7 @@ def appending(cur: sqlite3.Cursor, table: str, n: int) -> Iterator[None]:
         yield
         return
     (last,) = cur.execute(f"SELECT max(rowid) FROM {table}").fetchone()
-    insert_trigger = _triggers(table)[0]
+    insert_trigger = triggers(table)[0]
     cur.execute(f"DROP TRIGGER {table}_checksum_insert")
     try:
         yield
@@ -145,16 +147,22 @@ def drop_triggers(cur: sqlite3.Cursor) -> None:
             cur.execute(f"DROP TRIGGER IF EXISTS {table}_checksum_{op}")
 
 
+def present(cur: sqlite3.Cursor) -> list[str]:
+    """The checksummed tables this store holds (``facts_log`` from schema version 3)."""
+    held = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return [t for t in TABLES if t in held]
+
+
 def create_triggers(cur: sqlite3.Cursor) -> None:
     """Create the triggers that keep every checksum up to date."""
-    for table in TABLES:
-        for ddl in _triggers(table):
+    for table in present(cur):
+        for ddl in triggers(table):
             cur.execute(ddl)
 
 
 def recompute(cur: sqlite3.Cursor) -> None:
     """Set every table's checksum from its rows (inside the writing transaction)."""
-    for table in TABLES:
+    for table in present(cur):
         rows = cur.execute(select(table)).fetchall()
         cur.execute(
             "INSERT INTO checksums (name, rows, total) VALUES (?, ?, ?) "

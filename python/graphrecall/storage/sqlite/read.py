@@ -59,12 +59,17 @@ def _column_from_sql(table: str, col: str, values: list[Any]) -> npt.NDArray[Any
 
 
 def read_tables(
-    path: Path, read: Callable[[str], list[tuple[Any, ...]]], *, verify: bool
+    path: Path,
+    read: Callable[[str], list[tuple[Any, ...]]],
+    *,
+    verify: bool,
+    logged: bool = False,
 ) -> GraphTables:
     """The stored graph of the store at ``path`` as checked-table columns (rows in insertion
     order), read with ``read`` (one SQL query -> its rows); optional columns that are NULL
     in every row are left out. With ``verify``, every table is checked against its stored
-    checksum (:mod:`.checksum`)."""
+    checksum (:mod:`.checksum`). With ``logged`` (schema version 3), the facts are those of
+    ``facts`` followed by those of the fact log (:mod:`.log`), the order a fold keeps."""
     stored = (
         {r[0]: (r[1], r[2]) for r in read("SELECT name, rows, total FROM checksums")}
         if verify
@@ -83,6 +88,8 @@ def read_tables(
     for table in ("entities", "facts", "chunks", "mentions", "aliases"):
         names = COLUMNS[table]
         rows = rows_of(table)
+        if table == "facts" and logged:
+            rows += rows_of("facts_log")
         counts[table] = len(rows)
         cols = list(zip(*rows, strict=True)) if rows else [() for _ in names]
         out: dict[str, npt.NDArray[Any]] = {}

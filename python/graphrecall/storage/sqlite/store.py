@@ -18,9 +18,16 @@ import numpy.typing as npt
 
 from ...tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
-from . import checksum
+from . import checksum, log
 from .read import read_tables
-from .schema import _DELETE_ORDER, APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
+from .schema import (
+    _DELETE_ORDER,
+    APPLICATION_ID,
+    LOG_SCHEMA,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SUPPORTED_SCHEMA_VERSIONS,
+)
 from .write import insert_embeddings as _insert_embeddings
 from .write import insert_rows
 
@@ -51,6 +58,10 @@ class SQLiteStore:
     :meth:`load` builds a :class:`~graphrecall.LiveGraph` that takes
     incremental updates. A store may be used from several threads (one connection, used
     under a lock). Use it as a context manager or call :meth:`close`.
+
+    From schema version 3, added facts are committed to a log and folded into the indexed
+    ``facts`` table later (:mod:`.log`): when the log holds :attr:`fold_at` facts, before
+    any other write, and on :meth:`fold`. Every read sees them.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, schema_version: int):
@@ -59,6 +70,9 @@ class SQLiteStore:
         self.schema_version = schema_version
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
+        #: Logged facts at which a write folds the log first (:data:`.log.FOLD_ROWS`).
+        self.fold_at = log.FOLD_ROWS
+        self._folded = 0  # facts the last transaction folded
 
     # ------------------------------------------------------------------ open / create
 
@@ -105,7 +119,7 @@ class SQLiteStore:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
             cls._configure(conn)
             cur = conn.execute("BEGIN IMMEDIATE")
-            for ddl in _statements(SCHEMA + checksum.SCHEMA):
+            for ddl in _statements(SCHEMA + checksum.SCHEMA + LOG_SCHEMA):
                 cur.execute(ddl)
             cur.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -180,11 +194,17 @@ class SQLiteStore:
         return self._conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Cursor]:
+    def transaction(self, *, fold: bool = True) -> Iterator[sqlite3.Cursor]:
         """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): everything or nothing.
 
         The commit returns once the WAL is synced (``synchronous = FULL``). A failure rolls
         back and raises :class:`StorageError` (the original error chained).
+
+        Args:
+            fold: Fold the fact log into ``facts`` first (:mod:`.log`), so that statements
+                on ``facts`` see every fact. False for a transaction that only adds rows
+                or also writes the log's rows itself; it folds only when the log holds
+                :attr:`fold_at` facts.
         """
         with self._lock:
             conn = self.conn
@@ -193,6 +213,11 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise _storage_error(self.path, exc, "cannot begin a transaction") from exc
             try:
+                self._folded = 0
+                if self.logged:
+                    n = log.logged(cur)
+                    if n and (fold or n >= self.fold_at):
+                        self._folded = log.fold(cur)
                 yield cur
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -237,6 +262,8 @@ class SQLiteStore:
                         checksum.drop_triggers(cur)
                     for table in _DELETE_ORDER:
                         cur.execute(f"DELETE FROM {table}")
+                    if self.logged:
+                        cur.execute(f"DELETE FROM {log.LOG_TABLE}")
                     self._insert_all(cur, checked)
                     _write_vocabularies(cur, checked)
                     if self.checksummed:
@@ -260,12 +287,14 @@ class SQLiteStore:
         rows: npt.NDArray[np.int64] | None = None,
     ) -> int:
         """Insert rows of a checked table (all, or those at ``rows``) inside a transaction of
-        this store, keeping its checksums; returns the count."""
+        this store, keeping its checksums; returns the count. Facts go to the fact log
+        (schema version 3): committed, they are durable and read back at once."""
         if not self.checksummed:
             return insert_rows(cur, tables, table, rows)
+        into = log.LOG_TABLE if table == "facts" and self.logged else table
         n = tables.n_rows(table) if rows is None else len(rows)
-        with checksum.appending(cur, table, n):
-            return insert_rows(cur, tables, table, rows)
+        with checksum.appending(cur, into, n):
+            return insert_rows(cur, tables, table, rows, into=into)
 
     @staticmethod
     def insert_embeddings(cur: sqlite3.Cursor, sets: Iterable[EmbeddingSet]) -> int:
@@ -281,6 +310,54 @@ class SQLiteStore:
     def checksummed(self) -> bool:
         """Whether the store keeps per-table checksums (schema version 2 and later)."""
         return self.schema_version >= 2
+
+    @property
+    def logged(self) -> bool:
+        """Whether added facts go to the fact log first (schema version 3 and later)."""
+        return self.schema_version >= 3
+
+    def fold(self) -> int:
+        """Fold the fact log into the indexed ``facts`` table now, in one transaction (e.g.
+        when the store is idle); returns the number of facts moved (0 below version 3)."""
+        with self._lock:
+            with self.transaction(fold=True):
+                pass
+            return self._folded
+
+    @property
+    def fact_tables(self) -> tuple[str, ...]:
+        """The tables that hold facts: ``facts``, and the fact log from schema version 3
+        (a statement by id on ``facts`` alone misses the logged facts)."""
+        return ("facts", log.LOG_TABLE) if self.logged else ("facts",)
+
+    def logged_facts(self) -> int:
+        """The number of facts in the log, not yet folded (0 below schema version 3)."""
+        if not self.logged:
+            return 0
+        return int(self._read("SELECT rows FROM checksums WHERE name = ?", (log.LOG_TABLE,))[0][0])
+
+    def upgrade(self) -> None:
+        """Rewrite a schema version 2 store as version 3 (the fact log added, in one
+        transaction); a version 3 store is left as it is. A graphrecall that reads
+        versions 1-2 only then refuses the store rather than miss its logged facts.
+
+        Raises:
+            SchemaVersionError: A version 1 store (rewrite it with :meth:`write`).
+        """
+        if self.schema_version >= SCHEMA_VERSION:
+            return
+        if not self.checksummed:
+            raise SchemaVersionError(
+                f"{self.path}: schema version {self.schema_version} cannot be upgraded in "
+                "place; read it and write it to a new store"
+            )
+        with self.transaction(fold=False) as cur:
+            log.create(cur)
+            cur.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (f"{SCHEMA_VERSION:d}",)
+            )
+            cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+        self.schema_version = SCHEMA_VERSION
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -327,7 +404,9 @@ class SQLiteStore:
         """
         try:
             with self.snapshot():
-                return read_tables(self.path, self._read, verify=verify and self.checksummed)
+                return read_tables(
+                    self.path, self._read, verify=verify and self.checksummed, logged=self.logged
+                )
         except (ValueError, TypeError) as exc:  # undecodable JSON, a vector blob of odd size...
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
 
@@ -352,11 +431,15 @@ class SQLiteStore:
         return _live(self, tables, on_bad=on_bad, data_version=seen)
 
     def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        return {
-            t: int(self._read(f"SELECT count(*) FROM {t}")[0][0])
-            for t in ("entities", "facts", "chunks", "mentions", "aliases", "embeddings")
-        }
+        """Rows per table (``facts`` counts the logged facts too)."""
+        with self.snapshot():
+            out = {
+                t: int(self._read(f"SELECT count(*) FROM {t}")[0][0])
+                for t in ("entities", "facts", "chunks", "mentions", "aliases", "embeddings")
+            }
+            if self.logged:
+                out["facts"] += int(self._read(f"SELECT count(*) FROM {log.LOG_TABLE}")[0][0])
+        return out
 
     def integrity_check(self) -> None:
         """Run SQLite's ``PRAGMA integrity_check`` and the foreign-key check.
