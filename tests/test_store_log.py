@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -47,6 +48,7 @@ def temp_store(name: str = "g.db") -> Iterator[SQLiteStore]:
     """A version 3 store holding :func:`base_tables`, in a fresh directory."""
     with tempfile.TemporaryDirectory() as d:
         s = SQLiteStore.create(Path(d) / name)
+        s.fold_idle_s = None  # folds only where a test makes them
         try:
             s.write(base_tables())
             yield s
@@ -107,16 +109,34 @@ def test_a_second_connection_sees_the_batch(store: SQLiteStore) -> None:
     assert stored_facts(store) == ([0, 1, 2, 11, 12], [])
 
 
-def test_the_log_folds_when_it_holds_fold_at_facts(store: SQLiteStore) -> None:
-    store.fold_at = 4
+def test_a_log_of_fold_at_facts_loses_a_slice_at_each_write(store: SQLiteStore) -> None:
+    store.fold_at, store.fold_slice = 4, 3
     live = store.load()
     live.add_facts([fact(10), fact(11)])
     live.add_facts([fact(12), fact(13)])
     assert store.logged_facts() == 4
-    live.add_facts([fact(14)])  # folds the 4, then logs its own
-    assert stored_facts(store) == ([0, 1, 2, 10, 11, 12, 13], [14])
-    live.add_entities([{"id": "f"}])  # any write folds at fold_at
-    assert store.logged_facts() == 1
+    live.add_facts([fact(14)])  # folds the 3 oldest, then logs its own
+    assert stored_facts(store) == ([0, 1, 2, 10, 11, 12], [13, 14])
+    live.add_entities([{"id": "f"}])  # below fold_at: no fold
+    assert store.logged_facts() == 2
+    store.read()  # the checksums of a partial fold hold
+    assert store.fold() == 2
+    store.read()
+
+
+def test_an_idle_store_folds_its_log_in_the_background(store: SQLiteStore) -> None:
+    store.fold_slice, store.fold_idle_s = 2, 0.0
+    live = store.load()
+    live.add_facts([fact(10 + k) for k in range(5)])
+    done = threading.Event()
+    for _ in range(1000):  # the fold thread's slices, up to 10 s
+        if store.logged_facts() < 2 or done.wait(0.01):
+            break
+    assert stored_facts(store) == ([0, 1, 2, 10, 11, 12, 13], [14])  # under a slice stays
+    assert store.fold_error is None
+    store.read()
+    store.close()
+    assert store._folder is not None and not store._folder.is_alive()
 
 
 # ------------------------------------------------------------------------------ changes
@@ -211,6 +231,7 @@ import sys, threading
 from graphrecall.storage.sqlite import SQLiteStore, log
 path, mode, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = SQLiteStore.open(path)
+store.fold_idle_s = None
 live = store.load()
 for b in range(batches):
     base = 100 + 10 * b
@@ -318,7 +339,7 @@ def test_any_interleaving_matches_a_plain_model(
     model = Model()
     with temp_store() as store:
         s = store
-        s.fold_at = fold_at
+        s.fold_at, s.fold_slice = fold_at, 3
         live: LiveGraph = s.load()
         try:
             for op, x, y, z in ops:
@@ -351,7 +372,7 @@ def test_any_interleaving_matches_a_plain_model(
                     if s is not store:
                         s.close()
                     s = SQLiteStore.open(store.path)
-                    s.fold_at = fold_at
+                    s.fold_at, s.fold_slice, s.fold_idle_s = fold_at, 3, None
                     live = s.load()
                 expect = [(i, *v) for i, v in model.facts.items()]
                 assert _read_model(s) == expect

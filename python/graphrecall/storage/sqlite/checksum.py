@@ -53,7 +53,8 @@ CREATE TABLE checksums (
 _MOD = 1 << 64
 
 
-def _signed(value: int) -> int:
+def signed(value: int) -> int:
+    """``value`` modulo 2**64 as a signed 64-bit int (how SQLite stores a checksum)."""
     value %= _MOD
     return value - _MOD if value >= 1 << 63 else value
 
@@ -67,11 +68,11 @@ def row_hash(row: tuple[Any, ...]) -> int:
 
 def total_of(rows: Iterable[tuple[Any, ...]]) -> int:
     """The checksum of rows ``(rowid, *columns)``, as stored (a signed 64-bit int)."""
-    return _signed(sum(map(zlib.crc32, map(str.encode, map(ascii, rows)))))  # row_hash, inlined
+    return signed(sum(map(zlib.crc32, map(str.encode, map(ascii, rows)))))  # row_hash, inlined
 
 
 def _sql_checksum(total: int, sign: int, *row: Any) -> int:
-    return _signed(total + sign * row_hash(row))
+    return signed(total + sign * row_hash(row))
 
 
 def register(conn: sqlite3.Connection) -> None:
@@ -135,7 +136,7 @@ def appending(cur: sqlite3.Cursor, table: str, n: int) -> Iterator[None]:
             ).fetchone()
             cur.execute(
                 "UPDATE checksums SET rows = ?, total = ? WHERE name = ?",
-                (count + len(rows), _signed(total + total_of(rows)), table),
+                (count + len(rows), signed(total + total_of(rows)), table),
             )
             cur.execute(insert_trigger)
 

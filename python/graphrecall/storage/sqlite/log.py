@@ -7,9 +7,11 @@ sequential pages rather than a random leaf of ``facts_subject``, ``facts_object`
 ids' index per fact. Readers see ``facts`` and then the log, in rowid order: the rows
 that a fold would leave. A fold (:func:`fold`) inserts the logged rows into ``facts`` in
 their order and empties the log in one transaction, so a crash leaves each fact in
-exactly one of the two tables. :class:`~.store.SQLiteStore` folds at the start of every
-write transaction that may need the indexed table (deletes, updates, whole-graph writes),
-when the log passes :data:`FOLD_ROWS`, and on :meth:`~.store.SQLiteStore.fold`.
+exactly one of the two tables. :class:`~.store.SQLiteStore` folds the whole log at the
+start of every write transaction that may need the indexed table (deletes, updates,
+whole-graph writes) and on :meth:`~.store.SQLiteStore.fold`; and a slice of it
+(:data:`FOLD_SLICE`) per transaction in the background when no write came for
+:data:`FOLD_IDLE_S`, and before each write while it holds :data:`FOLD_ROWS` or more.
 """
 
 from __future__ import annotations
@@ -23,10 +25,18 @@ from .schema import LOG_SCHEMA
 #: The table that holds logged facts.
 LOG_TABLE = "facts_log"
 
-#: Logged facts at which a write transaction folds the log before it writes: one fold per
-#: this many added facts (a fold costs about what inserting its rows into ``facts`` costs,
-#: in fewer, larger transactions).
+#: Logged facts from which each write transaction first folds :data:`FOLD_SLICE` of them:
+#: the bound on the log when adds come faster than idle folds empty it.
 FOLD_ROWS = 100_000
+
+#: Logged facts folded per transaction by the idle fold and by a write over
+#: :data:`FOLD_ROWS` (a fold holds the store's write lock; a write waits at most one slice).
+FOLD_SLICE = 2_000
+
+#: Seconds without a write after which the store folds its log in the background, one
+#: slice per transaction while it holds a slice or more (None: never;
+#: :meth:`~.store.SQLiteStore.fold` still does).
+FOLD_IDLE_S = 1.0
 
 
 def logged(cur: sqlite3.Cursor) -> int:
@@ -35,19 +45,40 @@ def logged(cur: sqlite3.Cursor) -> int:
     return 0 if row is None else int(row[0])
 
 
-def fold(cur: sqlite3.Cursor) -> int:
-    """Move every logged fact into ``facts``, in log order, inside the caller's write
-    transaction; returns the number moved. Both tables' checksums stay true."""
+def fold(cur: sqlite3.Cursor, limit: int | None = None) -> int:
+    """Move the oldest ``limit`` logged facts (all when None) into ``facts``, in log order,
+    inside the caller's write transaction; returns the number moved. Both tables'
+    checksums stay true."""
     n = logged(cur)
     if n == 0:
         return 0
     cols = ", ".join(COLUMNS["facts"])
+    where = ""
+    if limit is not None and limit < n:
+        n = max(limit, 1)
+        (last,) = cur.execute(
+            f"SELECT rowid FROM {LOG_TABLE} ORDER BY rowid LIMIT 1 OFFSET ?", (n - 1,)
+        ).fetchone()
+        where = f"WHERE rowid <= {int(last):d}"
     with checksum.appending(cur, "facts", n):
-        cur.execute(f"INSERT INTO facts ({cols}) SELECT {cols} FROM {LOG_TABLE} ORDER BY rowid")
-    # Emptied, the log's checksum is (0, 0): no trigger per deleted row.
+        cur.execute(
+            f"INSERT INTO facts ({cols}) SELECT {cols} FROM {LOG_TABLE} {where} ORDER BY rowid"
+        )
+    # The log's checksum loses the moved rows in one pass, not a trigger per deleted row
+    # (emptied, it is (0, 0)).
+    if where:
+        moved = cur.execute(f"SELECT rowid, {cols} FROM {LOG_TABLE} {where}").fetchall()
+        (count, total) = cur.execute(
+            "SELECT rows, total FROM checksums WHERE name = ?", (LOG_TABLE,)
+        ).fetchone()
+        count, total = count - len(moved), checksum.signed(total - checksum.total_of(moved))
+    else:
+        count, total = 0, 0
     cur.execute(f"DROP TRIGGER {LOG_TABLE}_checksum_delete")
-    cur.execute(f"DELETE FROM {LOG_TABLE}")
-    cur.execute("UPDATE checksums SET rows = 0, total = 0 WHERE name = ?", (LOG_TABLE,))
+    cur.execute(f"DELETE FROM {LOG_TABLE} {where}")
+    cur.execute(
+        "UPDATE checksums SET rows = ?, total = ? WHERE name = ?", (count, total, LOG_TABLE)
+    )
     cur.execute(checksum.triggers(LOG_TABLE)[1])
     return n
 

@@ -8,6 +8,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +61,10 @@ class SQLiteStore:
     under a lock). Use it as a context manager or call :meth:`close`.
 
     From schema version 3, added facts are committed to a log and folded into the indexed
-    ``facts`` table later (:mod:`.log`): when the log holds :attr:`fold_at` facts, before
-    any other write, and on :meth:`fold`. Every read sees them.
+    ``facts`` table later (:mod:`.log`): all of them before any other write and on
+    :meth:`fold`; a slice (:attr:`fold_slice`) per transaction in the background once no
+    write came for :attr:`fold_idle_s`, and before each write while the log holds
+    :attr:`fold_at` or more. Every read sees them.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, schema_version: int):
@@ -70,9 +73,19 @@ class SQLiteStore:
         self.schema_version = schema_version
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
-        #: Logged facts at which a write folds the log first (:data:`.log.FOLD_ROWS`).
+        #: Logged facts from which a write folds a slice first (:data:`.log.FOLD_ROWS`).
         self.fold_at = log.FOLD_ROWS
+        #: Facts per fold transaction of the idle fold and of writes (:data:`.log.FOLD_SLICE`).
+        self.fold_slice = log.FOLD_SLICE
+        #: Seconds without a write before the log is folded in the background; None:
+        #: never (:data:`.log.FOLD_IDLE_S`).
+        self.fold_idle_s: float | None = log.FOLD_IDLE_S
+        #: The last error of a background fold (it retries at the next idle time).
+        self.fold_error: BaseException | None = None
         self._folded = 0  # facts the last transaction folded
+        self._last_write = time.monotonic()
+        self._closing = threading.Event()
+        self._folder: threading.Thread | None = None
 
     # ------------------------------------------------------------------ open / create
 
@@ -170,10 +183,14 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL). Idempotent."""
+        self._closing.set()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        folder = self._folder
+        if folder is not None and folder is not threading.current_thread():
+            folder.join()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -203,8 +220,8 @@ class SQLiteStore:
         Args:
             fold: Fold the fact log into ``facts`` first (:mod:`.log`), so that statements
                 on ``facts`` see every fact. False for a transaction that only adds rows
-                or also writes the log's rows itself; it folds only when the log holds
-                :attr:`fold_at` facts.
+                or also writes the log's rows itself; it folds a slice of the log only when
+                the log holds :attr:`fold_at` facts.
         """
         with self._lock:
             conn = self.conn
@@ -214,10 +231,14 @@ class SQLiteStore:
                 raise _storage_error(self.path, exc, "cannot begin a transaction") from exc
             try:
                 self._folded = 0
+                if threading.current_thread() is not self._folder:
+                    self._last_write = time.monotonic()
                 if self.logged:
                     n = log.logged(cur)
-                    if n and (fold or n >= self.fold_at):
+                    if n and fold:
                         self._folded = log.fold(cur)
+                    elif n >= self.fold_at:
+                        self._folded = log.fold(cur, self.fold_slice)
                 yield cur
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -292,6 +313,8 @@ class SQLiteStore:
         if not self.checksummed:
             return insert_rows(cur, tables, table, rows)
         into = log.LOG_TABLE if table == "facts" and self.logged else table
+        if into == log.LOG_TABLE:
+            self._start_idle_fold()
         n = tables.n_rows(table) if rows is None else len(rows)
         with checksum.appending(cur, into, n):
             return insert_rows(cur, tables, table, rows, into=into)
@@ -329,6 +352,43 @@ class SQLiteStore:
         """The tables that hold facts: ``facts``, and the fact log from schema version 3
         (a statement by id on ``facts`` alone misses the logged facts)."""
         return ("facts", log.LOG_TABLE) if self.logged else ("facts",)
+
+    def _start_idle_fold(self) -> None:
+        """Start the background fold of this store, unless it runs or is off."""
+        if self._folder is None and self.fold_idle_s is not None and not self._closing.is_set():
+            self._folder = threading.Thread(
+                target=self._fold_when_idle, name="graphrecall-fold", daemon=True
+            )
+            self._folder.start()
+
+    def _fold_when_idle(self) -> None:
+        """The background fold: once no write came for :attr:`fold_idle_s`, a slice of the
+        log per transaction while it holds a whole slice (a shorter log costs its readers
+        nothing worth a write); then a look every :attr:`fold_idle_s`, until the store
+        closes."""
+        while True:
+            idle = self.fold_idle_s
+            if idle is None:
+                self._folder = None
+                return
+            quiet = time.monotonic() - self._last_write
+            if quiet < idle:
+                if self._closing.wait(idle - quiet):
+                    return
+                continue
+            left = 0
+            try:
+                with self._lock:
+                    if self._conn is None:
+                        return
+                    if self.logged_facts() >= self.fold_slice:
+                        with self.transaction(fold=False) as cur:
+                            log.fold(cur, self.fold_slice)
+                            left = int(log.logged(cur) >= self.fold_slice)
+            except Exception as exc:  # kept for the caller; retried at the next idle time
+                self.fold_error = exc
+            if not left and self._closing.wait(idle):
+                return
 
     def logged_facts(self) -> int:
         """The number of facts in the log, not yet folded (0 below schema version 3)."""
