@@ -383,3 +383,31 @@ def test_any_interleaving_matches_a_plain_model(
         finally:
             if s is not store:
                 s.close()
+
+
+# ------------------------------------------------------------------------------ chunked reads
+
+
+def test_a_chunked_read_equals_a_whole_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks whose values differ in kind (int ids then text, NULL objects then ids,
+    literals then NULL) make the columns a read of all rows at once makes."""
+    from graphrecall.storage.sqlite.read import read_tables
+
+    with temp_store() as s:
+        live = s.load()
+        live.add_entities([{"id": 7}])
+        live.add_facts([{"id": 10 + k, "subject": "a", "object_value": k} for k in range(5)])
+        live.add_facts([{"id": f"t{k}", "subject": 7, "object": "c"} for k in range(4)])
+        whole = read_tables(s.path, s._read, verify=True, logged=True)
+        for size in (1, 2, 3, 1000):
+            monkeypatch.setattr(store_module, "CHUNK_ROWS", size)
+            got = s.read()
+            for table in ("entities", "facts"):
+                a, b = whole.table(table), got.table(table)
+                assert a is not None and b is not None
+                assert sorted(a) == sorted(b), (table, size)
+                for col in a:
+                    assert a[col].dtype == b[col].dtype, (table, col, size)
+                    assert a[col].tolist() == b[col].tolist(), (table, col, size)
+            s.fold()
+            whole = read_tables(s.path, s._read, verify=True, logged=True)

@@ -184,15 +184,21 @@ def verify(path: Path, table: str, rows: list[tuple[Any, ...]], stored: Mapping[
     Raises:
         CorruptStoreError: The table has no checksum, or its rows do not match it.
     """
+    verify_sum(path, table, len(rows), total_of(rows), stored)
+
+
+def verify_sum(path: Path, table: str, n: int, total: int, stored: Mapping[str, Any]) -> None:
+    """Check the row count ``n`` and checksum ``total`` of the rows read from ``table``
+    (summed chunk by chunk) against its stored checksum; raises as :func:`verify`."""
     expected = stored.get(table)
     if expected is None:
         raise CorruptStoreError(f"{path}: corrupted: the checksum of table {table} is missing")
-    n, total = expected
-    if n != len(rows):
+    count, want = expected
+    if count != n:
         raise CorruptStoreError(
-            f"{path}: corrupted: table {table} has {len(rows)} rows, its checksum says {n}"
+            f"{path}: corrupted: table {table} has {n} rows, its checksum says {count}"
         )
-    if total_of(rows) != total:
+    if total != want:
         raise CorruptStoreError(
             f"{path}: corrupted: the rows of table {table} do not match their checksum"
         )

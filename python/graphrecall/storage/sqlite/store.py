@@ -20,7 +20,7 @@ import numpy.typing as npt
 from ...tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
 from . import checksum, log
-from .read import read_tables
+from .read import CHUNK_ROWS, read_tables
 from .schema import (
     _DELETE_ORDER,
     APPLICATION_ID,
@@ -255,6 +255,16 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise _storage_error(self.path, exc, "read failed") from None
 
+    def _chunks(self, sql: str) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of one query, :data:`~.read.CHUNK_ROWS` at a time (under the lock)."""
+        with self._lock:
+            try:
+                cur = self.conn.execute(sql)
+                while rows := cur.fetchmany(CHUNK_ROWS):
+                    yield rows
+            except sqlite3.Error as exc:
+                raise _storage_error(self.path, exc, "read failed") from None
+
     # ------------------------------------------------------------------ whole graphs
 
     def write(self, tables: GraphTables, on_bad: OnBad = "raise") -> LoadReport:
@@ -465,7 +475,11 @@ class SQLiteStore:
         try:
             with self.snapshot():
                 return read_tables(
-                    self.path, self._read, verify=verify and self.checksummed, logged=self.logged
+                    self.path,
+                    self._read,
+                    verify=verify and self.checksummed,
+                    logged=self.logged,
+                    chunks=self._chunks,
                 )
         except (ValueError, TypeError) as exc:  # undecodable JSON, a vector blob of odd size...
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
