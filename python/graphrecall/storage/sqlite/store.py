@@ -288,7 +288,7 @@ class SQLiteStore:
             # (half the time of a bulk write). Incremental updates keep the enforcement.
             self.conn.execute("PRAGMA foreign_keys = OFF")
             try:
-                with self.transaction() as cur:
+                with self.transaction(fold=False) as cur:  # the log is emptied below
                     if self.checksummed:  # one pass over what was written, not a trigger per row
                         checksum.drop_triggers(cur)
                     for table in _DELETE_ORDER:
@@ -365,7 +365,8 @@ class SQLiteStore:
 
     def _start_idle_fold(self) -> None:
         """Start the background fold of this store, unless it runs or is off."""
-        if self._folder is None and self.fold_idle_s is not None and not self._closing.is_set():
+        running = self._folder is not None and self._folder.is_alive()  # not after a fork
+        if not running and self.fold_idle_s is not None and not self._closing.is_set():
             self._folder = threading.Thread(
                 target=self._fold_when_idle, name="graphrecall-fold", daemon=True
             )
