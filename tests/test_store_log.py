@@ -136,7 +136,7 @@ def test_an_idle_store_folds_its_log_in_the_background(store: SQLiteStore) -> No
     assert store.fold_error is None
     store.read()
     store.close()
-    assert store._folder is not None and not store._folder.is_alive()
+    assert store._idle.thread is not None and not store._idle.thread.is_alive()
 
 
 # ------------------------------------------------------------------------------ changes

@@ -17,10 +17,16 @@ whole-graph writes) and on :meth:`~.store.SQLiteStore.fold`; and a slice of it
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from typing import TYPE_CHECKING
 
 from ...tables import COLUMNS
 from . import checksum
-from .schema import LOG_SCHEMA
+from .schema import LOG_SCHEMA, statements
+
+if TYPE_CHECKING:
+    from .store import SQLiteStore
 
 #: The table that holds logged facts.
 LOG_TABLE = "facts_log"
@@ -86,20 +92,66 @@ def fold(cur: sqlite3.Cursor, limit: int | None = None) -> int:
 def create(cur: sqlite3.Cursor) -> None:
     """Create the empty log, its checksum and triggers (inside a write transaction of a
     checksummed store)."""
-    for ddl in _statements(LOG_SCHEMA):
+    for ddl in statements(LOG_SCHEMA):
         cur.execute(ddl)
     cur.execute("INSERT INTO checksums (name, rows, total) VALUES (?, 0, 0)", (LOG_TABLE,))
     for ddl in checksum.triggers(LOG_TABLE):
         cur.execute(ddl)
 
 
-def _statements(script: str) -> list[str]:
-    """The statements of an SQL script (a trigger's body holds semicolons)."""
-    out: list[str] = []
-    pending = ""
-    for line in script.splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            out.append(pending)
-            pending = ""
-    return out
+class IdleFold:
+    """The background fold of one store: once no write came for its ``fold_idle_s``, a
+    slice (``fold_slice``) of the log per transaction while the log holds a whole slice (a
+    shorter log costs its readers nothing worth a write); then a look every
+    ``fold_idle_s``, until the store closes. Errors go to the store's ``fold_error`` and
+    the fold is tried again at the next idle time."""
+
+    def __init__(self, store: SQLiteStore):
+        self.store = store
+        self.last_write = time.monotonic()
+        self.closing = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def wrote(self) -> None:
+        """Note a write transaction (the fold's own are not writes)."""
+        if threading.current_thread() is not self.thread:
+            self.last_write = time.monotonic()
+
+    def start(self) -> None:
+        """Start the fold thread unless it runs (a forked process has none) or is off."""
+        running = self.thread is not None and self.thread.is_alive()
+        if not running and self.store.fold_idle_s is not None and not self.closing.is_set():
+            self.thread = threading.Thread(target=self._run, name="graphrecall-fold", daemon=True)
+            self.thread.start()
+
+    def stop(self) -> None:
+        self.closing.set()
+
+    def join(self) -> None:
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join()
+
+    def _run(self) -> None:
+        store = self.store
+        while True:
+            idle = store.fold_idle_s
+            if idle is None:
+                return
+            quiet = time.monotonic() - self.last_write
+            if quiet < idle:
+                if self.closing.wait(idle - quiet):
+                    return
+                continue
+            more = False
+            try:
+                with store._lock:
+                    if store.closed:
+                        return
+                    if store.logged_facts() >= store.fold_slice:
+                        with store.transaction(fold=False) as cur:
+                            fold(cur, store.fold_slice)
+                            more = logged(cur) >= store.fold_slice
+            except Exception as exc:  # kept for the caller; tried again at the next idle time
+                store.fold_error = exc
+            if not more and self.closing.wait(idle):
+                return

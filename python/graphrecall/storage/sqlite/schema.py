@@ -3,6 +3,7 @@ that the read and write conversions share."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 
 #: The schema version this module writes (3: version 2 plus the fact log, :data:`LOG_SCHEMA`).
@@ -122,3 +123,16 @@ _REQUIRED_ON_READ: Mapping[str, frozenset[str]] = {
     "mentions": frozenset({"chunk", "entity", "count"}),
     "aliases": frozenset({"entity", "alias"}),
 }
+
+
+def statements(script: str) -> list[str]:
+    """The statements of an SQL script, to run one by one inside an open transaction
+    (``executescript`` would commit first; a trigger's body holds semicolons)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending)
+            pending = ""
+    return out

@@ -8,7 +8,6 @@ import json
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +27,7 @@ from .schema import (
     SCHEMA,
     SCHEMA_VERSION,
     SUPPORTED_SCHEMA_VERSIONS,
+    statements,
 )
 from .write import insert_embeddings as _insert_embeddings
 from .write import insert_rows
@@ -83,9 +83,7 @@ class SQLiteStore:
         #: The last error of a background fold (it retries at the next idle time).
         self.fold_error: BaseException | None = None
         self._folded = 0  # facts the last transaction folded
-        self._last_write = time.monotonic()
-        self._closing = threading.Event()
-        self._folder: threading.Thread | None = None
+        self._idle = log.IdleFold(self)
 
     # ------------------------------------------------------------------ open / create
 
@@ -132,7 +130,7 @@ class SQLiteStore:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
             cls._configure(conn)
             cur = conn.execute("BEGIN IMMEDIATE")
-            for ddl in _statements(SCHEMA + checksum.SCHEMA + LOG_SCHEMA):
+            for ddl in statements(SCHEMA + checksum.SCHEMA + LOG_SCHEMA):
                 cur.execute(ddl)
             cur.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -183,14 +181,12 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL). Idempotent."""
-        self._closing.set()
+        self._idle.stop()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-        folder = self._folder
-        if folder is not None and folder is not threading.current_thread():
-            folder.join()
+        self._idle.join()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -231,8 +227,7 @@ class SQLiteStore:
                 raise _storage_error(self.path, exc, "cannot begin a transaction") from exc
             try:
                 self._folded = 0
-                if threading.current_thread() is not self._folder:
-                    self._last_write = time.monotonic()
+                self._idle.wrote()
                 if self.logged:
                     n = log.logged(cur)
                     if n and fold:
@@ -324,7 +319,7 @@ class SQLiteStore:
             return insert_rows(cur, tables, table, rows)
         into = log.LOG_TABLE if table == "facts" and self.logged else table
         if into == log.LOG_TABLE:
-            self._start_idle_fold()
+            self._idle.start()
         n = tables.n_rows(table) if rows is None else len(rows)
         with checksum.appending(cur, into, n):
             return insert_rows(cur, tables, table, rows, into=into)
@@ -362,44 +357,6 @@ class SQLiteStore:
         """The tables that hold facts: ``facts``, and the fact log from schema version 3
         (a statement by id on ``facts`` alone misses the logged facts)."""
         return ("facts", log.LOG_TABLE) if self.logged else ("facts",)
-
-    def _start_idle_fold(self) -> None:
-        """Start the background fold of this store, unless it runs or is off."""
-        running = self._folder is not None and self._folder.is_alive()  # not after a fork
-        if not running and self.fold_idle_s is not None and not self._closing.is_set():
-            self._folder = threading.Thread(
-                target=self._fold_when_idle, name="graphrecall-fold", daemon=True
-            )
-            self._folder.start()
-
-    def _fold_when_idle(self) -> None:
-        """The background fold: once no write came for :attr:`fold_idle_s`, a slice of the
-        log per transaction while it holds a whole slice (a shorter log costs its readers
-        nothing worth a write); then a look every :attr:`fold_idle_s`, until the store
-        closes."""
-        while True:
-            idle = self.fold_idle_s
-            if idle is None:
-                self._folder = None
-                return
-            quiet = time.monotonic() - self._last_write
-            if quiet < idle:
-                if self._closing.wait(idle - quiet):
-                    return
-                continue
-            left = 0
-            try:
-                with self._lock:
-                    if self._conn is None:
-                        return
-                    if self.logged_facts() >= self.fold_slice:
-                        with self.transaction(fold=False) as cur:
-                            log.fold(cur, self.fold_slice)
-                            left = int(log.logged(cur) >= self.fold_slice)
-            except Exception as exc:  # kept for the caller; retried at the next idle time
-                self.fold_error = exc
-            if not left and self._closing.wait(idle):
-                return
 
     def logged_facts(self) -> int:
         """The number of facts in the log, not yet folded (0 below schema version 3)."""
@@ -531,19 +488,6 @@ class SQLiteStore:
                 f"{self.path}: {len(fk)} rows break a reference, first: table {fk[0][0]} "
                 f"rowid {fk[0][1]} -> {fk[0][2]}"
             )
-
-
-def _statements(script: str) -> list[str]:
-    """The statements of an SQL script (run one by one inside an open transaction, which
-    ``executescript`` would commit first)."""
-    out: list[str] = []
-    pending = ""
-    for line in script.splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            out.append(pending)
-            pending = ""
-    return out
 
 
 def _write_vocabularies(cur: sqlite3.Cursor, tables: GraphTables) -> None:
