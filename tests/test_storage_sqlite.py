@@ -210,10 +210,10 @@ def temp_store() -> Iterator[SQLiteStore]:
 
 def state(store: SQLiteStore, live: LiveGraph | None = None) -> Any:
     """The store's rows (and the live graph's version and graph object)."""
-    rows = {
-        t: store.conn.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall()
-        for t in ("entities", "facts", "chunks", "mentions", "aliases", "embeddings", "meta")
-    }
+    tables = ["entities", "facts", "chunks", "mentions", "aliases", "embeddings", "meta"]
+    if store.logged:
+        tables.append("facts_log")
+    rows = {t: store.conn.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables}
     if live is None:
         return rows
     return rows, live.version, id(live.graph), id(live.tables)
