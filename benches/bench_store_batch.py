@@ -8,6 +8,10 @@ alternate between the trees (``--rounds`` each). A batch's time is split into th
 commit runs one), the overlay generation (``LiveGraph._generation``) and the rest (record
 conversion, checks, the checksum's read-back).
 
+In a tree whose store has a fact log (``SQLiteStore.upgrade``), the copy is upgraded first,
+the batches are logged (folded inside a batch when the log reaches ``--fold-at``), and
+what is left in the log is folded after the timed batches, timed apart.
+
 Usage::
 
     python benches/bench_store_batch.py --entities 100000 --batches 30 \\
@@ -17,12 +21,15 @@ Usage::
 
 ``--store``: the saved store of ``--entities`` entities (``workload.generate(n, seed=0)``),
 written there first when the file does not exist; without it, one is written to a
-temporary folder for this run.
+temporary folder for this run. A store written here has this checkout's schema version:
+to compare with a tree that predates the fact log (it refuses version 3), pass a version 2
+``--store``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -61,6 +68,9 @@ def _child(args: argparse.Namespace) -> int:
     """One run in one tree: print the parts' times (ms per batch) as JSON."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(Path(args.child).resolve()))
+    # The tree's graphrecall first: bench_live puts this checkout's python/ first on
+    # sys.path when it is imported, and would otherwise choose the package.
+    graphrecall = importlib.import_module("graphrecall")
     import bench_live
     import workload
     from graphrecall.live import LiveGraph
@@ -69,6 +79,10 @@ def _child(args: argparse.Namespace) -> int:
     g = workload.generate(args.entities, seed=0)
     times: dict[str, list[float]] = {p: [] for p in PARTS}
     store = SQLiteStore.open(args.copy)
+    if hasattr(store, "upgrade"):  # a tree with the fact log: the copy gets one
+        store.upgrade()
+        if args.fold_at:
+            store.fold_at = args.fold_at
     t0 = time.perf_counter()
     # The stored rows, made again from the workload rather than read back (the same
     # tables as ``store.load()``, floats as SQLite returns them, without the ~10 GiB peak
@@ -105,9 +119,15 @@ def _child(args: argparse.Namespace) -> int:
         live.add_facts(batch)
         times["total"].append(time.perf_counter() - t0)
     store._conn = store._conn._conn
+    fold: dict[str, float] = {}
+    if hasattr(store, "fold"):  # what is left in the log, folded at once (e.g. at idle)
+        t0 = time.perf_counter()
+        fold["facts"] = store.fold()
+        fold["ms"] = (time.perf_counter() - t0) * 1e3
     store.close()
     out = {p: [t * 1e3 for t in times[p][args.warm :]] for p in PARTS}
-    print(json.dumps({"load_s": load_s, "times": out}))
+    package = str(Path(graphrecall.__file__).parent)
+    print(json.dumps({"load_s": load_s, "times": out, "fold": fold, "package": package}))
     return 0
 
 
@@ -135,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         "--trees", nargs="+", default=[str(ROOT.parent / "python")], help="python/ folders"
     )
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--fold-at", type=int, default=0, help="the fact log's fold_at (0: the store's default)"
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--copy", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -156,17 +179,27 @@ def main(argv: list[str] | None = None) -> int:
                 cmd = [sys.executable, __file__, "--child", tree, "--copy", str(copy)]
                 cmd += [f"--entities={args.entities}", f"--batches={args.batches}"]
                 cmd += [f"--warm={args.warm}", f"--size={args.size}", f"--seed={r}"]
+                cmd += [f"--fold-at={args.fold_at}"]
                 done = subprocess.run(cmd, check=True, capture_output=True, text=True)
                 runs[tree].append(json.loads(done.stdout.strip().splitlines()[-1]))
-                print(f"round {r} {tree}: load average {os.getloadavg()[0]:.1f}", flush=True)
+                fold = runs[tree][-1].get("fold") or {}
+                folded = (
+                    f", then folded {fold['facts']:.0f} facts in {fold['ms']:.0f} ms"
+                    if fold
+                    else ""
+                )
+                print(
+                    f"round {r} {tree}: load average {os.getloadavg()[0]:.1f}{folded}", flush=True
+                )
                 for p in (copy, Path(f"{copy}-wal"), Path(f"{copy}-shm")):
                     p.unlink(missing_ok=True)
         print(f"load average at the end: {os.getloadavg()[0]:.1f}\n")
         print(
             "| tree | batches | add_facts p50 ms | p99 ms | mean ms | insert p50 ms | "
-            "commit p50 ms | commit mean ms | commit max ms | overlay p50 ms | rest p50 ms |"
+            "commit p50 ms | commit mean ms | commit max ms | overlay p50 ms | rest p50 ms | "
+            "max ms |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for tree in args.trees:
             t = {p: np.concatenate([run["times"][p] for run in runs[tree]]) for p in PARTS}
             rest = t["total"] - t["insert"] - t["commit"] - t["overlay"]
@@ -175,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{np.percentile(t['total'], 99):.1f} | {t['total'].mean():.1f} | "
                 f"{np.median(t['insert']):.1f} | {np.median(t['commit']):.1f} | "
                 f"{t['commit'].mean():.1f} | {t['commit'].max():.1f} | "
-                f"{np.median(t['overlay']):.1f} | {np.median(rest):.1f} |"
+                f"{np.median(t['overlay']):.1f} | {np.median(rest):.1f} | "
+                f"{t['total'].max():.1f} |"
             )
     return 0
 

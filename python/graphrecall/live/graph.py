@@ -176,7 +176,7 @@ class LiveGraph:
         recs = list(records)
         op = f"add_{table}"
         with self._update_lock:
-            with self._writing() as cur:
+            with self._writing(fold=False) as cur:  # appends: the fact log may stay
                 if table == "facts" and reuses_deleted_id(self._current, recs):
                     self._drop_tombstones()  # the id's dead row goes first
                 base = self._tables
@@ -332,7 +332,7 @@ class LiveGraph:
         undo: Undo = []
         with self._update_lock:
             try:
-                with self._writing() as cur:
+                with self._writing(fold=False) as cur:  # the updates name the fact log too
                     # Shown at once: counts written in place (undone if the commit fails).
                     tables, sql, counts = access_changes(
                         self._tables,
@@ -342,6 +342,7 @@ class LiveGraph:
                         undo
                         if self.write_in_place and refresh and self._tables is self._current.tables
                         else None,
+                        fact_tables=self.store.fact_tables,
                     )
                     graph, change = None, None
                     shown = tables
@@ -375,10 +376,10 @@ class LiveGraph:
     # ------------------------------------------------------------------ other writers
 
     @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Cursor]:
+    def _writing(self, *, fold: bool = True) -> Iterator[sqlite3.Cursor]:
         """The store's write transaction, with this graph caught up with the state it
-        holds (the caller holds the update lock)."""
-        with self.store.transaction() as cur:
+        holds (the caller holds the update lock; ``fold``: the store's)."""
+        with self.store.transaction(fold=fold) as cur:
             self._catch_up()
             yield cur
 

@@ -27,6 +27,8 @@ def access_changes(
     rows_of: Callable[[str, Sequence[Hashable]], npt.NDArray[np.int64]],
     t: int,
     undo: list[tuple[Array, npt.NDArray[np.int64], Array]] | None = None,
+    *,
+    fact_tables: Sequence[str] = ("facts",),
 ) -> tuple[GraphTables, list[Statement], dict[str, int]]:
     """The tables after recording one access batch, the updates to commit, and the rows
     touched per table.
@@ -41,6 +43,8 @@ def access_changes(
             hold them (the cost is the accessed rows, not copies of the columns), and
             ``(column, rows, old values)`` are appended to it to put them back should the
             commit fail; the columns are copied otherwise.
+        fact_tables: The store's tables that hold facts (each gets the facts' update:
+            a fact is in exactly one of them).
 
     Raises:
         DataError: A count would overflow its column.
@@ -70,7 +74,7 @@ def access_changes(
                 held_acc[uniq] = got
                 held_last[uniq] = np.maximum(np.where(was == NULL_TIME, t, was), t)
                 out[table] = cols
-                sql.append(_statement(table, cols, uniq, times, t))
+                sql += _statements(table, cols, uniq, times, t, fact_tables)
                 counts[table] = len(uniq)
                 continue
         acc = cols.get("access_count", np.zeros(n, dtype=np.int64)).astype(np.int64)
@@ -82,18 +86,28 @@ def access_changes(
         new_last = last.copy()
         new_last[uniq] = np.maximum(np.where(last[uniq] == NULL_TIME, t, last[uniq]), t)
         out[table] = {**cols, "access_count": new_acc, "last_accessed": new_last}
-        sql.append(_statement(table, cols, uniq, times, t))
+        sql += _statements(table, cols, uniq, times, t, fact_tables)
         counts[table] = len(uniq)
     return replace(base, **out), sql, counts
 
 
-def _statement(
-    table: str, cols: dict[str, Array], uniq: npt.NDArray[np.int64], times: Array, t: int
-) -> Statement:
-    """The SQL adding ``times`` accesses at ``t`` to the rows ``uniq``."""
+def _statements(
+    table: str,
+    cols: dict[str, Array],
+    uniq: npt.NDArray[np.int64],
+    times: Array,
+    t: int,
+    fact_tables: Sequence[str],
+) -> list[Statement]:
+    """The SQL adding ``times`` accesses at ``t`` to the rows ``uniq`` (for facts, in each
+    of ``fact_tables``)."""
     key_ids = cols["id"][uniq].tolist() if "id" in cols else uniq.tolist()
-    return (
-        f"UPDATE {table} SET access_count = access_count + ?, "
-        "last_accessed = max(coalesce(last_accessed, ?), ?) WHERE id = ?",
-        [(int(c), t, t, i) for c, i in zip(times.tolist(), key_ids, strict=True)],
-    )
+    params = [(int(c), t, t, i) for c, i in zip(times.tolist(), key_ids, strict=True)]
+    return [
+        (
+            f"UPDATE {name} SET access_count = access_count + ?, "
+            "last_accessed = max(coalesce(last_accessed, ?), ?) WHERE id = ?",
+            params,
+        )
+        for name in (fact_tables if table == "facts" else (table,))
+    ]

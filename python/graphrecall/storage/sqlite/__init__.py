@@ -1,15 +1,19 @@
 """The embedded default store: one SQLite file (stdlib ``sqlite3``, WAL journal).
 
-Schema version 2
+Schema version 3
 ================
 
-``meta(key, value)`` holds ``application = 'graphrecall'``, ``schema_version = '2'`` and
+``meta(key, value)`` holds ``application = 'graphrecall'``, ``schema_version = '3'`` and
 the vocabularies (``statuses``, ``sources``) as JSON; the file's header repeats the
 application (``PRAGMA application_id`` = ``0x47524543``, "GREC") and the schema version
-(``PRAGMA user_version`` = 2). A file whose ``schema_version`` this graphrecall does not know
+(``PRAGMA user_version`` = 3). A file whose ``schema_version`` this graphrecall does not know
 is refused (:class:`~graphrecall.storage.errors.SchemaVersionError`). Version 2 is version 1
 plus per-table checksums (:mod:`.checksum`: a ``checksums`` table kept by triggers, checked
-by every read); version 1 stores still open, read (unverified) and take updates.
+by every read); version 3 is version 2 plus the fact log (:mod:`.log`: added facts are
+committed to ``facts_log`` and folded into ``facts`` off the write path; every read sees
+both). Version 1 and 2 stores still open, read and take updates (facts go straight to
+``facts``); :meth:`SQLiteStore.upgrade` makes a version 2 store version 3. A graphrecall
+that reads versions 1-2 only refuses a version 3 store rather than miss its logged facts.
 
 Ids (``entities.id``, ``facts.id``, ``chunks.id`` and every column referring to one) and
 tenants are declared without a type, so SQLite keeps each value's storage class: an ``int``
@@ -51,10 +55,14 @@ Every write is one transaction (``BEGIN IMMEDIATE ... COMMIT``) in WAL mode with
 write acknowledged (returned from) is durable across a process kill *and* a power loss,
 and a write interrupted before its commit leaves no trace (readers and the next open see
 the last committed state; the WAL is recovered on open).
+A fact batch is acknowledged once its rows in the fact log are committed (the same
+synced commit); a fold is one transaction that inserts the logged rows into ``facts`` and
+deletes them from the log, so a crash before, during or after it leaves each fact once.
 
 The package holds :mod:`.schema` (the DDL and the column classes), :mod:`.write` (tables
-to SQL rows), :mod:`.read` (SQL rows back to tables) and :mod:`.store`
-(:class:`SQLiteStore`: files, transactions, whole-graph reads and writes).
+to SQL rows), :mod:`.read` (SQL rows back to tables, a chunk at a time), :mod:`.checksum`,
+:mod:`.log` (the fact log and its folds) and :mod:`.store` (:class:`SQLiteStore`: files,
+transactions, whole-graph reads and writes).
 """
 
 from .schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS

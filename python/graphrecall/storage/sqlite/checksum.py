@@ -36,6 +36,7 @@ TABLES: Mapping[str, tuple[str, ...]] = {
     "entities": tuple(COLUMNS["entities"]),
     "aliases": tuple(COLUMNS["aliases"]),
     "facts": tuple(COLUMNS["facts"]),
+    "facts_log": tuple(COLUMNS["facts"]),  # schema version 3
     "mentions": tuple(COLUMNS["mentions"]),
     "embeddings": ("kind", "model", "id", "dim", "vector"),
 }
@@ -52,7 +53,8 @@ CREATE TABLE checksums (
 _MOD = 1 << 64
 
 
-def _signed(value: int) -> int:
+def signed(value: int) -> int:
+    """``value`` modulo 2**64 as a signed 64-bit int (how SQLite stores a checksum)."""
     value %= _MOD
     return value - _MOD if value >= 1 << 63 else value
 
@@ -66,11 +68,11 @@ def row_hash(row: tuple[Any, ...]) -> int:
 
 def total_of(rows: Iterable[tuple[Any, ...]]) -> int:
     """The checksum of rows ``(rowid, *columns)``, as stored (a signed 64-bit int)."""
-    return _signed(sum(map(zlib.crc32, map(str.encode, map(ascii, rows)))))  # row_hash, inlined
+    return signed(sum(map(zlib.crc32, map(str.encode, map(ascii, rows)))))  # row_hash, inlined
 
 
 def _sql_checksum(total: int, sign: int, *row: Any) -> int:
-    return _signed(total + sign * row_hash(row))
+    return signed(total + sign * row_hash(row))
 
 
 def register(conn: sqlite3.Connection) -> None:
@@ -83,7 +85,8 @@ def select(table: str) -> str:
     return f"SELECT rowid, {', '.join(TABLES[table])} FROM {table} ORDER BY rowid"
 
 
-def _triggers(table: str) -> list[str]:
+def triggers(table: str) -> list[str]:
+    """The DDL of ``table``'s insert, delete and update triggers (in that order)."""
     cols = TABLES[table]
     new = ", ".join(["NEW.rowid", *(f"NEW.{c}" for c in cols)])
     old = ", ".join(["OLD.rowid", *(f"OLD.{c}" for c in cols)])
@@ -118,7 +121,7 @@ def appending(cur: sqlite3.Cursor, table: str, n: int) -> Iterator[None]:
         yield
         return
     (last,) = cur.execute(f"SELECT max(rowid) FROM {table}").fetchone()
-    insert_trigger = _triggers(table)[0]
+    insert_trigger = triggers(table)[0]
     cur.execute(f"DROP TRIGGER {table}_checksum_insert")
     try:
         yield
@@ -133,7 +136,7 @@ def appending(cur: sqlite3.Cursor, table: str, n: int) -> Iterator[None]:
             ).fetchone()
             cur.execute(
                 "UPDATE checksums SET rows = ?, total = ? WHERE name = ?",
-                (count + len(rows), _signed(total + total_of(rows)), table),
+                (count + len(rows), signed(total + total_of(rows)), table),
             )
             cur.execute(insert_trigger)
 
@@ -145,16 +148,22 @@ def drop_triggers(cur: sqlite3.Cursor) -> None:
             cur.execute(f"DROP TRIGGER IF EXISTS {table}_checksum_{op}")
 
 
+def present(cur: sqlite3.Cursor) -> list[str]:
+    """The checksummed tables this store holds (``facts_log`` from schema version 3)."""
+    held = {r[0] for r in cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return [t for t in TABLES if t in held]
+
+
 def create_triggers(cur: sqlite3.Cursor) -> None:
     """Create the triggers that keep every checksum up to date."""
-    for table in TABLES:
-        for ddl in _triggers(table):
+    for table in present(cur):
+        for ddl in triggers(table):
             cur.execute(ddl)
 
 
 def recompute(cur: sqlite3.Cursor) -> None:
     """Set every table's checksum from its rows (inside the writing transaction)."""
-    for table in TABLES:
+    for table in present(cur):
         rows = cur.execute(select(table)).fetchall()
         cur.execute(
             "INSERT INTO checksums (name, rows, total) VALUES (?, ?, ?) "
@@ -175,15 +184,21 @@ def verify(path: Path, table: str, rows: list[tuple[Any, ...]], stored: Mapping[
     Raises:
         CorruptStoreError: The table has no checksum, or its rows do not match it.
     """
+    verify_sum(path, table, len(rows), total_of(rows), stored)
+
+
+def verify_sum(path: Path, table: str, n: int, total: int, stored: Mapping[str, Any]) -> None:
+    """Check the row count ``n`` and checksum ``total`` of the rows read from ``table``
+    (summed chunk by chunk) against its stored checksum; raises as :func:`verify`."""
     expected = stored.get(table)
     if expected is None:
         raise CorruptStoreError(f"{path}: corrupted: the checksum of table {table} is missing")
-    n, total = expected
-    if n != len(rows):
+    count, want = expected
+    if count != n:
         raise CorruptStoreError(
-            f"{path}: corrupted: table {table} has {len(rows)} rows, its checksum says {n}"
+            f"{path}: corrupted: table {table} has {n} rows, its checksum says {count}"
         )
-    if total_of(rows) != total:
+    if total != want:
         raise CorruptStoreError(
             f"{path}: corrupted: the rows of table {table} do not match their checksum"
         )

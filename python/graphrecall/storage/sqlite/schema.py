@@ -3,17 +3,40 @@ that the read and write conversions share."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 
-#: The schema version this module writes (2: version 1 plus per-table checksums).
-SCHEMA_VERSION = 2
-#: The schema versions this module reads (version 1 stores are read without checksums).
-SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)
+#: The schema version this module writes (3: version 2 plus the fact log, :data:`LOG_SCHEMA`).
+SCHEMA_VERSION = 3
+#: The schema versions this module reads (version 1 stores are read without checksums,
+#: versions 1 and 2 write added facts straight into ``facts``).
+SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3)
 #: ``PRAGMA application_id`` of a graphrecall store ("GREC").
 APPLICATION_ID = 0x47524543
 
-#: The DDL of the graph tables (schema versions 1 and 2; 2 adds :mod:`.checksum`).
-SCHEMA = """
+#: The columns of ``facts`` and of the fact log (their types, references and checks).
+_FACT_COLUMNS = """
+    id            NOT NULL PRIMARY KEY,
+    subject       NOT NULL REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,
+    object        REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,  -- NULL = literal
+    predicate     NOT NULL DEFAULT 'related_to',  -- text (or an int code)
+    object_value,                                 -- the literal: text, int or real
+    description   TEXT,
+    confidence    REAL NOT NULL DEFAULT 1.0 CHECK (confidence BETWEEN 0 AND 1),
+    strength      REAL NOT NULL DEFAULT 1.0 CHECK (strength >= 0),
+    status        TEXT NOT NULL,
+    source        TEXT NOT NULL,
+    access_count  INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
+    last_accessed INTEGER,
+    created_at    INTEGER,
+    valid_from    INTEGER,
+    valid_to      INTEGER,
+    sequence      INTEGER
+"""
+
+#: The DDL of the graph tables (schema versions 1 to 3; 2 adds :mod:`.checksum`, 3 adds
+#: :data:`LOG_SCHEMA`).
+SCHEMA = f"""
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -46,24 +69,7 @@ CREATE TABLE aliases (
     alias  TEXT NOT NULL,
     PRIMARY KEY (entity, alias)
 );
-CREATE TABLE facts (
-    id            NOT NULL PRIMARY KEY,
-    subject       NOT NULL REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,
-    object        REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,  -- NULL = literal
-    predicate     NOT NULL DEFAULT 'related_to',  -- text (or an int code)
-    object_value,                                 -- the literal: text, int or real
-    description   TEXT,
-    confidence    REAL NOT NULL DEFAULT 1.0 CHECK (confidence BETWEEN 0 AND 1),
-    strength      REAL NOT NULL DEFAULT 1.0 CHECK (strength >= 0),
-    status        TEXT NOT NULL,
-    source        TEXT NOT NULL,
-    access_count  INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
-    last_accessed INTEGER,
-    created_at    INTEGER,
-    valid_from    INTEGER,
-    valid_to      INTEGER,
-    sequence      INTEGER
-);
+CREATE TABLE facts ({_FACT_COLUMNS});
 CREATE TABLE mentions (
     chunk NOT NULL REFERENCES chunks (id) DEFERRABLE INITIALLY DEFERRED,
     entity NOT NULL REFERENCES entities (id) DEFERRABLE INITIALLY DEFERRED,
@@ -85,6 +91,21 @@ CREATE INDEX aliases_alias ON aliases (alias);
 CREATE INDEX entities_primary_chunk ON entities (primary_chunk);
 """
 
+#: The DDL of the fact log (schema version 3): added facts, acknowledged once their rows
+#: here are committed, in the order they were added (rowid), with the columns, references
+#: and checks of ``facts`` and no index but the ids' (a commit writes a few pages instead
+#: of a random leaf of each ``facts`` index per fact). The trigger refuses an id that
+#: ``facts`` holds, as ``facts``' own key would. :mod:`.log` folds the rows into ``facts``.
+LOG_SCHEMA = f"""
+CREATE TABLE facts_log ({_FACT_COLUMNS});
+CREATE TRIGGER facts_log_unique_id BEFORE INSERT ON facts_log
+WHEN EXISTS (SELECT 1 FROM facts WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: facts.id'); END;
+CREATE TRIGGER facts_log_unique_id_update BEFORE UPDATE OF id ON facts_log
+WHEN EXISTS (SELECT 1 FROM facts WHERE id = NEW.id)
+BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: facts.id'); END;
+"""
+
 #: Tables in the order rows are deleted (children first); inserts go the other way.
 _DELETE_ORDER = ("embeddings", "mentions", "aliases", "facts", "entities", "chunks")
 
@@ -102,3 +123,16 @@ _REQUIRED_ON_READ: Mapping[str, frozenset[str]] = {
     "mentions": frozenset({"chunk", "entity", "count"}),
     "aliases": frozenset({"entity", "alias"}),
 }
+
+
+def statements(script: str) -> list[str]:
+    """The statements of an SQL script, to run one by one inside an open transaction
+    (``executescript`` would commit first; a trigger's body holds semicolons)."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            out.append(pending)
+            pending = ""
+    return out

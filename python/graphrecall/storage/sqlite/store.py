@@ -18,9 +18,17 @@ import numpy.typing as npt
 
 from ...tables import EmbeddingSet, GraphTables, LoadReport, OnBad
 from ..errors import CorruptStoreError, NotAStoreError, SchemaVersionError, StorageError
-from . import checksum
-from .read import read_tables
-from .schema import _DELETE_ORDER, APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
+from . import checksum, log
+from .read import CHUNK_ROWS, read_tables
+from .schema import (
+    _DELETE_ORDER,
+    APPLICATION_ID,
+    LOG_SCHEMA,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SUPPORTED_SCHEMA_VERSIONS,
+    statements,
+)
 from .write import insert_embeddings as _insert_embeddings
 from .write import insert_rows
 
@@ -51,6 +59,12 @@ class SQLiteStore:
     :meth:`load` builds a :class:`~graphrecall.LiveGraph` that takes
     incremental updates. A store may be used from several threads (one connection, used
     under a lock). Use it as a context manager or call :meth:`close`.
+
+    From schema version 3, added facts are committed to a log and folded into the indexed
+    ``facts`` table later (:mod:`.log`): all of them before any other write and on
+    :meth:`fold`; a slice (:attr:`fold_slice`) per transaction in the background once no
+    write came for :attr:`fold_idle_s`, and before each write while the log holds
+    :attr:`fold_at` or more. Every read sees them.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, schema_version: int):
@@ -59,6 +73,17 @@ class SQLiteStore:
         self.schema_version = schema_version
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
+        #: Logged facts from which a write folds a slice first (:data:`.log.FOLD_ROWS`).
+        self.fold_at = log.FOLD_ROWS
+        #: Facts per fold transaction of the idle fold and of writes (:data:`.log.FOLD_SLICE`).
+        self.fold_slice = log.FOLD_SLICE
+        #: Seconds without a write before the log is folded in the background; None:
+        #: never (:data:`.log.FOLD_IDLE_S`).
+        self.fold_idle_s: float | None = log.FOLD_IDLE_S
+        #: The last error of a background fold (it retries at the next idle time).
+        self.fold_error: BaseException | None = None
+        self._folded = 0  # facts the last transaction folded
+        self._idle = log.IdleFold(self)
 
     # ------------------------------------------------------------------ open / create
 
@@ -105,7 +130,7 @@ class SQLiteStore:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID:d}")
             cls._configure(conn)
             cur = conn.execute("BEGIN IMMEDIATE")
-            for ddl in _statements(SCHEMA + checksum.SCHEMA):
+            for ddl in statements(SCHEMA + checksum.SCHEMA + LOG_SCHEMA):
                 cur.execute(ddl)
             cur.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -156,10 +181,12 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL). Idempotent."""
+        self._idle.stop()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+        self._idle.join()
 
     def __enter__(self) -> SQLiteStore:
         return self
@@ -180,11 +207,17 @@ class SQLiteStore:
         return self._conn
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Cursor]:
+    def transaction(self, *, fold: bool = True) -> Iterator[sqlite3.Cursor]:
         """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): everything or nothing.
 
         The commit returns once the WAL is synced (``synchronous = FULL``). A failure rolls
         back and raises :class:`StorageError` (the original error chained).
+
+        Args:
+            fold: Fold the fact log into ``facts`` first (:mod:`.log`), so that statements
+                on ``facts`` see every fact. False for a transaction that only adds rows
+                or also writes the log's rows itself; it folds a slice of the log only when
+                the log holds :attr:`fold_at` facts.
         """
         with self._lock:
             conn = self.conn
@@ -193,6 +226,14 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise _storage_error(self.path, exc, "cannot begin a transaction") from exc
             try:
+                self._folded = 0
+                self._idle.wrote()
+                if self.logged:
+                    n = log.logged(cur)
+                    if n and fold:
+                        self._folded = log.fold(cur)
+                    elif n >= self.fold_at:
+                        self._folded = log.fold(cur, self.fold_slice)
                 yield cur
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -206,6 +247,16 @@ class SQLiteStore:
         with self._lock:
             try:
                 return self.conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _storage_error(self.path, exc, "read failed") from None
+
+    def _chunks(self, sql: str) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of one query, :data:`~.read.CHUNK_ROWS` at a time (under the lock)."""
+        with self._lock:
+            try:
+                cur = self.conn.execute(sql)
+                while rows := cur.fetchmany(CHUNK_ROWS):
+                    yield rows
             except sqlite3.Error as exc:
                 raise _storage_error(self.path, exc, "read failed") from None
 
@@ -232,11 +283,13 @@ class SQLiteStore:
             # (half the time of a bulk write). Incremental updates keep the enforcement.
             self.conn.execute("PRAGMA foreign_keys = OFF")
             try:
-                with self.transaction() as cur:
+                with self.transaction(fold=False) as cur:  # the log is emptied below
                     if self.checksummed:  # one pass over what was written, not a trigger per row
                         checksum.drop_triggers(cur)
                     for table in _DELETE_ORDER:
                         cur.execute(f"DELETE FROM {table}")
+                    if self.logged:
+                        cur.execute(f"DELETE FROM {log.LOG_TABLE}")
                     self._insert_all(cur, checked)
                     _write_vocabularies(cur, checked)
                     if self.checksummed:
@@ -260,12 +313,16 @@ class SQLiteStore:
         rows: npt.NDArray[np.int64] | None = None,
     ) -> int:
         """Insert rows of a checked table (all, or those at ``rows``) inside a transaction of
-        this store, keeping its checksums; returns the count."""
+        this store, keeping its checksums; returns the count. Facts go to the fact log
+        (schema version 3): committed, they are durable and read back at once."""
         if not self.checksummed:
             return insert_rows(cur, tables, table, rows)
+        into = log.LOG_TABLE if table == "facts" and self.logged else table
+        if into == log.LOG_TABLE:
+            self._idle.start()
         n = tables.n_rows(table) if rows is None else len(rows)
-        with checksum.appending(cur, table, n):
-            return insert_rows(cur, tables, table, rows)
+        with checksum.appending(cur, into, n):
+            return insert_rows(cur, tables, table, rows, into=into)
 
     @staticmethod
     def insert_embeddings(cur: sqlite3.Cursor, sets: Iterable[EmbeddingSet]) -> int:
@@ -281,6 +338,54 @@ class SQLiteStore:
     def checksummed(self) -> bool:
         """Whether the store keeps per-table checksums (schema version 2 and later)."""
         return self.schema_version >= 2
+
+    @property
+    def logged(self) -> bool:
+        """Whether added facts go to the fact log first (schema version 3 and later)."""
+        return self.schema_version >= 3
+
+    def fold(self) -> int:
+        """Fold the fact log into the indexed ``facts`` table now, in one transaction (e.g.
+        when the store is idle); returns the number of facts moved (0 below version 3)."""
+        with self._lock:
+            with self.transaction(fold=True):
+                pass
+            return self._folded
+
+    @property
+    def fact_tables(self) -> tuple[str, ...]:
+        """The tables that hold facts: ``facts``, and the fact log from schema version 3
+        (a statement by id on ``facts`` alone misses the logged facts)."""
+        return ("facts", log.LOG_TABLE) if self.logged else ("facts",)
+
+    def logged_facts(self) -> int:
+        """The number of facts in the log, not yet folded (0 below schema version 3)."""
+        if not self.logged:
+            return 0
+        return int(self._read("SELECT rows FROM checksums WHERE name = ?", (log.LOG_TABLE,))[0][0])
+
+    def upgrade(self) -> None:
+        """Rewrite a schema version 2 store as version 3 (the fact log added, in one
+        transaction); a version 3 store is left as it is. A graphrecall that reads
+        versions 1-2 only then refuses the store rather than miss its logged facts.
+
+        Raises:
+            SchemaVersionError: A version 1 store (rewrite it with :meth:`write`).
+        """
+        if self.schema_version >= SCHEMA_VERSION:
+            return
+        if not self.checksummed:
+            raise SchemaVersionError(
+                f"{self.path}: schema version {self.schema_version} cannot be upgraded in "
+                "place; read it and write it to a new store"
+            )
+        with self.transaction(fold=False) as cur:
+            log.create(cur)
+            cur.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", (f"{SCHEMA_VERSION:d}",)
+            )
+            cur.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+        self.schema_version = SCHEMA_VERSION
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -327,7 +432,13 @@ class SQLiteStore:
         """
         try:
             with self.snapshot():
-                return read_tables(self.path, self._read, verify=verify and self.checksummed)
+                return read_tables(
+                    self.path,
+                    self._read,
+                    verify=verify and self.checksummed,
+                    logged=self.logged,
+                    chunks=self._chunks,
+                )
         except (ValueError, TypeError) as exc:  # undecodable JSON, a vector blob of odd size...
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
 
@@ -352,11 +463,15 @@ class SQLiteStore:
         return _live(self, tables, on_bad=on_bad, data_version=seen)
 
     def counts(self) -> dict[str, int]:
-        """Rows per table."""
-        return {
-            t: int(self._read(f"SELECT count(*) FROM {t}")[0][0])
-            for t in ("entities", "facts", "chunks", "mentions", "aliases", "embeddings")
-        }
+        """Rows per table (``facts`` counts the logged facts too)."""
+        with self.snapshot():
+            out = {
+                t: int(self._read(f"SELECT count(*) FROM {t}")[0][0])
+                for t in ("entities", "facts", "chunks", "mentions", "aliases", "embeddings")
+            }
+            if self.logged:
+                out["facts"] += int(self._read(f"SELECT count(*) FROM {log.LOG_TABLE}")[0][0])
+        return out
 
     def integrity_check(self) -> None:
         """Run SQLite's ``PRAGMA integrity_check`` and the foreign-key check.
@@ -373,19 +488,6 @@ class SQLiteStore:
                 f"{self.path}: {len(fk)} rows break a reference, first: table {fk[0][0]} "
                 f"rowid {fk[0][1]} -> {fk[0][2]}"
             )
-
-
-def _statements(script: str) -> list[str]:
-    """The statements of an SQL script (run one by one inside an open transaction, which
-    ``executescript`` would commit first)."""
-    out: list[str] = []
-    pending = ""
-    for line in script.splitlines(keepends=True):
-        pending += line
-        if sqlite3.complete_statement(pending):
-            out.append(pending)
-            pending = ""
-    return out
 
 
 def _write_vocabularies(cur: sqlite3.Cursor, tables: GraphTables) -> None:

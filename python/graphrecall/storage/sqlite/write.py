@@ -74,13 +74,16 @@ def insert_rows(
     tables: GraphTables,
     table: str,
     rows: npt.NDArray[np.int64] | None = None,
+    *,
+    into: str | None = None,
 ) -> int:
-    """Insert rows of a checked table (all, or those at ``rows``); returns the count."""
+    """Insert rows of a checked table (all, or those at ``rows``) into ``into`` (a table
+    with its columns; ``table`` itself when None); returns the count."""
     names, values = sql_values(tables, table, rows)
     cols = ", ".join(names)
     marks = ", ".join("?" * len(names))
     try:
-        cur.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", values)
+        cur.executemany(f"INSERT INTO {into or table} ({cols}) VALUES ({marks})", values)
     except (sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError) as exc:
         raise DataError(f"{table}: a value cannot be stored in SQLite ({exc})") from None
     return len(values)

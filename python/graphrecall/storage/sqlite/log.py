@@ -1,0 +1,157 @@
+"""The fact log of a store (schema version 3): where added facts are written, and the fold
+that moves them into the indexed ``facts`` table.
+
+An append of facts commits their rows to ``facts_log`` (:data:`~.schema.LOG_SCHEMA`: the
+columns and checks of ``facts``, no secondary index), so its commit writes a few
+sequential pages rather than a random leaf of ``facts_subject``, ``facts_object`` and the
+ids' index per fact. Readers see ``facts`` and then the log, in rowid order: the rows
+that a fold would leave. A fold (:func:`fold`) inserts the logged rows into ``facts`` in
+their order and empties the log in one transaction, so a crash leaves each fact in
+exactly one of the two tables. :class:`~.store.SQLiteStore` folds the whole log at the
+start of every write transaction that may need the indexed table (deletes, updates,
+whole-graph writes) and on :meth:`~.store.SQLiteStore.fold`; and a slice of it
+(:data:`FOLD_SLICE`) per transaction in the background when no write came for
+:data:`FOLD_IDLE_S`, and before each write while it holds :data:`FOLD_ROWS` or more.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from ...tables import COLUMNS
+from . import checksum
+from .schema import LOG_SCHEMA, statements
+
+if TYPE_CHECKING:
+    from .store import SQLiteStore
+
+#: The table that holds logged facts.
+LOG_TABLE = "facts_log"
+
+#: Logged facts from which each write transaction first folds :data:`FOLD_SLICE` of them:
+#: the bound on the log when adds come faster than idle folds empty it.
+FOLD_ROWS = 100_000
+
+#: Logged facts folded per transaction by the idle fold and by a write over
+#: :data:`FOLD_ROWS` (a fold holds the store's write lock; a write waits at most one slice).
+FOLD_SLICE = 2_000
+
+#: Seconds without a write after which the store folds its log in the background, one
+#: slice per transaction while it holds a slice or more (None: never;
+#: :meth:`~.store.SQLiteStore.fold` still does).
+FOLD_IDLE_S = 1.0
+
+
+def logged(cur: sqlite3.Cursor) -> int:
+    """The number of logged facts (the log's checksum row count: no scan)."""
+    row = cur.execute("SELECT rows FROM checksums WHERE name = ?", (LOG_TABLE,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def fold(cur: sqlite3.Cursor, limit: int | None = None) -> int:
+    """Move the oldest ``limit`` logged facts (all when None) into ``facts``, in log order,
+    inside the caller's write transaction; returns the number moved. Both tables'
+    checksums stay true."""
+    n = logged(cur)
+    if n == 0:
+        return 0
+    cols = ", ".join(COLUMNS["facts"])
+    where = ""
+    if limit is not None and limit < n:
+        n = max(limit, 1)
+        (last,) = cur.execute(
+            f"SELECT rowid FROM {LOG_TABLE} ORDER BY rowid LIMIT 1 OFFSET ?", (n - 1,)
+        ).fetchone()
+        where = f"WHERE rowid <= {int(last):d}"
+    with checksum.appending(cur, "facts", n):
+        cur.execute(
+            f"INSERT INTO facts ({cols}) SELECT {cols} FROM {LOG_TABLE} {where} ORDER BY rowid"
+        )
+    # The log's checksum loses the moved rows in one pass, not a trigger per deleted row
+    # (emptied, it is (0, 0)).
+    if where:
+        moved = cur.execute(f"SELECT rowid, {cols} FROM {LOG_TABLE} {where}").fetchall()
+        (count, total) = cur.execute(
+            "SELECT rows, total FROM checksums WHERE name = ?", (LOG_TABLE,)
+        ).fetchone()
+        count, total = count - len(moved), checksum.signed(total - checksum.total_of(moved))
+    else:
+        count, total = 0, 0
+    cur.execute(f"DROP TRIGGER {LOG_TABLE}_checksum_delete")
+    cur.execute(f"DELETE FROM {LOG_TABLE} {where}")
+    cur.execute(
+        "UPDATE checksums SET rows = ?, total = ? WHERE name = ?", (count, total, LOG_TABLE)
+    )
+    cur.execute(checksum.triggers(LOG_TABLE)[1])
+    return n
+
+
+def create(cur: sqlite3.Cursor) -> None:
+    """Create the empty log, its checksum and triggers (inside a write transaction of a
+    checksummed store)."""
+    for ddl in statements(LOG_SCHEMA):
+        cur.execute(ddl)
+    cur.execute("INSERT INTO checksums (name, rows, total) VALUES (?, 0, 0)", (LOG_TABLE,))
+    for ddl in checksum.triggers(LOG_TABLE):
+        cur.execute(ddl)
+
+
+class IdleFold:
+    """The background fold of one store: once no write came for its ``fold_idle_s``, a
+    slice (``fold_slice``) of the log per transaction while the log holds a whole slice (a
+    shorter log costs its readers nothing worth a write); then a look every
+    ``fold_idle_s``, until the store closes. Errors go to the store's ``fold_error`` and
+    the fold is tried again at the next idle time."""
+
+    def __init__(self, store: SQLiteStore):
+        self.store = store
+        self.last_write = time.monotonic()
+        self.closing = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def wrote(self) -> None:
+        """Note a write transaction (the fold's own are not writes)."""
+        if threading.current_thread() is not self.thread:
+            self.last_write = time.monotonic()
+
+    def start(self) -> None:
+        """Start the fold thread unless it runs (a forked process has none) or is off."""
+        running = self.thread is not None and self.thread.is_alive()
+        if not running and self.store.fold_idle_s is not None and not self.closing.is_set():
+            self.thread = threading.Thread(target=self._run, name="graphrecall-fold", daemon=True)
+            self.thread.start()
+
+    def stop(self) -> None:
+        self.closing.set()
+
+    def join(self) -> None:
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join()
+
+    def _run(self) -> None:
+        store = self.store
+        while True:
+            idle = store.fold_idle_s
+            if idle is None:
+                return
+            quiet = time.monotonic() - self.last_write
+            if quiet < idle:
+                if self.closing.wait(idle - quiet):
+                    return
+                continue
+            more = False
+            try:
+                with store._lock:
+                    if store.closed:
+                        return
+                    if store.logged_facts() >= store.fold_slice:
+                        with store.transaction(fold=False) as cur:
+                            fold(cur, store.fold_slice)
+                            more = logged(cur) >= store.fold_slice
+            except Exception as exc:  # kept for the caller; tried again at the next idle time
+                store.fold_error = exc
+            if not more and self.closing.wait(idle):
+                return
