@@ -411,3 +411,37 @@ def test_a_chunked_read_equals_a_whole_read(monkeypatch: pytest.MonkeyPatch) -> 
                     assert a[col].tolist() == b[col].tolist(), (table, col, size)
             s.fold()
             whole = read_tables(s.path, s._read, verify=True, logged=True)
+
+
+# ------------------------------------------------------------------- other connections
+
+
+def test_a_fold_by_another_connection_does_not_reload_a_write_does(store: SQLiteStore) -> None:
+    """Another connection's fold moves facts between tables and changes no content, so a
+    live graph keeps its graph; that connection's add makes it reload and see the fact."""
+    live = store.load()
+    other = SQLiteStore.open(store.path)
+    other.fold_idle_s = None
+    reads: list[int] = []
+    read = store.read
+
+    def counted(**kw: Any) -> GraphTables:
+        reads.append(1)
+        return read(**kw)
+
+    store.read = counted  # type: ignore[method-assign]
+    try:
+        other_live = other.load()
+        other_live.add_facts([fact(10, "c", "e")])  # logged by the other connection
+        assert live.graph.n_facts == 4 and len(reads) == 1  # its first change reloads
+        assert other.content_version() == store.content_version() is not None
+        assert other.fold() == 1
+        assert live.graph.n_facts == 4 and len(reads) == 1  # a fold alone: no reload
+        live.add_facts([fact(11, "d", "e")])  # its own write: counted, no reload after
+        other.fold()
+        assert live.graph.n_facts == 5 and len(reads) == 1
+        other_live.add_facts([fact(12, "e", "a")])
+        assert live.graph.n_facts == 6 and len(reads) == 2
+        assert sorted(live.tables.facts["id"].tolist()) == [0, 1, 2, 10, 11, 12]
+    finally:
+        other.close()

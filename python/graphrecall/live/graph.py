@@ -82,6 +82,9 @@ class LiveGraph:
         self.store = store
         self._on_bad: OnBad = on_bad
         self._data_version = store.data_version() if data_version is None else data_version
+        # The store's content count this graph holds; unknown at first (the tables may
+        # predate a later count), so the first change seen reloads.
+        self._content: int | None = None
         self.report = checked.report
         graph = checked.tables.build_graph()
         self._update_lock = threading.RLock()
@@ -382,6 +385,8 @@ class LiveGraph:
         with self.store.transaction(fold=fold) as cur:
             self._catch_up()
             yield cur
+        # Caught up inside the transaction, so the count it committed is this graph's.
+        self._content = self.store.written
 
     def _catch_up(self) -> None:
         """Reload the graph if another connection committed since this one last looked
@@ -389,9 +394,14 @@ class LiveGraph:
         seen = self.store.data_version()
         if seen == self._data_version:
             return
+        content = self.store.content_version()
+        if content is not None and content == self._content:
+            self._data_version = seen  # a fold by another connection: the same content
+            return
         checked = _check(self.store.read(), self._on_bad)
         graph = checked.tables.build_graph()
         self._data_version = seen
+        self._content = content
         self._swap("reload", graph, checked.tables, {}, None)
 
     def _poll(self) -> None:

@@ -148,7 +148,7 @@ class IdleFold:
                     if store.closed:
                         return
                     if store.logged_facts() >= store.fold_slice:
-                        with store.transaction(fold=False) as cur:
+                        with store.transaction(fold=False, content=False) as cur:
                             fold(cur, store.fold_slice)
                             more = logged(cur) >= store.fold_slice
             except Exception as exc:  # kept for the caller; tried again at the next idle time

@@ -83,6 +83,9 @@ class SQLiteStore:
         #: The last error of a background fold (it retries at the next idle time).
         self.fold_error: BaseException | None = None
         self._folded = 0  # facts the last transaction folded
+        #: :meth:`content_version` after this connection's last committed write (None
+        #: below schema version 3).
+        self.written: int | None = None
         self._idle = log.IdleFold(self)
 
     # ------------------------------------------------------------------ open / create
@@ -207,7 +210,7 @@ class SQLiteStore:
         return self._conn
 
     @contextmanager
-    def transaction(self, *, fold: bool = True) -> Iterator[sqlite3.Cursor]:
+    def transaction(self, *, fold: bool = True, content: bool = True) -> Iterator[sqlite3.Cursor]:
         """One write transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``): everything or nothing.
 
         The commit returns once the WAL is synced (``synchronous = FULL``). A failure rolls
@@ -218,6 +221,9 @@ class SQLiteStore:
                 on ``facts`` see every fact. False for a transaction that only adds rows
                 or also writes the log's rows itself; it folds a slice of the log only when
                 the log holds :attr:`fold_at` facts.
+            content: The transaction may change what a read returns, so it counts in
+                :meth:`content_version` (False only for a fold, which moves facts between
+                tables and changes nothing a read returns).
         """
         with self._lock:
             conn = self.conn
@@ -235,6 +241,8 @@ class SQLiteStore:
                     elif n >= self.fold_at:
                         self._folded = log.fold(cur, self.fold_slice)
                 yield cur
+                if content and self.logged:
+                    self.written = _count_write(cur)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -348,7 +356,7 @@ class SQLiteStore:
         """Fold the fact log into the indexed ``facts`` table now, in one transaction (e.g.
         when the store is idle); returns the number of facts moved (0 below version 3)."""
         with self._lock:
-            with self.transaction(fold=True):
+            with self.transaction(fold=True, content=False):
                 pass
             return self._folded
 
@@ -442,6 +450,15 @@ class SQLiteStore:
         except (ValueError, TypeError) as exc:  # undecodable JSON, a vector blob of odd size...
             raise CorruptStoreError(f"{self.path}: a stored value is unreadable ({exc})") from None
 
+    def content_version(self) -> int | None:
+        """How many content-changing transactions the store has committed (schema version
+        3; None below it). A fold alone leaves it as it is, so another connection that sees
+        ``data_version`` move but not this knows its graph is still the file's."""
+        if not self.logged:
+            return None
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (_WRITES,))
+        return int(rows[0][0]) if rows else 0
+
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version`` of this store's connection: it changes when
         another connection (this process or another) commits to the file."""
@@ -488,6 +505,20 @@ class SQLiteStore:
                 f"{self.path}: {len(fk)} rows break a reference, first: table {fk[0][0]} "
                 f"rowid {fk[0][1]} -> {fk[0][2]}"
             )
+
+
+#: The ``meta`` key of :meth:`SQLiteStore.content_version`.
+_WRITES = "writes"
+
+
+def _count_write(cur: sqlite3.Cursor) -> int:
+    """Add one to the store's content-changing transactions; returns the new count."""
+    row = cur.execute(
+        "INSERT INTO meta (key, value) VALUES (?, '1') "
+        "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
+        (_WRITES,),
+    ).fetchone()
+    return int(row[0])
 
 
 def _write_vocabularies(cur: sqlite3.Cursor, tables: GraphTables) -> None:
