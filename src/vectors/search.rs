@@ -284,6 +284,11 @@ pub(super) fn better(a: &(f32, u32), b: &(f32, u32)) -> Ordering {
         .then(a.1.cmp(&b.1))
 }
 
+thread_local! {
+    /// The scratch of [`sketch_search`]'s small batches on this thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
 /// Reusable per-thread buffers of one query.
 #[derive(Default)]
 pub(super) struct Scratch {
@@ -388,13 +393,27 @@ pub fn sketch_search(
     }
     let rerank = rerank.max(k);
     let refine = refine.max(k);
-    out.fill(
-        queries,
-        dim,
-        k,
-        SKETCH_PARALLEL_FROM,
-        |s: &mut Scratch, q, p, sc| search_one(part, q, rerank, refine, s, p, sc),
-    );
+    let one = |s: &mut Scratch, q: &[f32], p: &mut [i64], sc: &mut [f32]| {
+        search_one(part, q, rerank, refine, s, p, sc)
+    };
+    if nq < SKETCH_PARALLEL_FROM {
+        // This thread's scratch, kept between calls: its buffers (a distance per row) are
+        // already the part's size, so a small batch allocates and clears nothing.
+        let reused = SCRATCH.with(|cell| {
+            let Ok(mut s) = cell.try_borrow_mut() else {
+                return false;
+            };
+            let slots = out.positions.chunks_mut(k).zip(out.scores.chunks_mut(k));
+            for ((q, (p, sc)), c) in queries.chunks(dim).zip(slots).zip(&mut out.counts) {
+                *c = one(&mut s, q, p, sc) as i64;
+            }
+            true
+        });
+        if reused {
+            return Ok(out);
+        }
+    }
+    out.fill(queries, dim, k, SKETCH_PARALLEL_FROM, one);
     Ok(out)
 }
 
