@@ -189,11 +189,104 @@ pub(super) fn scan(codes: &[u64], q: &[u64], dist: &mut [u32], hist: &mut [u32])
     }
 }
 
+/// Set lanes of each 4-bit mask, in order, padded with 0: the packing table of [`nearest`].
+const PACK: [[u32; 4]; 16] = {
+    let mut t = [[0u32; 4]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut n = 0;
+        let mut lane = 0;
+        while lane < 4 {
+            if m & (1 << lane) != 0 {
+                t[m][n] = lane as u32;
+                n += 1;
+            }
+            lane += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// Positions of the `rerank` rows nearest by Hamming distance into `idx`, from their
+/// distances and histogram (`rerank` below the row count): every row below the smallest
+/// distance `t` with at least `rerank` rows at or below it, and the first rows at `t` by
+/// position until `rerank` are taken, in position order.
+///
+/// The rows at or below `t` are gathered 4 at a time with no branch on the distances
+/// (which rows pass is as good as random to a branch predictor): each group's passing
+/// positions are written packed and the end advances by their count; the surplus rows at
+/// `t`, if any, are then dropped from the end of the few gathered.
+pub(super) fn nearest(dist: &[u32], hist: &[u32], rerank: usize, idx: &mut Vec<u32>) {
+    let mut below = 0usize;
+    let mut t = 0usize;
+    for (d, &c) in hist.iter().enumerate() {
+        if below + c as usize >= rerank {
+            t = d;
+            break;
+        }
+        below += c as usize;
+    }
+    let at_t = hist.get(t).map_or(0, |&c| c as usize);
+    let t = t as u32;
+    idx.clear();
+    // Room for every row at or below `t` and one group's unused slots.
+    idx.resize(below + at_t + 4, 0);
+    let mut len = 0usize;
+    let groups = dist.chunks_exact(4);
+    let rest = groups.remainder();
+    let mut base = 0u32;
+    for g in groups {
+        let m = usize::from(g[0] <= t)
+            | usize::from(g[1] <= t) << 1
+            | usize::from(g[2] <= t) << 2
+            | usize::from(g[3] <= t) << 3;
+        if let Some(out) = idx.get_mut(len..len + 4) {
+            for (o, &lane) in out.iter_mut().zip(&PACK[m]) {
+                *o = base + lane;
+            }
+        }
+        len += m.count_ones() as usize;
+        base += 4;
+    }
+    for &d in rest {
+        if d <= t {
+            if let Some(o) = idx.get_mut(len) {
+                *o = base;
+            }
+            len += 1;
+        }
+        base += 1;
+    }
+    idx.truncate(len.min(idx.len()));
+    let surplus = (below + at_t).saturating_sub(rerank);
+    if surplus > 0 {
+        // Keep the first `at_t - surplus` rows at `t`, every row below it.
+        let mut ties = at_t - surplus;
+        idx.retain(|&p| {
+            let d = dist.get(p as usize).copied().unwrap_or(u32::MAX);
+            if d < t {
+                true
+            } else if ties > 0 {
+                ties -= 1;
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
 /// Best first: score descending, then position ascending (`-0.0 == 0.0`).
 pub(super) fn better(a: &(f32, u32), b: &(f32, u32)) -> Ordering {
     b.0.partial_cmp(&a.0)
         .unwrap_or(Ordering::Equal)
         .then(a.1.cmp(&b.1))
+}
+
+thread_local! {
+    /// The scratch of [`sketch_search`]'s small batches on this thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// Reusable per-thread buffers of one query.
@@ -233,28 +326,7 @@ pub(super) fn search_one(
         s.hist.clear();
         s.hist.resize(words * WORD_BITS + 1, 0);
         scan(part.codes, &s.code, &mut s.dist, &mut s.hist);
-        // The smallest distance `t` with at least `rerank` rows at or below it: every row
-        // below `t` is kept, and rows at `t` by position until `rerank` are taken.
-        let mut below = 0usize;
-        let mut t = 0usize;
-        for (d, &c) in s.hist.iter().enumerate() {
-            if below + c as usize >= rerank {
-                t = d;
-                break;
-            }
-            below += c as usize;
-        }
-        let mut at_t = rerank - below;
-        let t = t as u32;
-        for (i, &d) in (0u32..).zip(s.dist.iter()) {
-            let keep = d < t || (d == t && at_t > 0);
-            if keep {
-                if d == t {
-                    at_t -= 1;
-                }
-                s.idx.push(i);
-            }
-        }
+        nearest(&s.dist, &s.hist, rerank, &mut s.idx);
         if refine < s.idx.len() {
             // The 4-bit stage: keep the `refine` best approximate scores, ties by position.
             quantised_query(query, part.scales, &mut s.q4);
@@ -321,13 +393,27 @@ pub fn sketch_search(
     }
     let rerank = rerank.max(k);
     let refine = refine.max(k);
-    out.fill(
-        queries,
-        dim,
-        k,
-        SKETCH_PARALLEL_FROM,
-        |s: &mut Scratch, q, p, sc| search_one(part, q, rerank, refine, s, p, sc),
-    );
+    let one = |s: &mut Scratch, q: &[f32], p: &mut [i64], sc: &mut [f32]| {
+        search_one(part, q, rerank, refine, s, p, sc)
+    };
+    if nq < SKETCH_PARALLEL_FROM {
+        // This thread's scratch, kept between calls: its buffers (a distance per row) are
+        // already the part's size, so a small batch allocates and clears nothing.
+        let reused = SCRATCH.with(|cell| {
+            let Ok(mut s) = cell.try_borrow_mut() else {
+                return false;
+            };
+            let slots = out.positions.chunks_mut(k).zip(out.scores.chunks_mut(k));
+            for ((q, (p, sc)), c) in queries.chunks(dim).zip(slots).zip(&mut out.counts) {
+                *c = one(&mut s, q, p, sc) as i64;
+            }
+            true
+        });
+        if reused {
+            return Ok(out);
+        }
+    }
+    out.fill(queries, dim, k, SKETCH_PARALLEL_FROM, one);
     Ok(out)
 }
 

@@ -565,3 +565,30 @@ proptest! {
         }
     }
 }
+
+/// The rows [`nearest`] keeps, the obvious way: sorted by (distance, position), the first
+/// `rerank`, back in position order.
+fn nearest_reference(dist: &[u32], rerank: usize) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..dist.len() as u32).collect();
+    order.sort_by_key(|&i| (dist[i as usize], i));
+    order.truncate(rerank);
+    order.sort_unstable();
+    order
+}
+
+proptest! {
+    #[test]
+    fn nearest_keeps_the_rerank_nearest_by_position(
+        dist in prop::collection::vec(0u32..6, 1..70),
+        share in 0.0f64..1.0,
+    ) {
+        let rerank = ((dist.len() as f64 * share) as usize).clamp(1, dist.len());
+        let mut hist = vec![0u32; 7];
+        for &d in &dist {
+            hist[d as usize] += 1;
+        }
+        let mut idx = vec![99];
+        nearest(&dist, &hist, rerank, &mut idx);
+        prop_assert_eq!(idx, nearest_reference(&dist, rerank));
+    }
+}

@@ -248,8 +248,8 @@ def _one_query(queries: object, dim: int) -> F32 | None:
         or queries.size != dim
     ):
         return None
-    wide = queries.astype(np.float64).reshape(-1)  # float32 squares are exact in float64
-    sq = float(wide @ wide)
+    wide = queries.reshape(-1).astype(np.float64)  # float32 squares are exact in float64
+    sq = float(wide.dot(wide))  # the BLAS dot of ``@``, without the ufunc's dispatch
     if not 0.0 < sq < math.inf:  # NaN fails both
         return None
     norm = np.float32(math.sqrt(sq))
