@@ -153,6 +153,9 @@ def test_rag_update_after_deletes_answers_as_a_fresh_build(ops: list[tuple[str, 
                 )
             cur = live.current()
             idx = rag.update(cur.tables, graph=cur.graph, checked=True)
-            assert idx.graph is cur.graph
+            if len(cur.dead_entities):  # indexed over a new base without them
+                assert idx.graph.n_entities == cur.graph.n_entities - len(cur.dead_entities)
+            else:
+                assert idx.graph is cur.graph
         assert _answers(rag) == _answers(_fresh(live))
         assert isinstance(rag, GraphRAG)

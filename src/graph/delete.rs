@@ -124,7 +124,13 @@ impl KnowledgeGraph {
         facts: &[u32],
         chunks: &[u32],
     ) -> Result<KnowledgeGraph> {
-        let de = sorted_dead(entities, self.n_entities as usize, "entities")?;
+        let mut de = sorted_dead(entities, self.n_entities as usize, "entities")?;
+        if !self.dead_entities().is_empty() {
+            // Deleted entities go too: they are in no row and no listing already.
+            de.extend_from_slice(self.dead_entities());
+            de.sort_unstable();
+            de.dedup();
+        }
         let mut df = sorted_dead(facts, self.n_facts as usize, "facts")?;
         if !self.dead_facts().is_empty() {
             // Tombstones go too: they are in no row already.

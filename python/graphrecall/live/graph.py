@@ -29,6 +29,7 @@ from .changes import (
     _replace_table,
     _time,
 )
+from .dead import EntityTombstones, dead_entities_of, live_tables, reuses_dead_entity, without_dead
 from .delete import Deletion, deletion
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
@@ -92,7 +93,7 @@ class LiveGraph:
         self.compact_at = compact_at
         # Fact changes since the graph's base (replayed on a compaction's new base), and
         # the number of rebuilds (a compaction of an older base is dropped).
-        self._log: list[Change | Deletion | Tombstones] = []
+        self._log: list[Change | Deletion | Tombstones | EntityTombstones] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
@@ -179,6 +180,10 @@ class LiveGraph:
             with self._writing() as cur:
                 if table == "facts" and reuses_deleted_id(self._current, recs):
                     self._drop_tombstones()  # the id's dead row goes first
+                if table == "entities" and reuses_dead_entity(
+                    self._current.graph, self._current.tables, recs
+                ):
+                    self._drop_tombstones()  # the id's dead row goes first
                 base = self._tables
                 n_old = base.n_rows(table)
                 largest = None
@@ -194,6 +199,12 @@ class LiveGraph:
                     fast = checked_rows_alone(
                         base, self._current.graph, table, new_cols, len(recs), op
                     )
+                if fast is None and len(dead_entities_of(self._current.graph)):
+                    # The whole table's check and a rebuild read the tables without
+                    # dead rows: the new base first.
+                    self._drop_tombstones()
+                    base = self._tables
+                    n_old = base.n_rows(table)
                 if fast is not None:
                     cols, report = fast
                     report = LoadReport(report.tables, on_bad, "add")
@@ -255,6 +266,10 @@ class LiveGraph:
         recs = list(records)
         undo: Undo = []
         with self._update_lock:
+            if any("subject" in r or "object" in r for r in recs) and len(
+                dead_entities_of(self._current.graph)
+            ):
+                self._drop_tombstones()  # a fact never moves to a dead entity's row
             try:
                 made = _update_facts(self, recs, undo)
             except BaseException:
@@ -472,22 +487,36 @@ class LiveGraph:
     def _rebuilt(self, tables: GraphTables) -> tuple[KnowledgeGraph, GraphTables]:
         """A rebuild of ``tables`` (whose fact rows are the current graph's, then any
         appended) without the current graph's deleted fact rows, and those tables."""
-        tables = rows_dropped(tables, dead_of(self._current.graph))
+        tables = live_tables(tables, self._current.graph)
         return tables.build_graph(), tables
 
     def _absorbing(self, change: Deletion | None) -> Deletion | None:
         """``change``, a new base made from the current graph, to log; None (a new base that
         no running compaction replays) when it also dropped the current graph's tombstones,
         whose rows the current tables then no longer hold."""
-        return None if len(dead_of(self._current.graph)) else change
+        g = self._current.graph
+        return None if len(dead_of(g)) or len(dead_entities_of(g)) else change
 
     def _drop_tombstones(self) -> None:
-        """Compact the current graph now if it holds deleted facts, so that the tables hold
-        no dead rows (the caller holds the update lock; a path that needs the whole tables,
-        such as a rebuild or a new base, calls it first). The version stays: the state is
-        the same; a running compaction is dropped."""
+        """Compact the current graph now if it holds deleted facts or entities (the latter
+        by a new base without them), so that the tables hold no dead rows (the caller
+        holds the update lock; a path that needs the whole tables, such as a rebuild or a
+        new base, calls it first). The version stays: the state is the same; a running
+        compaction is dropped."""
         cur = self._current
         dead = dead_of(cur.graph)
+        if len(dead_entities_of(cur.graph)):
+            graph, tables = without_dead(cur.graph, cur.tables)
+            if self._tables is cur.tables:
+                pending = tables
+            else:
+                pending = live_tables(self._tables, cur.graph)
+            with self._swap_lock:
+                self._current = GraphVersion(cur.version, graph, tables)
+                self._tables = pending
+            self._log = []
+            self._epoch += 1
+            return
         if not len(dead):
             return
         graph, tables = dropped(cur.graph, cur.graph.core.compacted(), cur.tables, dead)
@@ -506,7 +535,7 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
-        change: Change | Deletion | Tombstones | None = None,
+        change: Change | Deletion | Tombstones | EntityTombstones | None = None,
     ) -> UpdateReport:
         """Publish a new state (the caller holds the update lock, or is the constructor's
         load). ``change``: the change that made ``graph`` from the current graph (a
@@ -541,6 +570,9 @@ class LiveGraph:
             running = self._compactor
             if running is None or not running.is_alive():
                 core = self._current.graph.core
+                if len(dead_entities_of(self._current.graph)):
+                    self._drop_tombstones()  # dead entities go with a new base, now
+                    return
                 if core.overlay_len == 0:
                     self._log = []  # entities appended to a base: nothing to merge
                     return
@@ -564,8 +596,8 @@ class LiveGraph:
             base = core.compacted()
             dead = np.asarray(core.dead_facts(), dtype=np.int64)
             with self._update_lock:
-                if epoch != self._epoch:
-                    return
+                if epoch != self._epoch or len(dead_entities_of(self._current.graph)):
+                    return  # a new base meanwhile, or dead entities: the next one drops them
                 later = [renumbered_change(c, dead) for c in self._log[n_log:]]
                 for change in later:
                     base = change.apply(base)
