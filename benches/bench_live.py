@@ -27,6 +27,7 @@ makes the new graph (``LiveGraph._deletion``; a rebuild where the tree has none)
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
 import time
@@ -453,20 +454,24 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
                 return made
 
             live._deletion = timed  # type: ignore[method-assign]
-        try:  # trees with tombstones: the part that makes the generation
-            import graphrecall.live.graph as live_graph
 
-            cut = live_graph.tombstoned
-
+        def timing(cut: Any) -> Any:
             def timed_cut(*args: Any, **kwargs: Any) -> Any:
                 t0 = time.perf_counter()
                 made = cut(*args, **kwargs)
                 part["last"] = time.perf_counter() - t0
                 return made
 
-            live_graph.tombstoned = timed_cut  # type: ignore[assignment]
-        except AttributeError:
-            pass
+            return timed_cut
+
+        # Trees with tombstones: the part that makes the generation.
+        import graphrecall.live.graph as live_graph
+
+        deletes_mod = getattr(importlib.import_module("graphrecall.live"), "deletes", None)
+        for mod in (live_graph, deletes_mod):
+            for name in ("tombstoned", "entity_tombstoned", "chunk_tombstoned"):
+                if mod is not None and hasattr(mod, name):
+                    setattr(mod, name, timing(getattr(mod, name)))
         n_ent = live.graph.n_entities
         say(f"# Deletes: {n_ent:,} entities, {live.graph.n_facts:,} facts\n")
         say(f"Load: {load_s:,.1f} s.\n")
@@ -503,9 +508,20 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
                 if row not in dead:
                     return [int(ids[row])]
 
-        def entity() -> list[int]:
-            ids = live.current().tables.entities["id"]
-            return [int(ids[int(rng.integers(0, len(ids)))])]
+        def live_row(table: str, dead_of: str) -> Any:
+            cur = live.current()
+            ids = cur.tables.table(table)["id"]
+            dead = set(getattr(cur, dead_of, np.zeros(0)).tolist())
+            while True:  # a live row (no scan of the ids)
+                row = int(rng.integers(0, len(ids)))
+                if row not in dead:
+                    return ids[row]
+
+        def entity() -> list[Any]:
+            return [live_row("entities", "dead_entities")]
+
+        def chunk() -> list[Any]:
+            return [live_row("chunks", "dead_chunks")]
 
         run("delete_facts, 1 fact (base)", live.delete_facts, fact)
         rows = rng.choice(live.graph.n_facts, 1000, replace=False)
@@ -523,6 +539,18 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
             "dropped) | | | | | |"
         )
         run("delete_entities, 1 entity", live.delete_entities, entity)
+        if live.current().tables.chunks is not None:
+            run("delete_chunks, 1 chunk", live.delete_chunks, chunk)
+        cur = live.current()
+        held = {k: len(getattr(cur, k, ())) for k in ("dead_facts", "dead_entities", "dead_chunks")}
+        t0 = time.perf_counter()
+        live.compact()
+        compact_s = time.perf_counter() - t0
+        say(
+            f"| (`compact()`: {compact_s * 1e3:,.0f} ms; dropped "
+            + ", ".join(f"{n} {k[5:]}" for k, n in held.items())
+            + ") | | | | | |"
+        )
         store.close()
     return lines
 

@@ -163,7 +163,7 @@ def test_hub_rows_lose_facts_as_tombstones() -> None:
         assert_fresh(live)
 
 
-def test_entity_deletes_add_tombstones_and_chunk_deletes_drop_them() -> None:
+def test_entity_and_chunk_deletes_add_tombstones() -> None:
     with live_demo() as live:
         ids = live_tables(live).facts["id"].tolist()
         live.delete_facts([ids[1]])
@@ -175,7 +175,11 @@ def test_entity_deletes_add_tombstones_and_chunk_deletes_drop_them() -> None:
         live.delete_facts([live_tables(live).facts["id"][6]])
         live.delete_chunks(["c_ned_lord"])
         cur = live.current()
-        assert not len(cur.dead_facts) and not len(cur.dead_entities)
+        assert len(cur.dead_chunks) == 1 and len(cur.dead_entities) == 1
+        assert_fresh(live)
+        live.compact()  # one new base drops them all
+        cur = live.current()
+        assert not (len(cur.dead_facts) or len(cur.dead_entities) or len(cur.dead_chunks))
         assert_fresh(live)
 
 

@@ -138,7 +138,13 @@ impl KnowledgeGraph {
             df.sort_unstable();
             df.dedup();
         }
-        let dc = sorted_dead(chunks, self.n_chunks as usize, "chunks")?;
+        let mut dc = sorted_dead(chunks, self.n_chunks as usize, "chunks")?;
+        if !self.dead_chunks().is_empty() {
+            // Deleted chunks go too: they hold no mention already.
+            dc.extend_from_slice(self.dead_chunks());
+            dc.sort_unstable();
+            dc.dedup();
+        }
         let n_ent = self.n_entities - de.len() as u32;
         let n_chunks = self.n_chunks - dc.len() as u32;
         let is_base =

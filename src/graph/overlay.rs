@@ -134,6 +134,8 @@ pub(crate) struct Overlay {
     /// Deleted entities (sorted): no facts, no mentions, in no tenant's listing; their
     /// rows stay until a new base without them.
     dead_entities: Vec<u32>,
+    /// Deleted chunks (sorted): no mentions; their rows stay until a new base without them.
+    dead_chunks: Vec<u32>,
 }
 
 #[inline]
@@ -196,7 +198,7 @@ impl Overlay {
             + 8 * (self.out_runs.len() + self.in_runs.len())
             + 8 * self.fact_pos.len()
             + 4 * self.ext_subject.len()
-            + 4 * (self.dead.len() + self.dead_entities.len())
+            + 4 * (self.dead.len() + self.dead_entities.len() + self.dead_chunks.len())
             + self
                 .chunk_ment
                 .values()
@@ -372,6 +374,75 @@ impl KnowledgeGraph {
             tenant_entities: Arc::new(tenant_entities),
             ov: Some(Arc::new(ov)),
             ..g
+        })
+    }
+
+    /// The deleted chunks of this generation, sorted (see
+    /// [`KnowledgeGraph::with_dead_chunks`]).
+    pub fn dead_chunks(&self) -> &[u32] {
+        self.ov
+            .as_ref()
+            .map_or(&[][..], |ov| ov.dead_chunks.as_slice())
+    }
+
+    /// A new generation in which the chunks `chunks` are deleted: their mentions are cut
+    /// from their entities' rows and their own. Their indices stay (every other chunk
+    /// keeps its own) until a new base without them ([`KnowledgeGraph::without`]). The
+    /// cost is their mentions' rows, not the graph.
+    ///
+    /// # Errors
+    /// A chunk out of range, given twice or already deleted.
+    pub fn with_dead_chunks(&self, chunks: &[u32]) -> Result<KnowledgeGraph> {
+        let mut dc = chunks.to_vec();
+        dc.sort_unstable();
+        let bad = dc.iter().position(|&c| c >= self.n_chunks).or_else(|| {
+            dc.windows(2)
+                .position(|w| w[0] == w[1])
+                .map(|k| k + 1)
+                .or_else(|| {
+                    dc.iter()
+                        .position(|c| self.dead_chunks().binary_search(c).is_ok())
+                })
+        });
+        if let Some(k) = bad {
+            return Err(Error::InvalidValue {
+                table: "chunks",
+                row: k,
+                column: "id",
+                value: dc[k].to_string(),
+                problem: "out of range, repeated or already deleted".to_string(),
+            });
+        }
+        if dc.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut ov = self.ov.as_deref().cloned().unwrap_or_default();
+        for &c in &dc {
+            let ents = self.chunk_mentions(c).0.to_vec();
+            for e in ents {
+                let (chunks, counts) = match ov.entity_ment.get(&e) {
+                    Some((a, b)) => (a.clone(), b.clone()),
+                    None => {
+                        let (a, b) = self.entity_mentions(e);
+                        (a.to_vec(), b.to_vec())
+                    }
+                };
+                let keep: Vec<usize> = (0..chunks.len()).filter(|&k| chunks[k] != c).collect();
+                ov.entity_ment.insert(
+                    e,
+                    (
+                        keep.iter().map(|&k| chunks[k]).collect(),
+                        keep.iter().map(|&k| counts[k]).collect(),
+                    ),
+                );
+            }
+            ov.chunk_ment.insert(c, (Vec::new(), Vec::new()));
+        }
+        ov.dead_chunks.extend_from_slice(&dc);
+        ov.dead_chunks.sort_unstable();
+        Ok(KnowledgeGraph {
+            ov: Some(Arc::new(ov)),
+            ..self.clone()
         })
     }
 

@@ -173,6 +173,50 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Chunk deletes in several batches (their mentions cut) give the mention rows of a
+    /// fresh build of the chunks that stay, under the old indices, and `without` gives
+    /// that fresh build.
+    #[test]
+    fn chunk_tombstones_equal_fresh_build(
+        c in arb_cols(),
+        batches in proptest::collection::vec(
+            proptest::collection::vec(any::<usize>(), 0..3), 1..4),
+    ) {
+        let mut g = c.graph();
+        let nc = c.chunk_tenant.len();
+        let none = |n: usize| vec![false; n];
+        let mut dead_c = none(nc);
+        for batch in &batches {
+            let now = picked(nc, batch);
+            let new: Vec<u32> = indices(&now).into_iter().filter(|&k| !dead_c[k as usize]).collect();
+            for &k in &new {
+                dead_c[k as usize] = true;
+            }
+            g = g.with_dead_chunks(&new).unwrap();
+            prop_assert_eq!(g.dead_chunks().to_vec(), indices(&dead_c));
+            let fresh = kept(&c, &none(c.tenant.len()), &none(c.subject.len()), &dead_c).graph();
+            let old_c = old_ids(&dead_c);
+            let map_c = |v: &[u32]| v.iter().map(|&k| old_c[k as usize]).collect::<Vec<u32>>();
+            for e in 0..g.n_entities {
+                let (ch, n) = g.entity_mentions(e);
+                let (fch, fnn) = fresh.entity_mentions(e);
+                prop_assert_eq!((ch.to_vec(), n), (map_c(fch), fnn));
+            }
+            for (k, &ch) in old_c.iter().enumerate() {
+                prop_assert_eq!(g.chunk_mentions(ch), fresh.chunk_mentions(k as u32));
+            }
+            for &ch in g.dead_chunks() {
+                prop_assert!(g.chunk_mentions(ch).0.is_empty());
+            }
+            let base = g.without(&[], &[], &[]).unwrap();
+            prop_assert_eq!(base.to_parts().unwrap(), fresh.to_parts().unwrap());
+            prop_assert!(base.dead_chunks().is_empty());
+        }
+    }
+}
+
 #[test]
 fn bad_tombstones_are_refused() {
     let mut c = super::tests::Cols {

@@ -387,7 +387,8 @@ class GraphIndex:
             graph = tables.build_graph()
         else:
             check_graph_of(graph, tables)
-            if len(graph.core.dead_entities()):
+            core = graph.core
+            if len(core.dead_entities()) or len(core.dead_chunks()):
                 graph, tables = _without_dead(graph, tables, previous)
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
@@ -597,8 +598,9 @@ class GraphIndex:
 def _without_dead(
     graph: KnowledgeGraph, tables: GraphTables, previous: GraphIndex | None
 ) -> tuple[KnowledgeGraph, GraphTables]:
-    """``graph`` (holding deleted entities) and its tables as a new base without the dead
-    rows: anchors, BM25 statistics and tenant centres are then a fresh build's. When
+    """``graph`` (holding deleted entities or chunks) and its tables as a new base without
+    the dead rows: anchors, BM25 statistics, tenant centres and primary chunks are then a
+    fresh build's. When
     ``previous`` indexed ``graph``'s parent over the same fact rows, the new base records
     the rows it drops from them, so the update drops them from ``previous``'s columns."""
     from ..live.dead import without_dead
@@ -611,6 +613,7 @@ def _without_dead(
     if (
         same_rows
         and not len(old.core.dead_entities())
+        and not len(old.core.dead_chunks())
         and all(previous.tables.facts.get(c) is tables.facts.get(c) for c in FACT_TEXT_INPUTS)
     ):
         note_fact_rows(

@@ -1,6 +1,6 @@
-"""The deletes of :class:`~graphrecall.live.LiveGraph`: facts (:mod:`.tombstones`) and
-entities (:mod:`.dead`) as tombstones, chunks (and the cases tombstones do not cover) as a
-new base made from the current graph (:mod:`.delete`), each with its SQL inside the store's
+"""The deletes of :class:`~graphrecall.live.LiveGraph`: facts (:mod:`.tombstones`),
+entities and chunks (:mod:`.dead`) as tombstones, the cases tombstones do not cover as a new
+base made from the current graph (:mod:`.delete`), each with its SQL inside the store's
 write transaction."""
 
 from __future__ import annotations
@@ -16,7 +16,15 @@ import numpy.typing as npt
 from ..graph import KnowledgeGraph
 from ..tables import GraphTables
 from .changes import _drop_orphan_embeddings, _keep_rows, _member
-from .dead import EntityTombstones, dead_entities_of, entity_tombstoned
+from .dead import (
+    ChunkTombstones,
+    EntityTombstones,
+    chunk_counts,
+    chunk_tombstoned,
+    entity_counts,
+    entity_tombstoned,
+    has_dead_rows,
+)
 from .delete import Deletion, entity_facts
 from .tombstones import Tombstones, dead_of, tombstoned
 
@@ -31,7 +39,7 @@ Swap = tuple[
     GraphTables,
     dict[str, int],
     None,
-    Deletion | Tombstones | EntityTombstones | None,
+    Deletion | Tombstones | EntityTombstones | ChunkTombstones | None,
 ]
 
 
@@ -45,14 +53,13 @@ def delete_entities(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -
         if made is not None:
             graph, tomb, n_facts = made
             counts = {"entities": len(tomb.entities), "facts": n_facts}
-            for table in ("mentions", "aliases"):
-                cols = base.table(table)
-                if cols is not None:
-                    ent = np.asarray(cols["entity"])
-                    counts[table] = int(_member(ent, base.entities["id"][tomb.entities]).sum())
+            more = entity_counts(live._current.graph, base, tomb.entities.astype(np.int64))
+            if base.mentions is None:
+                more.pop("mentions")
+            counts.update(more)
             _delete_entity_rows(cur, base.entities["id"][tomb.entities].tolist())
             return ("delete_entities", graph, base, counts, None, tomb)
-    if len(dead_entities_of(live._current.graph)):
+    if has_dead_rows(live._current.graph):
         live._drop_tombstones()  # the new base below starts from one without dead rows
         base = live._tables
         rows = live._rows_of("entities", ids)
@@ -108,7 +115,7 @@ def delete_facts(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> S
     cur_graph = live._current.graph
     if base is live._current.tables:  # no usage counts waiting for a refresh
         made = tombstoned(cur_graph, base, rows)
-    if made is None and len(dead_entities_of(cur_graph)):
+    if made is None and has_dead_rows(cur_graph):
         live._drop_tombstones()  # the new base below starts from one without dead rows
         base, cur_graph = live._tables, live._current.graph
         rows = np.unique(live._rows_of("facts", ids))
@@ -131,12 +138,28 @@ def delete_facts(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> S
 def delete_chunks(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> Swap:
     """:meth:`LiveGraph.delete_chunks` on ``live``'s current state, inside the store
     transaction ``cur``: the arguments of its swap."""
-    if len(dead_entities_of(live._current.graph)):
-        live._drop_tombstones()  # the new base below starts from one without dead rows
     rows = live._rows_of("chunks", ids)
     base = live._tables
     chunks = base.chunks
     assert chunks is not None  # _rows_of found the rows
+    if base is live._current.tables:  # no usage counts waiting for a refresh
+        made = chunk_tombstoned(live._current.graph, base, rows)
+        if made is not None:
+            graph, tomb_c = made
+            dead_ids = chunks["id"][tomb_c.chunks]
+            counts = {"chunks": len(tomb_c.chunks)}
+            more = chunk_counts(live._current.graph, base, tomb_c.chunks.astype(np.int64))
+            if base.mentions is None:
+                more.pop("mentions")
+            counts.update(more)
+            _delete_chunk_rows(cur, dead_ids.tolist())
+            return ("delete_chunks", graph, base, counts, None, tomb_c)
+    if has_dead_rows(live._current.graph):
+        live._drop_tombstones()  # the new base below starts from one without dead rows
+        rows = live._rows_of("chunks", ids)
+        base = live._tables
+        chunks = base.chunks
+        assert chunks is not None
     dead = np.zeros(base.n_rows("chunks"), dtype=bool)
     dead[rows] = True
     dead_ids = chunks["id"][rows]
@@ -164,9 +187,15 @@ def delete_chunks(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> 
     counts["embeddings"] = n_emb
     graph, change, tables = live._deletion(tables, chunks=rows, facts=tomb)
     change = live._absorbing(change)
-    key = [(i,) for i in dead_ids.tolist()]
+    _delete_chunk_rows(cur, dead_ids.tolist())
+    return ("delete_chunks", graph, tables, counts, None, change)
+
+
+def _delete_chunk_rows(cur: sqlite3.Cursor, ids: list[Any]) -> None:
+    """The store's side of a chunk delete: the chunks, their mentions and vectors, and
+    the primary chunk of the entities that named one."""
+    key = [(i,) for i in ids]
     cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
     cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
     cur.executemany("UPDATE entities SET primary_chunk = NULL WHERE primary_chunk = ?", key)
     cur.executemany("DELETE FROM chunks WHERE id = ?", key)
-    return ("delete_chunks", graph, tables, counts, None, change)

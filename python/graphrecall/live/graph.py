@@ -29,7 +29,15 @@ from .changes import (
     _replace_table,
     _time,
 )
-from .dead import EntityTombstones, dead_entities_of, live_tables, reuses_dead_entity, without_dead
+from .dead import (
+    ChunkTombstones,
+    EntityTombstones,
+    dead_entities_of,
+    has_dead_rows,
+    live_tables,
+    reuses_dead_row,
+    without_dead,
+)
 from .delete import Deletion, deletion
 from .overlay import Change, FactChange, fact_generation, table_generation, with_core
 from .report import GraphVersion, UpdateReport
@@ -93,7 +101,7 @@ class LiveGraph:
         self.compact_at = compact_at
         # Fact changes since the graph's base (replayed on a compaction's new base), and
         # the number of rebuilds (a compaction of an older base is dropped).
-        self._log: list[Change | Deletion | Tombstones | EntityTombstones] = []
+        self._log: list[Change | Deletion | Tombstones | EntityTombstones | ChunkTombstones] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
@@ -180,8 +188,8 @@ class LiveGraph:
             with self._writing() as cur:
                 if table == "facts" and reuses_deleted_id(self._current, recs):
                     self._drop_tombstones()  # the id's dead row goes first
-                if table == "entities" and reuses_dead_entity(
-                    self._current.graph, self._current.tables, recs
+                if table in ("entities", "chunks") and reuses_dead_row(
+                    self._current.graph, self._current.tables, table, recs
                 ):
                     self._drop_tombstones()  # the id's dead row goes first
                 base = self._tables
@@ -199,7 +207,7 @@ class LiveGraph:
                     fast = checked_rows_alone(
                         base, self._current.graph, table, new_cols, len(recs), op
                     )
-                if fast is None and len(dead_entities_of(self._current.graph)):
+                if fast is None and has_dead_rows(self._current.graph):
                     # The whole table's check and a rebuild read the tables without
                     # dead rows: the new base first.
                     self._drop_tombstones()
@@ -495,17 +503,17 @@ class LiveGraph:
         no running compaction replays) when it also dropped the current graph's tombstones,
         whose rows the current tables then no longer hold."""
         g = self._current.graph
-        return None if len(dead_of(g)) or len(dead_entities_of(g)) else change
+        return None if len(dead_of(g)) or has_dead_rows(g) else change
 
     def _drop_tombstones(self) -> None:
-        """Compact the current graph now if it holds deleted facts or entities (the latter
-        by a new base without them), so that the tables hold no dead rows (the caller
+        """Compact the current graph now if it holds deleted facts, entities or chunks (the
+        latter two by a new base without them), so that the tables hold no dead rows (the caller
         holds the update lock; a path that needs the whole tables, such as a rebuild or a
         new base, calls it first). The version stays: the state is the same; a running
         compaction is dropped."""
         cur = self._current
         dead = dead_of(cur.graph)
-        if len(dead_entities_of(cur.graph)):
+        if has_dead_rows(cur.graph):
             graph, tables = without_dead(cur.graph, cur.tables)
             if self._tables is cur.tables:
                 pending = tables
@@ -535,7 +543,7 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
-        change: Change | Deletion | Tombstones | EntityTombstones | None = None,
+        change: Change | Deletion | Tombstones | EntityTombstones | ChunkTombstones | None = None,
     ) -> UpdateReport:
         """Publish a new state (the caller holds the update lock, or is the constructor's
         load). ``change``: the change that made ``graph`` from the current graph (a
@@ -570,8 +578,8 @@ class LiveGraph:
             running = self._compactor
             if running is None or not running.is_alive():
                 core = self._current.graph.core
-                if len(dead_entities_of(self._current.graph)):
-                    self._drop_tombstones()  # dead entities go with a new base, now
+                if has_dead_rows(self._current.graph):
+                    self._drop_tombstones()  # dead entities and chunks: a new base, now
                     return
                 if core.overlay_len == 0:
                     self._log = []  # entities appended to a base: nothing to merge
@@ -596,8 +604,8 @@ class LiveGraph:
             base = core.compacted()
             dead = np.asarray(core.dead_facts(), dtype=np.int64)
             with self._update_lock:
-                if epoch != self._epoch or len(dead_entities_of(self._current.graph)):
-                    return  # a new base meanwhile, or dead entities: the next one drops them
+                if epoch != self._epoch or has_dead_rows(self._current.graph):
+                    return  # a new base meanwhile, or dead rows: the next one drops them
                 later = [renumbered_change(c, dead) for c in self._log[n_log:]]
                 for change in later:
                     base = change.apply(base)
