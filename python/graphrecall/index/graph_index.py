@@ -33,8 +33,8 @@ from .appended import (
     tail,
 )
 from .columns import FactTable, MentionLinks, _texts
+from .dead_rows import without_dead_rows
 from .fact_changes import FACT_TEXT_INPUTS as FACT_TEXT_INPUTS
-from .fact_changes import note_fact_rows
 from .vectors import vectors_after
 
 #: HNSW search breadth (``benches/bench_vectors.py`` compares recall and latency per value).
@@ -389,7 +389,7 @@ class GraphIndex:
             check_graph_of(graph, tables)
             core = graph.core
             if len(core.dead_entities()) or len(core.dead_chunks()):
-                graph, tables = _without_dead(graph, tables, previous)
+                graph, tables = without_dead_rows(graph, tables, previous)
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
@@ -593,35 +593,3 @@ class GraphIndex:
             f"chunks={self.graph.n_chunks}, tenants={self.graph.n_tenants}, "
             f"vectors={'yes' if self.entity_vectors is not None else 'no'})"
         )
-
-
-def _without_dead(
-    graph: KnowledgeGraph, tables: GraphTables, previous: GraphIndex | None
-) -> tuple[KnowledgeGraph, GraphTables]:
-    """``graph`` (holding deleted entities or chunks) and its tables as a new base without
-    the dead rows: anchors, BM25 statistics, tenant centres and primary chunks are then a
-    fresh build's. When
-    ``previous`` indexed ``graph``'s parent over the same fact rows, the new base records
-    the rows it drops from them, so the update drops them from ``previous``'s columns."""
-    from ..live.dead import without_dead
-
-    made, after = without_dead(graph, tables)
-    if previous is None:
-        return made, after
-    old = previous.graph
-    same_rows = (old.n_facts, old.n_entities) == (graph.n_facts, graph.n_entities)
-    if (
-        same_rows
-        and not len(old.core.dead_entities())
-        and not len(old.core.dead_chunks())
-        and all(previous.tables.facts.get(c) is tables.facts.get(c) for c in FACT_TEXT_INPUTS)
-    ):
-        note_fact_rows(
-            made,
-            old,
-            previous.tables,
-            after,
-            deleted=graph.core.dead_facts(),
-            deleted_entities=graph.core.dead_entities(),
-        )
-    return made, after

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from .. import _core
 from ..errors import GraphRecallError
 from ..graph import KnowledgeGraph
+from ..index.dead_rows import register_without_dead
 from ..tables import GraphTables
 from .changes import _drop_orphan_embeddings, _keep_rows, _member
 from .delete import deletion, entity_facts
@@ -206,6 +207,9 @@ def without_dead(graph: KnowledgeGraph, tables: GraphTables) -> tuple[KnowledgeG
     if made is None:
         return after.build_graph(), after
     return made[0], after
+
+
+register_without_dead(without_dead)
 
 
 def reuses_dead_row(

@@ -16,7 +16,6 @@ import numpy.typing as npt
 
 from ..errors import ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
-from ..index.fact_changes import note_fact_rows
 from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
 from ..tables import BadDataError, GraphTables, LoadReport, OnBad
@@ -29,6 +28,7 @@ from .changes import (
     _replace_table,
     _time,
 )
+from .compaction import compact_in_background, without_tombstones
 from .dead import (
     ChunkTombstones,
     EntityTombstones,
@@ -36,19 +36,15 @@ from .dead import (
     has_dead_rows,
     live_tables,
     reuses_dead_row,
-    without_dead,
 )
 from .delete import Deletion, deletion
-from .overlay import Change, FactChange, fact_generation, table_generation, with_core
+from .overlay import Change, FactChange, fact_generation, table_generation
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
 from .tombstones import (
     Tombstones,
     dead_of,
-    dropped,
-    renumbered_change,
     reuses_deleted_id,
-    rows_dropped,
 )
 from .updates import update_facts as _update_facts
 from .usage import access_changes
@@ -507,31 +503,16 @@ class LiveGraph:
 
     def _drop_tombstones(self) -> None:
         """Compact the current graph now if it holds deleted facts, entities or chunks (the
-        latter two by a new base without them), so that the tables hold no dead rows (the caller
-        holds the update lock; a path that needs the whole tables, such as a rebuild or a
+        latter two by a new base without them), so that the tables hold no dead rows (the
+        caller holds the update lock; a path that needs the whole tables, such as a rebuild or a
         new base, calls it first). The version stays: the state is the same; a running
         compaction is dropped."""
-        cur = self._current
-        dead = dead_of(cur.graph)
-        if has_dead_rows(cur.graph):
-            graph, tables = without_dead(cur.graph, cur.tables)
-            if self._tables is cur.tables:
-                pending = tables
-            else:
-                pending = live_tables(self._tables, cur.graph)
-            with self._swap_lock:
-                self._current = GraphVersion(cur.version, graph, tables)
-                self._tables = pending
-            self._log = []
-            self._epoch += 1
+        made = without_tombstones(self._current, self._tables)
+        if made is None:
             return
-        if not len(dead):
-            return
-        graph, tables = dropped(cur.graph, cur.graph.core.compacted(), cur.tables, dead)
-        note_fact_rows(graph, cur.graph, cur.tables, tables, deleted=dead)
-        pending = tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
+        graph, tables, pending = made
         with self._swap_lock:
-            self._current = GraphVersion(cur.version, graph, tables)
+            self._current = GraphVersion(self._current.version, graph, tables)
             self._tables = pending
         self._log = []
         self._epoch += 1
@@ -596,34 +577,8 @@ class LiveGraph:
             running.join()
 
     def _compact(self, core: Any, epoch: int, n_log: int) -> None:
-        """Build the new base of ``core`` (without any lock), then replay the changes logged
-        since and swap it in, unless a rebuild made a new base meanwhile. Tombstones of
-        ``core`` leave the graph and the tables in the same swap (the changes logged since
-        name facts by the new base's numbers)."""
-        try:
-            base = core.compacted()
-            dead = np.asarray(core.dead_facts(), dtype=np.int64)
-            with self._update_lock:
-                if epoch != self._epoch or has_dead_rows(self._current.graph):
-                    return  # a new base meanwhile, or dead rows: the next one drops them
-                later = [renumbered_change(c, dead) for c in self._log[n_log:]]
-                for change in later:
-                    base = change.apply(base)
-                cur = self._current
-                if len(dead):
-                    graph, tables = dropped(cur.graph, base, cur.tables, dead)
-                    pending = (
-                        tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
-                    )
-                    note_fact_rows(graph, cur.graph, cur.tables, tables, deleted=dead)
-                else:
-                    graph, tables, pending = with_core(cur.graph, base), cur.tables, self._tables
-                with self._swap_lock:
-                    self._current = GraphVersion(cur.version, graph, tables)
-                    self._tables = pending
-                self._log = later
-        except Exception as exc:
-            self.compaction_error = exc
+        """The background compaction of ``core`` (see :func:`.compaction.compact_in_background`)."""
+        compact_in_background(self, core, epoch, n_log)
 
 
 _sqlite.register_live(LiveGraph)
