@@ -1,7 +1,7 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the new graph (a generation of the current one for adds, fact changes and fact
-deletes, a new base made from the current one for entity and chunk deletes, else a
-rebuild)."""
+swap in the new graph (a generation of the current one for adds, fact changes and
+deletes, a new base made from the current one where a delete cannot be a generation, else
+a rebuild)."""
 
 from __future__ import annotations
 
@@ -123,8 +123,8 @@ class LiveGraph:
     @property
     def tables(self) -> GraphTables:
         """The tables of the current graph (names, literal values, chunk texts...), without
-        deleted rows: a graph holding deleted facts is compacted first (so that a caller
-        who builds from these tables alone gets the same graph)."""
+        deleted rows: a graph holding deleted facts, entities or chunks is compacted first
+        (so that a caller who builds from these tables alone gets the same graph)."""
         self._poll()
         with self._update_lock:
             self._drop_tombstones()
@@ -133,9 +133,10 @@ class LiveGraph:
     def current(self) -> GraphVersion:
         """The graph, its tables and version, from one consistent state (reloaded first
         when another connection has committed to the store). The tables may still hold
-        the rows of facts deleted since the last compaction
-        (:attr:`GraphVersion.dead_facts`): the graph reaches them from nowhere, and
-        ``GraphRAG.update(cur.tables, graph=cur.graph)`` masks them."""
+        the rows of facts, entities and chunks deleted since the last compaction
+        (:attr:`GraphVersion.dead_facts`, ``dead_entities``, ``dead_chunks``): the graph
+        reaches them from nowhere, and ``GraphRAG.update(cur.tables, graph=cur.graph)``
+        masks the facts and indexes a new base without the entities and chunks."""
         self._poll()
         with self._swap_lock:
             return self._current
@@ -285,7 +286,9 @@ class LiveGraph:
 
     def delete_entities(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete entities and everything that refers to them: their facts (as subject or
-        object), mentions, aliases and embeddings (all counted in the report).
+        object), mentions, aliases and embeddings (all counted in the report). Cut out of
+        the graph at once as tombstones (their ids unknown from then on), their table rows
+        dropped by the next compaction (see :mod:`graphrecall.live.dead`).
 
         Raises:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
@@ -311,7 +314,7 @@ class LiveGraph:
     def delete_chunks(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete chunks, their mentions and embeddings; entities whose primary chunk was
         deleted keep existing with no primary chunk (counted as
-        ``entities.primary_chunk``).
+        ``entities.primary_chunk``). Tombstones, as :meth:`delete_entities`.
 
         Raises:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
