@@ -27,9 +27,11 @@ makes the new graph (``LiveGraph._deletion``; a rebuild where the tree has none)
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -419,9 +421,41 @@ def _live_tables(live: Any) -> Any:
     return rows_dropped(cur.tables, dead)
 
 
-def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> list[str]:
-    """One-fact and one-entity deletes on a live store of the workload graph (or of the
-    store at ``store_path``, written to: give a copy)."""
+def with_chunks(tables: GraphTables, n_chunks: int, seed: int = 0) -> GraphTables:
+    """``tables`` with ``n_chunks`` chunks, each mentioning two entities of its tenant."""
+    if not n_chunks:
+        return tables
+    rng = np.random.default_rng(seed)
+    tenant = np.asarray(tables.entities["tenant"])
+    first = rng.integers(0, len(tenant), n_chunks)
+    order = np.argsort(tenant, kind="stable")  # entities grouped by tenant
+    where = np.searchsorted(tenant[order], tenant[first])
+    size = np.searchsorted(tenant[order], tenant[first], side="right") - where
+    second = order[where + (rng.integers(0, 1 << 30, n_chunks) % size)]
+    ids = np.arange(n_chunks)
+    both = np.concatenate([first, second])
+    pairs = np.unique(np.stack([np.concatenate([ids, ids]), both]), axis=1)
+    return replace(
+        tables,
+        chunks={
+            "id": ids,
+            "tenant": tenant[first],
+            "text": np.array([f"chunk {i}" for i in range(n_chunks)], dtype=object),
+        },
+        mentions={
+            "chunk": pairs[0],
+            "entity": pairs[1],
+            "count": np.ones(pairs.shape[1], dtype=np.int64),
+        },
+    )
+
+
+def delete_checks(
+    n_entities: int, n: int, store_path: Path | None = None, n_chunks: int = 0
+) -> list[str]:
+    """One-fact, one-entity and one-chunk deletes on a live store of the workload graph
+    with ``n_chunks`` chunks (or of the store at ``store_path``, written to: give a
+    copy)."""
     rng = np.random.default_rng(0)
     lines: list[str] = []
 
@@ -433,7 +467,7 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
         if store_path is None:
             g = workload.generate(n_entities, seed=0)
             store = SQLiteStore.create(Path(d) / "live.db")
-            store.write(tables_of(g))
+            store.write(with_chunks(tables_of(g), n_chunks))
             del g
         else:
             store = SQLiteStore.open(store_path)
@@ -453,22 +487,29 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
                 return made
 
             live._deletion = timed  # type: ignore[method-assign]
-        try:  # trees with tombstones: the part that makes the generation
-            import graphrecall.live.graph as live_graph
 
-            cut = live_graph.tombstoned
-
+        def timing(cut: Any) -> Any:
             def timed_cut(*args: Any, **kwargs: Any) -> Any:
                 t0 = time.perf_counter()
                 made = cut(*args, **kwargs)
                 part["last"] = time.perf_counter() - t0
                 return made
 
-            live_graph.tombstoned = timed_cut  # type: ignore[assignment]
-        except AttributeError:
-            pass
+            return timed_cut
+
+        # Trees with tombstones: the part that makes the generation.
+        import graphrecall.live.graph as live_graph
+
+        deletes_mod = getattr(importlib.import_module("graphrecall.live"), "deletes", None)
+        for mod in (live_graph, deletes_mod):
+            for name in ("tombstoned", "entity_tombstoned", "chunk_tombstoned"):
+                if mod is not None and hasattr(mod, name):
+                    setattr(mod, name, timing(getattr(mod, name)))
         n_ent = live.graph.n_entities
-        say(f"# Deletes: {n_ent:,} entities, {live.graph.n_facts:,} facts\n")
+        say(
+            f"# Deletes: {n_ent:,} entities, {live.graph.n_facts:,} facts, "
+            f"{live.graph.n_chunks:,} chunks\n"
+        )
         say(f"Load: {load_s:,.1f} s.\n")
         if store_path is None:  # a given store is large: no second graph in memory
             t0 = time.perf_counter()
@@ -503,9 +544,20 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
                 if row not in dead:
                     return [int(ids[row])]
 
-        def entity() -> list[int]:
-            ids = live.current().tables.entities["id"]
-            return [int(ids[int(rng.integers(0, len(ids)))])]
+        def live_row(table: str, dead_of: str) -> Any:
+            cur = live.current()
+            ids = cur.tables.table(table)["id"]
+            dead = set(getattr(cur, dead_of, np.zeros(0)).tolist())
+            while True:  # a live row (no scan of the ids)
+                row = int(rng.integers(0, len(ids)))
+                if row not in dead:
+                    return ids[row]
+
+        def entity() -> list[Any]:
+            return [live_row("entities", "dead_entities")]
+
+        def chunk() -> list[Any]:
+            return [live_row("chunks", "dead_chunks")]
 
         run("delete_facts, 1 fact (base)", live.delete_facts, fact)
         rows = rng.choice(live.graph.n_facts, 1000, replace=False)
@@ -523,6 +575,18 @@ def delete_checks(n_entities: int, n: int, store_path: Path | None = None) -> li
             "dropped) | | | | | |"
         )
         run("delete_entities, 1 entity", live.delete_entities, entity)
+        if live.current().tables.chunks is not None:
+            run("delete_chunks, 1 chunk", live.delete_chunks, chunk)
+        cur = live.current()
+        held = {k: len(getattr(cur, k, ())) for k in ("dead_facts", "dead_entities", "dead_chunks")}
+        t0 = time.perf_counter()
+        live.compact()
+        compact_s = time.perf_counter() - t0
+        say(
+            f"| (`compact()`: {compact_s * 1e3:,.0f} ms; dropped "
+            + ", ".join(f"{n} {k[5:]}" for k, n in held.items())
+            + ") | | | | | |"
+        )
         store.close()
     return lines
 
@@ -549,6 +613,7 @@ def main(argv: list[str] | None = None) -> int:
         help="time queries by wall clock or by the thread's CPU time",
     )
     ap.add_argument("--entities", type=int, default=100_000)
+    ap.add_argument("--chunks", type=int, default=0, help="with --deletes: chunks to add")
     ap.add_argument("--updates", type=int, default=200)
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3, help="query timing rounds (medians)")
@@ -585,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.deletes:
-        lines = delete_checks(args.entities, args.updates, args.store)
+        lines = delete_checks(args.entities, args.updates, args.store, args.chunks)
         if args.out is not None:
             cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
             args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")

@@ -39,10 +39,15 @@ def test_fact_entity_and_chunk_deletes_do_not_rebuild(monkeypatch: pytest.Monkey
             live.delete_entities(["jacq"])
             with pytest.raises(UnknownIdError):
                 live.delete_facts([0])  # gone
-        # The chunk delete's new base absorbed the tombstones: not logged for a running
-        # compaction to replay (its base still held their rows), but no rebuild.
+        # Tombstones all: no new base, the rows and their indices stay.
+        assert live._epoch == epoch
+        cur = live.current()
+        assert (len(cur.dead_chunks), len(cur.dead_entities)) == (1, 1)
+        assert live.graph.fact_index([1]).tolist() == [1]
+        assert_fresh(live)
+        live.compact()  # a new base without the dead rows: the rest renumbered
         assert live._epoch == epoch + 1
-        assert live.graph.fact_index([1]).tolist() == [0]  # the rows that stay, renumbered
+        assert live.graph.fact_index([1]).tolist() == [0]
         assert_fresh(live)
         with pytest.raises(UnknownIdError):
             live.graph.entity_index(["jacq"])
@@ -61,7 +66,10 @@ def test_deletes_after_overlay_changes_answer_as_a_fresh_build() -> None:
         assert_fresh(live)
         live.delete_chunks(["c_new"])
         live.delete_entities(["ned"])
-        assert live._epoch == epoch + 1  # the chunk delete absorbed the tombstones
+        assert live._epoch == epoch  # tombstones
+        assert_fresh(live)
+        live.compact()
+        assert live._epoch == epoch + 1 and live.overlay_len == 0
         assert_fresh(live)
 
 
@@ -153,6 +161,10 @@ def test_rag_update_after_deletes_answers_as_a_fresh_build(ops: list[tuple[str, 
                 )
             cur = live.current()
             idx = rag.update(cur.tables, graph=cur.graph, checked=True)
-            assert idx.graph is cur.graph
+            if len(cur.dead_entities) or len(cur.dead_chunks):  # a new base without them
+                assert idx.graph.n_entities == cur.graph.n_entities - len(cur.dead_entities)
+                assert idx.graph.n_chunks == cur.graph.n_chunks - len(cur.dead_chunks)
+            else:
+                assert idx.graph is cur.graph
         assert _answers(rag) == _answers(_fresh(live))
         assert isinstance(rag, GraphRAG)

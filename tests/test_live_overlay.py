@@ -18,7 +18,9 @@ from graphrecall import GraphIndex, GraphRAG, LiveGraph
 from graphrecall.demo import demo_data, demo_tables
 from graphrecall.embed import CallableEmbedder
 from graphrecall.errors import UnknownIdError
-from graphrecall.live.tombstones import Tombstones, rows_dropped
+from graphrecall.live.dead import ChunkTombstones, EntityTombstones
+from graphrecall.live.dead import live_tables as live_rows
+from graphrecall.live.tombstones import Tombstones
 from graphrecall.recipes import list_recipe_names
 from graphrecall.storage.sqlite import SQLiteStore
 from graphrecall.tables import BadDataError
@@ -63,8 +65,9 @@ def answers(
 ) -> tuple[GraphIndex, list[Any]]:
     """Every recipe's results for every tenant and query (external ids and scores), on
     ``graph`` with the vectors of ``like`` (embedded now when None)."""
-    if like is None:
-        index = GraphIndex.build(tables, embedder=EMBEDDER, checked=True)
+    if like is None or len(graph.core.dead_entities()) or len(graph.core.dead_chunks()):
+        # With deleted entities or chunks an index is built over a new base without them.
+        index = GraphIndex.build(tables, graph=graph, embedder=EMBEDDER, checked=True)
     else:
         index = GraphIndex(
             tables,
@@ -86,16 +89,18 @@ def answers(
 
 def assert_fresh(live: LiveGraph) -> None:
     """The current graph answers as a fresh build of its tables without the rows of the
-    facts deleted since the last compaction, whose ids it does not know."""
+    facts and entities deleted since the last compaction, whose ids it does not know."""
     cur = live.current()
-    dead = cur.dead_facts
-    clean = rows_dropped(cur.tables, dead)
+    dead, dead_e, dead_c = cur.dead_facts, cur.dead_entities, cur.dead_chunks
+    clean = live_rows(cur.tables, cur.graph)
     fresh = clean.build_graph()
     assert cur.graph.n_facts - len(dead) == fresh.n_facts
+    assert cur.graph.n_entities - len(dead_e) == fresh.n_entities
+    assert cur.graph.n_chunks - len(dead_c) == fresh.n_chunks
     index, want = answers(fresh, clean)
     assert index.graph.n_facts == fresh.n_facts
     assert answers(cur.graph, cur.tables, index)[1] == want
-    ents = cur.tables.entities["id"].tolist()
+    ents = clean.entities["id"].tolist()
     for e in ents:
         got, want = cur.graph.adjacency(e), fresh.adjacency(e)
         assert [a.tolist() for a in got] == [a.tolist() for a in want]
@@ -104,6 +109,24 @@ def assert_fresh(live: LiveGraph) -> None:
     for f in cur.tables.facts["id"][dead].tolist():
         with pytest.raises(UnknownIdError):
             cur.graph.fact_index([f])
+    for e in cur.tables.entities["id"][dead_e].tolist():
+        with pytest.raises(UnknownIdError):
+            cur.graph.entity_index([e])
+    if cur.tables.chunks is not None:
+        for c in cur.tables.chunks["id"][dead_c].tolist():
+            with pytest.raises(UnknownIdError):
+                cur.graph.chunk_index([c])
+    # Tenant listings and mentions, by id: a deleted entity is in none.
+    g, f = cur.graph, fresh
+    assert list(g.tenants.names) == list(f.tenants.names)
+    for t in range(f.n_tenants):
+        listed = g.entity_ids[g.core.tenant_entities(t)].tolist()
+        assert listed == f.entity_ids[f.core.tenant_entities(t)].tolist()
+    for c in clean.chunks["id"].tolist() if clean.chunks is not None else []:
+        mine = g.core.chunk_entities(int(g.chunk_index([c])[0]))
+        theirs = f.core.chunk_entities(int(f.chunk_index([c])[0]))
+        assert g.entity_ids[mine[0]].tolist() == f.entity_ids[theirs[0]].tolist()
+        assert mine[1].tolist() == theirs[1].tolist()
 
 
 def _same_tenant_pair(tables: Any, i: int, j: int) -> tuple[Any, Any]:
@@ -161,9 +184,6 @@ step = st.one_of(
 )
 #: Steps that land as a generation over the current graph (never a rebuild).
 GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention", "hub", "long_rows")
-#: Steps made from the current graph, rebuilt only where a fresh build's vocabularies
-#: lose a word with the deleted rows.
-DELETES = ("delete_fact", "delete_entity", "delete_chunk")
 VOCABULARIES = ("predicates", "statuses", "sources", "tenants")
 
 
@@ -172,10 +192,10 @@ def _words(graph: Any) -> list[list[Any]]:
 
 
 def live_tables(live: LiveGraph) -> Any:
-    """The current tables without the rows of deleted facts (the tombstones stay in the
-    graph: ``live.tables`` would compact them)."""
+    """The current tables without the rows of deleted facts and entities (the tombstones
+    stay in the graph: ``live.tables`` would compact them)."""
     cur = live.current()
-    return rows_dropped(cur.tables, cur.dead_facts)
+    return live_rows(cur.tables, cur.graph)
 
 
 def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
@@ -213,7 +233,7 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
         live.add_entities([{"id": eid, "tenant": TENANTS[a], "name": f"New {k}"}])
         if c:
             tenant = TENANTS[a]
-            ents = live.current().tables.entities
+            ents = live_tables(live).entities
             ids = ents["id"].tolist()
             mates = [
                 x
@@ -278,15 +298,33 @@ def test_any_interleaving_answers_as_a_fresh_build(ops: list[tuple[str, int, int
         for k, op in enumerate(ops):
             cur = live.current()
             epoch, words, dead = live._epoch, _words(cur.graph), len(cur.dead_facts)
+            dead_e, dead_c = len(cur.dead_entities), len(cur.dead_chunks)
             run_step(live, op, k)
-            if op[0] in GENERATIONS:
-                assert live._epoch == epoch  # a generation over the base, not a rebuild
+            if op[0] in GENERATIONS and live._epoch != epoch:
+                # Only a new id that a deleted row still holds (the next fact id, after
+                # a deleted entity's facts) drops the tombstones first.
+                now = live.current()
+                assert dead + dead_e + dead_c and not len(now.dead_entities)
             if op[0] == "delete_fact":
                 # A tombstone: no rebuild, no new base (no `without`) outside compaction.
                 assert live._epoch == epoch and isinstance(live._log[-1], Tombstones)
                 assert len(live.current().dead_facts) == dead + 1
-            elif op[0] in DELETES and live._epoch != epoch and not dead:
-                # Entity and chunk deletes compact the tombstones first (a new base).
+            elif op[0] == "delete_entity" and live._epoch == epoch:
+                # Tombstones: no rebuild, no new base (no `without`) outside compaction.
+                assert isinstance(live._log[-1], EntityTombstones)
+                assert len(live.current().dead_entities) == dead_e + 1
+            elif op[0] == "delete_chunk" and live._epoch == epoch:
+                assert isinstance(live._log[-1], ChunkTombstones)
+                assert len(live.current().dead_chunks) == dead_c + 1
+            elif op[0] == "delete_chunk":
+                # A new base only for a chunk of a tenant without entities.
+                t = cur.tables
+                assert t.chunks is not None
+                held = set(live_rows(t, cur.graph).entities["tenant"].tolist())
+                assert not set(t.chunks["tenant"].tolist()) <= held
+            elif op[0] == "delete_entity":
+                # A new base only where a fresh build's vocabularies (tenants, statuses,
+                # sources) lose a word with the deleted rows.
                 assert words != _words(live_tables(live).build_graph())
             assert_fresh(live)
         live.compact()

@@ -163,17 +163,23 @@ def test_hub_rows_lose_facts_as_tombstones() -> None:
         assert_fresh(live)
 
 
-def test_entity_and_chunk_deletes_drop_the_tombstones_with_them() -> None:
+def test_entity_and_chunk_deletes_add_tombstones() -> None:
     with live_demo() as live:
         ids = live_tables(live).facts["id"].tolist()
         live.delete_facts([ids[1]])
         report = live.delete_entities(["jacq"])
-        assert not len(live.current().dead_facts)
-        assert report.rows["facts"] >= 1 and ids[1] not in live_tables(live).facts["id"]
+        assert len(live.current().dead_facts) == report.rows["facts"] + 1
+        assert live.current().dead_entities.tolist() == [1]
+        assert ids[1] not in live_tables(live).facts["id"]
         assert_fresh(live)
         live.delete_facts([live_tables(live).facts["id"][6]])
         live.delete_chunks(["c_ned_lord"])
-        assert not len(live.current().dead_facts)
+        cur = live.current()
+        assert len(cur.dead_chunks) == 1 and len(cur.dead_entities) == 1
+        assert_fresh(live)
+        live.compact()  # one new base drops them all
+        cur = live.current()
+        assert not (len(cur.dead_facts) or len(cur.dead_entities) or len(cur.dead_chunks))
         assert_fresh(live)
 
 
@@ -210,9 +216,9 @@ def test_the_service_answers_after_a_delete() -> None:
         assert before is not after
 
 
-def test_a_compaction_running_while_an_entity_delete_drops_the_tombstones() -> None:
-    """An entity delete makes a new base without the tombstones too: a compaction that
-    started before it (holding the tombstones' rows) is dropped, not swapped in."""
+def test_a_compaction_running_while_an_entity_delete_is_dropped() -> None:
+    """A compaction that started before an entity delete is not swapped in (the dead
+    entity goes with the next new base), and the state answers as a fresh build."""
     with live_demo() as live:
         ids = live_tables(live).facts["id"].tolist()
         live.delete_facts([ids[2]])
@@ -220,5 +226,9 @@ def test_a_compaction_running_while_an_entity_delete_drops_the_tombstones() -> N
         live.delete_entities(["jacq"])
         live._compact(core, epoch, n_log)
         assert live.compaction_error is None
-        assert not len(live.current().dead_facts)
+        assert len(live.current().dead_entities) == 1
+        assert_fresh(live)
+        live.compact()
+        cur = live.current()
+        assert not len(cur.dead_facts) and not len(cur.dead_entities)
         assert_fresh(live)

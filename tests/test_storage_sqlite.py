@@ -1129,6 +1129,7 @@ def test_update_facts_changes_only_the_named_columns(live: LiveGraph) -> None:
 def test_delete_entities_cascades_and_reports_it(live: LiveGraph) -> None:
     r = live.delete_entities(["a"])
     assert r.rows == {"entities": 1, "facts": 2, "mentions": 1, "aliases": 1, "embeddings": 2}
+    assert live.tables.entities["id"].tolist() == ["root", "b"]  # a tombstone until then
     g = live.graph
     assert g.entity_ids.tolist() == ["root", "b"] and g.n_facts == 0
     assert [e.ids.tolist() for e in live.tables.embeddings] == [["root"]]
@@ -1154,8 +1155,8 @@ def test_delete_facts_and_chunks(live: LiveGraph) -> None:
     assert live.graph.fact_ids.tolist() == ["f1"]
     r = live.delete_chunks(["c1"])
     assert r.rows == {"chunks": 1, "mentions": 2, "entities.primary_chunk": 1, "embeddings": 0}
-    assert live.graph.n_chunks == 0 and live.graph.n_entities == 3
     assert live.tables.entities["primary_chunk"].tolist() == [None, None, None]
+    assert live.graph.n_chunks == 0 and live.graph.n_entities == 3  # compacted by .tables
     assert live.version == 2
     live.store.integrity_check()
     back = reopened(live)

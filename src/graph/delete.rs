@@ -124,7 +124,13 @@ impl KnowledgeGraph {
         facts: &[u32],
         chunks: &[u32],
     ) -> Result<KnowledgeGraph> {
-        let de = sorted_dead(entities, self.n_entities as usize, "entities")?;
+        let mut de = sorted_dead(entities, self.n_entities as usize, "entities")?;
+        if !self.dead_entities().is_empty() {
+            // Deleted entities go too: they are in no row and no listing already.
+            de.extend_from_slice(self.dead_entities());
+            de.sort_unstable();
+            de.dedup();
+        }
         let mut df = sorted_dead(facts, self.n_facts as usize, "facts")?;
         if !self.dead_facts().is_empty() {
             // Tombstones go too: they are in no row already.
@@ -132,7 +138,13 @@ impl KnowledgeGraph {
             df.sort_unstable();
             df.dedup();
         }
-        let dc = sorted_dead(chunks, self.n_chunks as usize, "chunks")?;
+        let mut dc = sorted_dead(chunks, self.n_chunks as usize, "chunks")?;
+        if !self.dead_chunks().is_empty() {
+            // Deleted chunks go too: they hold no mention already.
+            dc.extend_from_slice(self.dead_chunks());
+            dc.sort_unstable();
+            dc.dedup();
+        }
         let n_ent = self.n_entities - de.len() as u32;
         let n_chunks = self.n_chunks - dc.len() as u32;
         let is_base =

@@ -131,6 +131,11 @@ pub(crate) struct Overlay {
     /// Deleted facts (sorted): cut out of every row, their ids kept until a compaction
     /// renumbers the facts that stay.
     dead: Vec<u32>,
+    /// Deleted entities (sorted): no facts, no mentions, in no tenant's listing; their
+    /// rows stay until a new base without them.
+    dead_entities: Vec<u32>,
+    /// Deleted chunks (sorted): no mentions; their rows stay until a new base without them.
+    dead_chunks: Vec<u32>,
 }
 
 #[inline]
@@ -193,7 +198,7 @@ impl Overlay {
             + 8 * (self.out_runs.len() + self.in_runs.len())
             + 8 * self.fact_pos.len()
             + 4 * self.ext_subject.len()
-            + 4 * self.dead.len()
+            + 4 * (self.dead.len() + self.dead_entities.len() + self.dead_chunks.len())
             + self
                 .chunk_ment
                 .values()
@@ -278,6 +283,167 @@ impl KnowledgeGraph {
     /// their ids not yet reused; a compaction drops them.
     pub fn dead_facts(&self) -> &[u32] {
         self.ov.as_ref().map_or(&[][..], |ov| ov.dead.as_slice())
+    }
+
+    /// The deleted entities of this generation, sorted (see
+    /// [`KnowledgeGraph::with_dead_entities`]).
+    pub fn dead_entities(&self) -> &[u32] {
+        self.ov
+            .as_ref()
+            .map_or(&[][..], |ov| ov.dead_entities.as_slice())
+    }
+
+    /// A new generation in which the entities `entities` are deleted: their facts
+    /// `facts` become tombstones (as [`KnowledgeGraph::with_tombstones`]), their mentions
+    /// are cut from their chunks' rows and their own, and they leave their tenants'
+    /// listings. Their indices stay (every other entity keeps its own) until a new base
+    /// without them ([`KnowledgeGraph::without`]). The cost is their facts' and mentions'
+    /// rows and the tenant listing (4 bytes an entity), not the facts.
+    ///
+    /// # Errors
+    /// An entity out of range, given twice or already deleted; a bad fact as
+    /// [`KnowledgeGraph::with_tombstones`] names it.
+    pub fn with_dead_entities(&self, entities: &[u32], facts: &[u32]) -> Result<KnowledgeGraph> {
+        let mut de = entities.to_vec();
+        de.sort_unstable();
+        let bad = de.iter().position(|&e| e >= self.n_entities).or_else(|| {
+            de.windows(2)
+                .position(|w| w[0] == w[1])
+                .map(|k| k + 1)
+                .or_else(|| {
+                    de.iter()
+                        .position(|e| self.dead_entities().binary_search(e).is_ok())
+                })
+        });
+        if let Some(k) = bad {
+            return Err(Error::InvalidValue {
+                table: "entities",
+                row: k,
+                column: "id",
+                value: de[k].to_string(),
+                problem: "out of range, repeated or already deleted".to_string(),
+            });
+        }
+        let g = if facts.is_empty() {
+            self.clone()
+        } else {
+            self.with_tombstones(facts)?
+        };
+        if de.is_empty() {
+            return Ok(g);
+        }
+        let mut ov = g.ov.as_deref().cloned().unwrap_or_default();
+        for &e in &de {
+            let chunks = g.entity_mentions(e).0.to_vec();
+            for c in chunks {
+                let (ents, counts) = match ov.chunk_ment.get(&c) {
+                    Some((a, b)) => (a.clone(), b.clone()),
+                    None => {
+                        let (a, b) = g.chunk_mentions(c);
+                        (a.to_vec(), b.to_vec())
+                    }
+                };
+                let keep: Vec<usize> = (0..ents.len()).filter(|&k| ents[k] != e).collect();
+                ov.chunk_ment.insert(
+                    c,
+                    (
+                        keep.iter().map(|&k| ents[k]).collect(),
+                        keep.iter().map(|&k| counts[k]).collect(),
+                    ),
+                );
+            }
+            ov.entity_ment.insert(e, (Vec::new(), Vec::new()));
+        }
+        let n_t = g.n_tenants as usize;
+        let mut tenant_offsets = vec![0u32; n_t + 1];
+        let mut tenant_entities = Vec::with_capacity(g.tenant_entities.len());
+        for t in 0..n_t {
+            let r = g.tenant_offsets[t] as usize..g.tenant_offsets[t + 1] as usize;
+            tenant_entities.extend(
+                g.tenant_entities[r]
+                    .iter()
+                    .copied()
+                    .filter(|e| de.binary_search(e).is_err()),
+            );
+            tenant_offsets[t + 1] = tenant_entities.len() as u32;
+        }
+        ov.dead_entities.extend_from_slice(&de);
+        ov.dead_entities.sort_unstable();
+        Ok(KnowledgeGraph {
+            tenant_offsets: Arc::new(tenant_offsets),
+            tenant_entities: Arc::new(tenant_entities),
+            ov: Some(Arc::new(ov)),
+            ..g
+        })
+    }
+
+    /// The deleted chunks of this generation, sorted (see
+    /// [`KnowledgeGraph::with_dead_chunks`]).
+    pub fn dead_chunks(&self) -> &[u32] {
+        self.ov
+            .as_ref()
+            .map_or(&[][..], |ov| ov.dead_chunks.as_slice())
+    }
+
+    /// A new generation in which the chunks `chunks` are deleted: their mentions are cut
+    /// from their entities' rows and their own. Their indices stay (every other chunk
+    /// keeps its own) until a new base without them ([`KnowledgeGraph::without`]). The
+    /// cost is their mentions' rows, not the graph.
+    ///
+    /// # Errors
+    /// A chunk out of range, given twice or already deleted.
+    pub fn with_dead_chunks(&self, chunks: &[u32]) -> Result<KnowledgeGraph> {
+        let mut dc = chunks.to_vec();
+        dc.sort_unstable();
+        let bad = dc.iter().position(|&c| c >= self.n_chunks).or_else(|| {
+            dc.windows(2)
+                .position(|w| w[0] == w[1])
+                .map(|k| k + 1)
+                .or_else(|| {
+                    dc.iter()
+                        .position(|c| self.dead_chunks().binary_search(c).is_ok())
+                })
+        });
+        if let Some(k) = bad {
+            return Err(Error::InvalidValue {
+                table: "chunks",
+                row: k,
+                column: "id",
+                value: dc[k].to_string(),
+                problem: "out of range, repeated or already deleted".to_string(),
+            });
+        }
+        if dc.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut ov = self.ov.as_deref().cloned().unwrap_or_default();
+        for &c in &dc {
+            let ents = self.chunk_mentions(c).0.to_vec();
+            for e in ents {
+                let (chunks, counts) = match ov.entity_ment.get(&e) {
+                    Some((a, b)) => (a.clone(), b.clone()),
+                    None => {
+                        let (a, b) = self.entity_mentions(e);
+                        (a.to_vec(), b.to_vec())
+                    }
+                };
+                let keep: Vec<usize> = (0..chunks.len()).filter(|&k| chunks[k] != c).collect();
+                ov.entity_ment.insert(
+                    e,
+                    (
+                        keep.iter().map(|&k| chunks[k]).collect(),
+                        keep.iter().map(|&k| counts[k]).collect(),
+                    ),
+                );
+            }
+            ov.chunk_ment.insert(c, (Vec::new(), Vec::new()));
+        }
+        ov.dead_chunks.extend_from_slice(&dc);
+        ov.dead_chunks.sort_unstable();
+        Ok(KnowledgeGraph {
+            ov: Some(Arc::new(ov)),
+            ..self.clone()
+        })
     }
 
     /// Whether fact `f` is a tombstone of this generation.
@@ -916,6 +1082,24 @@ impl KnowledgeGraph {
         for (e, &t) in entity_tenant.iter().enumerate() {
             tenant_entities[cursor[t as usize] as usize] = e as u32;
             cursor[t as usize] += 1;
+        }
+        let dead = self.dead_entities();
+        if !dead.is_empty() {
+            // Deleted entities stay out of their tenants' listings.
+            let mut at = 0usize;
+            for t in 0..n_tenants as usize {
+                let r = tenant_offsets[t] as usize..tenant_offsets[t + 1] as usize;
+                tenant_offsets[t] = at as u32;
+                for k in r {
+                    let e = tenant_entities[k];
+                    if dead.binary_search(&e).is_err() {
+                        tenant_entities[at] = e;
+                        at += 1;
+                    }
+                }
+            }
+            tenant_offsets[n_tenants as usize] = at as u32;
+            tenant_entities.truncate(at);
         }
         // New entities own empty rows: each offsets array repeats its end.
         let grown = |offsets: &Arc<Vec<u32>>| {

@@ -1,5 +1,5 @@
-//! Tests of fact deletes as tombstones ([`KnowledgeGraph::with_tombstones`]): a deleted
-//! fact is cut out of its rows at once and keeps its id until a compaction renumbers the
+//! Tests of fact and entity deletes as tombstones ([`KnowledgeGraph::with_tombstones`],
+//! [`KnowledgeGraph::with_dead_entities`]): a deleted fact is cut out of its rows at once and keeps its id until a compaction renumbers the
 //! facts that stay, so every generation in between walks the rows of a fresh build of the
 //! remaining facts (under the old ids), and the compaction is that fresh build.
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
@@ -87,6 +87,132 @@ proptest! {
             let compact = g.compacted().unwrap();
             prop_assert_eq!(compact.to_parts().unwrap(), fresh.to_parts().unwrap());
             prop_assert!(compact.dead_facts().is_empty());
+        }
+    }
+}
+
+/// The facts touching any entity of `dead` (as subject or object).
+fn facts_of(c: &super::tests::Cols, dead: &[bool]) -> Vec<u32> {
+    (0..c.subject.len() as u32)
+        .filter(|&f| {
+            let (s, o) = (c.subject[f as usize], c.object[f as usize]);
+            dead[s as usize] || (o != NONE && dead[o as usize])
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Entity deletes in several batches (their facts as tombstones, their mentions cut,
+    /// out of their tenants' listings) walk the rows of a fresh build of the rows that
+    /// stay, under the old indices, and `without` gives that fresh build.
+    #[test]
+    fn entity_tombstones_equal_fresh_build(
+        c in arb_cols(),
+        batches in proptest::collection::vec(
+            proptest::collection::vec(any::<usize>(), 0..3), 1..4),
+    ) {
+        let mut g = c.graph();
+        let ne = c.tenant.len();
+        let none = |n: usize| vec![false; n];
+        let mut dead_e = none(ne);
+        let mut dead_f = none(c.subject.len());
+        for batch in &batches {
+            let now = picked(ne, batch);
+            let new: Vec<u32> = indices(&now).into_iter().filter(|&e| !dead_e[e as usize]).collect();
+            for &e in &new {
+                dead_e[e as usize] = true;
+            }
+            let facts: Vec<u32> = facts_of(&c, &dead_e)
+                .into_iter()
+                .filter(|&f| !dead_f[f as usize])
+                .collect();
+            for &f in &facts {
+                dead_f[f as usize] = true;
+            }
+            g = g.with_dead_entities(&new, &facts).unwrap();
+            prop_assert_eq!(g.dead_entities().to_vec(), indices(&dead_e));
+            let fresh = kept(&c, &dead_e, &dead_f, &none(c.chunk_tenant.len())).graph();
+            let old_e = old_ids(&dead_e);
+            let old_f = old_ids(&dead_f);
+            let map_f = |v: Vec<u32>| v.into_iter().map(|f| old_f[f as usize]).collect::<Vec<u32>>();
+            let map_e = |v: &[u32]| v.iter().map(|&e| old_e[e as usize]).collect::<Vec<u32>>();
+            for (k, &e) in old_e.iter().enumerate() {
+                prop_assert_eq!(g.out_facts(e).unwrap(), map_f(fresh.out_facts(k as u32).unwrap()));
+                prop_assert_eq!(g.in_facts(e).unwrap(), map_f(fresh.in_facts(k as u32).unwrap()));
+                let (ch, n) = g.entity_mentions(e);
+                let (fch, fnn) = fresh.entity_mentions(k as u32);
+                prop_assert_eq!((ch, n), (fch, fnn));
+            }
+            for &e in &indices(&dead_e) {
+                prop_assert!(g.out_facts(e).unwrap().is_empty() && g.in_facts(e).unwrap().is_empty());
+                prop_assert!(g.entity_mentions(e).0.is_empty());
+            }
+            for ch in 0..g.n_chunks {
+                let (es, n) = g.chunk_mentions(ch);
+                let (fes, fnn) = fresh.chunk_mentions(ch);
+                prop_assert_eq!((es.to_vec(), n), (map_e(fes), fnn));
+            }
+            for t in 0..fresh.n_tenants {
+                prop_assert_eq!(
+                    g.tenant_entities(t).unwrap().to_vec(),
+                    map_e(fresh.tenant_entities(t).unwrap())
+                );
+            }
+            let base = g.without(&[], &[], &[]).unwrap();
+            prop_assert_eq!(base.to_parts().unwrap(), fresh.to_parts().unwrap());
+            prop_assert!(base.dead_entities().is_empty());
+            // Entities added after a delete keep the dead ones out of the listings.
+            let grown = g.with_entities(&[0]).unwrap();
+            prop_assert_eq!(grown.dead_entities(), g.dead_entities());
+            for &e in g.dead_entities() {
+                let t = grown.entity_tenant[e as usize];
+                prop_assert!(!grown.tenant_entities(t).unwrap().contains(&e));
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Chunk deletes in several batches (their mentions cut) give the mention rows of a
+    /// fresh build of the chunks that stay, under the old indices, and `without` gives
+    /// that fresh build.
+    #[test]
+    fn chunk_tombstones_equal_fresh_build(
+        c in arb_cols(),
+        batches in proptest::collection::vec(
+            proptest::collection::vec(any::<usize>(), 0..3), 1..4),
+    ) {
+        let mut g = c.graph();
+        let nc = c.chunk_tenant.len();
+        let none = |n: usize| vec![false; n];
+        let mut dead_c = none(nc);
+        for batch in &batches {
+            let now = picked(nc, batch);
+            let new: Vec<u32> = indices(&now).into_iter().filter(|&k| !dead_c[k as usize]).collect();
+            for &k in &new {
+                dead_c[k as usize] = true;
+            }
+            g = g.with_dead_chunks(&new).unwrap();
+            prop_assert_eq!(g.dead_chunks().to_vec(), indices(&dead_c));
+            let fresh = kept(&c, &none(c.tenant.len()), &none(c.subject.len()), &dead_c).graph();
+            let old_c = old_ids(&dead_c);
+            let map_c = |v: &[u32]| v.iter().map(|&k| old_c[k as usize]).collect::<Vec<u32>>();
+            for e in 0..g.n_entities {
+                let (ch, n) = g.entity_mentions(e);
+                let (fch, fnn) = fresh.entity_mentions(e);
+                prop_assert_eq!((ch.to_vec(), n), (map_c(fch), fnn));
+            }
+            for (k, &ch) in old_c.iter().enumerate() {
+                prop_assert_eq!(g.chunk_mentions(ch), fresh.chunk_mentions(k as u32));
+            }
+            for &ch in g.dead_chunks() {
+                prop_assert!(g.chunk_mentions(ch).0.is_empty());
+            }
+            let base = g.without(&[], &[], &[]).unwrap();
+            prop_assert_eq!(base.to_parts().unwrap(), fresh.to_parts().unwrap());
+            prop_assert!(base.dead_chunks().is_empty());
         }
     }
 }

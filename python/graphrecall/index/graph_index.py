@@ -33,6 +33,7 @@ from .appended import (
     tail,
 )
 from .columns import FactTable, MentionLinks, _texts
+from .dead_rows import without_dead_rows
 from .fact_changes import FACT_TEXT_INPUTS as FACT_TEXT_INPUTS
 from .vectors import vectors_after
 
@@ -386,6 +387,9 @@ class GraphIndex:
             graph = tables.build_graph()
         else:
             check_graph_of(graph, tables)
+            core = graph.core
+            if len(core.dead_entities()) or len(core.dead_chunks()):
+                graph, tables = without_dead_rows(graph, tables, previous)
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:

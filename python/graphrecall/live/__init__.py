@@ -30,9 +30,13 @@ delete is a generation too (:mod:`.tombstones`): the facts are cut out of their 
 their ids leave the fact id map at once, while their table rows and dense indices stay
 until the compaction drops them (``GraphVersion.dead_facts``; :attr:`LiveGraph.tables`
 compacts first, so the whole tables it gives hold no deleted row). Entity and chunk
-deletes make a new base from the current graph (:mod:`.delete`; a fresh build renumbers
-the dense indices after a deleted row); a tenant the graph does not hold and a new
-vocabulary word rebuild the graph from the tables.
+deletes are generations as well (:mod:`.dead`): the entity's facts become tombstones, the
+mentions are cut, the entity leaves its tenant's listing and the ids leave the id maps,
+while the rows stay until the compaction makes one new base without them (``without``; a
+fresh build renumbers the dense indices after a deleted row). Where that cannot give a
+fresh build's graph (a tenant left without entities, a vocabulary word left unused) the
+delete makes that new base at once (:mod:`.delete`); a tenant the graph does not hold and
+a new vocabulary word rebuild the graph from the tables.
 
 A change costs its rows, not the graph: new rows are checked against the entities and
 chunks they name only, appended to column buffers with room, and given ids from the
@@ -45,8 +49,9 @@ made from them would not match its graph).
 
 The package holds :mod:`.report` (the version and update records), :mod:`.graph`
 (:class:`LiveGraph` and its updates), :mod:`.overlay` (changes as generations),
-:mod:`.deletes` (the three deletes), :mod:`.tombstones` (fact deletes), :mod:`.delete`
-(entity and chunk deletes as a new base),
+:mod:`.deletes` (the three deletes), :mod:`.tombstones` (fact deletes), :mod:`.dead`
+(entity and chunk deletes), :mod:`.delete` (deletes as a new base), :mod:`.compaction`
+(the new base that drops every tombstone),
 :mod:`.rows` (new rows checked and committed alone), :mod:`.updates` (``update_facts``),
 :mod:`.usage` (the usage write-back of :meth:`LiveGraph.record_access`) and
 :mod:`.changes` (column edits on the tables).

@@ -1,6 +1,7 @@
-"""The deletes of :class:`~graphrecall.live.LiveGraph`: facts as tombstones
-(:mod:`.tombstones`), entities and chunks as a new base made from the current graph
-(:mod:`.delete`), each with its SQL inside the store's write transaction."""
+"""The deletes of :class:`~graphrecall.live.LiveGraph`: facts (:mod:`.tombstones`),
+entities and chunks (:mod:`.dead`) as tombstones, the cases tombstones do not cover as a new
+base made from the current graph (:mod:`.delete`), each with its SQL inside the store's
+write transaction."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ import numpy.typing as npt
 from ..graph import KnowledgeGraph
 from ..tables import GraphTables
 from .changes import _drop_orphan_embeddings, _keep_rows, _member
+from .dead import (
+    ChunkTombstones,
+    EntityTombstones,
+    chunk_counts,
+    chunk_tombstoned,
+    entity_counts,
+    entity_tombstoned,
+    has_dead_rows,
+)
 from .delete import Deletion, entity_facts
 from .tombstones import Tombstones, dead_of, tombstoned
 
@@ -23,7 +33,14 @@ if TYPE_CHECKING:
 
 Array = npt.NDArray[Any]
 #: The arguments of ``LiveGraph._swap``: operation, graph, tables, rows, check, change.
-Swap = tuple[str, KnowledgeGraph, GraphTables, dict[str, int], None, Deletion | Tombstones | None]
+Swap = tuple[
+    str,
+    KnowledgeGraph,
+    GraphTables,
+    dict[str, int],
+    None,
+    Deletion | Tombstones | EntityTombstones | ChunkTombstones | None,
+]
 
 
 def delete_entities(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> Swap:
@@ -31,6 +48,21 @@ def delete_entities(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -
     transaction ``cur``: the arguments of its swap."""
     rows = live._rows_of("entities", ids)
     base = live._tables
+    if base is live._current.tables:  # no usage counts waiting for a refresh
+        made = entity_tombstoned(live._current.graph, base, rows)
+        if made is not None:
+            graph, tomb, n_facts = made
+            counts = {"entities": len(tomb.entities), "facts": n_facts}
+            more = entity_counts(live._current.graph, base, tomb.entities.astype(np.int64))
+            if base.mentions is None:
+                more.pop("mentions")
+            counts.update(more)
+            _delete_entity_rows(cur, base.entities["id"][tomb.entities].tolist())
+            return ("delete_entities", graph, base, counts, None, tomb)
+    if has_dead_rows(live._current.graph):
+        live._drop_tombstones()  # the new base below starts from one without dead rows
+        base = live._tables
+        rows = live._rows_of("entities", ids)
     dead = np.zeros(base.n_rows("entities"), dtype=bool)
     dead[rows] = True
     dead_ids = base.entities["id"][rows]
@@ -56,7 +88,14 @@ def delete_entities(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -
         tables, entities=rows, facts=np.flatnonzero(f_dead).astype(np.int64)
     )
     change = live._absorbing(change)
-    key = [(i,) for i in dead_ids.tolist()]
+    _delete_entity_rows(cur, dead_ids.tolist())
+    return ("delete_entities", graph, tables, counts, None, change)
+
+
+def _delete_entity_rows(cur: sqlite3.Cursor, ids: list[Any]) -> None:
+    """The store's side of an entity delete: the entities, their facts, mentions, aliases
+    and vectors."""
+    key = [(i,) for i in ids]
     cur.executemany("DELETE FROM embeddings WHERE kind = 'entity' AND id = ?", key)
     cur.executemany("DELETE FROM mentions WHERE entity = ?", key)
     cur.executemany("DELETE FROM aliases WHERE entity = ?", key)
@@ -65,7 +104,6 @@ def delete_entities(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -
     )
     cur.executemany("DELETE FROM facts WHERE subject = ? OR object = ?", [(i, i) for (i,) in key])
     cur.executemany("DELETE FROM entities WHERE id = ?", key)
-    return ("delete_entities", graph, tables, counts, None, change)
 
 
 def delete_facts(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> Swap:
@@ -77,6 +115,10 @@ def delete_facts(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> S
     cur_graph = live._current.graph
     if base is live._current.tables:  # no usage counts waiting for a refresh
         made = tombstoned(cur_graph, base, rows)
+    if made is None and has_dead_rows(cur_graph):
+        live._drop_tombstones()  # the new base below starts from one without dead rows
+        base, cur_graph = live._tables, live._current.graph
+        rows = np.unique(live._rows_of("facts", ids))
     change: Deletion | Tombstones | None
     if made is not None:
         graph, change = made
@@ -100,6 +142,24 @@ def delete_chunks(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> 
     base = live._tables
     chunks = base.chunks
     assert chunks is not None  # _rows_of found the rows
+    if base is live._current.tables:  # no usage counts waiting for a refresh
+        made = chunk_tombstoned(live._current.graph, base, rows)
+        if made is not None:
+            graph, tomb_c = made
+            dead_ids = chunks["id"][tomb_c.chunks]
+            counts = {"chunks": len(tomb_c.chunks)}
+            more = chunk_counts(live._current.graph, base, tomb_c.chunks.astype(np.int64))
+            if base.mentions is None:
+                more.pop("mentions")
+            counts.update(more)
+            _delete_chunk_rows(cur, dead_ids.tolist())
+            return ("delete_chunks", graph, base, counts, None, tomb_c)
+    if has_dead_rows(live._current.graph):
+        live._drop_tombstones()  # the new base below starts from one without dead rows
+        rows = live._rows_of("chunks", ids)
+        base = live._tables
+        chunks = base.chunks
+        assert chunks is not None
     dead = np.zeros(base.n_rows("chunks"), dtype=bool)
     dead[rows] = True
     dead_ids = chunks["id"][rows]
@@ -127,9 +187,15 @@ def delete_chunks(live: LiveGraph, ids: list[Hashable], cur: sqlite3.Cursor) -> 
     counts["embeddings"] = n_emb
     graph, change, tables = live._deletion(tables, chunks=rows, facts=tomb)
     change = live._absorbing(change)
-    key = [(i,) for i in dead_ids.tolist()]
+    _delete_chunk_rows(cur, dead_ids.tolist())
+    return ("delete_chunks", graph, tables, counts, None, change)
+
+
+def _delete_chunk_rows(cur: sqlite3.Cursor, ids: list[Any]) -> None:
+    """The store's side of a chunk delete: the chunks, their mentions and vectors, and
+    the primary chunk of the entities that named one."""
+    key = [(i,) for i in ids]
     cur.executemany("DELETE FROM embeddings WHERE kind = 'chunk' AND id = ?", key)
     cur.executemany("DELETE FROM mentions WHERE chunk = ?", key)
     cur.executemany("UPDATE entities SET primary_chunk = NULL WHERE primary_chunk = ?", key)
     cur.executemany("DELETE FROM chunks WHERE id = ?", key)
-    return ("delete_chunks", graph, tables, counts, None, change)

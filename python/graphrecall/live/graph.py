@@ -1,7 +1,7 @@
 """LiveGraph: validate an update against the current tables, commit it to the store, then
-swap in the new graph (a generation of the current one for adds, fact changes and fact
-deletes, a new base made from the current one for entity and chunk deletes, else a
-rebuild)."""
+swap in the new graph (a generation of the current one for adds, fact changes and
+deletes, a new base made from the current one where a delete cannot be a generation, else
+a rebuild)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import numpy.typing as npt
 
 from ..errors import ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
-from ..index.fact_changes import note_fact_rows
 from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
 from ..tables import BadDataError, GraphTables, LoadReport, OnBad
@@ -29,17 +28,23 @@ from .changes import (
     _replace_table,
     _time,
 )
+from .compaction import compact_in_background, without_tombstones
+from .dead import (
+    ChunkTombstones,
+    EntityTombstones,
+    dead_entities_of,
+    has_dead_rows,
+    live_tables,
+    reuses_dead_row,
+)
 from .delete import Deletion, deletion
-from .overlay import Change, FactChange, fact_generation, table_generation, with_core
+from .overlay import Change, FactChange, fact_generation, table_generation
 from .report import GraphVersion, UpdateReport
 from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
 from .tombstones import (
     Tombstones,
     dead_of,
-    dropped,
-    renumbered_change,
     reuses_deleted_id,
-    rows_dropped,
 )
 from .updates import update_facts as _update_facts
 from .usage import access_changes
@@ -95,7 +100,7 @@ class LiveGraph:
         self.compact_at = compact_at
         # Fact changes since the graph's base (replayed on a compaction's new base), and
         # the number of rebuilds (a compaction of an older base is dropped).
-        self._log: list[Change | Deletion | Tombstones] = []
+        self._log: list[Change | Deletion | Tombstones | EntityTombstones | ChunkTombstones] = []
         self._epoch = 0
         self._compactor: threading.Thread | None = None
         self._spare: dict[str, Array] = {}  # fact columns with room to append (rows.py)
@@ -121,8 +126,8 @@ class LiveGraph:
     @property
     def tables(self) -> GraphTables:
         """The tables of the current graph (names, literal values, chunk texts...), without
-        deleted rows: a graph holding deleted facts is compacted first (so that a caller
-        who builds from these tables alone gets the same graph)."""
+        deleted rows: a graph holding deleted facts, entities or chunks is compacted first
+        (so that a caller who builds from these tables alone gets the same graph)."""
         self._poll()
         with self._update_lock:
             self._drop_tombstones()
@@ -131,9 +136,10 @@ class LiveGraph:
     def current(self) -> GraphVersion:
         """The graph, its tables and version, from one consistent state (reloaded first
         when another connection has committed to the store). The tables may still hold
-        the rows of facts deleted since the last compaction
-        (:attr:`GraphVersion.dead_facts`): the graph reaches them from nowhere, and
-        ``GraphRAG.update(cur.tables, graph=cur.graph)`` masks them."""
+        the rows of facts, entities and chunks deleted since the last compaction
+        (:attr:`GraphVersion.dead_facts`, ``dead_entities``, ``dead_chunks``): the graph
+        reaches them from nowhere, and ``GraphRAG.update(cur.tables, graph=cur.graph)``
+        masks the facts and indexes a new base without the entities and chunks."""
         self._poll()
         with self._swap_lock:
             return self._current
@@ -182,6 +188,10 @@ class LiveGraph:
             with self._writing(fold=False) as cur:  # appends: the fact log may stay
                 if table == "facts" and reuses_deleted_id(self._current, recs):
                     self._drop_tombstones()  # the id's dead row goes first
+                if table in ("entities", "chunks") and reuses_dead_row(
+                    self._current.graph, self._current.tables, table, recs
+                ):
+                    self._drop_tombstones()  # the id's dead row goes first
                 base = self._tables
                 n_old = base.n_rows(table)
                 largest = None
@@ -197,6 +207,12 @@ class LiveGraph:
                     fast = checked_rows_alone(
                         base, self._current.graph, table, new_cols, len(recs), op
                     )
+                if fast is None and has_dead_rows(self._current.graph):
+                    # The whole table's check and a rebuild read the tables without
+                    # dead rows: the new base first.
+                    self._drop_tombstones()
+                    base = self._tables
+                    n_old = base.n_rows(table)
                 if fast is not None:
                     cols, report = fast
                     report = LoadReport(report.tables, on_bad, "add")
@@ -258,6 +274,10 @@ class LiveGraph:
         recs = list(records)
         undo: Undo = []
         with self._update_lock:
+            if any("subject" in r or "object" in r for r in recs) and len(
+                dead_entities_of(self._current.graph)
+            ):
+                self._drop_tombstones()  # a fact never moves to a dead entity's row
             try:
                 made = _update_facts(self, recs, undo)
             except BaseException:
@@ -269,7 +289,9 @@ class LiveGraph:
 
     def delete_entities(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete entities and everything that refers to them: their facts (as subject or
-        object), mentions, aliases and embeddings (all counted in the report).
+        object), mentions, aliases and embeddings (all counted in the report). Cut out of
+        the graph at once as tombstones (their ids unknown from then on), their table rows
+        dropped by the next compaction (see :mod:`graphrecall.live.dead`).
 
         Raises:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
@@ -295,7 +317,7 @@ class LiveGraph:
     def delete_chunks(self, ids: Iterable[Hashable]) -> UpdateReport:
         """Delete chunks, their mentions and embeddings; entities whose primary chunk was
         deleted keep existing with no primary chunk (counted as
-        ``entities.primary_chunk``).
+        ``entities.primary_chunk``). Tombstones, as :meth:`delete_entities`.
 
         Raises:
             UnknownIdError: An id the graph does not hold (nothing is deleted).
@@ -483,29 +505,28 @@ class LiveGraph:
     def _rebuilt(self, tables: GraphTables) -> tuple[KnowledgeGraph, GraphTables]:
         """A rebuild of ``tables`` (whose fact rows are the current graph's, then any
         appended) without the current graph's deleted fact rows, and those tables."""
-        tables = rows_dropped(tables, dead_of(self._current.graph))
+        tables = live_tables(tables, self._current.graph)
         return tables.build_graph(), tables
 
     def _absorbing(self, change: Deletion | None) -> Deletion | None:
         """``change``, a new base made from the current graph, to log; None (a new base that
         no running compaction replays) when it also dropped the current graph's tombstones,
         whose rows the current tables then no longer hold."""
-        return None if len(dead_of(self._current.graph)) else change
+        g = self._current.graph
+        return None if len(dead_of(g)) or has_dead_rows(g) else change
 
     def _drop_tombstones(self) -> None:
-        """Compact the current graph now if it holds deleted facts, so that the tables hold
-        no dead rows (the caller holds the update lock; a path that needs the whole tables,
-        such as a rebuild or a new base, calls it first). The version stays: the state is
-        the same; a running compaction is dropped."""
-        cur = self._current
-        dead = dead_of(cur.graph)
-        if not len(dead):
+        """Compact the current graph now if it holds deleted facts, entities or chunks (the
+        latter two by a new base without them), so that the tables hold no dead rows (the
+        caller holds the update lock; a path that needs the whole tables, such as a rebuild or a
+        new base, calls it first). The version stays: the state is the same; a running
+        compaction is dropped."""
+        made = without_tombstones(self._current, self._tables)
+        if made is None:
             return
-        graph, tables = dropped(cur.graph, cur.graph.core.compacted(), cur.tables, dead)
-        note_fact_rows(graph, cur.graph, cur.tables, tables, deleted=dead)
-        pending = tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
+        graph, tables, pending = made
         with self._swap_lock:
-            self._current = GraphVersion(cur.version, graph, tables)
+            self._current = GraphVersion(self._current.version, graph, tables)
             self._tables = pending
         self._log = []
         self._epoch += 1
@@ -517,7 +538,7 @@ class LiveGraph:
         tables: GraphTables,
         rows: Mapping[str, int],
         check: LoadReport | None,
-        change: Change | Deletion | Tombstones | None = None,
+        change: Change | Deletion | Tombstones | EntityTombstones | ChunkTombstones | None = None,
     ) -> UpdateReport:
         """Publish a new state (the caller holds the update lock, or is the constructor's
         load). ``change``: the change that made ``graph`` from the current graph (a
@@ -552,6 +573,9 @@ class LiveGraph:
             running = self._compactor
             if running is None or not running.is_alive():
                 core = self._current.graph.core
+                if has_dead_rows(self._current.graph):
+                    self._drop_tombstones()  # dead entities and chunks: a new base, now
+                    return
                 if core.overlay_len == 0:
                     self._log = []  # entities appended to a base: nothing to merge
                     return
@@ -567,34 +591,8 @@ class LiveGraph:
             running.join()
 
     def _compact(self, core: Any, epoch: int, n_log: int) -> None:
-        """Build the new base of ``core`` (without any lock), then replay the changes logged
-        since and swap it in, unless a rebuild made a new base meanwhile. Tombstones of
-        ``core`` leave the graph and the tables in the same swap (the changes logged since
-        name facts by the new base's numbers)."""
-        try:
-            base = core.compacted()
-            dead = np.asarray(core.dead_facts(), dtype=np.int64)
-            with self._update_lock:
-                if epoch != self._epoch:
-                    return
-                later = [renumbered_change(c, dead) for c in self._log[n_log:]]
-                for change in later:
-                    base = change.apply(base)
-                cur = self._current
-                if len(dead):
-                    graph, tables = dropped(cur.graph, base, cur.tables, dead)
-                    pending = (
-                        tables if self._tables is cur.tables else rows_dropped(self._tables, dead)
-                    )
-                    note_fact_rows(graph, cur.graph, cur.tables, tables, deleted=dead)
-                else:
-                    graph, tables, pending = with_core(cur.graph, base), cur.tables, self._tables
-                with self._swap_lock:
-                    self._current = GraphVersion(cur.version, graph, tables)
-                    self._tables = pending
-                self._log = later
-        except Exception as exc:
-            self.compaction_error = exc
+        """The background compaction of ``core`` (see :func:`.compaction.compact_in_background`)."""
+        compact_in_background(self, core, epoch, n_log)
 
 
 _sqlite.register_live(LiveGraph)

@@ -28,6 +28,18 @@ class GraphVersion:
         ``tables`` (so that graph index == table row), reached by no query and no id."""
         return np.asarray(self.graph.core.dead_facts(), dtype=np.int64)
 
+    @property
+    def dead_entities(self) -> npt.NDArray[np.int64]:
+        """Rows of the entities deleted since the last new base (sorted): still rows of
+        ``tables`` (with their mentions and aliases), reached by no query and no id."""
+        return np.asarray(self.graph.core.dead_entities(), dtype=np.int64)
+
+    @property
+    def dead_chunks(self) -> npt.NDArray[np.int64]:
+        """Rows of the chunks deleted since the last new base (sorted): still rows of
+        ``tables`` (with their mentions), reached by no query and no id."""
+        return np.asarray(self.graph.core.dead_chunks(), dtype=np.int64)
+
 
 @dataclass(frozen=True)
 class UpdateReport:

@@ -228,6 +228,45 @@ impl CoreGraph {
         })
     }
 
+    /// A new generation with the entities at these dense indices deleted: their facts
+    /// `facts` become tombstones, their mentions are cut and they leave their tenants'
+    /// listings; their indices stay until `without` drops them.
+    fn with_dead_entities(
+        &self,
+        py: Python<'_>,
+        entities: Arr<'_, u32>,
+        facts: Arr<'_, u32>,
+    ) -> PyResult<Self> {
+        let entities = slice(&entities, "entities")?;
+        let facts = slice(&facts, "facts")?;
+        let inner = enter(py, || self.inner.with_dead_entities(entities, facts))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// The deleted entities not yet dropped by a new base, sorted.
+    fn dead_entities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.inner.dead_entities().to_vec().into_pyarray(py)
+    }
+
+    /// A new generation with the chunks at these dense indices deleted: their mentions
+    /// are cut; their indices stay until `without` drops them.
+    fn with_dead_chunks(&self, py: Python<'_>, chunks: Arr<'_, u32>) -> PyResult<Self> {
+        let chunks = slice(&chunks, "chunks")?;
+        let inner = enter(py, || self.inner.with_dead_chunks(chunks))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// The deleted chunks not yet dropped by a new base, sorted.
+    fn dead_chunks<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.inner.dead_chunks().to_vec().into_pyarray(py)
+    }
+
     /// The deleted facts (tombstones) not yet compacted, sorted.
     fn dead_facts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
         self.inner.dead_facts().to_vec().into_pyarray(py)
