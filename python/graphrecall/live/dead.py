@@ -29,7 +29,7 @@ from ..tables import GraphTables
 from .changes import _drop_orphan_embeddings, _keep_rows, _member
 from .delete import deletion, entity_facts
 from .overlay import with_core
-from .tombstones import LiveIds, _words_stay, dead_of
+from .tombstones import LiveIds, _words_stay, dead_of, dead_rows
 
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
@@ -62,18 +62,12 @@ class ChunkTombstones:
 
 def dead_entities_of(graph: KnowledgeGraph) -> I64:
     """The graph's deleted entity rows (sorted; empty when it holds none)."""
-    m = graph.entity_map
-    if isinstance(m, LiveIds):
-        return m.dead
-    return np.zeros(0, dtype=np.int64)
+    return dead_rows(graph.entity_map)
 
 
 def dead_chunks_of(graph: KnowledgeGraph) -> I64:
     """The graph's deleted chunk rows (sorted; empty when it holds none)."""
-    m = graph.chunk_map
-    if isinstance(m, LiveIds):
-        return m.dead
-    return np.zeros(0, dtype=np.int64)
+    return dead_rows(graph.chunk_map)
 
 
 def has_dead_rows(graph: KnowledgeGraph) -> bool:

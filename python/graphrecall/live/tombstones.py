@@ -131,12 +131,16 @@ class Tombstones:
         return core.with_tombstones(self.facts)
 
 
+def dead_rows(ids: IdMap) -> I64:
+    """The deleted rows of an id map (sorted; empty when it holds none)."""
+    if isinstance(ids, LiveIds):
+        return ids.dead
+    return np.zeros(0, dtype=np.int64)
+
+
 def dead_of(graph: KnowledgeGraph) -> I64:
     """The graph's deleted fact rows (sorted; empty when it holds none)."""
-    m = graph.fact_map
-    if isinstance(m, LiveIds):
-        return m.dead
-    return np.zeros(0, dtype=np.int64)
+    return dead_rows(graph.fact_map)
 
 
 def _occurs_live(column: Array, value: Any, dead: I64) -> bool:
