@@ -45,6 +45,21 @@ FOLD_SLICE = 2_000
 FOLD_IDLE_S = 1.0
 
 
+#: The ``meta`` key counting the store's content-changing transactions
+#: (:meth:`~.store.SQLiteStore.content_version`); a fold is not one of them.
+WRITES = "writes"
+
+
+def count_write(cur: sqlite3.Cursor) -> int:
+    """Add one to the store's content-changing transactions; returns the new count."""
+    row = cur.execute(
+        "INSERT INTO meta (key, value) VALUES (?, '1') "
+        "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
+        (WRITES,),
+    ).fetchone()
+    return int(row[0])
+
+
 def logged(cur: sqlite3.Cursor) -> int:
     """The number of logged facts (the log's checksum row count: no scan)."""
     row = cur.execute("SELECT rows FROM checksums WHERE name = ?", (LOG_TABLE,)).fetchone()

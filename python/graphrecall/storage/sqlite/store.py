@@ -242,7 +242,7 @@ class SQLiteStore:
                         self._folded = log.fold(cur, self.fold_slice)
                 yield cur
                 if content and self.logged:
-                    self.written = _count_write(cur)
+                    self.written = log.count_write(cur)
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -456,7 +456,7 @@ class SQLiteStore:
         ``data_version`` move but not this knows its graph is still the file's."""
         if not self.logged:
             return None
-        rows = self._read("SELECT value FROM meta WHERE key = ?", (_WRITES,))
+        rows = self._read("SELECT value FROM meta WHERE key = ?", (log.WRITES,))
         return int(rows[0][0]) if rows else 0
 
     def data_version(self) -> int:
@@ -505,20 +505,6 @@ class SQLiteStore:
                 f"{self.path}: {len(fk)} rows break a reference, first: table {fk[0][0]} "
                 f"rowid {fk[0][1]} -> {fk[0][2]}"
             )
-
-
-#: The ``meta`` key of :meth:`SQLiteStore.content_version`.
-_WRITES = "writes"
-
-
-def _count_write(cur: sqlite3.Cursor) -> int:
-    """Add one to the store's content-changing transactions; returns the new count."""
-    row = cur.execute(
-        "INSERT INTO meta (key, value) VALUES (?, '1') "
-        "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1 RETURNING value",
-        (_WRITES,),
-    ).fetchone()
-    return int(row[0])
 
 
 def _write_vocabularies(cur: sqlite3.Cursor, tables: GraphTables) -> None:
