@@ -59,11 +59,15 @@ def _u32(rows: I64 | None) -> npt.NDArray[np.uint32]:
     return np.ascontiguousarray(np.unique(rows), dtype=np.uint32)
 
 
-def _occurs(column: Array, value: Any) -> bool:
-    """Whether ``value`` is in ``column`` (stepwise, stopping at the first step holding
-    it)."""
+def _occurs(column: Array, value: Any, dead: I64 | None = None) -> bool:
+    """Whether ``value`` is in a row of ``column`` outside the sorted rows ``dead``
+    (stepwise, stopping at the first step holding it)."""
     for start in range(0, len(column), _STEP):
-        if bool(np.any(column[start : start + _STEP] == value)):
+        hit = column[start : start + _STEP] == value
+        if dead is None or not len(dead):
+            if bool(np.any(hit)):
+                return True
+        elif len(np.setdiff1d(np.flatnonzero(hit) + start, dead, assume_unique=True)):
             return True
     return False
 

@@ -28,15 +28,12 @@ from ..tables import GraphTables
 from ..tables.faults import row_error
 from ..tables.ids import IdMap
 from .changes import _keep_rows
-from .delete import Deletion
+from .delete import Deletion, _occurs
 from .overlay import FactChange, with_core
 from .report import GraphVersion
 
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
-
-#: Values compared per step while looking for a live row holding a value.
-_STEP = 1 << 16
 
 
 class LiveIds(IdMap):
@@ -143,15 +140,6 @@ def dead_of(graph: KnowledgeGraph) -> I64:
     return dead_rows(graph.fact_map)
 
 
-def _occurs_live(column: Array, value: Any, dead: I64) -> bool:
-    """Whether ``value`` is in a row of ``column`` outside ``dead`` (stepwise)."""
-    for start in range(0, len(column), _STEP):
-        hit = np.flatnonzero(column[start : start + _STEP] == value) + start
-        if len(hit) and len(np.setdiff1d(hit, dead, assume_unique=True)):
-            return True
-    return False
-
-
 def _words_stay(tables: GraphTables, rows: I64, dead: I64) -> bool:
     """Whether every status and source word of the facts at ``rows`` stays a word of the
     vocabulary a fresh build of the rows outside ``dead`` learns."""
@@ -163,7 +151,7 @@ def _words_stay(tables: GraphTables, rows: I64, dead: I64) -> bool:
         for value in set(np.asarray(facts[col])[rows].tolist()):
             if value in names:
                 continue
-            if value is None or not _occurs_live(np.asarray(facts[col]), value, dead):
+            if value is None or not _occurs(np.asarray(facts[col]), value, dead):
                 return False
     return True
 
