@@ -47,6 +47,8 @@ sys.path.insert(0, str(ROOT.parent / "python"))
 KS = (2, 5)
 #: The rows whose flips are listed by default: the two the native engine moved past 0.5.
 FLIPS = ("HotpotQA/graph_recall/2", "MuSiQue/graph_recall/5")
+#: The heading under which the command writes its output; text above it is kept.
+OUTPUT = "## Output of the command\n"
 #: The kinds of vectors one data set needs.
 WHATS = ("entity", "chunk", "query")
 
@@ -423,7 +425,8 @@ def main() -> int:
                 vecs[(f"noise{seed}", name, what)] = w
                 return w
 
-            rag, qv = prepare(name, tables, qs, noisy)
+            preps[(label, name)] = prepare(name, tables, qs, noisy)
+            rag, qv = preps[(label, name)]
             hits[label][name] = per_question(rag, qs, gold, qv, methods)
             print(f"  {label} {name}: per-question hits done", file=sys.stderr)
     load.append(os.getloadavg())
@@ -458,7 +461,11 @@ def main() -> int:
         for r in rows
         if not r[args.b]["band_ok"] or (r["dataset"], r["method"], str(r["k"])) in wanted
     ]
-    flip = [flips(sets, preps, vecs, hits, args.a, args.b, fr) for fr in flip_rows]
+    flip = [
+        {"vs": other, **flips(sets, preps, vecs, hits, args.a, other, fr)}
+        for fr in flip_rows
+        for other in [args.b, *[f"noise{s}" for s in seeds]]
+    ]
     result = {
         "a": args.a,
         "b": args.b,
@@ -475,6 +482,9 @@ def main() -> int:
     }
     args.out.with_suffix(".json").write_text(json.dumps(result, indent=1))
     text = markdown(result)
+    keep = args.out.read_text() if args.out.exists() else ""
+    if OUTPUT in keep:  # the notes written above the command's output stay
+        text = keep[: keep.index(OUTPUT) + len(OUTPUT)] + "\n" + text
     args.out.write_text(text)
     print(text)
     return 0
@@ -577,30 +587,33 @@ def markdown(r: dict[str, Any]) -> str:
             f"{sum(not s['paired_ok'] for s in st)} | "
             f"{sum(s['better'] for s in st)} / {sum(s['worse'] for s in st)} |"
         )
-    md += ["", f"### The questions that flip ({a} -> {b})", ""]
+    md += ["", f"### The questions that flip ({a} -> {b}, and {a} -> {a} + noise)", ""]
     md += [
-        f"Per question that {b} moves: the gold passages' ranks under both; for each gold "
+        "Per question that moves: the gold passages' ranks under both (in gold id order; - "
+        "not returned); for each gold "
         f"passage crossing the cut-off, {a}'s margin from it (relative score: (s_gold - "
         "s_{k+1}) / s_gold inside the top k, (s_k - s_gold) / s_k below) and that margin's "
         f"percentile among all the row's ranked gold passages under {a}; whether the anchors "
         f"changed; the smallest gap between neighbouring entity similarities among {a}'s top "
         "n_anchors + 1 (and its percentile over the set's questions); the crossing gold "
-        f"passages' ranks by vector similarity ({a} -> {b}) with {a}'s gap to the neighbouring "
-        "passage.",
+        f"passages' ranks by vector similarity ({a} -> the other) with {a}'s gap to the "
+        "neighbouring passage.",
         "",
     ]
     for f in r["flips"]:
         md.append(
-            f"**{f['row']}**: median margin of {a}'s {f['gold_ranked']} ranked gold passages "
+            f"**{f['row']}, {a} -> {f['vs']}**: median margin of {a}'s {f['gold_ranked']} "
+            "ranked gold passages "
             f"from the cut-off {f['margin_median']:.4f}; median entity-similarity tie gap "
             f"{f['entity_tie_median']:.5f}."
         )
         md.append("")
         if not f["questions"]:
-            md += [f"No question moves under {b}.", ""]
+            md += [f"No question moves under {f['vs']}.", ""]
             continue
         md.append(
-            f"| q | hit {a} -> {b} | gold ranks {a} | gold ranks {b} | crossing gold: margin "
+            f"| q | hit {a} -> {f['vs']} | gold ranks {a} | gold ranks {f['vs']} "
+            "| crossing gold: margin "
             f"(pct) | anchors | entity tie gap (pct) | crossing gold vector rank, gap |"
         )
         md.append("|---:|---|---|---|---|---|---|---|")
