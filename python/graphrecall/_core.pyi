@@ -107,6 +107,9 @@ class CoreGraph:
         entity: npt.NDArray[np.uint32],
         count: npt.NDArray[np.uint32],
     ) -> CoreGraph: ...
+    def without_mentions(
+        self, chunk: npt.NDArray[np.uint32], entity: npt.NDArray[np.uint32]
+    ) -> CoreGraph: ...
     def compacted(self) -> CoreGraph: ...
     def without(
         self,

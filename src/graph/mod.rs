@@ -373,8 +373,9 @@ impl KnowledgeGraph {
                 .count(),
             tenants: self.n_tenants as usize,
             chunks: self.n_chunks as usize,
-            mentions: self.chunk_entity.len()
-                + self.ov.as_ref().map_or(0, |ov| ov.mentions_added()),
+            mentions: (self.chunk_entity.len()
+                + self.ov.as_ref().map_or(0, |ov| ov.mentions_added()))
+            .saturating_sub(self.ov.as_ref().map_or(0, |ov| ov.mentions_removed())),
             bytes,
         }
     }

@@ -234,6 +234,18 @@ class MentionChange:
 
 
 @dataclass(frozen=True)
+class MentionDrop:
+    """The core's arguments for deleted mentions (``CoreGraph.without_mentions``)."""
+
+    chunk: npt.NDArray[np.uint32]
+    entity: npt.NDArray[np.uint32]
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """The generation of ``core`` without these mentions."""
+        return core.without_mentions(self.chunk, self.entity)
+
+
+@dataclass(frozen=True)
 class NoChange:
     """A change of a table the core does not hold (aliases): the core stays as it is."""
 
@@ -243,7 +255,7 @@ class NoChange:
 
 
 #: A change logged since the graph's base.
-Change = FactChange | EntityChange | ChunkChange | MentionChange | NoChange
+Change = FactChange | EntityChange | ChunkChange | MentionChange | MentionDrop | NoChange
 
 
 def _tenant_codes(

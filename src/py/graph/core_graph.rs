@@ -183,6 +183,22 @@ impl CoreGraph {
         })
     }
 
+    /// A new generation without the mentions of entity `entity[k]` by chunk `chunk[k]`;
+    /// costs the rows of the touched chunks and entities.
+    fn without_mentions(
+        &self,
+        py: Python<'_>,
+        chunk: Arr<'_, u32>,
+        entity: Arr<'_, u32>,
+    ) -> PyResult<Self> {
+        let (chunk, entity) = (slice(&chunk, "chunk")?, slice(&entity, "entity")?);
+        let inner = enter(py, || self.inner.without_mentions(chunk, entity))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
     /// The same graph merged into one new base (what a fresh build gives); a base is
     /// returned sharing its arrays.
     fn compacted(&self, py: Python<'_>) -> PyResult<Self> {
