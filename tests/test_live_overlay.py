@@ -1,7 +1,8 @@
 """Live fact changes and added entities, chunks, mentions and aliases land in an overlay
 over the graph's base (no rebuild), and every query answers exactly as a fresh build of
-the same tables: any interleaving of adds, updates, deletes (of facts, entities, chunks,
-mentions), usage write-backs and compactions, for every recipe."""
+the same tables: any interleaving of adds, updates (of facts, entities, chunks), deletes
+(of facts, entities, chunks, mentions, aliases), usage write-backs and compactions, for
+every recipe."""
 
 from __future__ import annotations
 
@@ -181,9 +182,19 @@ step = st.one_of(
     st.tuples(st.just("delete_chunk"), st.integers(0, 999), st.just(0), st.just(0)),
     st.tuples(st.just("hub"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
     st.tuples(st.just("long_rows"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("rename"), st.integers(0, 999), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("rechunk"), st.integers(0, 999), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("unmention"), st.integers(0, 999), st.just(0), st.just(0)),
+    st.tuples(st.just("unalias"), st.integers(0, 999), st.just(0), st.just(0)),
 )
 #: Steps that land as a generation over the current graph (never a rebuild).
-GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention", "hub", "long_rows")
+GENERATIONS = (
+    *("add", "update", "access", "entity", "chunk", "mention", "hub", "long_rows"),
+    *("rename", "rechunk", "unmention", "unalias"),
+)
+#: Names, types and descriptions the "rename" step gives (one shared with the demo's
+#: words, so that name matching finds it).
+NAMES = ("Tony", "Stark Industries", "A renamed one", "JACQ")
 VOCABULARIES = ("predicates", "statuses", "sources", "tenants")
 
 
@@ -282,6 +293,35 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
         free = [e for e, t in zip(ids, tenants, strict=True) if t == tenant and e not in held]
         if free:
             live.add_mentions([{"chunk": cid, "entity": free[b % len(free)], "count": 2}])
+    elif kind == "rename":  # names, types and descriptions change; the core stays
+        ids = tables.entities["id"].tolist()
+        change = {"id": ids[a % len(ids)], "name": NAMES[c], "type": ("person", "place")[b % 2]}
+        if b % 3 == 0:
+            change["description"] = f"Described {k}."
+        live.update_entities([change])
+    elif kind == "rechunk":  # text and times change; the core stays
+        chunks = tables.chunks
+        assert chunks is not None
+        cids = chunks["id"].tolist()
+        live.update_chunks(
+            [
+                {
+                    "id": cids[a % len(cids)],
+                    "text": f"{NAMES[c]} met Tony {b}.",
+                    "created_at": NOW - b,
+                }
+            ]
+        )
+    elif kind == "unmention":
+        m = tables.mentions
+        if m is not None and len(m["chunk"]):
+            r = a % len(m["chunk"])
+            live.delete_mentions([(m["chunk"][r], m["entity"][r])])
+    elif kind == "unalias":
+        al = tables.aliases
+        if al is not None and len(al["entity"]):
+            r = a % len(al["entity"])
+            live.delete_aliases([{"entity": al["entity"][r], "alias": al["alias"][r]}])
     elif kind == "delete_chunk":
         chunks = tables.chunks
         assert chunks is not None
