@@ -155,6 +155,8 @@ def _checked_rows(
     empty_facts = {c: a[:0] for c, a in base.facts.items()}
     graph = live._current.graph
     if table == "entities":
+        if "primary_chunk" not in names:  # unchanged, with an unchanged tenant: valid
+            mini.pop("primary_chunk", None)
         chunks = None
         named = [v for v in mini.get("primary_chunk", np.zeros(0)).tolist() if v is not None]
         if named:
