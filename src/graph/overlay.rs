@@ -279,12 +279,9 @@ impl KnowledgeGraph {
     /// compacted; 0 for a base.
     pub fn overlay_len(&self) -> usize {
         self.rec.ext().len()
-            + self
-                .ov
-                .as_ref()
-                .map_or(0, |ov| {
-                    ov.mentions_added + ov.mentions_removed + ov.dead.len()
-                })
+            + self.ov.as_ref().map_or(0, |ov| {
+                ov.mentions_added + ov.mentions_removed + ov.dead.len()
+            })
     }
 
     /// The deleted facts (tombstones) of this generation, sorted: cut out of every row,
@@ -1301,16 +1298,15 @@ impl KnowledgeGraph {
                 got: entity.len(),
             });
         }
-        let dangling = |row: usize, column: &'static str, value: u32, target, count: u32| {
-            Error::Dangling {
+        let dangling =
+            |row: usize, column: &'static str, value: u32, target, count: u32| Error::Dangling {
                 table: "mentions",
                 row,
                 column,
                 value: i64::from(value),
                 target,
                 count: count as usize,
-            }
-        };
+            };
         for k in 0..chunk.len() {
             if chunk[k] >= self.n_chunks {
                 return Err(dangling(k, "chunk", chunk[k], "chunk", self.n_chunks));
