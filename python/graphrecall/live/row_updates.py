@@ -14,8 +14,8 @@ A **tenant change** (a value other than the row's tenant) is checked with the wh
 tables and rebuilds the graph: a fact, mention or primary chunk of the row must not join
 two tenants afterwards (a check of every row that names it), and the core's tenant
 listings and codes follow the sorted tenants (a tenant may appear or go). A value the
-stored column cannot hold as it is typed (a new column, another kind of value) also takes
-the whole table's check, which normalises the column.
+stored column cannot hold as it is typed (another kind of value) also takes the whole
+table's check, which normalises the column.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy.typing as npt
 from ..errors import DataError, GraphRecallError
 from ..graph import KnowledgeGraph
 from ..storage.sqlite import update_rows
-from ..tables import COLUMNS, BadDataError, GraphTables, LoadReport
+from ..tables import COLUMNS, NULL_TIME, BadDataError, GraphTables, LoadReport
 from ..tables import check_tables as _check
 from .changes import _filled
 from .overlay import NoChange, with_core
@@ -144,12 +144,15 @@ def _checked_rows(
 ) -> tuple[dict[str, Array], LoadReport] | None:
     """The table with the changed rows checked alone (against the chunks an entity's
     ``primary_chunk`` names) and written into copies of the changed columns; None when
-    the whole tables' check must decide (a column the table lacks, a value the stored
-    column's type cannot hold, a primary chunk the graph does not hold)."""
+    the whole tables' check must decide (a value the stored column's type cannot hold, a
+    primary chunk the graph does not hold)."""
     stored = base.table(table)
     assert stored is not None
-    if any(c not in stored for c in names):
-        return None
+    n = base.n_rows(table)
+    # A column the table lacks (a store reads a column null everywhere as absent) is
+    # added with its default: O(rows) of numpy, no rebuild.
+    absent = {c for c in names if c not in stored}
+    stored = {**stored, **{c: _filled(base, table, c, n) for c in absent}}
     mini = _with_values({c: a[rows] for c, a in stored.items()}, rows, recs, names)
     label = f"{op} records"
     empty_facts = {c: a[:0] for c, a in base.facts.items()}
@@ -184,12 +187,26 @@ def _checked_rows(
     out = dict(stored)
     for c in names:
         a, b = stored[c], got[c]
+        if c in absent and a.dtype != b.dtype:
+            a = _null_column(a, b.dtype)
         if a.dtype != b.dtype or a.dtype.kind == "U":
             return None  # the stored column's type changes: the whole check normalises it
         a = a.copy()  # readers of the older tables keep their values
         a[rows] = b
         out[c] = a
     return out, LoadReport(mine, "raise", "update")
+
+
+def _null_column(filled: Array, dtype: np.dtype[Any]) -> Array:
+    """A column of nulls (``filled``: Nones) as the check types it: a null time in an int
+    column, NaN in a float one; else ``filled`` (the whole check decides)."""
+    if filled.dtype != object or any(v is not None for v in filled[:1].tolist()):
+        return filled
+    if dtype == np.int64:
+        return np.full(len(filled), NULL_TIME, dtype=np.int64)
+    if dtype.kind == "f":
+        return np.full(len(filled), np.nan, dtype=dtype)
+    return filled
 
 
 def _checked_table(
