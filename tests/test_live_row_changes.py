@@ -16,7 +16,7 @@ import pytest
 from graphrecall import LiveGraph
 from graphrecall.demo import demo_data, demo_tables
 from graphrecall.errors import DataError, UnknownIdError
-from graphrecall.live.overlay import MentionDrop, NoChange
+from graphrecall.live.overlay import MentionDrop, NoChange, TenantChange
 from graphrecall.storage.sqlite import SQLiteStore
 from graphrecall.tables import NULL_TIME, BadDataError
 from test_live_overlay import assert_fresh
@@ -216,12 +216,55 @@ def test_a_tenant_change_rebuilds_and_answers_as_a_fresh_build(table: str, tenan
         rid = _lonely(live, "entity" if table == "entities" else "chunk", "alice")
         live.delete_facts([live.tables.facts["id"][0]])  # a tombstone the rebuild drops
         update = live.update_entities if table == "entities" else live.update_chunks
+        epoch = live._epoch
         update([{"id": rid, "tenant": tenant}])
+        if tenant == "stark":  # a held tenant: a generation
+            assert live._epoch == epoch and isinstance(live._log[-1], TenantChange)
+        else:  # a new tenant moves the codes of the sorted tenants: a rebuild
+            assert live._epoch > epoch
+        assert_fresh(live)
         cols = live.tables.table(table)
         assert cols is not None
         assert cols["tenant"][cols["id"].tolist().index(rid)] == tenant
         assert tenant in live.graph.tenants.names
+
+
+def test_entities_joined_by_facts_move_together() -> None:
+    with live_store() as (live, _):
+        live.add_entities([{"id": k, "tenant": "alice", "name": k} for k in ("ka", "kb")])
+        live.add_facts([{"id": 900, "subject": "ka", "object": "kb", "confidence": 0.7}])
+        live.add_chunks([{"id": "kc", "tenant": "alice", "text": "ka"}])
+        live.add_mentions([{"chunk": "kc", "entity": "ka"}])
+        before, version = live.store.read(), live.version
+        with pytest.raises(BadDataError, match="different tenants") as err:
+            live.update_entities([{"id": "kb", "tenant": "stark"}])  # its fact crosses
+        assert [t.table for t in err.value.report.tables if t.bad] == ["facts"]
+        with pytest.raises(BadDataError):  # ka's mention by kc crosses
+            live.update_entities([{"id": "ka", "tenant": "stark"}, {"id": "kb", "tenant": "stark"}])
+        with pytest.raises(BadDataError):  # kc mentions ka
+            live.update_chunks([{"id": "kc", "tenant": "stark"}])
+        _unchanged(live, version, before)
+        live.delete_mentions([("kc", "ka")])
+        epoch = live._epoch
+        live.update_entities([{"id": "ka", "tenant": "stark"}, {"id": "kb", "tenant": "stark"}])
+        live.update_chunks([{"id": "kc", "tenant": "eliza", "text": "moved"}])
+        assert live._epoch == epoch
         assert_fresh(live)
+        m = live.tables.mentions
+        assert m is not None
+        pairs = zip(m["chunk"].tolist(), m["entity"].tolist(), strict=True)
+        live.delete_mentions([(c, e) for c, e in pairs if c == "c_jacq"])
+        with pytest.raises(BadDataError, match="primary_chunk"):  # jacq's primary chunk
+            live.update_chunks([{"id": "c_jacq", "tenant": "stark"}])
+        live.update_entities([{"id": "jacq", "primary_chunk": None}])
+        live.update_chunks([{"id": "c_jacq", "tenant": "stark"}])
+        assert isinstance(live._log[-1], TenantChange)
+        assert_fresh(live)
+        with pytest.raises(BadDataError):  # duckdb's primary chunk is c_duck (alice)
+            live.update_entities([{"id": "duckdb", "tenant": "stark"}])
+        live.compact()
+        assert_fresh(live)
+        assert_tables_equal(live.store.read(), live.tables)
 
 
 def test_the_store_holds_what_the_graph_shows() -> None:

@@ -13,6 +13,7 @@ mod multiset;
 mod overlay;
 mod overlay_rows;
 mod parts;
+mod retenant;
 #[cfg(test)]
 mod tombstone;
 

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use super::build::{f32_order, validate_facts, validate_mentions, MAX_TENANTS};
 use super::overlay_rows::{self as rows, RowRef, RowRule, Segs};
+use super::retenant::tenant_listing;
 use super::{FactRec, GraphInput, KnowledgeGraph, NONE, NULL_TIME};
 use crate::error::{Error, Result};
 
@@ -1074,38 +1075,8 @@ impl KnowledgeGraph {
             .copied()
             .max()
             .map_or(self.n_tenants, |t| self.n_tenants.max(t + 1));
-        // Tenants -> entities, entity ascending in each tenant (a counting sort).
-        let mut tenant_offsets = vec![0u32; n_tenants as usize + 1];
-        for &t in &entity_tenant {
-            tenant_offsets[t as usize + 1] += 1;
-        }
-        for t in 0..n_tenants as usize {
-            tenant_offsets[t + 1] += tenant_offsets[t];
-        }
-        let mut cursor = tenant_offsets[..n_tenants as usize].to_vec();
-        let mut tenant_entities = vec![0u32; n_new];
-        for (e, &t) in entity_tenant.iter().enumerate() {
-            tenant_entities[cursor[t as usize] as usize] = e as u32;
-            cursor[t as usize] += 1;
-        }
-        let dead = self.dead_entities();
-        if !dead.is_empty() {
-            // Deleted entities stay out of their tenants' listings.
-            let mut at = 0usize;
-            for t in 0..n_tenants as usize {
-                let r = tenant_offsets[t] as usize..tenant_offsets[t + 1] as usize;
-                tenant_offsets[t] = at as u32;
-                for k in r {
-                    let e = tenant_entities[k];
-                    if dead.binary_search(&e).is_err() {
-                        tenant_entities[at] = e;
-                        at += 1;
-                    }
-                }
-            }
-            tenant_offsets[n_tenants as usize] = at as u32;
-            tenant_entities.truncate(at);
-        }
+        let (tenant_offsets, tenant_entities) =
+            tenant_listing(&entity_tenant, n_tenants, self.dead_entities());
         // New entities own empty rows: each offsets array repeats its end.
         let grown = |offsets: &Arc<Vec<u32>>| {
             let mut v = Vec::with_capacity(n_new + 1);

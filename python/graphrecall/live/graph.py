@@ -266,8 +266,8 @@ class LiveGraph:
     def update_entities(self, records: Iterable[Mapping[str, Any]]) -> UpdateReport:
         """Change columns of existing entities: ``{"id": ..., column: value, ...}``, the
         columns not named kept; every column but ``id`` may change. Checked as a fresh
-        build checks them; a new graph over the same core, except for a tenant change
-        (checked with the whole tables, then a rebuild: see :mod:`.row_updates`).
+        build checks them; a generation (no rebuild) unless the tenant vocabulary
+        changes (see :mod:`.row_updates`).
 
         Raises:
             UnknownIdError: An id the graph does not hold (nothing is written).

@@ -10,12 +10,14 @@ the retrieval index sees them change). The core holds no column of an entity or 
 its tenant, so such a change is a new graph over the same core (the entity names replaced):
 O(changed columns), no rebuild.
 
-A **tenant change** (a value other than the row's tenant) is checked with the whole
-tables and rebuilds the graph: a fact, mention or primary chunk of the row must not join
-two tenants afterwards (a check of every row that names it), and the core's tenant
-listings and codes follow the sorted tenants (a tenant may appear or go). A value the
-stored column cannot hold as it is typed (another kind of value) also takes the whole
-table's check, which normalises the column.
+A **tenant change** (a value other than the row's tenant) is a generation too
+(:mod:`.tenant_moves`: the core's ``with_tenants``), checked against the rows that name the
+moved rows (a fact, mention or primary chunk must not join two tenants afterwards). A move
+to a tenant the graph does not hold, or one that leaves a tenant without entities, changes
+the tenant vocabulary (the codes are the places of the sorted tenants): it is checked with
+the whole tables and rebuilds the graph, as does any change while usage counts wait for a
+refresh. A value the stored column cannot hold as it is typed (another kind of value) also
+takes the whole table's check, which normalises the column.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from ..storage.sqlite import update_rows
 from ..tables import COLUMNS, NULL_TIME, BadDataError, GraphTables, LoadReport
 from ..tables import check_tables as _check
 from .changes import _filled
-from .overlay import NoChange, with_core
+from .overlay import NoChange, TenantChange, with_core
+from .tenant_moves import check_moves, tenant_change
 
 if TYPE_CHECKING:
     from .graph import LiveGraph
@@ -41,7 +44,9 @@ if TYPE_CHECKING:
 Array = npt.NDArray[Any]
 I64 = npt.NDArray[np.int64]
 #: The arguments of ``LiveGraph._swap``: operation, graph, tables, rows, check, change.
-Swap = tuple[str, KnowledgeGraph, GraphTables, dict[str, int], LoadReport, NoChange | None]
+Swap = tuple[
+    str, KnowledgeGraph, GraphTables, dict[str, int], LoadReport, NoChange | TenantChange | None
+]
 
 
 def _changes(table: str, recs: list[Mapping[str, Any]], op: str) -> tuple[list[Any], set[str]]:
@@ -86,13 +91,17 @@ def update_table(live: LiveGraph, table: str, recs: list[Mapping[str, Any]]) -> 
                 f"{op}: a row is named twice in one update", table=table, kind="duplicate"
             )
         base = live._tables
+        moves = _moves_tenant(base, table, rows, recs)
         fast = None
-        if not _moves_tenant(base, table, rows, recs):
+        if not moves or live._tables is live._current.tables:
             fast = _checked_rows(live, base, table, rows, recs, names, op)
-        if fast is not None:
+        moved = None
+        if fast is not None and moves:
+            moved = _moved(live, base, table, rows, fast[0], op)
+        if fast is not None and (moved is not None or not moves):
             cols, report = fast
             tables = replace(base, **{table: cols})  # type: ignore[arg-type]
-            graph, change, shown = _same_core(live, table, tables)
+            graph, change, shown = _same_core(live, table, tables, moved)
         else:
             live._drop_tombstones()  # the whole tables' check reads no dead rows
             base = live._tables
@@ -158,7 +167,7 @@ def _checked_rows(
     empty_facts = {c: a[:0] for c, a in base.facts.items()}
     graph = live._current.graph
     if table == "entities":
-        if "primary_chunk" not in names:  # unchanged, with an unchanged tenant: valid
+        if not names & {"primary_chunk", "tenant"}:  # unchanged, and so is the tenant
             mini.pop("primary_chunk", None)
         chunks = None
         named = [v for v in mini.get("primary_chunk", np.zeros(0)).tolist() if v is not None]
@@ -253,18 +262,35 @@ def _checked_table(
     return {c: a[inverse] for c, a in got.items()}, LoadReport(mine, "raise", "update")
 
 
+def _moved(
+    live: LiveGraph, base: GraphTables, table: str, rows: I64, cols: dict[str, Array], op: str
+) -> TenantChange | None:
+    """The core's change for rows moved to other tenants (``cols``: the checked table),
+    after checking the rows that name them; None when the tenant vocabulary changes (then
+    the whole tables' check and a rebuild decide)."""
+    graph = live._current.graph
+    tenants = cols["tenant"][rows]
+    change = tenant_change(graph, table, rows, tenants)
+    if change is not None:
+        check_moves(graph, base, table, rows, tenants, op)
+    return change
+
+
 def _same_core(
-    live: LiveGraph, table: str, tables: GraphTables
-) -> tuple[KnowledgeGraph, NoChange | None, GraphTables]:
-    """The graph of ``tables``, whose ``table`` changed in columns the core does not hold:
-    the current graph's core with the new entity names; a rebuild when usage counts wait
-    for a refresh (the current graph does not show them)."""
+    live: LiveGraph, table: str, tables: GraphTables, moved: TenantChange | None = None
+) -> tuple[KnowledgeGraph, NoChange | TenantChange | None, GraphTables]:
+    """The graph of ``tables``, whose ``table`` changed in columns the core does not hold
+    (or in tenants, ``moved``): the current graph's core (with the moves) and the new
+    entity names; a rebuild when usage counts wait for a refresh (the current graph does
+    not show them)."""
     cur = live._current
     if live._tables is not cur.tables:
         graph, shown = live._rebuilt(tables)
         return graph, None, shown
     g = cur.graph
+    core = g.core if moved is None else moved.apply(g.core)
+    change: NoChange | TenantChange = NoChange() if moved is None else moved
     if table == "entities" and "name" in tables.entities:
         names = np.asarray(tables.entities["name"], dtype=object)
-        return with_core(g, g.core, entity_names=names), NoChange(), tables
-    return with_core(g, g.core), NoChange(), tables
+        return with_core(g, core, entity_names=names), change, tables
+    return with_core(g, core), change, tables
