@@ -674,13 +674,43 @@ def change_checks(n_entities: int, n: int, n_chunks: int) -> list[str]:
         run("delete_mentions, 1 mention", live.delete_mentions, mention)
         say(f"| (overlay after the mention deletes: {live.overlay_len:,}) | | | | |")
         run("delete_aliases, 1 alias", live.delete_aliases, alias)
-        lonely = [{"id": -1 - k, "tenant": 0, "name": f"new {k}"} for k in range(3)]
+        lonely = [{"id": -1 - k, "tenant": 0, "name": f"new {k}"} for k in range(n)]
         live.add_entities(lonely)
         run(
-            "update_entities, 1 tenant (whole check + rebuild)",
+            "update_entities, 1 tenant (a held one)",
             live.update_entities,
             lambda i: [{"id": -1 - i, "tenant": 1}],
-            k=3,
+        )
+
+        live.add_chunks([{"id": -1 - k, "tenant": 0, "text": f"new {k}"} for k in range(n)])
+        run(
+            "update_chunks, 1 tenant (a held one)",
+            live.update_chunks,
+            lambda i: [{"id": -1 - i, "tenant": 1}],
+        )
+        from graphrecall.tables import BadDataError
+
+        def refused(recs: list[dict[str, Any]]) -> None:
+            try:
+                live.update_entities(recs)
+            except BadDataError:
+                return
+            raise AssertionError("a move across its facts' tenants was accepted")
+
+        facts = live.current().tables.facts
+        tenant = live.current().tables.entities["tenant"]  # ids are the rows
+        linked = facts["subject"][np.flatnonzero(facts["object"] != None)[:n]]  # noqa: E711
+        run(
+            "update_entities, 1 tenant refused (its facts cross)",
+            refused,
+            lambda i: [{"id": int(linked[i]), "tenant": int(tenant[int(linked[i])]) ^ 1}],
+        )
+        top = int(np.max(live.current().tables.entities["tenant"]))
+        run(
+            "update_entities, 1 tenant (a new one: whole check + rebuild)",
+            live.update_entities,
+            lambda i: [{"id": -1 - i, "tenant": top + 1 + i}],
+            k=2,
         )
         store.close()
     return lines
