@@ -115,15 +115,15 @@ def delete_pairs_of(live: LiveGraph, table: str, items: Iterable[Any]) -> Swap:
         base = live._tables
         cols = base.table(table)
         graph = live._current.graph
-        # Entities and chunks of the graph (else UnknownIdError: also a deleted one).
-        if table == "mentions":
-            if pairs:
-                c_idx = live._rows_of("chunks", [p[0] for p in pairs])
-                e_idx = live._rows_of("entities", [p[1] for p in pairs])
-        elif pairs:
-            live._rows_of("entities", [p[0] for p in pairs])
         if not pairs:
             return op, with_core(graph, graph.core), base, {table: 0}, None, NoChange()
+        # Entities and chunks of the graph (else UnknownIdError: also a deleted one).
+        if table == "mentions":
+            c_idx = live._rows_of("chunks", [p[0] for p in pairs])
+            e_idx = live._rows_of("entities", [p[1] for p in pairs])
+        else:
+            c_idx = np.zeros(0, dtype=np.int64)
+            e_idx = live._rows_of("entities", [p[0] for p in pairs])
         if cols is None:
             raise _missing(table, pairs[0])
         found = _rows(cols, KEYS[table], pairs)

@@ -121,7 +121,12 @@ def _moves_tenant(base: GraphTables, table: str, rows: I64, recs: list[Mapping[s
     assert cols is not None  # the rows were found
     held = cols.get("tenant")
     for row, r in zip(rows.tolist(), recs, strict=True):
-        if "tenant" in r and (held is None or bool(held[row] != r["tenant"])):
+        if "tenant" not in r:
+            continue
+        try:
+            if held is None or bool(held[row] != r["tenant"]):
+                return True
+        except (TypeError, ValueError):  # not a tenant value: the whole check reports it
             return True
     return False
 
