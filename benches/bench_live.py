@@ -19,6 +19,10 @@ query sees it):
 * W1 / W4 single-query medians (``benches/peers.py``'s parameters, through prepared plans)
   on the compacted graph and on the same graph with 1 % of its facts changed in the overlay.
 
+``--changes`` times only one-entity and one-chunk changes and one-mention and one-alias
+deletes (``LiveGraph.update_entities``, ...; ``--updates`` each, with ``--chunks`` chunks),
+next to one full rebuild.
+
 ``--deletes`` times only one-fact and one-entity deletes instead (``--updates`` each), on the
 loaded base and on a generation with 1,000 changed facts in its overlay, with the part that
 makes the new graph (``LiveGraph._deletion``; a rebuild where the tree has none).
@@ -591,6 +595,127 @@ def delete_checks(
     return lines
 
 
+def change_checks(n_entities: int, n: int, n_chunks: int) -> list[str]:
+    """One-entity and one-chunk changes and one-mention and one-alias deletes (``n`` each;
+    tenant changes, which rebuild, a few times) on a live store of the workload graph with
+    entity names, ``n_chunks`` chunks and one alias per 10 entities, next to one full
+    rebuild."""
+    rng = np.random.default_rng(0)
+    lines: list[str] = []
+
+    def say(s: str) -> None:
+        print(s, flush=True)
+        lines.append(s)
+
+    with tempfile.TemporaryDirectory() as d:
+        g = workload.generate(n_entities, seed=0)
+        tables = with_chunks(tables_of(g), n_chunks)
+        del g
+        names = np.array([f"entity {i}" for i in range(n_entities)], dtype=object)
+        every = np.arange(0, n_entities, 10)
+        tables = replace(
+            tables,
+            entities={**tables.entities, "name": names},
+            aliases={
+                "entity": every,
+                "alias": np.array([f"alias {i}" for i in every.tolist()], dtype=object),
+            },
+        )
+        store = SQLiteStore.create(Path(d) / "live.db")
+        store.write(tables)
+        del tables
+        live = store.load(verify=False)
+        live.compact_at = 1.0
+        cur = live.current()
+        say(
+            f"# Changes: {cur.graph.n_entities:,} entities, {cur.graph.n_facts:,} facts, "
+            f"{cur.graph.n_chunks:,} chunks, {cur.tables.n_rows('mentions'):,} mentions, "
+            f"{cur.tables.n_rows('aliases'):,} aliases\n"
+        )
+        t0 = time.perf_counter()
+        cur.tables.build_graph()
+        rebuild_ms = (time.perf_counter() - t0) * 1e3
+        say(f"One full rebuild (`tables.build_graph()`): {rebuild_ms:,.0f} ms.\n")
+        say("| operation | n | p50 ms | p99 ms | rebuilds |")
+        say("|---|---:|---:|---:|---:|")
+
+        def run(name: str, call: Any, pick: Any, k: int = n) -> None:
+            total = []
+            epoch = live._epoch
+            for i in range(k):
+                arg = pick(i)
+                t0 = time.perf_counter()
+                call(arg)
+                total.append(time.perf_counter() - t0)
+            rebuilds = live._epoch - epoch
+            say(f"| {name} | {k} | {pct(total, 50):.2f} | {pct(total, 99):.2f} | {rebuilds} |")
+
+        ids = live.current().tables.entities["id"]
+        cids = live.current().tables.chunks["id"]
+
+        def rename(i: int) -> list[dict[str, Any]]:
+            return [{"id": int(ids[rng.integers(0, len(ids))]), "name": f"renamed {i}"}]
+
+        def retext(i: int) -> list[dict[str, Any]]:
+            return [{"id": int(cids[rng.integers(0, len(cids))]), "text": f"changed text {i}"}]
+
+        def mention(i: int) -> list[tuple[int, int]]:
+            m = live.current().tables.mentions
+            r = int(rng.integers(0, len(m["chunk"])))
+            return [(int(m["chunk"][r]), int(m["entity"][r]))]
+
+        def alias(i: int) -> list[tuple[int, str]]:
+            al = live.current().tables.aliases
+            r = int(rng.integers(0, len(al["entity"])))
+            return [(int(al["entity"][r]), str(al["alias"][r]))]
+
+        run("update_entities, 1 name", live.update_entities, rename)
+        run("update_chunks, 1 text", live.update_chunks, retext)
+        run("delete_mentions, 1 mention", live.delete_mentions, mention)
+        say(f"| (overlay after the mention deletes: {live.overlay_len:,}) | | | | |")
+        run("delete_aliases, 1 alias", live.delete_aliases, alias)
+        lonely = [{"id": -1 - k, "tenant": 0, "name": f"new {k}"} for k in range(n)]
+        live.add_entities(lonely)
+        run(
+            "update_entities, 1 tenant (a held one)",
+            live.update_entities,
+            lambda i: [{"id": -1 - i, "tenant": 1}],
+        )
+
+        live.add_chunks([{"id": -1 - k, "tenant": 0, "text": f"new {k}"} for k in range(n)])
+        run(
+            "update_chunks, 1 tenant (a held one)",
+            live.update_chunks,
+            lambda i: [{"id": -1 - i, "tenant": 1}],
+        )
+        from graphrecall.tables import BadDataError
+
+        def refused(recs: list[dict[str, Any]]) -> None:
+            try:
+                live.update_entities(recs)
+            except BadDataError:
+                return
+            raise AssertionError("a move across its facts' tenants was accepted")
+
+        facts = live.current().tables.facts
+        tenant = live.current().tables.entities["tenant"]  # ids are the rows
+        linked = facts["subject"][np.flatnonzero(facts["object"] != None)[:n]]  # noqa: E711
+        run(
+            "update_entities, 1 tenant refused (its facts cross)",
+            refused,
+            lambda i: [{"id": int(linked[i]), "tenant": int(tenant[int(linked[i])]) ^ 1}],
+        )
+        top = int(np.max(live.current().tables.entities["tenant"]))
+        run(
+            "update_entities, 1 tenant (a new one: whole check + rebuild)",
+            live.update_entities,
+            lambda i: [{"id": -1 - i, "tenant": top + 1 + i}],
+            k=2,
+        )
+        store.close()
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -648,7 +773,19 @@ def main(argv: list[str] | None = None) -> int:
         help="only --batches 1,000-fact add_facts on a store, wall and CPU time (with "
         "--cores: one process per extension, --runs times)",
     )
+    ap.add_argument(
+        "--changes",
+        action="store_true",
+        help="only time one-entity and one-chunk changes and one-mention and one-alias "
+        "deletes (--updates each; with --chunks chunks)",
+    )
     args = ap.parse_args(argv)
+    if args.changes:
+        lines = change_checks(args.entities, args.updates, args.chunks)
+        if args.out is not None:
+            cmd = "python benches/bench_live.py " + " ".join(argv or sys.argv[1:])
+            args.out.write_text("\n".join([*lines, "", f"Command: `{cmd}`", ""]), encoding="utf-8")
+        return 0
     if args.deletes:
         lines = delete_checks(args.entities, args.updates, args.store, args.chunks)
         if args.out is not None:

@@ -20,6 +20,7 @@ from graphrecall.live.dead import live_tables as live_rows
 from graphrecall.live.tombstones import rows_dropped
 from graphrecall.recipes import RECIPES
 from graphrecall.storage.sqlite import SQLiteStore
+from graphrecall.tables import BadDataError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,6 +274,32 @@ def _live_write(live: LiveGraph, op: tuple[str, int], n: int) -> None:
                 }
             ]
         )
+    elif kind == "rename_entity":
+        live.update_entities(
+            [{"id": ents["id"][k % len(ents["id"])], "name": f"renamed {WORDS[(k + n) % 8]} {n}"}]
+        )
+    elif kind == "move_entity":  # a tenant change: refused while it has facts
+        i = (k * 7) % len(ents["id"])
+        other = "t1" if ents["tenant"][i] == "t0" else "t0"
+        try:
+            live.update_entities([{"id": ents["id"][i], "tenant": other}])
+        except BadDataError:
+            pass
+    elif kind == "update_chunk":
+        chunks = t.chunks
+        if chunks is not None and len(chunks["id"]):
+            text = f"{WORDS[(k + 3) % 8]} {WORDS[n % 8]} changed {n}"
+            live.update_chunks([{"id": chunks["id"][k % len(chunks["id"])], "text": text}])
+    elif kind == "delete_mention":
+        m = t.mentions
+        if m is not None and len(m["chunk"]):
+            r = k % len(m["chunk"])
+            live.delete_mentions([(m["chunk"][r], m["entity"][r])])
+    elif kind == "delete_alias":
+        al = t.aliases
+        if al is not None and len(al["entity"]):
+            r = k % len(al["entity"])
+            live.delete_aliases([(al["entity"][r], al["alias"][r])])
     elif kind == "delete_fact":
         if len(facts["id"]) > 1:
             live.delete_facts([facts["id"][k % len(facts["id"])]])
@@ -469,3 +496,63 @@ def test_deleted_rows_leave_the_list_in_order(gone: list[int]) -> None:
     got = _dropped(col, np.asarray(gone, dtype=np.int64))
     assert got == [v for i, v in enumerate(col) if i not in set(gone)]
     assert got is not col and col == [f"v{i}" for i in range(100)]
+
+
+LIVE_CHANGE_OPS = st.tuples(
+    st.sampled_from(
+        [
+            "rename_entity",
+            "move_entity",
+            "update_chunk",
+            "delete_mention",
+            "delete_alias",
+            "add_fact",
+            "delete_entity",
+            "add_chunk",
+        ]
+    ),
+    st.integers(0, 50),
+)
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(LIVE_CHANGE_OPS, min_size=1, max_size=6))
+def test_changed_rows_and_deleted_pairs_reach_the_index(ops: list[tuple[str, int]]) -> None:
+    """Renamed entities (names room, vectors), changed chunk text (BM25, vectors), deleted
+    mentions and aliases: each index update from the previous one answers every recipe
+    as a fresh build of the same tables."""
+    with _live_rag() as (live, rag):
+        for i, op in enumerate(ops):
+            _live_write(live, op, 1000 + i)
+            cur = live.current()
+            rag.update(cur.tables, graph=cur.graph, checked=True)
+        assert _answers(rag) == _answers(_fresh(live))
+
+
+def test_a_rename_a_new_text_and_a_deleted_alias_are_found_at_once() -> None:
+    with _live_rag() as (live, rag):
+        live.update_entities([{"id": "e4", "name": "zeppelin hangar"}])
+        live.update_chunks([{"id": "c8", "text": "a quiet zeppelin harbour"}])
+        cur = live.current()
+        rag.update(cur.tables, graph=cur.graph, checked=True)
+        res = rag.retrieve("zeppelin hangar", recipe="graph_recall", tenant="t0", now=0)
+        assert res.anchors[0].id == "e4"
+        res = rag.retrieve("zeppelin harbour", recipe="bm25", tenant="t1", now=0)
+        assert res.chunks[0].id == "c8"
+        t0 = rag.index.graph.tenants.code("t0")
+
+        def alias_rows() -> list[int]:
+            found = rag.index.names.recognize("the first one", tenant=t0)
+            return [m.row for m in found if m.kind == "alias"]
+
+        assert alias_rows() == [int(rag.index.graph.entity_index(["e1"])[0])]
+        live.delete_aliases([("e1", "the first one")])
+        cur = live.current()
+        rag.update(cur.tables, graph=cur.graph, checked=True)
+        assert alias_rows() == []
+        assert _answers(rag) == _answers(_fresh(live))

@@ -1,7 +1,8 @@
 """Live fact changes and added entities, chunks, mentions and aliases land in an overlay
 over the graph's base (no rebuild), and every query answers exactly as a fresh build of
-the same tables: any interleaving of adds, updates, deletes (of facts, entities, chunks,
-mentions), usage write-backs and compactions, for every recipe."""
+the same tables: any interleaving of adds, updates (of facts, entities, chunks), deletes
+(of facts, entities, chunks, mentions, aliases), usage write-backs and compactions, for
+every recipe."""
 
 from __future__ import annotations
 
@@ -181,9 +182,20 @@ step = st.one_of(
     st.tuples(st.just("delete_chunk"), st.integers(0, 999), st.just(0), st.just(0)),
     st.tuples(st.just("hub"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
     st.tuples(st.just("long_rows"), st.integers(0, 99), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("rename"), st.integers(0, 999), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("rechunk"), st.integers(0, 999), st.integers(0, 99), st.integers(0, 3)),
+    st.tuples(st.just("unmention"), st.integers(0, 999), st.just(0), st.just(0)),
+    st.tuples(st.just("unalias"), st.integers(0, 999), st.just(0), st.just(0)),
+    st.tuples(st.just("move"), st.integers(0, 999), st.integers(0, 1), st.booleans()),
 )
 #: Steps that land as a generation over the current graph (never a rebuild).
-GENERATIONS = ("add", "update", "access", "entity", "chunk", "mention", "hub", "long_rows")
+GENERATIONS = (
+    *("add", "update", "access", "entity", "chunk", "mention", "hub", "long_rows"),
+    *("rename", "rechunk", "unmention", "unalias", "move"),
+)
+#: Names, types and descriptions the "rename" step gives (one shared with the demo's
+#: words, so that name matching finds it).
+NAMES = ("Tony", "Stark Industries", "A renamed one", "JACQ")
 VOCABULARIES = ("predicates", "statuses", "sources", "tenants")
 
 
@@ -282,6 +294,47 @@ def run_step(live: LiveGraph, op: tuple[str, int, int, Any], k: int) -> None:
         free = [e for e, t in zip(ids, tenants, strict=True) if t == tenant and e not in held]
         if free:
             live.add_mentions([{"chunk": cid, "entity": free[b % len(free)], "count": 2}])
+    elif kind == "rename":  # names, types and descriptions change; the core stays
+        ids = tables.entities["id"].tolist()
+        change = {"id": ids[a % len(ids)], "name": NAMES[c], "type": ("person", "place")[b % 2]}
+        if b % 3 == 0:
+            change["description"] = f"Described {k}."
+        live.update_entities([change])
+    elif kind == "rechunk":  # text and times change; the core stays
+        chunks = tables.chunks
+        assert chunks is not None
+        cids = chunks["id"].tolist()
+        live.update_chunks(
+            [
+                {
+                    "id": cids[a % len(cids)],
+                    "text": f"{NAMES[c]} met Tony {b}.",
+                    "created_at": NOW - b,
+                }
+            ]
+        )
+    elif kind == "unmention":
+        m = tables.mentions
+        if m is not None and len(m["chunk"]):
+            r = a % len(m["chunk"])
+            live.delete_mentions([(m["chunk"][r], m["entity"][r])])
+    elif kind == "unalias":
+        al = tables.aliases
+        if al is not None and len(al["entity"]):
+            r = a % len(al["entity"])
+            live.delete_aliases([{"entity": al["entity"][r], "alias": al["alias"][r]}])
+    elif kind == "move":  # another tenant; refused where a fact or mention would cross
+        table = "chunks" if c else "entities"
+        cols = tables.table(table)
+        assert cols is not None
+        ids = cols["id"].tolist()
+        if not c and a % 3 == 0:
+            ids = [e for e in ids if str(e).startswith("new")] or ids  # lonely ones
+        update = live.update_chunks if c else live.update_entities
+        try:
+            update([{"id": ids[a % len(ids)], "tenant": TENANTS[b]}])
+        except BadDataError:
+            pass
     elif kind == "delete_chunk":
         chunks = tables.chunks
         assert chunks is not None
@@ -492,8 +545,7 @@ def test_a_failed_commit_leaves_rows_written_in_place_as_they_were(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from graphrecall.errors import CorruptStoreError
-    from graphrecall.live import graph as live_graph
-    from graphrecall.live import updates
+    from graphrecall.live import updates, usage
 
     with live_demo() as live:
         live.write_in_place = True
@@ -510,7 +562,7 @@ def test_a_failed_commit_leaves_rows_written_in_place_as_they_were(
         monkeypatch.undo()
         with pytest.raises(CorruptStoreError):  # the access batch fails at its SQL
             with monkeypatch.context() as m:
-                m.setattr(live_graph, "access_changes", _failing(live_graph.access_changes))
+                m.setattr(usage, "access_changes", _failing(usage.access_changes))
                 live.record_access([0, 1, 1], at=NOW)
         for c, a in before.items():
             assert live.tables.facts[c].tolist() == a.tolist()

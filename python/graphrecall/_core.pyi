@@ -107,6 +107,16 @@ class CoreGraph:
         entity: npt.NDArray[np.uint32],
         count: npt.NDArray[np.uint32],
     ) -> CoreGraph: ...
+    def with_tenants(
+        self,
+        entities: npt.NDArray[np.uint32],
+        entity_tenant: npt.NDArray[np.uint32],
+        chunks: npt.NDArray[np.uint32],
+        chunk_tenant: npt.NDArray[np.uint32],
+    ) -> CoreGraph: ...
+    def without_mentions(
+        self, chunk: npt.NDArray[np.uint32], entity: npt.NDArray[np.uint32]
+    ) -> CoreGraph: ...
     def compacted(self) -> CoreGraph: ...
     def without(
         self,

@@ -13,6 +13,7 @@ mod multiset;
 mod overlay;
 mod overlay_rows;
 mod parts;
+mod retenant;
 #[cfg(test)]
 mod tombstone;
 
@@ -373,8 +374,9 @@ impl KnowledgeGraph {
                 .count(),
             tenants: self.n_tenants as usize,
             chunks: self.n_chunks as usize,
-            mentions: self.chunk_entity.len()
-                + self.ov.as_ref().map_or(0, |ov| ov.mentions_added()),
+            mentions: (self.chunk_entity.len()
+                + self.ov.as_ref().map_or(0, |ov| ov.mentions_added()))
+            .saturating_sub(self.ov.as_ref().map_or(0, |ov| ov.mentions_removed())),
             bytes,
         }
     }

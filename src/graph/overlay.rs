@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use super::build::{f32_order, validate_facts, validate_mentions, MAX_TENANTS};
 use super::overlay_rows::{self as rows, RowRef, RowRule, Segs};
+use super::retenant::tenant_listing;
 use super::{FactRec, GraphInput, KnowledgeGraph, NONE, NULL_TIME};
 use crate::error::{Error, Result};
 
@@ -128,6 +129,8 @@ pub(crate) struct Overlay {
     entity_ment: IdMap<(Vec<u32>, Vec<u32>)>,
     /// Mentions added since the base.
     mentions_added: usize,
+    /// Mentions removed since the base.
+    mentions_removed: usize,
     /// Deleted facts (sorted): cut out of every row, their ids kept until a compaction
     /// renumbers the facts that stay.
     dead: Vec<u32>,
@@ -210,6 +213,10 @@ impl Overlay {
     pub(crate) fn mentions_added(&self) -> usize {
         self.mentions_added
     }
+    /// Mentions removed since the base.
+    pub(crate) fn mentions_removed(&self) -> usize {
+        self.mentions_removed
+    }
     /// Whether fact `f` is deleted (a tombstone).
     pub(crate) fn is_dead(&self, f: u32) -> bool {
         !self.dead.is_empty() && self.dead.binary_search(&f).is_ok()
@@ -273,10 +280,9 @@ impl KnowledgeGraph {
     /// compacted; 0 for a base.
     pub fn overlay_len(&self) -> usize {
         self.rec.ext().len()
-            + self
-                .ov
-                .as_ref()
-                .map_or(0, |ov| ov.mentions_added + ov.dead.len())
+            + self.ov.as_ref().map_or(0, |ov| {
+                ov.mentions_added + ov.mentions_removed + ov.dead.len()
+            })
     }
 
     /// The deleted facts (tombstones) of this generation, sorted: cut out of every row,
@@ -1069,38 +1075,8 @@ impl KnowledgeGraph {
             .copied()
             .max()
             .map_or(self.n_tenants, |t| self.n_tenants.max(t + 1));
-        // Tenants -> entities, entity ascending in each tenant (a counting sort).
-        let mut tenant_offsets = vec![0u32; n_tenants as usize + 1];
-        for &t in &entity_tenant {
-            tenant_offsets[t as usize + 1] += 1;
-        }
-        for t in 0..n_tenants as usize {
-            tenant_offsets[t + 1] += tenant_offsets[t];
-        }
-        let mut cursor = tenant_offsets[..n_tenants as usize].to_vec();
-        let mut tenant_entities = vec![0u32; n_new];
-        for (e, &t) in entity_tenant.iter().enumerate() {
-            tenant_entities[cursor[t as usize] as usize] = e as u32;
-            cursor[t as usize] += 1;
-        }
-        let dead = self.dead_entities();
-        if !dead.is_empty() {
-            // Deleted entities stay out of their tenants' listings.
-            let mut at = 0usize;
-            for t in 0..n_tenants as usize {
-                let r = tenant_offsets[t] as usize..tenant_offsets[t + 1] as usize;
-                tenant_offsets[t] = at as u32;
-                for k in r {
-                    let e = tenant_entities[k];
-                    if dead.binary_search(&e).is_err() {
-                        tenant_entities[at] = e;
-                        at += 1;
-                    }
-                }
-            }
-            tenant_offsets[n_tenants as usize] = at as u32;
-            tenant_entities.truncate(at);
-        }
+        let (tenant_offsets, tenant_entities) =
+            tenant_listing(&entity_tenant, n_tenants, self.dead_entities());
         // New entities own empty rows: each offsets array repeats its end.
         let grown = |offsets: &Arc<Vec<u32>>| {
             let mut v = Vec::with_capacity(n_new + 1);
@@ -1270,6 +1246,101 @@ impl KnowledgeGraph {
             );
         }
         ov.mentions_added += chunk.len();
+        Ok(KnowledgeGraph {
+            ov: Some(Arc::new(ov)),
+            ..self.clone()
+        })
+    }
+
+    /// A new generation without the mentions of entity `entity[k]` by chunk `chunk[k]`:
+    /// the mention rows of the touched chunks and entities are rewritten in the overlay
+    /// with those entries left out (what a fresh build of the mentions without these rows
+    /// gives); the cost is those rows.
+    ///
+    /// # Errors
+    /// A chunk or entity index beyond the graph, or a pair the graph does not hold (also
+    /// a pair named twice); row numbers are rows of the change.
+    pub fn without_mentions(&self, chunk: &[u32], entity: &[u32]) -> Result<KnowledgeGraph> {
+        if chunk.len() != entity.len() {
+            return Err(Error::LengthMismatch {
+                table: "mentions",
+                column: "entity",
+                expected: chunk.len(),
+                got: entity.len(),
+            });
+        }
+        let dangling =
+            |row: usize, column: &'static str, value: u32, target, count: u32| Error::Dangling {
+                table: "mentions",
+                row,
+                column,
+                value: i64::from(value),
+                target,
+                count: count as usize,
+            };
+        for k in 0..chunk.len() {
+            if chunk[k] >= self.n_chunks {
+                return Err(dangling(k, "chunk", chunk[k], "chunk", self.n_chunks));
+            }
+            if entity[k] >= self.n_entities {
+                return Err(dangling(k, "entity", entity[k], "entity", self.n_entities));
+            }
+        }
+        if chunk.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut by_chunk: HashMap<u32, Vec<(u32, usize)>> = HashMap::new();
+        let mut by_entity: HashMap<u32, Vec<u32>> = HashMap::new();
+        for k in 0..chunk.len() {
+            by_chunk.entry(chunk[k]).or_default().push((entity[k], k));
+            by_entity.entry(entity[k]).or_default().push(chunk[k]);
+        }
+        let mut ov = match &self.ov {
+            Some(ov) => (**ov).clone(),
+            None => Overlay::default(),
+        };
+        for (&c, gone) in &mut by_chunk {
+            gone.sort_unstable();
+            if let Some(w) = gone.windows(2).find(|w| w[0].0 == w[1].0) {
+                return Err(Error::Duplicate {
+                    table: "mentions",
+                    row: w[1].1,
+                    what: format!("mention of entity {} by chunk {c}", w[0].0),
+                });
+            }
+            let (ents, counts) = self.chunk_mentions(c);
+            for &(e, k) in gone.iter() {
+                if ents.binary_search(&e).is_err() {
+                    return Err(Error::InvalidValue {
+                        table: "mentions",
+                        row: k,
+                        column: "entity",
+                        value: e.to_string(),
+                        problem: format!("not mentioned by chunk {c}"),
+                    });
+                }
+            }
+            let keep = |e: &u32| gone.binary_search_by_key(e, |x| x.0).is_err();
+            let (e2, n2): (Vec<u32>, Vec<u32>) = ents
+                .iter()
+                .zip(counts)
+                .filter(|(e, _)| keep(e))
+                .map(|(&e, &n)| (e, n))
+                .unzip();
+            ov.chunk_ment.insert(c, (e2, n2));
+        }
+        for (&e, gone) in &mut by_entity {
+            gone.sort_unstable();
+            let (chunks, counts) = self.entity_mentions(e);
+            let (c2, n2): (Vec<u32>, Vec<u32>) = chunks
+                .iter()
+                .zip(counts)
+                .filter(|(c, _)| gone.binary_search(c).is_err())
+                .map(|(&c, &n)| (c, n))
+                .unzip();
+            ov.entity_ment.insert(e, (c2, n2));
+        }
+        ov.mentions_removed += chunk.len();
         Ok(KnowledgeGraph {
             ov: Some(Arc::new(ov)),
             ..self.clone()
@@ -1555,6 +1626,19 @@ pub(crate) mod tests {
             }
             let g = base.graph().with_mentions(&ch, &en, &co).unwrap();
             same_mentions(&g, &full.graph())?;
+            // Removing them again gives the base's mentions, compacted or not.
+            let h = g.without_mentions(&ch, &en).unwrap();
+            same_mentions(&h, &base.graph())?;
+            same_mentions(&h.compacted().unwrap(), &base.graph())?;
+            prop_assert_eq!(h.stats().mentions, base.m_chunk.len());
+            let r = full.graph().without_mentions(&ch, &en).unwrap();
+            same_mentions(&r, &base.graph())?;
+            if !ch.is_empty() {
+                // A mention the graph no longer holds, or one named twice.
+                prop_assert!(h.without_mentions(&ch[..1], &en[..1]).is_err());
+                let twice = [ch[0], ch[0]];
+                prop_assert!(g.without_mentions(&twice, &[en[0], en[0]]).is_err());
+            }
             // Twice is a duplicate.
             if !ch.is_empty() {
                 prop_assert!(g.with_mentions(&ch[..1], &en[..1], &co[..1]).is_err());
@@ -1600,6 +1684,13 @@ pub(crate) mod tests {
         assert_eq!(g.entity_chunks(0).unwrap().0.len(), 0); // the old generation is unchanged
         assert!(g.with_chunks(&[MAX_TENANTS]).is_err());
         assert_eq!(g.with_chunks(&[1, 2]).unwrap().n_tenants(), 3);
+        assert!(h.without_mentions(&[1], &[0]).is_err()); // no chunk 1
+        assert!(h.without_mentions(&[0], &[2]).is_err()); // no entity 2
+        assert!(h.without_mentions(&[0], &[1]).is_err()); // not mentioned
+        assert!(h.without_mentions(&[0], &[]).is_err()); // lengths differ
+        let k = h.without_mentions(&[0], &[0]).unwrap();
+        assert_eq!(k.entity_chunks(0).unwrap().0.len(), 0);
+        assert_eq!(k.overlay_len(), 2); // one added, one removed
     }
 
     #[test]

@@ -18,13 +18,12 @@ from ..errors import ParameterError, UnknownIdError
 from ..graph import KnowledgeGraph
 from ..storage import sqlite as _sqlite
 from ..storage.sqlite import SQLiteStore
-from ..tables import BadDataError, GraphTables, LoadReport, OnBad
+from ..tables import GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
 from . import deletes as _deletes
 from .changes import (
     _concat_table,
     _records_to_columns,
-    _reference_view,
     _replace_table,
     _time,
 )
@@ -39,15 +38,17 @@ from .dead import (
 )
 from .delete import Deletion, deletion
 from .overlay import Change, FactChange, fact_generation, table_generation
+from .pair_deletes import delete_pairs_of
 from .report import GraphVersion, UpdateReport
-from .rows import Undo, checked_alone, checked_rows_alone, undo_rows
+from .row_updates import update_table
+from .rows import Undo, check_change, checked_alone, checked_rows_alone, undo_rows
 from .tombstones import (
     Tombstones,
     dead_of,
     reuses_deleted_id,
 )
 from .updates import update_facts as _update_facts
-from .usage import access_changes
+from .usage import record_access
 
 Array = npt.NDArray[Any]
 
@@ -218,7 +219,7 @@ class LiveGraph:
                     report = LoadReport(report.tables, on_bad, "add")
                 else:
                     combined = _concat_table(base, table, new_cols, len(recs))
-                    checked, report = self._check_change(base, table, combined, n_old, on_bad, op)
+                    checked, report = check_change(base, table, combined, n_old, on_bad, op)
                     table_cols = checked.table(table)
                     assert table_cols is not None
                     cols = table_cols
@@ -236,29 +237,6 @@ class LiveGraph:
                         cur, tables, table, np.arange(n_old, n_old + n_new, dtype=np.int64)
                     )
             return self._swap(op, graph, shown, {table: n_new}, report, change)
-
-    def _check_change(
-        self,
-        base: GraphTables,
-        table: str,
-        combined: dict[str, Array],
-        n_old: int,
-        on_bad: OnBad,
-        op: str,
-    ) -> tuple[GraphTables, LoadReport]:
-        """Check a changed table against the others' ids and tenants; existing rows must
-        stay valid whatever ``on_bad`` says (an update never drops stored rows)."""
-        view = _reference_view(base, table, combined)
-        label = f"{op} records"
-        checked = _check(view, "skip", base={table: n_old}, label={table: label})
-        keep = checked.keep[table]
-        operation = "update" if op.startswith("update") else "add"
-        if not keep[:n_old].all():  # stored rows are never dropped by an update
-            raise BadDataError(LoadReport(checked.report.tables, "raise", operation))
-        mine = tuple(t for t in checked.report.tables if t.table == label)
-        if on_bad == "raise" and not LoadReport(mine).ok:
-            raise BadDataError(LoadReport(mine, "raise", operation))
-        return checked.tables, LoadReport(mine, on_bad, operation)
 
     # ------------------------------------------------------------------ updates
 
@@ -284,6 +262,25 @@ class LiveGraph:
                 undo_rows(undo)  # nothing was committed: the tables hold what they held
                 raise
             return self._swap(*made)
+
+    def update_entities(self, records: Iterable[Mapping[str, Any]]) -> UpdateReport:
+        """Change columns of existing entities: ``{"id": ..., column: value, ...}``, the
+        columns not named kept; every column but ``id`` may change. Checked as a fresh
+        build checks them; a generation (no rebuild) unless the tenant vocabulary
+        changes (see :mod:`.row_updates`).
+
+        Raises:
+            UnknownIdError: An id the graph does not hold (nothing is written).
+            DataError: A record without an id, with an unknown column, or named twice.
+            BadDataError: A new value breaks a rule (the whole update is refused).
+        """
+        with self._update_lock:
+            return self._swap(*update_table(self, "entities", list(records)))
+
+    def update_chunks(self, records: Iterable[Mapping[str, Any]]) -> UpdateReport:
+        """Change columns of existing chunks, as :meth:`update_entities`."""
+        with self._update_lock:
+            return self._swap(*update_table(self, "chunks", list(records)))
 
     # ------------------------------------------------------------------ deletes
 
@@ -327,6 +324,25 @@ class LiveGraph:
                 made = _deletes.delete_chunks(self, list(ids), cur)
             return self._swap(*made)
 
+    def delete_mentions(self, pairs: Iterable[Any]) -> UpdateReport:
+        """Delete mentions by ``(chunk, entity)`` (or ``{"chunk": ..., "entity": ...}``):
+        mentions have no id, and one row per pair. A generation (the core rewrites the
+        touched mention rows; see :mod:`.pair_deletes`).
+
+        Raises:
+            UnknownIdError: A chunk or entity the graph does not hold, or a pair it does
+                not hold (nothing is deleted).
+            DataError: A malformed or repeated pair.
+        """
+        with self._update_lock:
+            return self._swap(*delete_pairs_of(self, "mentions", pairs))
+
+    def delete_aliases(self, pairs: Iterable[Any]) -> UpdateReport:
+        """Delete aliases by ``(entity, alias)``, as :meth:`delete_mentions` (and the
+        vectors of alias texts no alias holds any more)."""
+        with self._update_lock:
+            return self._swap(*delete_pairs_of(self, "aliases", pairs))
+
     # ------------------------------------------------------------------ usage write-back
 
     def record_access(
@@ -353,32 +369,10 @@ class LiveGraph:
             UnknownIdError: An id the graph does not hold (nothing is written).
         """
         t = _time(at)
-        fids, cids = list(fact_ids), list(chunk_ids)
-        undo: Undo = []
         with self._update_lock:
-            try:
-                with self._writing(fold=False) as cur:  # the updates name the fact log too
-                    # Shown at once: counts written in place (undone if the commit fails).
-                    tables, sql, counts = access_changes(
-                        self._tables,
-                        (("facts", fids), ("chunks", cids)),
-                        self._rows_of,
-                        t,
-                        undo
-                        if self.write_in_place and refresh and self._tables is self._current.tables
-                        else None,
-                        fact_tables=self.store.fact_tables,
-                    )
-                    graph, change = None, None
-                    shown = tables
-                    if refresh:
-                        rows = self._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
-                        graph, change, shown = self._generation(tables, np.unique(rows))
-                    for statement, params in sql:
-                        cur.executemany(statement, params)
-            except BaseException:
-                undo_rows(undo)
-                raise
+            graph, change, tables, shown, counts = record_access(
+                self, list(fact_ids), list(chunk_ids), t, refresh
+            )
             if graph is None:
                 self._tables = tables
                 return UpdateReport("record_access", self._current.version, counts)

@@ -234,6 +234,33 @@ class MentionChange:
 
 
 @dataclass(frozen=True)
+class MentionDrop:
+    """The core's arguments for deleted mentions (``CoreGraph.without_mentions``)."""
+
+    chunk: npt.NDArray[np.uint32]
+    entity: npt.NDArray[np.uint32]
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """The generation of ``core`` without these mentions."""
+        return core.without_mentions(self.chunk, self.entity)
+
+
+@dataclass(frozen=True)
+class TenantChange:
+    """The core's arguments for moved entities or chunks (``CoreGraph.with_tenants``), kept
+    to replay it on a compacted base."""
+
+    entities: npt.NDArray[np.uint32]
+    entity_tenant: npt.NDArray[np.uint32]
+    chunks: npt.NDArray[np.uint32]
+    chunk_tenant: npt.NDArray[np.uint32]
+
+    def apply(self, core: _core.CoreGraph) -> _core.CoreGraph:
+        """The generation of ``core`` with these tenants."""
+        return core.with_tenants(self.entities, self.entity_tenant, self.chunks, self.chunk_tenant)
+
+
+@dataclass(frozen=True)
 class NoChange:
     """A change of a table the core does not hold (aliases): the core stays as it is."""
 
@@ -243,7 +270,9 @@ class NoChange:
 
 
 #: A change logged since the graph's base.
-Change = FactChange | EntityChange | ChunkChange | MentionChange | NoChange
+Change = (
+    FactChange | EntityChange | ChunkChange | MentionChange | MentionDrop | TenantChange | NoChange
+)
 
 
 def _tenant_codes(

@@ -14,9 +14,9 @@ import numpy.typing as npt
 from ..errors import GraphRecallError, UnknownIdError
 from ..graph import KnowledgeGraph
 from ..storage.sqlite import sql_values
-from ..tables import GraphTables, LoadReport
+from ..tables import BadDataError, GraphTables, LoadReport, OnBad
 from ..tables import check_tables as _check
-from .changes import _append, _concat, _filled
+from .changes import _append, _concat, _filled, _reference_view
 
 Array = npt.NDArray[Any]
 
@@ -238,3 +238,27 @@ def checked_rows_alone(
     if any(out[c].dtype != old[c].dtype for c in old):
         return None  # the stored column's type changes: the full check normalises it
     return out, report
+
+
+def check_change(
+    base: GraphTables,
+    table: str,
+    combined: dict[str, Array],
+    n_old: int,
+    on_bad: OnBad,
+    op: str,
+) -> tuple[GraphTables, LoadReport]:
+    """Check a changed table (its first ``n_old`` rows stored, the rest new or changed)
+    against the others' ids and tenants; stored rows must stay valid whatever ``on_bad``
+    says (an update never drops stored rows)."""
+    view = _reference_view(base, table, combined)
+    label = f"{op} records"
+    checked = _check(view, "skip", base={table: n_old}, label={table: label})
+    keep = checked.keep[table]
+    operation = "update" if op.startswith("update") else "add"
+    if not keep[:n_old].all():  # stored rows are never dropped by an update
+        raise BadDataError(LoadReport(checked.report.tables, "raise", operation))
+    mine = tuple(t for t in checked.report.tables if t.table == label)
+    if on_bad == "raise" and not LoadReport(mine).ok:
+        raise BadDataError(LoadReport(mine, "raise", operation))
+    return checked.tables, LoadReport(mine, on_bad, operation)

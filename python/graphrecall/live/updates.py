@@ -16,7 +16,7 @@ from ..index.graph_index import FACT_TEXT_INPUTS
 from ..tables import COLUMNS, GraphTables
 from .changes import _filled
 from .overlay import FactChange
-from .rows import Undo, checked_alone, commit_fact_updates, write_rows
+from .rows import Undo, check_change, checked_alone, commit_fact_updates, write_rows
 
 if TYPE_CHECKING:
     from .graph import LiveGraph
@@ -93,9 +93,7 @@ def update_facts(
         # Only the updated rows are re-checked as "new": move them to the end.
         order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
         moved = {c: a[order] for c, a in cols.items()}
-        checked, _ = live._check_change(
-            base, "facts", moved, n - len(rows), "raise", "update_facts"
-        )
+        checked, _ = check_change(base, "facts", moved, n - len(rows), "raise", "update_facts")
         checked_facts = checked.facts
         inverse = np.empty(n, dtype=np.int64)
         inverse[order] = np.arange(n)

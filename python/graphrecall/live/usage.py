@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import DataError
 from ..tables import NULL_TIME, GraphTables
+from .rows import undo_rows
+
+if TYPE_CHECKING:
+    from ..graph import KnowledgeGraph
+    from .graph import LiveGraph
 
 #: The largest ``facts.access_count`` accepted (chunks take any int64).
 _MAX_ACCESS = 2**32 - 2
@@ -111,3 +116,36 @@ def _statements(
         )
         for name in (fact_tables if table == "facts" else (table,))
     ]
+
+
+def record_access(
+    live: LiveGraph, fids: list[Hashable], cids: list[Hashable], t: int, refresh: bool
+) -> tuple[KnowledgeGraph | None, Any, GraphTables, GraphTables, dict[str, int]]:
+    """:meth:`LiveGraph.record_access` inside the store's transaction (the caller holds
+    the update lock): the graph to swap in (None without ``refresh``), its change, the
+    committed tables, the tables shown and the counts. Counts written in place are undone
+    if the commit fails."""
+    undo: list[tuple[Array, npt.NDArray[np.int64], Array]] = []
+    try:
+        with live._writing(fold=False) as cur:  # the updates name the fact log too
+            tables, sql, counts = access_changes(
+                live._tables,
+                (("facts", fids), ("chunks", cids)),
+                live._rows_of,
+                t,
+                undo
+                if live.write_in_place and refresh and live._tables is live._current.tables
+                else None,
+                fact_tables=live.store.fact_tables,
+            )
+            graph, change = None, None
+            shown = tables
+            if refresh:
+                rows = live._rows_of("facts", fids) if fids else np.zeros(0, np.int64)
+                graph, change, shown = live._generation(tables, np.unique(rows))
+            for statement, params in sql:
+                cur.executemany(statement, params)
+    except BaseException:
+        undo_rows(undo)
+        raise
+    return graph, change, tables, shown, counts

@@ -183,6 +183,51 @@ impl CoreGraph {
         })
     }
 
+    /// A new generation in which entity `entities[k]` has tenant `entity_tenant[k]` and
+    /// chunk `chunks[k]` tenant `chunk_tenant[k]` (codes the graph holds); the caller checks
+    /// that no fact or mention joins two tenants. Costs the tenant arrays, not the facts.
+    fn with_tenants(
+        &self,
+        py: Python<'_>,
+        entities: Arr<'_, u32>,
+        entity_tenant: Arr<'_, u32>,
+        chunks: Arr<'_, u32>,
+        chunk_tenant: Arr<'_, u32>,
+    ) -> PyResult<Self> {
+        let (entities, entity_tenant) = (
+            slice(&entities, "entities")?,
+            slice(&entity_tenant, "entity_tenant")?,
+        );
+        let (chunks, chunk_tenant) = (
+            slice(&chunks, "chunks")?,
+            slice(&chunk_tenant, "chunk_tenant")?,
+        );
+        let inner = enter(py, || {
+            self.inner
+                .with_tenants(entities, entity_tenant, chunks, chunk_tenant)
+        })?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
+    /// A new generation without the mentions of entity `entity[k]` by chunk `chunk[k]`;
+    /// costs the rows of the touched chunks and entities.
+    fn without_mentions(
+        &self,
+        py: Python<'_>,
+        chunk: Arr<'_, u32>,
+        entity: Arr<'_, u32>,
+    ) -> PyResult<Self> {
+        let (chunk, entity) = (slice(&chunk, "chunk")?, slice(&entity, "entity")?);
+        let inner = enter(py, || self.inner.without_mentions(chunk, entity))?;
+        Ok(CoreGraph {
+            inner,
+            ppr: PprCache::default(),
+        })
+    }
+
     /// The same graph merged into one new base (what a fresh build gives); a base is
     /// returned sharing its arrays.
     fn compacted(&self, py: Python<'_>) -> PyResult<Self> {

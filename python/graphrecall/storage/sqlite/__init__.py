@@ -67,7 +67,7 @@ transactions, whole-graph reads and writes).
 
 from .schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS
 from .store import SQLiteStore, register_live
-from .write import fill_value, sql_values
+from .write import delete_pairs, fill_value, sql_values, update_rows
 
 __all__ = [
     "APPLICATION_ID",
@@ -75,7 +75,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "SUPPORTED_SCHEMA_VERSIONS",
     "SQLiteStore",
+    "delete_pairs",
     "fill_value",
     "register_live",
     "sql_values",
+    "update_rows",
 ]

@@ -105,3 +105,37 @@ def insert_embeddings(cur: sqlite3.Cursor, sets: Iterable[EmbeddingSet]) -> int:
         )
         n += len(rows)
     return n
+
+
+def update_rows(
+    cur: sqlite3.Cursor,
+    tables: GraphTables,
+    table: str,
+    rows: npt.NDArray[np.int64],
+    names: Iterable[str],
+) -> int:
+    """Write the columns ``names`` of the rows ``rows`` of a checked table with ids
+    (entities, chunks, facts) over the stored rows of the same ids; returns the count."""
+    cols, values = sql_values(tables, table, rows)
+    sets = [c for c in cols if c in set(names) and c != "id"]
+    if not sets:
+        return 0
+    pos = [cols.index(c) for c in sets]
+    key = cols.index("id")
+    try:
+        cur.executemany(
+            f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in sets)} WHERE id = ?",
+            [(*(v[p] for p in pos), v[key]) for v in values],
+        )
+    except (sqlite3.InterfaceError, sqlite3.ProgrammingError, OverflowError) as exc:
+        raise DataError(f"{table}: a value cannot be stored in SQLite ({exc})") from None
+    return len(values)
+
+
+def delete_pairs(
+    cur: sqlite3.Cursor, table: str, columns: tuple[str, str], pairs: Iterable[tuple[Any, Any]]
+) -> None:
+    """Delete the rows of ``table`` (mentions, aliases: no id) whose two key ``columns``
+    hold each pair."""
+    a, b = columns
+    cur.executemany(f"DELETE FROM {table} WHERE {a} = ? AND {b} = ?", list(pairs))
