@@ -110,12 +110,12 @@ def test_a_second_connection_sees_the_batch(store: SQLiteStore) -> None:
 
 
 def test_a_log_of_fold_at_facts_loses_a_slice_at_each_write(store: SQLiteStore) -> None:
-    store.fold_at, store.fold_slice = 4, 3
+    store.fold_at, store.fold_slice = 5, 3  # the fold debt's low mark stays far above
     live = store.load()
     live.add_facts([fact(10), fact(11)])
     live.add_facts([fact(12), fact(13)])
     assert store.logged_facts() == 4
-    live.add_facts([fact(14)])  # folds the 3 oldest, then logs its own
+    live.add_facts([fact(14)])  # logs its own, reaches fold_at: folds the 3 oldest
     assert stored_facts(store) == ([0, 1, 2, 10, 11, 12], [13, 14])
     live.add_entities([{"id": "f"}])  # below fold_at: no fold
     assert store.logged_facts() == 2
