@@ -87,13 +87,15 @@ def logged(cur: sqlite3.Cursor) -> int:
 
 def due(logged: int, appended: int, store: SQLiteStore) -> int:
     """The facts that a write transaction which logged ``appended`` facts folds before its
-    commit, the log then holding ``logged``: the excess over ``store.fold_from``, at most
-    ``store.fold_ratio`` per fact logged, or one ``store.fold_slice`` while ``logged``
-    reaches ``store.fold_at``, whichever is more (never more than ``logged``; none for a
-    write that logged no fact, which adds no debt)."""
+    commit, the log then holding ``logged``: the excess over the low mark (``fold_from``,
+    or ``fold_at`` if lower), at most ``fold_ratio`` per fact logged, or one ``fold_slice``
+    while ``logged`` reaches ``fold_at``, whichever is more (never more than ``logged``;
+    none for a write that logged no fact, which adds no debt). A log at or under the mark
+    before the write is back there after it."""
     if appended <= 0 or logged <= 0:
         return 0
-    n = min(max(logged - store.fold_from, 0), store.fold_ratio * appended)
+    mark = min(store.fold_from, store.fold_at)
+    n = min(max(logged - mark, 0), store.fold_ratio * appended)
     if logged >= store.fold_at:
         n = max(n, store.fold_slice)
     return min(n, logged)
