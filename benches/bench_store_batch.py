@@ -9,8 +9,12 @@ commit runs one), the overlay generation (``LiveGraph._generation``) and the res
 conversion, checks, the checksum's read-back).
 
 In a tree whose store has a fact log (``SQLiteStore.upgrade``), the copy is upgraded first,
-the batches are logged (folded inside a batch when the log reaches ``--fold-at``), and
-what is left in the log is folded after the timed batches, timed apart.
+the batches are logged (and folded inside a batch as the tree's store decides: its fold
+debt over ``--fold-from``, or a slice from ``--fold-at``), and what is left in the log is
+folded after the timed batches, timed apart (or by one timed ``delete_facts`` of one
+fact with ``--delete``, which folds the whole log first). The batches never leave the
+store idle for its ``fold_idle_s``: with ``--warm`` past the fold threshold every timed
+batch runs in the sustained-write regime.
 
 Usage::
 
@@ -18,6 +22,8 @@ Usage::
         --trees /work/main/python python
     python benches/bench_store_batch.py --entities 1000000 --store /work/data14/10m.db \\
         --batches 15 --rounds 2 --trees /work/main/python python
+    python benches/bench_store_batch.py --entities 100000 --store /work/data14/1m.db \\
+        --fold-at 20000 --warm 25 --batches 60 --delete --trees /work/main/python python
 
 ``--store``: the saved store of ``--entities`` entities (``workload.generate(n, seed=0)``),
 written there first when the file does not exist; without it, one is written to a
@@ -83,6 +89,8 @@ def _child(args: argparse.Namespace) -> int:
         store.upgrade()
         if args.fold_at:
             store.fold_at = args.fold_at
+        if args.fold_from and hasattr(store, "fold_from"):  # a tree with the fold debt
+            store.fold_from = args.fold_from
     t0 = time.perf_counter()
     # The stored rows, made again from the workload rather than read back (the same
     # tables as ``store.load()``, floats as SQLite returns them, without the ~10 GiB peak
@@ -113,16 +121,25 @@ def _child(args: argparse.Namespace) -> int:
     live._generation = timed_generation
     rng = np.random.default_rng(1 + args.seed)
     next_id = live.graph.n_facts
+    logged: list[int] = []  # the log's length after each timed batch
     for i in range(args.batches + args.warm):
         batch = bench_live.new_facts(rng, g, next_id + args.size * i, args.size)
         t0 = time.perf_counter()
         live.add_facts(batch)
         times["total"].append(time.perf_counter() - t0)
+        if i >= args.warm and hasattr(store, "logged_facts"):
+            logged.append(store.logged_facts())
     store._conn = store._conn._conn
     fold: dict[str, float] = {}
     if hasattr(store, "fold"):  # what is left in the log, folded at once (e.g. at idle)
+        fold["logged"] = store.logged_facts()
+        fold["log_max"] = max(logged, default=0)
         t0 = time.perf_counter()
-        fold["facts"] = store.fold()
+        if args.delete:  # a delete folds the whole log first
+            live.delete_facts([next_id])
+            fold["facts"] = fold["logged"]
+        else:
+            fold["facts"] = store.fold()
         fold["ms"] = (time.perf_counter() - t0) * 1e3
     store.close()
     out = {p: [t * 1e3 for t in times[p][args.warm :]] for p in PARTS}
@@ -158,6 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--fold-at", type=int, default=0, help="the fact log's fold_at (0: the store's default)"
     )
+    ap.add_argument(
+        "--fold-from", type=int, default=0, help="the fold debt's low mark (0: the default)"
+    )
+    ap.add_argument(
+        "--delete", action="store_true", help="end with a timed one-fact delete, not a fold"
+    )
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--copy", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -179,12 +202,15 @@ def main(argv: list[str] | None = None) -> int:
                 cmd = [sys.executable, __file__, "--child", tree, "--copy", str(copy)]
                 cmd += [f"--entities={args.entities}", f"--batches={args.batches}"]
                 cmd += [f"--warm={args.warm}", f"--size={args.size}", f"--seed={r}"]
-                cmd += [f"--fold-at={args.fold_at}"]
+                cmd += [f"--fold-at={args.fold_at}", f"--fold-from={args.fold_from}"]
+                cmd += ["--delete"] if args.delete else []
                 done = subprocess.run(cmd, check=True, capture_output=True, text=True)
                 runs[tree].append(json.loads(done.stdout.strip().splitlines()[-1]))
                 fold = runs[tree][-1].get("fold") or {}
+                how = "a one-fact delete folded" if args.delete else "folded"
                 folded = (
-                    f", then folded {fold['facts']:.0f} facts in {fold['ms']:.0f} ms"
+                    f", log at most {fold['log_max']:.0f} facts after a timed batch; "
+                    f"then {how} {fold['facts']:.0f} facts in {fold['ms']:.0f} ms"
                     if fold
                     else ""
                 )

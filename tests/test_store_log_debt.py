@@ -103,11 +103,12 @@ def test_a_write_owes_at_most_its_ratio_or_one_slice(
         assert n == 0
         return
     assert n <= max(ratio * appended, fold_slice)
-    if logged < fold_at:
-        assert n == min(max(logged - fold_from, 0), ratio * appended)
-    else:
-        assert n >= min(fold_slice, logged)
     mark = min(fold_from, fold_at)
+    owed = min(max(logged - mark, 0), ratio * appended)
+    if logged - owed > fold_at:  # a log over the bound: a slice at least
+        assert n == max(owed, min(fold_slice, logged))
+    else:
+        assert n == owed
     if logged - appended <= mark:  # was at or under the mark: back there
         assert logged - n <= mark
 

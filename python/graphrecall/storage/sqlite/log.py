@@ -19,9 +19,9 @@ When :class:`~.store.SQLiteStore` folds:
 * the fold debt, at the end of each write transaction that logs facts (:func:`due`):
   once the log holds more than :data:`FOLD_FROM` facts, the write also folds the excess,
   at most :data:`FOLD_RATIO` facts per fact it logged (one :data:`FOLD_SLICE` at least
-  while the log holds :data:`FOLD_ROWS` or more). Under writes that never pause, the log
-  stays near :data:`FOLD_FROM` and each write pays for about as many facts as it adds,
-  never for a whole log.
+  while more than :data:`FOLD_ROWS` would be left). Under writes that never pause, the
+  log stays at :data:`FOLD_FROM` and each write folds as many facts as it logs, never a
+  whole log.
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ if TYPE_CHECKING:
 #: The table that holds logged facts.
 LOG_TABLE = "facts_log"
 
-#: Logged facts at which a write that logs facts folds at least one :data:`FOLD_SLICE`
-#: (a backstop: the fold debt keeps the log near :data:`FOLD_FROM`).
+#: The bound on the log: over it, a write that logs facts folds at least one
+#: :data:`FOLD_SLICE` (the fold debt keeps the log at :data:`FOLD_FROM`, or at this bound
+#: if lower; a log left longer, e.g. by older settings, shrinks a slice per write).
 FOLD_ROWS = 100_000
 
-#: Logged facts folded per transaction by the idle fold, and at least by a write while the
-#: log holds :data:`FOLD_ROWS` (a fold holds the store's write lock).
+#: Logged facts folded per transaction by the idle fold, and at least by a write that
+#: would leave more than :data:`FOLD_ROWS` (a fold holds the store's write lock).
 FOLD_SLICE = 2_000
 
 #: The low mark of the fold debt: a write that leaves more logged facts than this folds
@@ -88,15 +89,16 @@ def logged(cur: sqlite3.Cursor) -> int:
 def due(logged: int, appended: int, store: SQLiteStore) -> int:
     """The facts that a write transaction which logged ``appended`` facts folds before its
     commit, the log then holding ``logged``: the excess over the low mark (``fold_from``,
-    or ``fold_at`` if lower), at most ``fold_ratio`` per fact logged, or one ``fold_slice``
-    while ``logged`` reaches ``fold_at``, whichever is more (never more than ``logged``;
+    or ``fold_at`` if lower), at most ``fold_ratio`` per fact logged; one ``fold_slice``
+    at least where that would leave more than ``fold_at`` (never more than ``logged``;
     none for a write that logged no fact, which adds no debt). A log at or under the mark
-    before the write is back there after it."""
+    before the write is back there after it, so a write folds at most
+    ``max(fold_ratio * appended, fold_slice)`` facts."""
     if appended <= 0 or logged <= 0:
         return 0
     mark = min(store.fold_from, store.fold_at)
     n = min(max(logged - mark, 0), store.fold_ratio * appended)
-    if logged >= store.fold_at:
+    if logged - n > store.fold_at:
         n = max(n, store.fold_slice)
     return min(n, logged)
 

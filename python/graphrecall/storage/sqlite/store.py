@@ -74,7 +74,7 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
         #: The fold debt (:func:`.log.due`): logged facts over which a write folds the
-        #: excess, at most ``fold_ratio`` per fact it logs, at least a slice from ``fold_at``.
+        #: excess, at most ``fold_ratio`` per fact it logs, a slice at least over ``fold_at``.
         self.fold_from, self.fold_ratio = log.FOLD_FROM, log.FOLD_RATIO
         self.fold_at = log.FOLD_ROWS
         #: Facts per fold transaction of the idle fold and of writes (:data:`.log.FOLD_SLICE`).
