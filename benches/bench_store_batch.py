@@ -5,7 +5,8 @@ Each run is a child process that puts one tree's ``python/`` first on ``sys.path
 one saved store, loads it (in-place writes, no compaction) and times its batches; the runs
 alternate between the trees (``--rounds`` each). A batch's time is split into the insert
 (``SQLiteStore.insert``), the ``COMMIT`` (log write and sync, and a checkpoint when the
-commit runs one), the overlay generation (``LiveGraph._generation``) and the rest (record
+commit runs one), the overlay generation (``LiveGraph._generation``), the fold of the
+fact log inside the batch (``log.fold``, where the tree has one) and the rest (record
 conversion, checks, the checksum's read-back).
 
 In a tree whose store has a fact log (``SQLiteStore.upgrade``), the copy is upgraded first,
@@ -49,7 +50,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent
-PARTS = ("total", "insert", "commit", "overlay")
+PARTS = ("total", "insert", "commit", "overlay", "fold")
 
 
 class _TimedCommits:
@@ -119,14 +120,28 @@ def _child(args: argparse.Namespace) -> int:
 
     store.insert = timed_insert
     live._generation = timed_generation
+    folding = [0.0]  # the fold time of the batch running
+    log_module = sys.modules.get("graphrecall.storage.sqlite.log")
+    if log_module is not None:  # a tree with the fact log: its folds timed too
+        fold_fn = log_module.fold
+
+        def timed_fold(*a: Any, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            out = fold_fn(*a, **k)
+            folding[0] += time.perf_counter() - t0
+            return out
+
+        log_module.fold = timed_fold
     rng = np.random.default_rng(1 + args.seed)
     next_id = live.graph.n_facts
     logged: list[int] = []  # the log's length after each timed batch
     for i in range(args.batches + args.warm):
         batch = bench_live.new_facts(rng, g, next_id + args.size * i, args.size)
+        folding[0] = 0.0
         t0 = time.perf_counter()
         live.add_facts(batch)
         times["total"].append(time.perf_counter() - t0)
+        times["fold"].append(folding[0])
         if i >= args.warm and hasattr(store, "logged_facts"):
             logged.append(store.logged_facts())
     store._conn = store._conn._conn
@@ -222,19 +237,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average at the end: {os.getloadavg()[0]:.1f}\n")
         print(
             "| tree | batches | add_facts p50 ms | p99 ms | mean ms | insert p50 ms | "
-            "commit p50 ms | commit mean ms | commit max ms | overlay p50 ms | rest p50 ms | "
-            "max ms |"
+            "commit p50 ms | commit mean ms | commit max ms | overlay p50 ms | fold p50 ms | "
+            "fold mean ms | rest p50 ms | max ms |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for tree in args.trees:
             t = {p: np.concatenate([run["times"][p] for run in runs[tree]]) for p in PARTS}
-            rest = t["total"] - t["insert"] - t["commit"] - t["overlay"]
+            rest = t["total"] - t["insert"] - t["commit"] - t["overlay"] - t["fold"]
             print(
                 f"| {tree} | {len(t['total'])} | {np.median(t['total']):.1f} | "
                 f"{np.percentile(t['total'], 99):.1f} | {t['total'].mean():.1f} | "
                 f"{np.median(t['insert']):.1f} | {np.median(t['commit']):.1f} | "
                 f"{t['commit'].mean():.1f} | {t['commit'].max():.1f} | "
-                f"{np.median(t['overlay']):.1f} | {np.median(rest):.1f} | "
+                f"{np.median(t['overlay']):.1f} | {np.median(t['fold']):.1f} | "
+                f"{t['fold'].mean():.1f} | {np.median(rest):.1f} | "
                 f"{t['total'].max():.1f} |"
             )
     return 0
