@@ -206,6 +206,8 @@ class IdleFold:
                 with store._lock:
                     if store.closed:
                         return
+                    if time.monotonic() - self.last_write < idle:
+                        continue  # a write ran while this fold waited for the lock
                     if store.logged_facts() >= store.fold_slice:
                         with store.transaction(fold=False, content=False) as cur:
                             fold(cur, store.fold_slice)

@@ -244,6 +244,7 @@ class SQLiteStore:
                     if content:
                         self.written = log.count_write(cur)
                 conn.execute("COMMIT")
+                self._idle.wrote()  # idle from the end of a write, however long it ran
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
