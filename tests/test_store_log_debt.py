@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -292,3 +293,16 @@ def _live_ids(live: LiveGraph) -> Iterator[Any]:
         except UnknownIdError:  # a tombstone
             continue
         yield i
+
+
+def test_the_idle_fold_counts_from_the_end_of_a_write(
+    templates: dict[int, Path], tmp_path: Path
+) -> None:
+    """A write that runs longer than ``fold_idle_s`` does not leave the store idle at its
+    end: the quiet time starts at its commit."""
+    shutil.copy(templates[3], tmp_path / "s.db")
+    with opened(tmp_path / "s.db") as s:
+        with s.transaction() as cur:
+            cur.execute("SELECT 1")
+            late = time.monotonic()
+        assert s._idle.last_write >= late
