@@ -109,13 +109,13 @@ def test_a_second_connection_sees_the_batch(store: SQLiteStore) -> None:
     assert stored_facts(store) == ([0, 1, 2, 11, 12], [])
 
 
-def test_a_log_of_fold_at_facts_loses_a_slice_at_each_write(store: SQLiteStore) -> None:
-    store.fold_at, store.fold_slice = 4, 3
+def test_a_log_over_fold_at_loses_a_slice_at_each_write(store: SQLiteStore) -> None:
     live = store.load()
     live.add_facts([fact(10), fact(11)])
     live.add_facts([fact(12), fact(13)])
-    assert store.logged_facts() == 4
-    live.add_facts([fact(14)])  # folds the 3 oldest, then logs its own
+    assert store.logged_facts() == 4  # under the fold debt's low mark
+    store.fold_at, store.fold_slice, store.fold_ratio = 2, 3, 1  # a log left over the bound
+    live.add_facts([fact(14)])  # logs its own, owes 1, would leave 4: the 3 oldest
     assert stored_facts(store) == ([0, 1, 2, 10, 11, 12], [13, 14])
     live.add_entities([{"id": "f"}])  # below fold_at: no fold
     assert store.logged_facts() == 2

@@ -5,13 +5,23 @@ An append of facts commits their rows to ``facts_log`` (:data:`~.schema.LOG_SCHE
 columns and checks of ``facts``, no secondary index), so its commit writes a few
 sequential pages rather than a random leaf of ``facts_subject``, ``facts_object`` and the
 ids' index per fact. Readers see ``facts`` and then the log, in rowid order: the rows
-that a fold would leave. A fold (:func:`fold`) inserts the logged rows into ``facts`` in
-their order and empties the log in one transaction, so a crash leaves each fact in
-exactly one of the two tables. :class:`~.store.SQLiteStore` folds the whole log at the
-start of every write transaction that may need the indexed table (deletes, updates,
-whole-graph writes) and on :meth:`~.store.SQLiteStore.fold`; and a slice of it
-(:data:`FOLD_SLICE`) per transaction in the background when no write came for
-:data:`FOLD_IDLE_S`, and before each write while it holds :data:`FOLD_ROWS` or more.
+that a fold would leave. A fold (:func:`fold`) inserts the oldest logged rows into
+``facts`` in their order and deletes them from the log in one transaction, so a crash
+leaves each fact in exactly one of the two tables.
+
+When :class:`~.store.SQLiteStore` folds:
+
+* the whole log at the start of every write transaction that may need the indexed table
+  (deletes, updates, whole-graph writes: their statements name ``facts``) and on
+  :meth:`~.store.SQLiteStore.fold`;
+* a slice (:data:`FOLD_SLICE`) per transaction in the background once no write came for
+  :data:`FOLD_IDLE_S`;
+* the fold debt, at the end of each write transaction that logs facts (:func:`due`):
+  once the log holds more than :data:`FOLD_FROM` facts, the write also folds the excess,
+  at most :data:`FOLD_RATIO` facts per fact it logged (one :data:`FOLD_SLICE` at least
+  while more than :data:`FOLD_ROWS` would be left). Under writes that never pause, the
+  log stays at :data:`FOLD_FROM` and each write folds as many facts as it logs, never a
+  whole log.
 """
 
 from __future__ import annotations
@@ -31,13 +41,23 @@ if TYPE_CHECKING:
 #: The table that holds logged facts.
 LOG_TABLE = "facts_log"
 
-#: Logged facts from which each write transaction first folds :data:`FOLD_SLICE` of them:
-#: the bound on the log when adds come faster than idle folds empty it.
+#: The bound on the log: over it, a write that logs facts folds at least one
+#: :data:`FOLD_SLICE` (the fold debt keeps the log at :data:`FOLD_FROM`, or at this bound
+#: if lower; a log left longer, e.g. by older settings, shrinks a slice per write).
 FOLD_ROWS = 100_000
 
-#: Logged facts folded per transaction by the idle fold and by a write over
-#: :data:`FOLD_ROWS` (a fold holds the store's write lock; a write waits at most one slice).
+#: Logged facts folded per transaction by the idle fold, and at least by a write that
+#: would leave more than :data:`FOLD_ROWS` (a fold holds the store's write lock).
 FOLD_SLICE = 2_000
+
+#: The low mark of the fold debt: a write that leaves more logged facts than this folds
+#: the excess (:func:`due`). Up to this many added facts cost their writes the log only
+#: (a burst); a delete or update folds at most about this many first.
+FOLD_FROM = 10_000
+
+#: The most facts a write folds per fact it logs (:func:`due`): over 1, the debt left by
+#: a lower mark or another writer shrinks by (ratio - 1) facts per fact logged.
+FOLD_RATIO = 2
 
 #: Seconds without a write after which the store folds its log in the background, one
 #: slice per transaction while it holds a slice or more (None: never;
@@ -64,6 +84,30 @@ def logged(cur: sqlite3.Cursor) -> int:
     """The number of logged facts (the log's checksum row count: no scan)."""
     row = cur.execute("SELECT rows FROM checksums WHERE name = ?", (LOG_TABLE,)).fetchone()
     return 0 if row is None else int(row[0])
+
+
+def due(logged: int, appended: int, store: SQLiteStore) -> int:
+    """The facts that a write transaction which logged ``appended`` facts folds before its
+    commit, the log then holding ``logged``: the excess over the low mark (``fold_from``,
+    or ``fold_at`` if lower), at most ``fold_ratio`` per fact logged; one ``fold_slice``
+    at least where that would leave more than ``fold_at`` (never more than ``logged``;
+    none for a write that logged no fact, which adds no debt). A log at or under the mark
+    before the write is back there after it, so a write folds at most
+    ``max(fold_ratio * appended, fold_slice)`` facts."""
+    if appended <= 0 or logged <= 0:
+        return 0
+    mark = min(store.fold_from, store.fold_at)
+    n = min(max(logged - mark, 0), store.fold_ratio * appended)
+    if logged - n > store.fold_at:
+        n = max(n, store.fold_slice)
+    return min(n, logged)
+
+
+def settle(cur: sqlite3.Cursor, store: SQLiteStore, appended: int) -> int:
+    """Fold what :func:`due` asks of a write that logged ``appended`` facts, inside its
+    transaction (so the write and its fold commit together); returns the facts moved."""
+    n = due(logged(cur), appended, store) if appended > 0 else 0
+    return fold(cur, n) if n > 0 else 0
 
 
 def fold(cur: sqlite3.Cursor, limit: int | None = None) -> int:
@@ -162,6 +206,8 @@ class IdleFold:
                 with store._lock:
                     if store.closed:
                         return
+                    if time.monotonic() - self.last_write < idle:
+                        continue  # a write ran while this fold waited for the lock
                     if store.logged_facts() >= store.fold_slice:
                         with store.transaction(fold=False, content=False) as cur:
                             fold(cur, store.fold_slice)

@@ -63,8 +63,8 @@ class SQLiteStore:
     From schema version 3, added facts are committed to a log and folded into the indexed
     ``facts`` table later (:mod:`.log`): all of them before any other write and on
     :meth:`fold`; a slice (:attr:`fold_slice`) per transaction in the background once no
-    write came for :attr:`fold_idle_s`, and before each write while the log holds
-    :attr:`fold_at` or more. Every read sees them.
+    write came for :attr:`fold_idle_s`; and, inside each write that logs facts, those over
+    :attr:`fold_from` (at most :attr:`fold_ratio` per fact logged). Every read sees them.
     """
 
     def __init__(self, path: Path, conn: sqlite3.Connection, schema_version: int):
@@ -73,7 +73,9 @@ class SQLiteStore:
         self.schema_version = schema_version
         self._conn: sqlite3.Connection | None = conn
         self._lock = threading.RLock()
-        #: Logged facts from which a write folds a slice first (:data:`.log.FOLD_ROWS`).
+        #: The fold debt (:func:`.log.due`): logged facts over which a write folds the
+        #: excess, at most ``fold_ratio`` per fact it logs, a slice at least over ``fold_at``.
+        self.fold_from, self.fold_ratio = log.FOLD_FROM, log.FOLD_RATIO
         self.fold_at = log.FOLD_ROWS
         #: Facts per fold transaction of the idle fold and of writes (:data:`.log.FOLD_SLICE`).
         self.fold_slice = log.FOLD_SLICE
@@ -82,7 +84,7 @@ class SQLiteStore:
         self.fold_idle_s: float | None = log.FOLD_IDLE_S
         #: The last error of a background fold (it retries at the next idle time).
         self.fold_error: BaseException | None = None
-        self._folded = 0  # facts the last transaction folded
+        self._folded = self._appended = 0  # facts the last transaction folded, logged
         #: :meth:`content_version` after this connection's last committed write (None
         #: below schema version 3).
         self.written: int | None = None
@@ -219,8 +221,8 @@ class SQLiteStore:
         Args:
             fold: Fold the fact log into ``facts`` first (:mod:`.log`), so that statements
                 on ``facts`` see every fact. False for a transaction that only adds rows
-                or also writes the log's rows itself; it folds a slice of the log only when
-                the log holds :attr:`fold_at` facts.
+                or also writes the log's rows itself; it folds the debt of the facts it
+                logs before its commit (:func:`.log.due`).
             content: The transaction may change what a read returns, so it counts in
                 :meth:`content_version` (False only for a fold, which moves facts between
                 tables and changes nothing a read returns).
@@ -232,18 +234,17 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 raise _storage_error(self.path, exc, "cannot begin a transaction") from exc
             try:
-                self._folded = 0
+                self._folded = self._appended = 0
                 self._idle.wrote()
-                if self.logged:
-                    n = log.logged(cur)
-                    if n and fold:
-                        self._folded = log.fold(cur)
-                    elif n >= self.fold_at:
-                        self._folded = log.fold(cur, self.fold_slice)
+                if self.logged and fold:
+                    self._folded = log.fold(cur)
                 yield cur
-                if content and self.logged:
-                    self.written = log.count_write(cur)
+                if self.logged:
+                    self._folded += log.settle(cur, self, self._appended)
+                    if content:
+                        self.written = log.count_write(cur)
                 conn.execute("COMMIT")
+                self._idle.wrote()  # idle from the end of a write, however long it ran
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -326,9 +327,10 @@ class SQLiteStore:
         if not self.checksummed:
             return insert_rows(cur, tables, table, rows)
         into = log.LOG_TABLE if table == "facts" and self.logged else table
+        n = tables.n_rows(table) if rows is None else len(rows)
         if into == log.LOG_TABLE:
             self._idle.start()
-        n = tables.n_rows(table) if rows is None else len(rows)
+            self._appended += n
         with checksum.appending(cur, into, n):
             return insert_rows(cur, tables, table, rows, into=into)
 
