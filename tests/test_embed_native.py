@@ -71,3 +71,29 @@ def test_the_embedder_runs_the_native_engine() -> None:
     q = emb.embed_queries(["how much protein per day"])
     assert q.shape == (1, 384)
     assert emb.token_counter()("how much protein per day") > 2
+
+
+#: sha256 of the pooled (not normalised) float32 outputs of :func:`_golden_windows`: the
+#: native engine's vectors are pinned bit for bit (the recall gate was measured with them).
+GOLDEN_POOLED_SHA256 = "7d5cdf18865d90684fb581ce54c9d4a6ef398b52ce10afdb16467e52ed368716"
+
+
+def _golden_windows() -> tuple[np.ndarray, np.ndarray]:
+    """Windows of 0 to 510 random token ids (short ones packed, long ones alone)."""
+    rng = np.random.default_rng(16)
+    lens = [0, 1, 5, 16, 23, 46, 47, 60, 130, 510]
+    ids = np.concatenate([rng.integers(5, 250000, size=k) for k in lens]).astype(np.uint32)
+    return ids, np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+
+
+@pytest.mark.parametrize("portable", [False, True])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_pooled_outputs_are_bit_identical_to_the_pinned_ones(
+    portable: bool, parallel: bool
+) -> None:
+    import hashlib
+
+    ids, offsets = _golden_windows()
+    core = NativeE5(simd=not portable)._core
+    out = core.pooled(ids, offsets, parallel=parallel)
+    assert hashlib.sha256(out.tobytes()).hexdigest() == GOLDEN_POOLED_SHA256

