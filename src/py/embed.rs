@@ -38,6 +38,13 @@ impl CoreE5 {
         self.inner.max_positions - 2
     }
 
+    /// Whether this CPU has the AVX-512 VNNI kernel (elsewhere the portable one runs, the
+    /// same vectors several times slower).
+    #[staticmethod]
+    fn simd_available() -> bool {
+        crate::embed::vnni_available()
+    }
+
     /// "avx512-vnni" or "portable": the kernel this instance runs.
     #[getter]
     fn kernel(&self) -> &'static str {
