@@ -213,7 +213,5 @@ def rescore(index: BM25Index, ranks: I64) -> None:
         p_len = index.lengths[t_rows_r[index._p_local[a:z].astype(np.int64)]].astype(np.float64)
         norm = index.k1 * ((1.0 - index.b) + (index.b * p_len) / safe)
         tf_f = index._p_tf[a:z].astype(np.float64)
-        index._p_score[a:z] = np.repeat(idfs, hits) * (
-            (tf_f * (index.k1 + 1.0)) / (tf_f + norm)
-        )
+        index._p_score[a:z] = np.repeat(idfs, hits) * ((tf_f * (index.k1 + 1.0)) / (tf_f + norm))
     index._positive = bool(np.all(index._p_score > 0))

@@ -299,14 +299,14 @@ def appended_rows(
             "entities",
             old_g.entity_ids,
             graph.entity_ids,
-            previous.entity_tenant,
+            old_g.core.entity_tenants(),
             graph.core.entity_tenants,
         ),
         (
             "chunks",
             old_g.chunk_ids,
             graph.chunk_ids,
-            previous.chunk_tenant,
+            old_g.core.chunk_tenants(),
             graph.core.chunk_tenants,
         ),
     )
