@@ -6,7 +6,7 @@ every recipe, in both tenants, exactly as a fresh build of the live rows."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 from bag_embedder import BagEmbedder
 from graphrecall import GraphRAG, GraphTables, LiveGraph
-from graphrecall.index import GraphIndex
-from graphrecall.index import dead_rows
+from graphrecall.index import GraphIndex, dead_rows
 from graphrecall.live.dead import live_tables
 from graphrecall.recipes import RECIPES
 from graphrecall.storage.sqlite import SQLiteStore
