@@ -277,3 +277,18 @@ def test_rooms_hide_the_dead_rows() -> None:
         assert entity not in [m.row for m in idx.names.recognize(name, tenant=t, limit=50)]
         assert entity not in [m.row for m in idx.names.keyword(name, tenant=t, limit=50)]
         assert chunk in old.mentions.entity_chunks.tolist()  # the previous index unchanged
+
+
+def test_an_update_back_to_the_rows_before_the_delete_unmasks_them() -> None:
+    """An index with masked rows updated with a graph that holds them live again (the
+    generation before the delete) keeps none of its masked rooms."""
+    with _live(_tables(9, 12), vector_backend="exact") as (live, rag):
+        before = live.current()
+        want = _answers(rag)
+        _write(live, ("delete_entity", 4), 0)
+        _write(live, ("delete_chunk", 1), 1)
+        cur = live.current()
+        assert rag.update(cur.tables, graph=cur.graph, checked=True).graph is cur.graph
+        assert _answers(rag) != want
+        rag.update(before.tables, graph=before.graph, checked=True)
+        assert _answers(rag) == want
