@@ -13,7 +13,10 @@ the built index, each operation makes the next tables and times ``rag.update`` o
 * ``fact``: one fact added; ``fact_delete``: one fact deleted;
 * ``entity``: one entity added, with a name and a vector;
 * ``chunk``: one chunk added, with a text and a vector;
-* ``facts_1000``: 1,000 facts added at once.
+* ``facts_1000``: 1,000 facts added at once;
+* ``entity_delete``: one entity deleted, with its facts; ``chunk_delete``: one chunk deleted
+  (with ``--live`` the graph is LiveGraph's generation with the tombstone over the same
+  tables; without, the tables without the rows).
 
 With ``--live``, each update also gets the new tables' graph made the way
 :class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph; for a
@@ -60,6 +63,10 @@ try:  # a tree whose LiveGraph deletes facts as tombstones (the tables keep the 
     from graphrecall.live.tombstones import tombstoned
 except ImportError:  # pragma: no cover - an older tree: a delete makes a new base
     tombstoned = None  # type: ignore[assignment]
+try:  # a tree whose LiveGraph deletes entities and chunks as tombstones
+    from graphrecall.live.dead import chunk_tombstoned, entity_tombstoned, live_tables
+except ImportError:  # pragma: no cover - an older tree: no such rows
+    chunk_tombstoned = entity_tombstoned = live_tables = None  # type: ignore[assignment]
 from graphrecall.tables import EmbeddingSet, GraphTables  # noqa: E402
 
 DIM = 32
@@ -157,6 +164,23 @@ OPS: dict[str, Callable[[GraphTables, int], GraphTables]] = {
     "facts_1000": lambda t, i: add_facts(t, 1000, i + 500),
 }
 
+#: Deletes made as LiveGraph makes them (tombstones over the same tables, see
+#: ``graphrecall.live.dead``): one entity (with its facts) or one chunk, row 1000 + 7 * step
+#: (modulo the rows).
+TOMBSTONES: dict[str, Callable[[KnowledgeGraph, GraphTables, Any], Any]] = (
+    {}
+    if entity_tombstoned is None
+    else {"entity_delete": entity_tombstoned, "chunk_delete": chunk_tombstoned}
+)
+
+
+def tombstone(name: str, graph: KnowledgeGraph, tables: GraphTables, step: int) -> KnowledgeGraph:
+    """The graph of ``tables`` with the row of delete ``name`` (number ``step``) dead."""
+    n = graph.n_entities if name == "entity_delete" else graph.n_chunks
+    made = TOMBSTONES[name](graph, tables, np.array([(1000 + 7 * step) % n], dtype=np.int64))
+    assert made is not None, f"{name} {step}: LiveGraph would take a new base"
+    return made[0]  # type: ignore[no-any-return]
+
 
 def live_graph(
     name: str, graph: KnowledgeGraph, before: GraphTables, after: GraphTables, step: int
@@ -191,13 +215,23 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
         "ops": {},
     }
     kw: dict[str, Any] = {"checked": True} if checked else {}
-    for name, op in OPS.items():
+    for name in [*OPS, *TOMBSTONES]:
         times, gen_times, phases = [], [], []
         kept: tuple[str, ...] = ()
         extended: tuple[str, ...] = ()
         for i in range(repeats):
-            new = op(tables, i)
-            if live and name == "fact_delete" and tombstoned is not None:
+            if name in TOMBSTONES:
+                # The tables keep the row; the graph's tombstone masks it. Without --live
+                # the update gets the tables without the row.
+                t0 = time.perf_counter()
+                dead = tombstone(name, base_graph, tables, i)
+                gen = time.perf_counter() - t0
+                if live:
+                    new, kw["graph"] = tables, dead
+                    gen_times.append(gen)
+                else:
+                    new = live_tables(tables, dead)
+            elif live and name == "fact_delete" and tombstoned is not None:
                 # The tables keep the row; the graph's tombstone masks it.
                 t0 = time.perf_counter()
                 made = tombstoned(base_graph, tables, np.array([i], dtype=np.int64))
@@ -205,9 +239,12 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
                 new, kw["graph"] = tables, made[0]
                 gen_times.append(time.perf_counter() - t0)
             elif live:
+                new = OPS[name](tables, i)
                 t0 = time.perf_counter()
                 kw["graph"] = live_graph(name, base_graph, tables, new, i)
                 gen_times.append(time.perf_counter() - t0)
+            else:
+                new = OPS[name](tables, i)
             t0 = time.perf_counter()
             idx = rag.update(new, **kw)
             times.append(time.perf_counter() - t0)

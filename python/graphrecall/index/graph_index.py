@@ -382,29 +382,31 @@ class GraphIndex:
         if not checked:
             tables, _ = tables.check(on_bad)
         secs["check"] = time.perf_counter() - t0
+        if previous is not None and not isinstance(previous, GraphIndex):
+            raise ParameterError(
+                f"invalid parameter previous: {type(previous).__name__} is not a GraphIndex"
+            )
         t0 = time.perf_counter()
+        kept: dict[str, int] | None = None  # appended_rows, when known
         if graph is None:
             graph = tables.build_graph()
         else:
             check_graph_of(graph, tables)
-            dead = len(graph.core.dead_entities()) or len(graph.core.dead_chunks())
-            kept = appended_rows(previous, tables, graph) if dead else {}
-            if dead and not can_mask(previous, tables, graph, kept, vector_backend, exact_below):
-                graph, tables = without_dead_rows(graph, tables, previous)
+            if len(graph.core.dead_entities()) or len(graph.core.dead_chunks()):
+                kept = appended_rows(previous, tables, graph)
+                if not can_mask(previous, tables, graph, kept, vector_backend, exact_below):
+                    graph, tables = without_dead_rows(graph, tables, previous)  # a new base
+                    kept = None
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ParameterError(f"invalid parameter batch_size: {batch_size!r}")
         t0 = time.perf_counter()
-        if previous is not None and not isinstance(previous, GraphIndex):
-            raise ParameterError(
-                f"invalid parameter previous: {type(previous).__name__} is not a GraphIndex"
-            )
         vecs: dict[str, npt.NDArray[np.float32] | None] = {}
         reuse: dict[str, tuple[VectorIndex, I64]] = {}
         reused: dict[str, dict[str, int]] = {}
         used: dict[str, EmbeddingSet | None] = {}
-        appended = appended_rows(previous, tables, graph)
+        appended = appended_rows(previous, tables, graph) if kept is None else kept
         for kind, table in (("entity", "entities"), ("chunk", "chunks")):
             vecs[kind], old_rows, embedded, used[kind] = vectors_after(
                 tables,
