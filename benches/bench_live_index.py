@@ -3,7 +3,7 @@
 Usage::
 
     python benches/bench_live_index.py [--entities 100000] [--repeats 3] [--checked] [--live]
-        [--json OUT]
+        [--collect] [--json OUT]
 
 The graph is WORKLOADS.md's power-law generator (``benches/workload.py``; 100k entities give
 ~1M facts), with a name per entity, one chunk of 12 words per five entities, and stored
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import sys
 import time
@@ -199,7 +200,9 @@ def live_graph(
     return after.build_graph() if made is None else made[0]
 
 
-def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> dict[str, Any]:
+def run(
+    n: int, repeats: int, *, live: bool = False, checked: bool = False, collect: bool = False
+) -> dict[str, Any]:
     tables = base_tables(n)
     t0 = time.perf_counter()
     rag = GraphRAG(GraphIndex.build(tables, embedder=None, vector_backend="exact"))
@@ -212,6 +215,7 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
         "build_s": time.perf_counter() - t0,
         "live": live,
         "checked": checked,
+        "collect": collect,
         "ops": {},
     }
     kw: dict[str, Any] = {"checked": True} if checked else {}
@@ -245,12 +249,17 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
                 gen_times.append(time.perf_counter() - t0)
             else:
                 new = OPS[name](tables, i)
+            if collect:
+                gc.collect()
             t0 = time.perf_counter()
             idx = rag.update(new, **kw)
             times.append(time.perf_counter() - t0)
             phases.append(idx.build_seconds)
             kept = tuple(getattr(idx, "kept_text_indexes", ()))
             extended = tuple(getattr(idx, "extended_text_indexes", ()))
+            # Dropped before the untimed update back to the base, so that the next timed
+            # update never frees it (what it frees is the index it replaces, as a swap does).
+            del idx
             if live:
                 kw["graph"] = base_graph
             rag.update(tables, **kw)  # back to the base, untimed
@@ -274,9 +283,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--live", action="store_true", help="pass LiveGraph's graph generation")
     ap.add_argument("--checked", action="store_true", help="pass checked=True")
+    ap.add_argument(
+        "--collect",
+        action="store_true",
+        help="gc.collect() before each timed update (the update's own time, without a "
+        "collection its allocations happen to trigger)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    res = run(args.entities, args.repeats, live=args.live, checked=args.checked)
+    res = run(
+        args.entities, args.repeats, live=args.live, checked=args.checked, collect=args.collect
+    )
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=1))
     return 0
