@@ -3,7 +3,7 @@
 Usage::
 
     python benches/bench_live_index.py [--entities 100000] [--repeats 3] [--checked] [--live]
-        [--json OUT]
+        [--collect] [--json OUT]
 
 The graph is WORKLOADS.md's power-law generator (``benches/workload.py``; 100k entities give
 ~1M facts), with a name per entity, one chunk of 12 words per five entities, and stored
@@ -13,7 +13,10 @@ the built index, each operation makes the next tables and times ``rag.update`` o
 * ``fact``: one fact added; ``fact_delete``: one fact deleted;
 * ``entity``: one entity added, with a name and a vector;
 * ``chunk``: one chunk added, with a text and a vector;
-* ``facts_1000``: 1,000 facts added at once.
+* ``facts_1000``: 1,000 facts added at once;
+* ``entity_delete``: one entity deleted, with its facts; ``chunk_delete``: one chunk deleted
+  (with ``--live`` the graph is LiveGraph's generation with the tombstone over the same
+  tables; without, the tables without the rows).
 
 With ``--live``, each update also gets the new tables' graph made the way
 :class:`~graphrecall.LiveGraph` makes it (an overlay generation of the base graph; for a
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import sys
 import time
@@ -60,6 +64,10 @@ try:  # a tree whose LiveGraph deletes facts as tombstones (the tables keep the 
     from graphrecall.live.tombstones import tombstoned
 except ImportError:  # pragma: no cover - an older tree: a delete makes a new base
     tombstoned = None  # type: ignore[assignment]
+try:  # a tree whose LiveGraph deletes entities and chunks as tombstones
+    from graphrecall.live.dead import chunk_tombstoned, entity_tombstoned, live_tables
+except ImportError:  # pragma: no cover - an older tree: no such rows
+    chunk_tombstoned = entity_tombstoned = live_tables = None  # type: ignore[assignment]
 from graphrecall.tables import EmbeddingSet, GraphTables  # noqa: E402
 
 DIM = 32
@@ -157,6 +165,23 @@ OPS: dict[str, Callable[[GraphTables, int], GraphTables]] = {
     "facts_1000": lambda t, i: add_facts(t, 1000, i + 500),
 }
 
+#: Deletes made as LiveGraph makes them (tombstones over the same tables, see
+#: ``graphrecall.live.dead``): one entity (with its facts) or one chunk, row 1000 + 7 * step
+#: (modulo the rows).
+TOMBSTONES: dict[str, Callable[[KnowledgeGraph, GraphTables, Any], Any]] = (
+    {}
+    if entity_tombstoned is None
+    else {"entity_delete": entity_tombstoned, "chunk_delete": chunk_tombstoned}
+)
+
+
+def tombstone(name: str, graph: KnowledgeGraph, tables: GraphTables, step: int) -> KnowledgeGraph:
+    """The graph of ``tables`` with the row of delete ``name`` (number ``step``) dead."""
+    n = graph.n_entities if name == "entity_delete" else graph.n_chunks
+    made = TOMBSTONES[name](graph, tables, np.array([(1000 + 7 * step) % n], dtype=np.int64))
+    assert made is not None, f"{name} {step}: LiveGraph would take a new base"
+    return made[0]  # type: ignore[no-any-return]
+
 
 def live_graph(
     name: str, graph: KnowledgeGraph, before: GraphTables, after: GraphTables, step: int
@@ -175,7 +200,9 @@ def live_graph(
     return after.build_graph() if made is None else made[0]
 
 
-def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> dict[str, Any]:
+def run(
+    n: int, repeats: int, *, live: bool = False, checked: bool = False, collect: bool = False
+) -> dict[str, Any]:
     tables = base_tables(n)
     t0 = time.perf_counter()
     rag = GraphRAG(GraphIndex.build(tables, embedder=None, vector_backend="exact"))
@@ -188,16 +215,27 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
         "build_s": time.perf_counter() - t0,
         "live": live,
         "checked": checked,
+        "collect": collect,
         "ops": {},
     }
     kw: dict[str, Any] = {"checked": True} if checked else {}
-    for name, op in OPS.items():
+    for name in [*OPS, *TOMBSTONES]:
         times, gen_times, phases = [], [], []
         kept: tuple[str, ...] = ()
         extended: tuple[str, ...] = ()
         for i in range(repeats):
-            new = op(tables, i)
-            if live and name == "fact_delete" and tombstoned is not None:
+            if name in TOMBSTONES:
+                # The tables keep the row; the graph's tombstone masks it. Without --live
+                # the update gets the tables without the row.
+                t0 = time.perf_counter()
+                dead = tombstone(name, base_graph, tables, i)
+                gen = time.perf_counter() - t0
+                if live:
+                    new, kw["graph"] = tables, dead
+                    gen_times.append(gen)
+                else:
+                    new = live_tables(tables, dead)
+            elif live and name == "fact_delete" and tombstoned is not None:
                 # The tables keep the row; the graph's tombstone masks it.
                 t0 = time.perf_counter()
                 made = tombstoned(base_graph, tables, np.array([i], dtype=np.int64))
@@ -205,15 +243,23 @@ def run(n: int, repeats: int, *, live: bool = False, checked: bool = False) -> d
                 new, kw["graph"] = tables, made[0]
                 gen_times.append(time.perf_counter() - t0)
             elif live:
+                new = OPS[name](tables, i)
                 t0 = time.perf_counter()
                 kw["graph"] = live_graph(name, base_graph, tables, new, i)
                 gen_times.append(time.perf_counter() - t0)
+            else:
+                new = OPS[name](tables, i)
+            if collect:
+                gc.collect()
             t0 = time.perf_counter()
             idx = rag.update(new, **kw)
             times.append(time.perf_counter() - t0)
             phases.append(idx.build_seconds)
             kept = tuple(getattr(idx, "kept_text_indexes", ()))
             extended = tuple(getattr(idx, "extended_text_indexes", ()))
+            # Dropped before the untimed update back to the base, so that the next timed
+            # update never frees it (what it frees is the index it replaces, as a swap does).
+            del idx
             if live:
                 kw["graph"] = base_graph
             rag.update(tables, **kw)  # back to the base, untimed
@@ -237,9 +283,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--live", action="store_true", help="pass LiveGraph's graph generation")
     ap.add_argument("--checked", action="store_true", help="pass checked=True")
+    ap.add_argument(
+        "--collect",
+        action="store_true",
+        help="gc.collect() before each timed update (the update's own time, without a "
+        "collection its allocations happen to trigger)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    res = run(args.entities, args.repeats, live=args.live, checked=args.checked)
+    res = run(
+        args.entities, args.repeats, live=args.live, checked=args.checked, collect=args.collect
+    )
     if args.json is not None:
         args.json.write_text(json.dumps(res, indent=1))
     return 0

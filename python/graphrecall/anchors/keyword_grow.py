@@ -170,20 +170,6 @@ def appended(
     t_group = np.zeros(n_known + 1, dtype=np.int64)
     np.cumsum(np.bincount(g_rank, minlength=n_known), out=t_group[1:])
     lengths = np.concatenate([index.lengths, lengths_new])
-    # Contributions of the tenants that got rows, as the build computes them.
-    for r in np.flatnonzero(added_t).tolist():
-        ga, gz = int(t_group[r]), int(t_group[r + 1])
-        a, z = int(g_off[ga]), int(g_off[gz])
-        nt = int(n_t[r])
-        t_rows_r = t_rows[t_off[r] : t_off[r] + nt]
-        avg = float(lengths[t_rows_r].sum()) / float(nt)
-        safe = avg if avg > 0 else 1.0
-        hits = sizes[ga:gz]
-        idfs = idf(np.full(len(hits), float(nt)), hits)
-        p_len = lengths[t_rows_r[p_local[a:z].astype(np.int64)]].astype(np.float64)
-        norm = index.k1 * ((1.0 - index.b) + (index.b * p_len) / safe)
-        tf_f = p_tf[a:z].astype(np.float64)
-        p_score[a:z] = np.repeat(idfs, hits) * ((tf_f * (index.k1 + 1.0)) / (tf_f + norm))
     out = object.__new__(type(index))
     out.k1, out.b = index.k1, index.b
     out._tenants = index._tenants.extended(codes, rank_new)
@@ -204,5 +190,28 @@ def appended(
         (t_rows[off : off + k], g_term[a:z], g_off[a : z + 1])
         for a, z, off, k in out._t_info.tolist()
     ]
-    out._positive = bool(np.all(p_score > 0))
+    # Contributions of the tenants that got rows, as the build computes them.
+    rescore(out, np.flatnonzero(added_t))
     return out
+
+
+def rescore(index: BM25Index, ranks: I64) -> None:
+    """Compute again, in place, the contributions of the postings of the tenants at
+    ``ranks`` (whose ``N``, ``avgdl`` and ``n(q)`` changed) with the build's arithmetic,
+    operation for operation; then whether every contribution is > 0."""
+    sizes = np.diff(index._g_off)
+    for r in np.asarray(ranks, dtype=np.int64).tolist():
+        ga, gz, off, nt = (int(v) for v in index._t_info[r])
+        if not nt:
+            continue
+        a, z = int(index._g_off[ga]), int(index._g_off[gz])
+        t_rows_r = index._t_rows[off : off + nt]
+        avg = float(index.lengths[t_rows_r].sum()) / float(nt)
+        safe = avg if avg > 0 else 1.0
+        hits = sizes[ga:gz]
+        idfs = idf(np.full(len(hits), float(nt)), hits)
+        p_len = index.lengths[t_rows_r[index._p_local[a:z].astype(np.int64)]].astype(np.float64)
+        norm = index.k1 * ((1.0 - index.b) + (index.b * p_len) / safe)
+        tf_f = index._p_tf[a:z].astype(np.float64)
+        index._p_score[a:z] = np.repeat(idfs, hits) * ((tf_f * (index.k1 + 1.0)) / (tf_f + norm))
+    index._positive = bool(np.all(index._p_score > 0))

@@ -32,7 +32,7 @@ import numpy.typing as npt
 
 from ..errors import ParameterError
 from .fuzzy import FuzzyTenant, fuzzy_groups
-from .names_grow import by_row, entries, extended
+from .names_grow import alive, by_row, entries, extended, fuzzy_tables
 from .tenants import Tenants, check_int
 from .tokens import token_spans, tokenize
 
@@ -203,6 +203,8 @@ class NameIndex:
         self._shared = threading.local()
         self._fuzzy: dict[int, FuzzyTenant] | None = None
         self._kw: tuple[dict[tuple[int, str], I64], I64, I64] | None = None
+        #: Rows no lookup returns (deleted entities, see ``names_grow.without_rows``).
+        self._dead: frozenset[int] = frozenset()
 
     def extended(
         self,
@@ -361,6 +363,8 @@ class NameIndex:
                 else:
                     key = " ".join(toks[i : i + n])
                 hits = (more.get((t, key)) or get((t, key))) if more else get((t, key))
+                if hits is not None and self._dead:
+                    hits = tuple(h for h in hits if h[0] not in self._dead) or None
                 if hits is None:
                     continue
                 matched.append(i)
@@ -407,25 +411,7 @@ class NameIndex:
     # ------------------------------------------------------------------ fuzzy
 
     def _fuzzy_tables(self) -> dict[int, FuzzyTenant]:
-        if self._fuzzy is None:
-            with self._lock:
-                if self._fuzzy is None:
-                    per: dict[int, dict[str, list[tuple[int, bool, int]]]] = {}
-                    for e, toks in enumerate(self._e_toks[: self._n_entries]):
-                        if toks:
-                            per.setdefault(self._e_rank[e], {}).setdefault(
-                                " ".join(toks), []
-                            ).append((self._e_row[e], self._e_alias[e], e))
-                    tables: dict[int, FuzzyTenant] = {}
-                    for t, d in per.items():
-                        keys = sorted(d, key=len)
-                        tables[t] = FuzzyTenant(
-                            keys,
-                            np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)),
-                            [by_row(d[k]) for k in keys],
-                        )
-                    self._fuzzy = tables
-        return self._fuzzy
+        return fuzzy_tables(self)
 
     def fuzzy(
         self,
@@ -508,7 +494,8 @@ class NameIndex:
                 i, n = grams[keys[a + gi]]
                 score = float(scores[gi, j])
                 for row, e in table.hits[lo + int(j)]:
-                    cands.append((-score, -n, i, row, e, i + n - 1))
+                    if row not in self._dead:
+                        cands.append((-score, -n, i, row, e, i + n - 1))
         cands.sort()
         out: list[NameMatch] = []
         seen: set[int] = set()
@@ -575,6 +562,8 @@ class NameIndex:
         if not found:
             return []
         entries, counts = np.unique(np.concatenate(found), return_counts=True)
+        if self._dead:
+            entries, counts = alive(entries, counts, e_row, self._dead)
         score = counts / size[entries]
         rows = e_row[entries]
         order = np.lexsort((entries, rows, -score))

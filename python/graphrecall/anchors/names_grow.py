@@ -107,6 +107,7 @@ def extended(
     out._shared = threading.local()
     out._fuzzy = None
     out._kw = None
+    out._dead = index._dead
     fuzzy, kw = index._fuzzy, index._kw
     if fuzzy is not None:
         out._fuzzy = fuzzy_extended(fuzzy, toks_new, rank_new, e_row, out._e_alias, e0)
@@ -236,3 +237,51 @@ def keyword_extended(
         np.concatenate([size_old, size]),
         np.concatenate([row_old, np.asarray(rows, dtype=np.int64)]),
     )
+
+
+def without_rows(index: NameIndex, rows: Iterable[int]) -> NameIndex:
+    """A new index that matches as ``index`` built without the entity rows ``rows`` (what
+    a fresh build of the graph without those entities finds, rows numbered as before);
+    ``index`` is left unchanged. No match score reads another entry, so dropping a row's
+    entries from every answer is exactly that build's answer: the rows join a set each
+    lookup skips, in time linear in ``rows``."""
+    dead = index._dead.union(int(r) for r in rows)
+    if dead == index._dead:
+        return index
+    out = object.__new__(type(index))
+    out.__dict__.update(index.__dict__)
+    out._lock = threading.Lock()
+    out._shared = threading.local()
+    out._dead = frozenset(dead)
+    return out
+
+
+def alive(entries: I64, counts: I64, e_row: I64, dead: frozenset[int]) -> tuple[I64, I64]:
+    """The keyword candidates (``entries`` with their ``counts``) whose rows are not in
+    ``dead``."""
+    keep = np.fromiter((r not in dead for r in e_row[entries].tolist()), bool, len(entries))
+    return entries[keep], counts[keep]
+
+
+def fuzzy_tables(index: NameIndex) -> dict[int, FuzzyTenant]:
+    """``index``'s fuzzy lookup tables per tenant rank (normalised names and aliases by
+    length, with their hits by row), built on first use and kept."""
+    if index._fuzzy is None:
+        with index._lock:
+            if index._fuzzy is None:
+                per: dict[int, dict[str, list[tuple[int, bool, int]]]] = {}
+                for e, toks in enumerate(index._e_toks[: index._n_entries]):
+                    if toks:
+                        per.setdefault(index._e_rank[e], {}).setdefault(" ".join(toks), []).append(
+                            (index._e_row[e], index._e_alias[e], e)
+                        )
+                tables: dict[int, FuzzyTenant] = {}
+                for t, d in per.items():
+                    keys = sorted(d, key=len)
+                    tables[t] = FuzzyTenant(
+                        keys,
+                        np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)),
+                        [by_row(d[k]) for k in keys],
+                    )
+                index._fuzzy = tables
+    return index._fuzzy

@@ -283,7 +283,8 @@ def appended_rows(
     leading rows that are ``previous``'s rows unchanged (same ids, tenants and
     :data:`APPEND_INPUTS` columns) when the table only grew: what an update after
     appends (how :class:`~graphrecall.LiveGraph` adds rows) reuses. A table whose old
-    rows changed, moved or went is left out (its derived rows are computed again).
+    rows changed, moved or went is left out (its derived rows are computed again), and
+    nothing is kept when ``previous`` masks deleted rows that ``graph`` holds live.
 
     The comparison is numpy over the old rows (an object column compares each value,
     with the identity shortcut when the new tables share the old values, as LiveGraph's
@@ -294,19 +295,23 @@ def appended_rows(
     if previous is None:
         return out
     old_g = previous.graph
+    for dead in ("dead_entities", "dead_chunks"):
+        masked = np.asarray(getattr(old_g.core, dead)())
+        if len(masked) and len(np.setdiff1d(masked, getattr(graph.core, dead)())):
+            return out  # ``previous`` masks rows ``graph`` holds: its rooms are not kept
     checks = (
         (
             "entities",
             old_g.entity_ids,
             graph.entity_ids,
-            previous.entity_tenant,
+            old_g.core.entity_tenants(),
             graph.core.entity_tenants,
         ),
         (
             "chunks",
             old_g.chunk_ids,
             graph.chunk_ids,
-            previous.chunk_tenant,
+            old_g.core.chunk_tenants(),
             graph.core.chunk_tenants,
         ),
     )

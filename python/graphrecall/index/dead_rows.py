@@ -1,12 +1,17 @@
 """The index of a graph that holds deleted entities or chunks (tombstones of a
-:class:`~graphrecall.LiveGraph`): it indexes the new base without them, so that name,
-keyword and vector anchors, BM25 statistics, tenant centres and primary chunks are a fresh
-build's."""
+:class:`~graphrecall.LiveGraph`) where the rooms cannot mask them
+(:mod:`.dead_mask`: no previous index over the same rows, a dead row in a sketch or HNSW
+vector tenant): it indexes the new base without them, so that name, keyword and vector
+anchors, BM25 statistics, mention links and primary chunks are a fresh build's; and the
+index without deleted rows that a save writes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..graph import KnowledgeGraph
 from ..tables import GraphTables
@@ -61,3 +66,30 @@ def without_dead_rows(
             deleted_entities=graph.core.dead_entities(),
         )
     return made, after
+
+
+def without_deleted(index: GraphIndex) -> GraphIndex:
+    """``index``, or, when its graph holds deleted facts, entities or chunks, the index of
+    its tables without those rows (vectors kept by id from ``index``): what
+    :meth:`GraphIndex.without_deleted_facts` gives."""
+    tables = index.tables
+    core = index.graph.core
+    graph: KnowledgeGraph | None = None
+    if len(core.dead_entities()) or len(core.dead_chunks()):
+        graph, tables = without_dead_rows(index.graph, tables, None)
+    else:
+        dead = np.asarray(core.dead_facts(), dtype=np.int64)
+        if not len(dead):
+            return index
+        keep = np.ones(tables.n_rows("facts"), dtype=bool)
+        keep[dead] = False
+        tables = replace(tables, facts={c: a[keep] for c, a in tables.facts.items()})
+    return type(index).build(
+        tables,
+        embedder=index.embedder,
+        checked=True,
+        vector_backend=index.vector_backend,
+        exact_below=index.exact_below,
+        previous=index,
+        graph=graph,
+    )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Hashable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,7 +32,8 @@ from .appended import (
     tail,
 )
 from .columns import FactTable, MentionLinks, _texts
-from .dead_rows import without_dead_rows
+from .dead_mask import can_mask, mask_dead_rows
+from .dead_rows import without_dead_rows, without_deleted
 from .fact_changes import FACT_TEXT_INPUTS as FACT_TEXT_INPUTS
 from .vectors import vectors_after
 
@@ -382,28 +382,31 @@ class GraphIndex:
         if not checked:
             tables, _ = tables.check(on_bad)
         secs["check"] = time.perf_counter() - t0
+        if previous is not None and not isinstance(previous, GraphIndex):
+            raise ParameterError(
+                f"invalid parameter previous: {type(previous).__name__} is not a GraphIndex"
+            )
         t0 = time.perf_counter()
+        kept: dict[str, int] | None = None  # appended_rows, when known
         if graph is None:
             graph = tables.build_graph()
         else:
             check_graph_of(graph, tables)
-            core = graph.core
-            if len(core.dead_entities()) or len(core.dead_chunks()):
-                graph, tables = without_dead_rows(graph, tables, previous)
+            if len(graph.core.dead_entities()) or len(graph.core.dead_chunks()):
+                kept = appended_rows(previous, tables, graph)
+                if not can_mask(previous, tables, graph, kept, vector_backend, exact_below):
+                    graph, tables = without_dead_rows(graph, tables, previous)  # a new base
+                    kept = None
         secs["graph"] = time.perf_counter() - t0
         emb = resolve_embedder(embedder)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ParameterError(f"invalid parameter batch_size: {batch_size!r}")
         t0 = time.perf_counter()
-        if previous is not None and not isinstance(previous, GraphIndex):
-            raise ParameterError(
-                f"invalid parameter previous: {type(previous).__name__} is not a GraphIndex"
-            )
         vecs: dict[str, npt.NDArray[np.float32] | None] = {}
         reuse: dict[str, tuple[VectorIndex, I64]] = {}
         reused: dict[str, dict[str, int]] = {}
         used: dict[str, EmbeddingSet | None] = {}
-        appended = appended_rows(previous, tables, graph)
+        appended = appended_rows(previous, tables, graph) if kept is None else kept
         for kind, table in (("entity", "entities"), ("chunk", "chunks")):
             vecs[kind], old_rows, embedded, used[kind] = vectors_after(
                 tables,
@@ -446,7 +449,19 @@ class GraphIndex:
                     key = f"hnsw_tenants_{origin}"
                     reused[kind][key] = reused[kind].get(key, 0) + 1
         out.reused = reused
-        return out
+        if mask_dead_rows(out):
+            return out
+        made, after = without_dead_rows(graph, tables, previous)  # a room cannot mask them
+        return cls.build(
+            after,
+            embedder=emb,
+            checked=True,
+            batch_size=batch_size,
+            vector_backend=vector_backend,
+            exact_below=exact_below,
+            previous=previous,
+            graph=made,
+        )
 
     def vectors_of(self, kind: str) -> tuple[npt.NDArray[np.float32] | None, VectorIndex | None]:
         """(vectors, vector index) of ``"entity"`` or ``"chunk"`` rows (None when absent)."""
@@ -467,23 +482,11 @@ class GraphIndex:
         return save_index(self.without_deleted_facts(), directory)
 
     def without_deleted_facts(self) -> GraphIndex:
-        """This index, or, when its graph holds facts deleted since the last compaction
-        (tombstones: rows of the tables that no query reaches), the index of the tables
-        without those rows, so that nothing written out holds a deleted fact."""
-        dead = np.asarray(self.graph.core.dead_facts(), dtype=np.int64)
-        if not len(dead):
-            return self
-        keep = np.ones(self.tables.n_rows("facts"), dtype=bool)
-        keep[dead] = False
-        facts = {c: a[keep] for c, a in self.tables.facts.items()}
-        return GraphIndex.build(
-            replace(self.tables, facts=facts),
-            embedder=self.embedder,
-            checked=True,
-            vector_backend=self.vector_backend,
-            exact_below=self.exact_below,
-            previous=self,
-        )
+        """This index, or, when its graph holds facts, entities or chunks deleted since the
+        last compaction (tombstones: rows of the tables that no query reaches), the index
+        of the tables without those rows, so that nothing written out holds a deleted row
+        (see :func:`~graphrecall.index.dead_rows.without_deleted`)."""
+        return without_deleted(self)
 
     @classmethod
     def load(

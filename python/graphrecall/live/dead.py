@@ -7,9 +7,10 @@ deleted chunk likewise: its mentions cut, its id unknown, its rows kept until th
 
 Every other entity and chunk keeps its index, so index-order tie-breaks are a fresh
 build's. The rooms above the graph that enumerate entities or chunks by row (name, keyword
-and vector anchors, BM25 statistics, tenant centres, primary chunks) are not masked:
-``GraphIndex.build`` indexes the graph of :func:`without_dead` instead (a new base, as a
-delete made one before), so a retrieval answer is a fresh build's.
+and vector anchors, BM25 statistics, mention links, primary chunks) mask the dead rows
+when ``GraphIndex.build`` updates the previous index over the same rows
+(:mod:`graphrecall.index.dead_mask`); otherwise it indexes the graph of
+:func:`without_dead` (a new base), so a retrieval answer is a fresh build's either way.
 """
 
 from __future__ import annotations
