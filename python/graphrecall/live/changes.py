@@ -58,6 +58,39 @@ def _filled(tables: GraphTables, table: str, col: str, n: int) -> Array:
     return _column([value] * n, table, col)
 
 
+def changed_last(
+    stored: Mapping[str, Array],
+    base: GraphTables,
+    table: str,
+    rows: npt.NDArray[np.int64],
+    recs: list[Mapping[str, Any]],
+    names: set[str],
+) -> tuple[dict[str, Array], npt.NDArray[np.int64]]:
+    """``table``'s columns (``stored``) with the records' values written into copies of the
+    changed columns (a column the table lacks is filled first), the changed rows moved to
+    the end so that a check reports them as the new rows, and the order that moved them."""
+    n = base.n_rows(table)
+    cols: dict[str, Array] = {}
+    for col in COLUMNS[table]:
+        if col in stored:
+            cols[col] = stored[col].astype(object) if col in names else stored[col]
+        elif col in names:
+            cols[col] = _filled(base, table, col, n)
+    for row, r in zip(rows.tolist(), recs, strict=True):
+        for c, v in r.items():
+            if c != "id":
+                cols[c][row] = v
+    order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
+    return {c: a[order] for c, a in cols.items()}, order
+
+
+def put_back(cols: Mapping[str, Array], order: npt.NDArray[np.int64]) -> dict[str, Array]:
+    """Columns moved by :func:`changed_last`'s ``order``, in their rows' places again."""
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.arange(len(order))
+    return {c: a[inverse] for c, a in cols.items()}
+
+
 def _records_to_columns(
     recs: list[Mapping[str, Any]], table: str, base: GraphTables, largest: int | None = None
 ) -> dict[str, Array]:

@@ -34,7 +34,7 @@ from ..graph import KnowledgeGraph
 from ..storage.sqlite import update_rows
 from ..tables import COLUMNS, NULL_TIME, BadDataError, GraphTables, LoadReport
 from ..tables import check_tables as _check
-from .changes import _filled
+from .changes import _filled, changed_last, put_back
 from .overlay import NoChange, TenantChange, with_core
 from .tenant_moves import check_moves, tenant_change
 
@@ -238,19 +238,8 @@ def _checked_table(
     stored = base.table(table)
     assert stored is not None
     n = base.n_rows(table)
-    cols: dict[str, Array] = {}
-    for col in COLUMNS[table]:
-        if col in stored:
-            cols[col] = stored[col].astype(object) if col in names else stored[col]
-        elif col in names:
-            cols[col] = _filled(base, table, col, n)
-    for row, r in zip(rows.tolist(), recs, strict=True):
-        for c, v in r.items():
-            if c != "id":
-                cols[c][row] = v
     # The changed rows are checked (and reported) as the new ones: moved to the end.
-    order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
-    moved = {c: a[order] for c, a in cols.items()}
+    moved, order = changed_last(stored, base, table, rows, recs, names)
     label = f"{op} records"
     view = replace(base, **{table: moved})  # type: ignore[arg-type]
     checked = _check(view, "skip", base={table: n - len(rows)}, label={table: label})
@@ -262,9 +251,7 @@ def _checked_table(
         raise BadDataError(LoadReport(checked.report.tables, "raise", "update"))
     got = checked.tables.table(table)
     assert got is not None
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.arange(n)
-    return {c: a[inverse] for c, a in got.items()}, LoadReport(mine, "raise", "update")
+    return put_back(got, order), LoadReport(mine, "raise", "update")
 
 
 def _moved(

@@ -14,7 +14,7 @@ from ..errors import DataError
 from ..graph import KnowledgeGraph
 from ..index.graph_index import FACT_TEXT_INPUTS
 from ..tables import COLUMNS, GraphTables
-from .changes import _filled
+from .changes import changed_last, put_back
 from .overlay import FactChange
 from .rows import Undo, check_change, checked_alone, commit_fact_updates, write_rows
 
@@ -79,25 +79,10 @@ def update_facts(
             graph, change, shown = live._generation(tables, np.sort(rows))
             commit_fact_updates(cur, tables, rows, names, new_facts)
             return "update_facts", graph, shown, {"facts": len(rows)}, None, change
-        cols: dict[str, Array] = {}
-        for col in COLUMNS["facts"]:
-            if col in facts:
-                arr = facts[col]
-                cols[col] = arr.astype(object) if col in names else arr
-            elif col in names:
-                cols[col] = _filled(base, "facts", col, n)
-        for row, r in zip(rows.tolist(), recs, strict=True):
-            for k, v in r.items():
-                if k != "id":
-                    cols[k][row] = v
-        # Only the updated rows are re-checked as "new": move them to the end.
-        order = np.concatenate([np.setdiff1d(np.arange(n), rows), rows])
-        moved = {c: a[order] for c, a in cols.items()}
+        # Only the updated rows are re-checked as "new": moved to the end.
+        moved, order = changed_last(facts, base, "facts", rows, recs, names)
         checked, _ = check_change(base, "facts", moved, n - len(rows), "raise", "update_facts")
-        checked_facts = checked.facts
-        inverse = np.empty(n, dtype=np.int64)
-        inverse[order] = np.arange(n)
-        new_facts = {c: a[inverse] for c, a in checked_facts.items()}
+        new_facts = put_back(checked.facts, order)
         tables = replace(base, facts=new_facts)
         graph, change, shown = live._generation(tables, np.sort(rows))
 
