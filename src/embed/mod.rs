@@ -669,24 +669,39 @@ impl Attention {
                 self.scores::<1>(q, i, hh, h);
             }
             mark(Op::Scores);
+            // Each row runs over its whole padding to 16, so that every loop is vector code
+            // (no scalar remainder): the padding is kept out of the maximum and set to 0,
+            // which adds nothing to the sum (the same 16 partial sums as over `t`).
+            let tail = t - (tp - 16);
             for row in self.prob.chunks_exact_mut(tp) {
-                let row = &mut row[..t];
+                let (body, last) = row.split_at_mut(tp - 16);
                 // The maximum is exact in any order: 16 partial maxima let the loop vectorise.
                 let mut part = [f32::NEG_INFINITY; 16];
-                let mut chunks = row.chunks_exact_mut(16);
-                for c in &mut chunks {
+                for c in body.chunks_exact_mut(16) {
                     for j in 0..16 {
                         c[j] *= scale;
                         part[j] = part[j].max(c[j]);
                     }
                 }
-                for (m, p) in part.iter_mut().zip(chunks.into_remainder()) {
+                for ((j, p), m) in last.iter_mut().enumerate().zip(part.iter_mut()) {
                     *p *= scale;
-                    *m = m.max(*p);
+                    *m = m.max(if j < tail { *p } else { f32::NEG_INFINITY });
                 }
-                let mx = part.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-                for p in row.iter_mut() {
+                // A tree over the 16 maxima, not a chain of 16 dependent steps.
+                let mut n = 16;
+                while n > 1 {
+                    n /= 2;
+                    for j in 0..n {
+                        part[j] = part[j].max(part[j + n]);
+                    }
+                }
+                let mx = part[0];
+                for p in body.iter_mut() {
                     *p = exp_neg(*p - mx);
+                }
+                for (j, p) in last.iter_mut().enumerate() {
+                    let e = exp_neg(*p - mx);
+                    *p = if j < tail { e } else { 0.0 };
                 }
                 let inv = 1.0 / sum16(row, |v| v);
                 for p in row.iter_mut() {

