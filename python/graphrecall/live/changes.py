@@ -58,6 +58,37 @@ def _filled(tables: GraphTables, table: str, col: str, n: int) -> Array:
     return _column([value] * n, table, col)
 
 
+def record_changes(
+    table: str, recs: list[Mapping[str, Any]], op: str
+) -> tuple[list[Any], set[str]]:
+    """The ids that update records name and the columns they change (a DataError for a
+    record without an id or with a column the table does not have)."""
+    ids: list[Any] = []
+    names: set[str] = set()
+    for i, r in enumerate(recs):
+        if not isinstance(r, Mapping) or "id" not in r:
+            raise DataError(
+                f"{op} records row {i}: has no 'id' (the id names the row to change; "
+                "it cannot change itself)",
+                table=table,
+                row=i,
+                kind="missing_id",
+            )
+        unknown = [k for k in r if k not in COLUMNS[table]]
+        if unknown:
+            raise DataError(
+                f"{op} records row {i}: unknown column {unknown[0]!r}; "
+                f"known: {list(COLUMNS[table])!r}",
+                table=table,
+                row=i,
+                column=str(unknown[0]),
+                kind="unknown_column",
+            )
+        ids.append(r["id"])
+        names.update(k for k in r if k != "id")
+    return ids, names
+
+
 def changed_last(
     stored: Mapping[str, Array],
     base: GraphTables,

@@ -32,9 +32,9 @@ import numpy.typing as npt
 from ..errors import DataError, GraphRecallError
 from ..graph import KnowledgeGraph
 from ..storage.sqlite import update_rows
-from ..tables import COLUMNS, NULL_TIME, BadDataError, GraphTables, LoadReport
+from ..tables import NULL_TIME, BadDataError, GraphTables, LoadReport
 from ..tables import check_tables as _check
-from .changes import _filled, changed_last, put_back
+from .changes import _filled, changed_last, put_back, record_changes
 from .overlay import NoChange, TenantChange, with_core
 from .tenant_moves import check_moves, tenant_change
 
@@ -49,41 +49,12 @@ Swap = tuple[
 ]
 
 
-def _changes(table: str, recs: list[Mapping[str, Any]], op: str) -> tuple[list[Any], set[str]]:
-    """The ids the records name and the columns they change (DataError for a record
-    without an id or with a column the table does not have)."""
-    ids: list[Any] = []
-    names: set[str] = set()
-    for i, r in enumerate(recs):
-        if not isinstance(r, Mapping) or "id" not in r:
-            raise DataError(
-                f"{op} records row {i}: has no 'id' (the id names the row to change; "
-                "it cannot change itself)",
-                table=table,
-                row=i,
-                kind="missing_id",
-            )
-        unknown = [k for k in r if k not in COLUMNS[table]]
-        if unknown:
-            raise DataError(
-                f"{op} records row {i}: unknown column {unknown[0]!r}; "
-                f"known: {list(COLUMNS[table])!r}",
-                table=table,
-                row=i,
-                column=str(unknown[0]),
-                kind="unknown_column",
-            )
-        ids.append(r["id"])
-        names.update(k for k in r if k != "id")
-    return ids, names
-
-
 def update_table(live: LiveGraph, table: str, recs: list[Mapping[str, Any]]) -> Swap:
     """:meth:`LiveGraph.update_entities` (``table`` "entities") or ``update_chunks``
     ("chunks") on ``live``'s current state (the caller holds the update lock and swaps
     the result in): checked, committed to the store, and the arguments of the swap."""
     op = f"update_{table}"
-    ids, names = _changes(table, recs, op)
+    ids, names = record_changes(table, recs, op)
     with live._writing(fold=False) as cur:  # no statement on facts
         rows = live._rows_of(table, ids)
         if len(np.unique(rows)) != len(rows):

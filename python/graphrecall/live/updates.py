@@ -13,8 +13,8 @@ import numpy.typing as npt
 from ..errors import DataError
 from ..graph import KnowledgeGraph
 from ..index.graph_index import FACT_TEXT_INPUTS
-from ..tables import COLUMNS, GraphTables
-from .changes import changed_last, put_back
+from ..tables import GraphTables
+from .changes import changed_last, put_back, record_changes
 from .overlay import FactChange
 from .rows import Undo, check_change, checked_alone, commit_fact_updates, write_rows
 
@@ -38,22 +38,11 @@ def update_facts(
         facts = base.facts
         if "id" not in facts:  # ids are the rows
             facts = {**facts, "id": np.arange(base.n_rows("facts"), dtype=np.int64)}
-        ids = []
-        for i, r in enumerate(recs):
-            if "id" not in r:
-                raise DataError(f"update_facts records row {i}: has no 'id'")
-            unknown = [k for k in r if k not in COLUMNS["facts"]]
-            if unknown:
-                raise DataError(
-                    f"update_facts records row {i}: unknown column {unknown[0]!r}; "
-                    f"known: {list(COLUMNS['facts'])!r}"
-                )
-            ids.append(r["id"])
+        ids, names = record_changes("facts", recs, "update_facts")
         rows = live._rows_of("facts", ids)
         if len(np.unique(rows)) != len(rows):
             raise DataError("update_facts: a fact is named twice in one update")
         n = base.n_rows("facts")
-        names = {k for r in recs for k in r} - {"id"}
         fast = None
         if names <= set(facts):
             changed: dict[str, Array] = {}
